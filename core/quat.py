@@ -1,0 +1,268 @@
+"""Flat quaternion functions over arrays of shape ``(..., 4)``.
+
+Convention (the only one in this project): quaternions are ``(w, x, y, z)``,
+real part first, as Blender stores them. They represent rotations acting on
+column vectors, ``mul(a, b)`` applies ``b`` first, then ``a``. Every function
+broadcasts over the leading ``...`` axes and never changes its inputs.
+
+Euler angles are given in radians with an ``order`` string such as ``"ZXY"``
+meaning the matrix product ``R_Z @ R_X @ R_Y`` (the order in which BVH lists
+its rotation channels; the rightmost rotation is applied to a vector first).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_AXES = {"X": 0, "Y": 1, "Z": 2}
+
+
+def _check(q: np.ndarray, name: str = "q") -> np.ndarray:
+    q = np.asarray(q, dtype=np.float64)
+    if q.shape[-1:] != (4,):
+        raise ValueError(f"{name} must have shape (..., 4), got {q.shape}")
+    return q
+
+
+def identity(shape: tuple[int, ...] = ()) -> np.ndarray:
+    """Identity rotations of shape ``shape + (4,)``."""
+    q = np.zeros(tuple(shape) + (4,))
+    q[..., 0] = 1.0
+    return q
+
+
+def normalize(q: np.ndarray) -> np.ndarray:
+    """Unit quaternions ``(..., 4)``; raises on zero-length input."""
+    q = _check(q)
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    if np.any(n < 1e-12):
+        raise ValueError("cannot normalise a zero-length quaternion")
+    return q / n
+
+
+def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product ``a * b``: the rotation ``b`` followed by ``a``."""
+    a, b = _check(a, "a"), _check(b, "b")
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+
+
+def inv(q: np.ndarray) -> np.ndarray:
+    """Inverse of unit quaternions (the conjugate)."""
+    q = _check(q)
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def inv_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``inv(a) * b``: ``b`` expressed relative to ``a``."""
+    return mul(inv(a), b)
+
+
+def mul_vec(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors ``v (..., 3)`` by unit quaternions ``q (..., 4)``."""
+    q = _check(q)
+    v = np.asarray(v, dtype=np.float64)
+    w = q[..., :1]
+    u = q[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def inv_mul_vec(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors by the inverse of ``q``."""
+    return mul_vec(inv(q), v)
+
+
+def standardize(q: np.ndarray) -> np.ndarray:
+    """Pick the sign with ``w >= 0`` (q and -q are the same rotation)."""
+    q = _check(q)
+    return np.where(q[..., :1] < 0.0, -q, q)
+
+
+def unroll(q: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Flip signs along ``axis`` so that neighbouring quaternions agree.
+
+    Keeping the sign continuous is sequential (each flip depends on the
+    previous decision), so this is the one honest loop over frames; it is
+    done as a cumulative parity over the per-step sign disagreements, which
+    is the same thing in closed form.
+    """
+    q = np.moveaxis(_check(q), axis, 0).copy()
+    if len(q) < 2:
+        return np.moveaxis(q, 0, axis)
+    dots = np.sum(q[1:] * q[:-1], axis=-1)
+    flips = np.cumsum(dots < 0.0, axis=0) % 2
+    q[1:] *= np.where(flips[..., None] == 1, -1.0, 1.0)
+    return np.moveaxis(q, 0, axis)
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.sum(_check(a, "a") * _check(b, "b"), axis=-1)
+
+
+def angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rotation angle in radians between two unit quaternions, in [0, pi]."""
+    d = np.clip(np.abs(dot(a, b)), 0.0, 1.0)
+    return 2.0 * np.arccos(d)
+
+
+def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray | float) -> np.ndarray:
+    """Spherical interpolation from ``a`` (t=0) to ``b`` (t=1).
+
+    Takes the shorter arc (``b`` is flipped into ``a``'s hemisphere), so the
+    result never swings the long way round. ``t`` broadcasts against
+    ``(...)`` of the quaternions.
+    """
+    a, b = _check(a, "a"), _check(b, "b")
+    t = np.asarray(t, dtype=np.float64)[..., None]
+    d = np.sum(a * b, axis=-1, keepdims=True)
+    b = np.where(d < 0.0, -b, b)
+    d = np.abs(d)
+    theta = np.arccos(np.clip(d, -1.0, 1.0))
+    s = np.sin(theta)
+    near = s < 1e-6
+    safe = np.where(near, 1.0, s)
+    wa = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
+    wb = np.where(near, t, np.sin(t * theta) / safe)
+    return normalize(wa * a + wb * b)
+
+
+def from_axis_angle(axis: np.ndarray, angle_rad: np.ndarray) -> np.ndarray:
+    """Rotation of ``angle_rad (...)`` about unit ``axis (..., 3)``."""
+    axis = np.asarray(axis, dtype=np.float64)
+    half = 0.5 * np.asarray(angle_rad, dtype=np.float64)[..., None]
+    return np.concatenate([np.cos(half), np.sin(half) * axis], axis=-1)
+
+
+def log(q: np.ndarray) -> np.ndarray:
+    """Rotation vectors ``(..., 3)`` (axis times angle) of unit quaternions."""
+    q = standardize(q)
+    v = q[..., 1:]
+    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    theta = 2.0 * np.arctan2(s, q[..., :1])
+    scale = np.where(s < 1e-12, 2.0, theta / np.where(s < 1e-12, 1.0, s))
+    return v * scale
+
+
+def exp(r: np.ndarray) -> np.ndarray:
+    """Unit quaternions from rotation vectors ``(..., 3)``; inverse of :func:`log`."""
+    r = np.asarray(r, dtype=np.float64)
+    theta = np.linalg.norm(r, axis=-1, keepdims=True)
+    half = 0.5 * theta
+    k = np.where(theta < 1e-12, 0.5, np.sin(half) / np.where(theta < 1e-12, 1.0, theta))
+    return np.concatenate([np.cos(half), r * k], axis=-1)
+
+
+def to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``(..., 3, 3)`` of unit quaternions."""
+    w, x, y, z = np.moveaxis(_check(q), -1, 0)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        axis=-2,
+    )
+
+
+def from_matrix(m: np.ndarray) -> np.ndarray:
+    """Unit quaternions (w >= 0) of rotation matrices ``(..., 3, 3)``.
+
+    Uses the numerically safest of the four branches for each matrix
+    (largest diagonal term), so rotations by pi are exact.
+    """
+    m = np.asarray(m, dtype=np.float64)
+    if m.shape[-2:] != (3, 3):
+        raise ValueError(f"matrices must have shape (..., 3, 3), got {m.shape}")
+    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
+    cands = np.stack(
+        [
+            np.stack([1 + m00 + m11 + m22, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1),
+            np.stack([m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22, m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]], -1),
+            np.stack([m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0], 1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]], -1),
+            np.stack([m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22], -1),
+        ],
+        axis=-2,
+    )
+    best = np.argmax(np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1), -1)
+    q = np.take_along_axis(cands, best[..., None, None], axis=-2)[..., 0, :]
+    return standardize(normalize(q))
+
+
+def _check_order(order: str) -> tuple[int, int, int]:
+    order = order.upper()
+    if len(order) != 3 or set(order) != {"X", "Y", "Z"}:
+        raise ValueError(f"Euler order must be a permutation of 'XYZ', got {order!r}")
+    return tuple(_AXES[c] for c in order)  # type: ignore[return-value]
+
+
+def from_euler(angles: np.ndarray, order: str) -> np.ndarray:
+    """Quaternions of Euler angles ``(..., 3)`` in radians, ``R = R_o0 R_o1 R_o2``."""
+    angles = np.asarray(angles, dtype=np.float64)
+    axes = _check_order(order)
+    q = None
+    for k, a in enumerate(axes):
+        axis = np.zeros(3)
+        axis[a] = 1.0
+        qk = from_axis_angle(axis, angles[..., k])
+        q = qk if q is None else mul(q, qk)
+    return q
+
+
+def to_euler(q: np.ndarray, order: str) -> np.ndarray:
+    """Euler angles ``(..., 3)`` in radians with ``R = R_o0 R_o1 R_o2``.
+
+    The middle angle is in [-pi/2, pi/2]; the outer two in (-pi, pi].
+    """
+    i, j, k = _check_order(order)
+    r = to_matrix(q)
+    # +1 when (i, j, k) is a cyclic permutation of (X, Y, Z), -1 otherwise.
+    s = 1.0 if (j - i) % 3 == 1 else -1.0
+    a0 = np.arctan2(-s * r[..., j, k], r[..., k, k])
+    a1 = np.arcsin(np.clip(s * r[..., i, k], -1.0, 1.0))
+    a2 = np.arctan2(-s * r[..., i, j], r[..., i, i])
+    return np.stack([a0, a1, a2], axis=-1)
+
+
+def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Shortest rotation taking direction ``u (..., 3)`` to direction ``v (..., 3)``.
+
+    Opposite directions get a rotation by pi about an axis perpendicular to ``u``.
+    """
+    u = np.asarray(u, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    u = u / np.linalg.norm(u, axis=-1, keepdims=True)
+    v = v / np.linalg.norm(v, axis=-1, keepdims=True)
+    w = 1.0 + np.sum(u * v, axis=-1, keepdims=True)
+    xyz = np.cross(u, v)
+    opposite = w[..., 0] < 1e-9
+    if np.any(opposite):
+        # any axis perpendicular to u: cross with the least-aligned basis vector
+        basis = np.eye(3)[np.argmin(np.abs(u), axis=-1)]
+        perp = np.cross(u, basis)
+        perp /= np.linalg.norm(perp, axis=-1, keepdims=True)
+        xyz = np.where(opposite[..., None], perp, xyz)
+        w = np.where(opposite[..., None], 0.0, w)
+    return normalize(np.concatenate([w, xyz], axis=-1))
+
+
+def swing_twist(q: np.ndarray, axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split ``q = swing * twist`` where ``twist`` rotates about unit ``axis (3,)``."""
+    q = _check(q)
+    axis = np.asarray(axis, dtype=np.float64)
+    proj = np.sum(q[..., 1:] * axis, axis=-1, keepdims=True) * axis
+    twist = np.concatenate([q[..., :1], proj], axis=-1)
+    n = np.linalg.norm(twist, axis=-1, keepdims=True)
+    twist = np.where(n < 1e-12, identity(q.shape[:-1]), twist / np.where(n < 1e-12, 1.0, n))
+    swing = mul(q, inv(twist))
+    return swing, twist

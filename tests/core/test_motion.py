@@ -1,0 +1,86 @@
+"""Motion model: construction checks, immutability, forward kinematics against a slow obvious version."""
+
+import numpy as np
+import pytest
+
+from core import quat
+from core.motion import Motion, Skeleton, forward_kinematics
+
+
+def chain_skeleton(J=6):
+    parents = np.array([-1] + [max(0, j - 1 - (j % 2)) for j in range(1, J)])
+    offsets = np.tile([0.0, 1.0, 0.5], (J, 1))
+    return Skeleton(tuple(f"j{j}" for j in range(J)), parents, offsets)
+
+
+def slow_fk(rot, pos, parents):
+    """One frame, one joint at a time, with rotation matrices."""
+    F, J = rot.shape[:2]
+    gp, gm = np.zeros((F, J, 3)), np.zeros((F, J, 3, 3))
+    for f in range(F):
+        for j in range(J):
+            m = quat.to_matrix(rot[f, j])
+            if parents[j] < 0:
+                gm[f, j], gp[f, j] = m, pos[f, j]
+            else:
+                p = parents[j]
+                gm[f, j] = gm[f, p] @ m
+                gp[f, j] = gm[f, p] @ pos[f, j] + gp[f, p]
+    return gp, gm
+
+
+def test_forward_kinematics_matches_slow_version():
+    rng = np.random.default_rng(0)
+    skel = chain_skeleton(7)
+    rot = quat.normalize(rng.normal(size=(5, 7, 4)))
+    pos = rng.normal(size=(5, 7, 3))
+    gp, gr = forward_kinematics(rot, pos, skel.parents)
+    sp, sm = slow_fk(rot, pos, skel.parents)
+    np.testing.assert_allclose(gp, sp, atol=1e-12)
+    np.testing.assert_allclose(quat.to_matrix(gr), sm, atol=1e-12)
+
+
+def test_motion_arrays_are_read_only_and_edits_return_new_motions():
+    skel = chain_skeleton()
+    m = Motion.from_root(skel, quat.identity((4, len(skel))), np.zeros((4, 3)), 30)
+    with pytest.raises(ValueError):
+        m.rotations[0, 0, 0] = 2.0
+    moved = m.transformed(quat.from_axis_angle(np.array([0.0, 1.0, 0.0]), 0.5), np.array([1.0, 0.0, 0.0]))
+    assert moved is not m and np.all(m.positions[:, 0] == 0.0)
+
+
+def test_construction_rejects_bad_shapes_and_values():
+    skel = chain_skeleton()
+    with pytest.raises(ValueError, match="rotations must have shape"):
+        Motion.from_root(skel, quat.identity((4, 3)), np.zeros((4, 3)), 30)
+    with pytest.raises(ValueError, match="unit quaternions"):
+        Motion.from_root(skel, np.ones((4, len(skel), 4)), np.zeros((4, 3)), 30)
+    with pytest.raises(ValueError, match="NaN"):
+        Motion.from_root(skel, quat.identity((4, len(skel))), np.full((4, 3), np.nan), 30)
+    with pytest.raises(ValueError, match="parents"):
+        Skeleton(("a", "b"), [-1, 1], np.zeros((2, 3)))
+
+
+def test_resampling_keeps_poses_at_shared_times():
+    rng = np.random.default_rng(1)
+    skel = chain_skeleton()
+    rot = quat.slerp(quat.normalize(rng.normal(size=(len(skel), 4))), quat.normalize(rng.normal(size=(len(skel), 4))),
+                     np.linspace(0, 1, 11)[:, None])
+    m = Motion.from_root(skel, rot, np.linspace(0, 1, 11)[:, None] * [1.0, 0, 0], 30)
+    up = m.resampled(120)
+    assert up.n_frames == 41
+    np.testing.assert_allclose(up.global_positions()[::4], m.global_positions(), atol=1e-9)
+
+
+def test_scaling_scales_every_length_and_keeps_rotations():
+    skel = chain_skeleton()
+    m = Motion.from_root(skel, quat.identity((3, len(skel))), np.ones((3, 3)), 30)
+    s = m.scaled(0.01)
+    np.testing.assert_allclose(s.global_positions(), 0.01 * m.global_positions())
+    assert s.skeleton.unit == pytest.approx(100.0 * m.skeleton.unit)
+
+
+def test_zero_length_clip_is_allowed_and_has_no_positions():
+    skel = chain_skeleton()
+    m = Motion.from_root(skel, np.zeros((0, len(skel), 4)), np.zeros((0, 3)), 30)
+    assert m.n_frames == 0 and m.global_positions().shape == (0, len(skel), 3)

@@ -1,0 +1,95 @@
+"""Quaternion helpers: round trips, broadcasting, corner cases (rotations by pi, opposite signs)."""
+
+import numpy as np
+import pytest
+
+from core import quat
+
+ORDERS = ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"]
+
+
+def random_quats(rng, shape):
+    return quat.normalize(rng.normal(size=shape + (4,)))
+
+
+def same_rotation(a, b, atol=1e-9):
+    """Quaternions equal up to sign."""
+    return np.all(np.abs(np.abs(np.sum(a * b, axis=-1)) - 1.0) < atol)
+
+
+def test_mul_matches_matrix_product():
+    rng = np.random.default_rng(0)
+    a, b = random_quats(rng, (50,)), random_quats(rng, (50,))
+    np.testing.assert_allclose(quat.to_matrix(quat.mul(a, b)), quat.to_matrix(a) @ quat.to_matrix(b), atol=1e-12)
+
+
+def test_mul_vec_matches_matrix_and_inverse_undoes_it():
+    rng = np.random.default_rng(1)
+    q, v = random_quats(rng, (40,)), rng.normal(size=(40, 3))
+    np.testing.assert_allclose(quat.mul_vec(q, v), np.einsum("nij,nj->ni", quat.to_matrix(q), v), atol=1e-12)
+    np.testing.assert_allclose(quat.inv_mul_vec(q, quat.mul_vec(q, v)), v, atol=1e-12)
+
+
+def test_matrix_round_trip_including_rotations_by_pi():
+    rng = np.random.default_rng(2)
+    q = random_quats(rng, (100,))
+    pi_turns = quat.from_axis_angle(np.eye(3), np.full(3, np.pi))
+    q = np.concatenate([q, pi_turns, -pi_turns])
+    assert same_rotation(quat.from_matrix(quat.to_matrix(q)), q)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_euler_round_trip_every_order(order):
+    rng = np.random.default_rng(3)
+    q = random_quats(rng, (200,))
+    assert same_rotation(quat.from_euler(quat.to_euler(q, order), order), q)
+    angles = rng.uniform(-1.4, 1.4, size=(200, 3))
+    np.testing.assert_allclose(quat.to_euler(quat.from_euler(angles, order), order), angles, atol=1e-9)
+
+
+def test_euler_order_means_matrix_product_in_listed_order():
+    a = np.array([0.3, -0.5, 1.1])
+    rz, rx, ry = (quat.to_matrix(quat.from_axis_angle(np.eye(3)[i], v)) for i, v in [(2, a[0]), (0, a[1]), (1, a[2])])
+    np.testing.assert_allclose(quat.to_matrix(quat.from_euler(a, "ZXY")), rz @ rx @ ry, atol=1e-12)
+
+
+def test_slerp_takes_the_short_arc_for_opposite_signs():
+    a = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), 0.2)
+    b = -quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), 0.6)
+    mid = quat.slerp(a, b, 0.5)
+    assert same_rotation(mid, quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), 0.4))
+    assert same_rotation(quat.slerp(a, b, 0.0), a) and same_rotation(quat.slerp(a, b, 1.0), b)
+
+
+def test_slerp_of_identical_quaternions_is_that_quaternion():
+    a = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 1.0)
+    np.testing.assert_allclose(quat.slerp(a, a, 0.3), a, atol=1e-12)
+
+
+def test_log_exp_round_trip_and_rotation_by_pi():
+    rng = np.random.default_rng(4)
+    q = random_quats(rng, (100,))
+    assert same_rotation(quat.exp(quat.log(q)), q)
+    r = quat.log(quat.from_axis_angle(np.array([0.0, 1.0, 0.0]), np.pi))
+    np.testing.assert_allclose(np.linalg.norm(r), np.pi, atol=1e-9)
+
+
+def test_unroll_makes_neighbours_agree_without_changing_rotations():
+    rng = np.random.default_rng(5)
+    q = quat.slerp(random_quats(rng, ()), random_quats(rng, ()), np.linspace(0, 1, 30))
+    flipped = q * rng.choice([-1.0, 1.0], size=(30, 1))
+    un = quat.unroll(flipped)
+    assert np.all(np.sum(un[1:] * un[:-1], axis=-1) >= 0)
+    assert same_rotation(un, q)
+
+
+def test_between_handles_opposite_directions():
+    u = np.array([[1.0, 0, 0], [0, 1.0, 0], [0.3, 0.4, 0.5]])
+    v = np.array([[-1.0, 0, 0], [0, 0, 1.0], [0.3, 0.4, 0.5]])
+    np.testing.assert_allclose(quat.mul_vec(quat.between(u, v), u / np.linalg.norm(u, axis=-1, keepdims=True)),
+                               v / np.linalg.norm(v, axis=-1, keepdims=True), atol=1e-12)
+
+
+def test_bad_shapes_name_the_shape():
+    with pytest.raises(ValueError, match=r"\(5, 3\)"):
+        quat.mul(np.zeros((5, 3)), np.zeros((5, 4)))
