@@ -223,14 +223,25 @@ def to_euler(q: np.ndarray, order: str) -> np.ndarray:
     """Euler angles ``(..., 3)`` in radians with ``R = R_o0 R_o1 R_o2``.
 
     The middle angle is in [-pi/2, pi/2]; the outer two in (-pi, pi].
+    At gimbal lock (middle angle +-pi/2) only a combination of the outer two
+    is defined; the last angle is then 0 and the first carries the rotation.
     """
     i, j, k = _check_order(order)
     r = to_matrix(q)
     # +1 when (i, j, k) is a cyclic permutation of (X, Y, Z), -1 otherwise.
     s = 1.0 if (j - i) % 3 == 1 else -1.0
     a0 = np.arctan2(-s * r[..., j, k], r[..., k, k])
-    a1 = np.arcsin(np.clip(s * r[..., i, k], -1.0, 1.0))
+    # cos(a1) from the row (cos a1 cos a2, -s cos a1 sin a2): near +-pi/2 an
+    # arcsin of s * r[i, k] would lose half the digits (1e-8 rad).
+    cos_a1 = np.hypot(r[..., i, i], r[..., i, j])
+    a1 = np.arctan2(s * r[..., i, k], cos_a1)
     a2 = np.arctan2(-s * r[..., i, j], r[..., i, i])
+    # At gimbal lock the four entries above are all cos(a1) times something,
+    # i.e. rounding noise, and a0, a2 would be arbitrary. With a2 = 0 the
+    # matrix is R_i(a0) R_j(a1), whose column j is R_i(a0) e_j.
+    locked = cos_a1 < 1e-9
+    a0 = np.where(locked, np.arctan2(s * r[..., k, j], r[..., j, j]), a0)
+    a2 = np.where(locked, 0.0, a2)
     return np.stack([a0, a1, a2], axis=-1)
 
 
