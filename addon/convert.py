@@ -1,0 +1,585 @@
+"""Blender armatures, actions and NLA strips to and from core motions.
+
+The one place where Blender's conventions meet the core's (:mod:`core.motion`).
+They are made explicit here, once:
+
+* **Joints are bones**, parents first (depth first from the root, children in
+  the armature's order). An armature with several root bones gets one extra
+  joint 0, named after the armature object, fixed at the armature's origin;
+  the root bones hang from it.
+* **World frame = armature object space**: Z up, lengths in Blender units
+  (``Skeleton.unit`` is the scene's unit scale, metres per unit, usually 1;
+  ``Skeleton.up`` is +Z). The object's own transform is not part of the motion.
+* **The skeleton has an identity rest pose**: every joint frame has the
+  armature's axes, so the rest offsets are the differences of the bone heads
+  (``Skeleton.rest_positions()`` is the rest heads relative to joint 0) and
+  the global joint positions of a motion are the bone heads in armature space.
+* **Pose channels to core channels.** Blender poses bone ``j`` as
+  ``M_j = M_parent @ inv(Rest_parent) @ Rest_j @ Basis_j`` where ``Rest`` is
+  ``bone.matrix_local`` (rotation ``B``, head ``h``, armature space) and
+  ``Basis`` the pose channels (rotation ``b``, location ``l``). With the
+  core's joint frame ``C_j = P_j inv(B_j)`` (``P_j`` the bone's posed
+  rotation), the core's local channels are::
+
+      rotation     R_j = B_j b_j inv(B_j)
+      translation  t_j = (h_j - h_parent) + B_j l_j      (root: h_parent = 0)
+
+  and back ``b_j = inv(B_j) R_j B_j``, ``l_j = inv(B_j) (t_j - (h_j - h_parent))``.
+  Both directions are exact; :class:`ArmatureInfo` keeps ``B`` and ``h``.
+* **Rotation channels** are the ones the pose bone's ``rotation_mode`` reads,
+  as Blender evaluates it: ``rotation_quaternion`` (normalised),
+  ``rotation_euler`` in any order, or ``rotation_axis_angle``. Blender's Euler
+  order ``'XYZ'`` applies X first, ``R = Rz @ Ry @ Rx``, which is
+  ``quat.from_euler(angles[..., ::-1], "ZYX")``.
+* **Ignored**: pose scale (assumed 1, so scale inheritance does not matter),
+  the location of connected bones (Blender ignores it too: a connected head
+  stays on its parent's tail), and non-default inheritance of rotation or
+  location (``ArmatureInfo.nonstandard_bones`` lists the bones that have it
+  and are therefore not mapped exactly).
+* A channel the action does not animate is at rest (not at the bone's current
+  pose value): the motion is what the action says, whatever the scene holds.
+* Frames: one sample per frame, end inclusive; ``fps`` is the scene's
+  ``render.fps / render.fps_base``.
+
+Reading samples F-curves, it never sets scene frames: curves whose keys are
+all linear or constant, without modifiers and with constant extrapolation
+(what importers and :func:`write_action` produce) are interpolated for all
+frames at once from their keyframes (``foreach_get``); any other curve
+(Bézier keys, modifiers, cyclic extrapolation) is evaluated by Blender itself,
+``FCurve.evaluate`` once per frame, as only Blender knows its exact shape.
+Writing creates every F-curve's keys in bulk (``keyframe_points.add`` and
+``foreach_set``), never one ``keyframe_insert`` per key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..core import quat
+from ..core.motion import Motion, Skeleton
+
+__all__ = [
+    "ArmatureInfo",
+    "armature_skeleton",
+    "action_to_motion",
+    "strip_to_motion",
+    "write_action",
+    "euler_to_quat",
+    "quat_to_euler",
+    "sample_fcurve",
+    "scene_fps",
+]
+
+EULER_MODES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+
+_INTERPOLATION = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items
+_CONSTANT = _INTERPOLATION["CONSTANT"].value
+_LINEAR = _INTERPOLATION["LINEAR"].value
+
+# Blender 5.0 added group_name to ActionChannelbagFCurves.new; 4.4 and 4.5 group afterwards.
+_NEW_FCURVE_TAKES_GROUP = "group_name" in bpy.types.ActionChannelbagFCurves.bl_rna.functions["new"].parameters
+
+# pose.bones["name"].channel, with the name escaped as bpy.utils.escape_identifier does.
+_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(\w+)$')
+_UNESCAPE = re.compile(r"\\(.)")
+
+# Channels per rotation mode, with the value of a channel the action leaves out (rest).
+_REST_QUATERNION = (1.0, 0.0, 0.0, 0.0)
+_REST_AXIS_ANGLE = (0.0, 0.0, 1.0, 0.0)  # angle, axis: Blender's default
+
+
+@dataclass(frozen=True, eq=False)
+class ArmatureInfo:
+    """What maps an armature's pose channels to a core skeleton's joints.
+
+    armature        name of the armature object.
+    bones           (J,) bone of each joint; ``None`` for the extra joint 0
+                    of an armature with several root bones.
+    rest_rotations  (J, 4) bone rest rotations ``B`` in armature space
+                    (from ``bone.matrix_local``; identity for the extra joint).
+    rest_heads      (J, 3) bone rest heads ``h`` in armature space.
+    rotation_modes  (J,) each pose bone's ``rotation_mode``.
+    connected       (J,) bool: the bone is connected to its parent, so Blender
+                    ignores its location channels.
+    nonstandard_bones  names of bones that do not inherit rotation, use
+                    parent-space location or relative parenting; their poses
+                    are mapped as if they had Blender's default settings.
+    """
+
+    armature: str
+    bones: tuple
+    rest_rotations: np.ndarray
+    rest_heads: np.ndarray
+    rotation_modes: tuple
+    connected: np.ndarray
+    nonstandard_bones: tuple = ()
+
+
+def euler_to_quat(angles: np.ndarray, mode: str) -> np.ndarray:
+    """Quaternions ``(..., 4)`` of Blender Euler angles ``(..., 3)`` (radians, x y z).
+
+    ``mode`` is a Blender ``rotation_mode`` such as ``'XYZ'``: the first axis
+    is applied first, ``R = R_Z @ R_Y @ R_X`` for ``'XYZ'``.
+    """
+    angles = np.asarray(angles, dtype=np.float64)
+    order = _check_euler_mode(mode)[::-1]
+    ordered = np.stack([angles[..., "XYZ".index(axis)] for axis in order], axis=-1)
+    return quat.from_euler(ordered, order)
+
+
+def quat_to_euler(q: np.ndarray, mode: str) -> np.ndarray:
+    """Blender Euler angles ``(..., 3)`` (radians, x y z) of quaternions ``(..., 4)``.
+
+    Inverse of :func:`euler_to_quat`; the middle axis of ``mode`` gets the
+    angle in [-pi/2, pi/2].
+    """
+    order = _check_euler_mode(mode)[::-1]
+    ordered = quat.to_euler(q, order)
+    return np.stack([ordered[..., order.index(axis)] for axis in "XYZ"], axis=-1)
+
+
+def _check_euler_mode(mode: str) -> str:
+    if mode not in EULER_MODES:
+        raise ValueError(f"not a Blender Euler rotation mode: {mode!r}; expected one of {EULER_MODES}")
+    return mode
+
+
+# ---------------------------------------------------------------------------
+# Armature -> skeleton
+
+
+def armature_skeleton(obj: bpy.types.Object) -> tuple[Skeleton, ArmatureInfo]:
+    """The armature's rest pose as a core :class:`Skeleton`, and the mapping to its bones.
+
+    See the module docstring for the conventions. Leaf bones get their tail
+    as an end site, so the skeleton writes as a BVH whose tips are the tails.
+    """
+    if obj is None or obj.type != 'ARMATURE':
+        kind = "nothing" if obj is None else f"{obj.name!r} ({obj.type.lower()})"
+        raise ValueError(f"an armature object is needed, got {kind}")
+    bones = obj.data.bones
+    if len(bones) == 0:
+        raise ValueError(f"armature {obj.name!r} has no bones")
+    order = _parents_first(bones)
+    index = {bone.name: k for k, bone in enumerate(order)}
+    n = len(order)
+
+    matrices = np.empty(len(bones) * 16, dtype=np.float32)
+    bones.foreach_get("matrix_local", matrices)
+    # foreach_get flattens Blender's column-major matrices: transpose back.
+    matrices = matrices.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
+    tails = np.empty(len(bones) * 3, dtype=np.float32)
+    bones.foreach_get("tail_local", tails)
+    tails = tails.reshape(-1, 3).astype(np.float64)
+    position = {bone.name: k for k, bone in enumerate(bones)}
+    rows = [position[bone.name] for bone in order]
+    rest_rot = quat.from_matrix(matrices[rows, :3, :3])
+    heads = matrices[rows, :3, 3]
+    tails = tails[rows]
+    parents = np.array([index[b.parent.name] if b.parent else -1 for b in order], dtype=np.int64)
+
+    names = [bone.name for bone in order]
+    joint_bones: list = list(names)
+    modes = [obj.pose.bones[name].rotation_mode for name in names]
+    connected = [bool(bone.use_connect) for bone in order]
+    end_sites = {j: tails[j] - heads[j] for j in range(n) if not order[j].children}
+
+    roots = np.flatnonzero(parents < 0)
+    if len(roots) > 1:
+        # A core skeleton has one root: the armature origin becomes joint 0.
+        origin = obj.name
+        while origin in index:
+            origin += "_origin"
+        names.insert(0, origin)
+        joint_bones.insert(0, None)
+        modes.insert(0, 'QUATERNION')
+        connected.insert(0, False)
+        parents = np.concatenate([[-1], np.where(parents < 0, 0, parents + 1)])
+        rest_rot = np.concatenate([quat.identity((1,)), rest_rot])
+        heads = np.concatenate([np.zeros((1, 3)), heads])
+        end_sites = {j + 1: v for j, v in end_sites.items()}
+
+    parent_heads = np.where(parents[:, None] >= 0, heads[np.maximum(parents, 0)], 0.0)
+    skeleton = Skeleton(
+        names=tuple(names),
+        parents=parents,
+        offsets=heads - parent_heads,
+        end_sites=end_sites,
+        up=np.array([0.0, 0.0, 1.0]),
+        unit=float(bpy.context.scene.unit_settings.scale_length),
+    )
+    nonstandard = tuple(
+        bone.name for bone in order
+        if not bone.use_inherit_rotation or not bone.use_local_location or bone.use_relative_parent
+    )
+    info = ArmatureInfo(
+        armature=obj.name,
+        bones=tuple(joint_bones),
+        rest_rotations=_frozen(rest_rot),
+        rest_heads=_frozen(heads),
+        rotation_modes=tuple(modes),
+        connected=_frozen(np.array(connected, dtype=bool)),
+        nonstandard_bones=nonstandard,
+    )
+    return skeleton, info
+
+
+def _parents_first(bones) -> list:
+    """Bones depth first from each root, children in the armature's order."""
+    order = []
+    stack = [bone for bone in bones if bone.parent is None][::-1]
+    while stack:
+        bone = stack.pop()
+        order.append(bone)
+        stack.extend(list(bone.children)[::-1])
+    return order
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+# ---------------------------------------------------------------------------
+# Action / strip -> motion
+
+
+def action_to_motion(
+    obj: bpy.types.Object,
+    action: bpy.types.Action,
+    slot: bpy.types.ActionSlot | None = None,
+    frame_start: float | None = None,
+    frame_end: float | None = None,
+    fps: float | None = None,
+) -> Motion:
+    """The motion ``action`` gives the armature ``obj``, one sample per frame.
+
+    slot         the action slot to read; by default the one ``obj`` uses if
+                 the action is assigned to it, else the action's first slot
+                 for objects.
+    frame_start, frame_end   action frames, end inclusive; default the
+                 action's frame range (its manual range if set).
+    fps          default the scene's ``render.fps / render.fps_base``.
+
+    Raises ``ValueError`` if the action animates no bone of ``obj``. Neither
+    the action nor the object is changed.
+    """
+    if action is None:
+        raise ValueError(f"no action given for armature {obj.name!r}")
+    range_start, range_end = action.frame_range
+    start = float(range_start if frame_start is None else frame_start)
+    end = float(range_end if frame_end is None else frame_end)
+    if end < start:
+        raise ValueError(f"frame range of action {action.name!r} is empty: {start:g} to {end:g}")
+    frames = start + np.arange(_frame_count(end - start))
+    slot = _slot_for(obj, action, slot)
+    return _sample_motion(obj, action, slot, frames, fps, f"action {action.name!r}")
+
+
+def strip_to_motion(obj: bpy.types.Object, strip: bpy.types.NlaStrip, fps: float | None = None) -> Motion:
+    """What the NLA ``strip`` plays on ``obj``: one sample per scene frame of the strip.
+
+    Samples are at ``strip.frame_start + k`` up to ``strip.frame_end``
+    (inclusive), each mapped to an action frame as Blender's NLA does
+    (``nlastrip_get_frame_actionclip``): the action range
+    ``action_frame_start..action_frame_end`` is played ``repeat`` times, each
+    time stretched by ``scale``, backwards if ``use_reverse``; at the strip's
+    last frame a whole number of repeats ends on the range's last frame. The
+    strip's blending (influence, blend type, extrapolation) is not part of
+    the motion.
+
+    Raises ``ValueError`` naming the strip and the armature for a strip that
+    is not an action clip, has no action, lasts zero frames, has animated
+    strip time, or whose action animates no bone of ``obj``.
+    """
+    where = f"NLA strip {strip.name!r} of armature {obj.name!r}"
+    if strip.type != 'CLIP':
+        raise ValueError(f"{where} is a {strip.type.lower()} strip; only action strips hold a motion")
+    if strip.action is None:
+        raise ValueError(f"{where} has no action; pick one in the strip's properties (NLA sidebar, Strip tab)")
+    length = strip.frame_end - strip.frame_start
+    if not length > 1e-6:
+        raise ValueError(f"{where} is zero frames long (frame {strip.frame_start:g} to {strip.frame_end:g}); lengthen it")
+    if strip.use_animated_time:
+        raise ValueError(f"{where} has animated Strip Time, which is not supported; bake the strip to an action first")
+    frames = strip.frame_start + np.arange(_frame_count(length))
+    return _sample_motion(
+        obj, strip.action, strip.action_slot, _strip_action_frames(strip, frames), fps,
+        f"{where} (action {strip.action.name!r})",
+    )
+
+
+def _frame_count(length: float) -> int:
+    """Samples of a range ``length`` frames long, both ends included."""
+    return int(np.floor(length + 1e-6)) + 1
+
+
+def _strip_action_frames(strip: bpy.types.NlaStrip, frames: np.ndarray) -> np.ndarray:
+    """Action frames an action-clip strip plays at scene ``frames`` (Blender's NLA time map)."""
+    start, end = strip.frame_start, strip.frame_end
+    act_start, act_end = strip.action_frame_start, strip.action_frame_end
+    scale = abs(strip.scale) or 1.0
+    repeat = strip.repeat or 1.0
+    act_length = act_end - act_start
+    if abs(act_length) < 1e-6:
+        act_length = 1.0  # as BKE_nla_clip_length_get_nonzero
+    phase = np.fmod(frames - start, act_length * scale) / scale
+    at_end = np.isclose(frames, end, rtol=0.0, atol=1e-6) & np.isclose(repeat, np.floor(repeat))
+    if strip.use_reverse:
+        return np.where(at_end, act_start, act_end - phase)
+    return np.where(at_end, act_end, act_start + phase)
+
+
+def _slot_for(obj, action, slot):
+    if slot is not None:
+        return slot
+    anim = obj.animation_data
+    if anim is not None and anim.action == action and anim.action_slot is not None:
+        return anim.action_slot
+    for candidate in action.slots:
+        if candidate.target_id_type in ('OBJECT', 'UNSPECIFIED'):
+            return candidate
+    return None
+
+
+def _channelbag(action, slot, *, ensure: bool = False):
+    """The channelbag of ``slot``'s F-curves: the first keyframe strip's that has one.
+
+    With ``ensure``, a layer, keyframe strip and channelbag are created as
+    needed. Uses only the ``Action.layers`` API (Blender 4.4 and later), not
+    ``bpy_extras.anim_utils``, whose helpers differ between 4.4 and 5.0.
+    """
+    if ensure:
+        layer = action.layers[0] if action.layers else action.layers.new("Layer")
+        strip = layer.strips[0] if layer.strips else layer.strips.new(type='KEYFRAME')
+        return strip.channelbag(slot, ensure=True)
+    for layer in action.layers:
+        for strip in layer.strips:
+            channelbag = strip.channelbag(slot) if strip.type == 'KEYFRAME' else None
+            if channelbag is not None:
+                return channelbag
+    return None
+
+
+def _sample_motion(obj, action, slot, frames: np.ndarray, fps: float | None, what: str) -> Motion:
+    skeleton, info = armature_skeleton(obj)
+    if slot is None:
+        raise ValueError(
+            f"{what} has no action slot for objects; pick the slot of armature {obj.name!r} "
+            "next to the action's name"
+        )
+    channels = _bone_fcurves(action, slot, info)
+    if not channels:
+        raise ValueError(
+            f"{what} animates no bone of armature {obj.name!r} "
+            f"(bones are named like {list(b for b in info.bones if b)[:3]}); "
+            "pick the action made for this armature or rename the bones to match"
+        )
+    n_frames, n_joints = len(frames), len(info.bones)
+    location = np.zeros((n_frames, n_joints, 3))
+    basis = np.empty((n_frames, n_joints, 4))
+    for j, (bone, mode) in enumerate(zip(info.bones, info.rotation_modes)):
+        if bone is None:
+            basis[:, j] = _REST_QUATERNION
+            continue
+        if not info.connected[j]:
+            location[:, j] = _channel_values(channels, bone, "location", (0.0, 0.0, 0.0), frames)
+        if mode == 'QUATERNION':
+            q = _channel_values(channels, bone, "rotation_quaternion", _REST_QUATERNION, frames)
+            basis[:, j] = _normalized(q)
+        elif mode == 'AXIS_ANGLE':
+            aa = _channel_values(channels, bone, "rotation_axis_angle", _REST_AXIS_ANGLE, frames)
+            basis[:, j] = _axis_angle_to_quat(aa)
+        else:
+            basis[:, j] = euler_to_quat(_channel_values(channels, bone, "rotation_euler", (0.0, 0.0, 0.0), frames), mode)
+    rest = info.rest_rotations
+    rotations = quat.mul(quat.mul(rest, basis), quat.inv(rest))
+    positions = skeleton.offsets + quat.mul_vec(rest, location)
+    if fps is None:
+        fps = scene_fps(bpy.context.scene)
+    return Motion(skeleton, rotations, positions, fps)
+
+
+def scene_fps(scene: bpy.types.Scene) -> float:
+    """Frames per second of ``scene``: ``render.fps / render.fps_base``."""
+    return scene.render.fps / scene.render.fps_base
+
+
+def _bone_fcurves(action, slot, info: ArmatureInfo) -> dict:
+    """``{(bone, property): {array index: F-curve}}`` of the bones of ``info`` the slot animates.
+
+    Muted F-curves are left out: Blender does not evaluate them.
+    """
+    channelbag = _channelbag(action, slot)
+    if channelbag is None:
+        return {}
+    bones = {b for b in info.bones if b is not None}
+    found: dict = {}
+    for fcurve in channelbag.fcurves:
+        match = _BONE_PATH.match(fcurve.data_path)
+        if match is None or fcurve.mute:
+            continue
+        bone = _UNESCAPE.sub(r"\1", match.group(1))
+        if bone in bones:
+            found.setdefault((bone, match.group(2)), {})[fcurve.array_index] = fcurve
+    return found
+
+
+def _channel_values(channels: dict, bone: str, prop: str, rest: tuple, frames: np.ndarray) -> np.ndarray:
+    """``(F, len(rest))`` values of one bone property, rest where no F-curve animates a component."""
+    out = np.tile(np.asarray(rest, dtype=np.float64), (len(frames), 1))
+    for index, fcurve in channels.get((bone, prop), {}).items():
+        if index < len(rest):
+            out[:, index] = sample_fcurve(fcurve, frames)
+    return out
+
+
+def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
+    """Values ``(F,)`` of ``fcurve`` at ``frames (F,)``, as Blender evaluates it.
+
+    Linear and constant keys without modifiers and with constant
+    extrapolation are interpolated here for all frames at once; any other
+    curve is evaluated by Blender, one ``FCurve.evaluate`` per frame, since
+    Bézier segments, modifiers and extrapolation are Blender's to define.
+    """
+    frames = np.asarray(frames, dtype=np.float64)
+    points = fcurve.keyframe_points
+    n = len(points)
+    if n and not fcurve.modifiers and fcurve.extrapolation == 'CONSTANT':
+        co = np.empty(2 * n, dtype=np.float32)
+        points.foreach_get("co", co)
+        kind = np.empty(n, dtype=np.int32)
+        points.foreach_get("interpolation", kind)
+        x, y = co[0::2].astype(np.float64), co[1::2].astype(np.float64)
+        segments = kind[:-1]
+        if np.all((segments == _LINEAR) | (segments == _CONSTANT)) and np.all(np.diff(x) > 0):
+            if n == 1:
+                return np.full(len(frames), y[0])
+            i = np.clip(np.searchsorted(x, frames, side="right") - 1, 0, n - 2)
+            t = np.clip((frames - x[i]) / (x[i + 1] - x[i]), 0.0, 1.0)
+            t = np.where(segments[i] == _CONSTANT, (frames >= x[i + 1]).astype(np.float64), t)
+            return y[i] + t * (y[i + 1] - y[i])
+    return np.fromiter((fcurve.evaluate(f) for f in frames), dtype=np.float64, count=len(frames))
+
+
+def _normalized(q: np.ndarray) -> np.ndarray:
+    """Blender normalises keyed quaternions before use; a zero one is taken as rest."""
+    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(norm > 1e-12, q / np.where(norm > 1e-12, norm, 1.0), _REST_QUATERNION)
+
+
+def _axis_angle_to_quat(aa: np.ndarray) -> np.ndarray:
+    """Quaternions of Blender axis-angle values ``(..., 4)`` = (angle, x, y, z); zero axis is rest."""
+    axis = aa[..., 1:]
+    norm = np.linalg.norm(axis, axis=-1, keepdims=True)
+    q = quat.from_axis_angle(axis / np.where(norm > 1e-12, norm, 1.0), aa[..., 0])
+    return np.where(norm > 1e-12, q, _REST_QUATERNION)
+
+
+# ---------------------------------------------------------------------------
+# Motion -> action
+
+
+def write_action(
+    obj: bpy.types.Object,
+    motion: Motion,
+    name: str,
+    frame_start: float | None = None,
+) -> bpy.types.Action:
+    """A new action posing the armature ``obj`` as ``motion`` does, keyed on every frame.
+
+    Joints are matched to bones by name; every joint must be a bone of
+    ``obj`` (the extra origin joint of a several-root armature excepted),
+    bones without a joint get no keys. Each bone gets its location (not for
+    connected bones, whose location Blender ignores) and the rotation
+    channels of its ``rotation_mode``, one linear key per frame from
+    ``frame_start`` (default the scene's start frame), so that Blender's
+    evaluation between keys is the straight interpolation. Quaternion signs
+    are kept continuous and Euler angles unwrapped, so interpolation never
+    swings the long way round.
+
+    The action gets one slot for objects, named after ``obj``, and is not
+    assigned: ``obj.animation_data.action = action`` plays it. ``obj`` and
+    ``motion`` are unchanged.
+    """
+    skeleton, info = armature_skeleton(obj)
+    joints = []
+    unknown = []
+    for source, joint_name in enumerate(motion.skeleton.names):
+        if joint_name in skeleton.names:
+            j = skeleton.index(joint_name)
+            if info.bones[j] is not None:
+                joints.append((source, j))
+        else:
+            unknown.append(joint_name)
+    if unknown:
+        raise ValueError(
+            f"motion joints {unknown} are not bones of armature {obj.name!r}; "
+            "rename the motion's joints to the armature's bone names first"
+        )
+    if frame_start is None:
+        frame_start = bpy.context.scene.frame_start
+    source = np.array([s for s, _ in joints], dtype=np.int64)
+    target = np.array([j for _, j in joints], dtype=np.int64)
+    rest = info.rest_rotations[target]
+    basis = quat.mul(quat.mul(quat.inv(rest), motion.rotations[:, source]), rest)
+    location = quat.inv_mul_vec(rest, motion.positions[:, source] - skeleton.offsets[target])
+
+    action = bpy.data.actions.new(name)
+    slot = action.slots.new(id_type='OBJECT', name=obj.name)
+    channelbag = _channelbag(action, slot, ensure=True)
+    frames = float(frame_start) + np.arange(motion.n_frames, dtype=np.float64)
+    for k, j in enumerate(target):
+        bone = info.bones[j]
+        mode = info.rotation_modes[j]
+        if mode == 'QUATERNION':
+            prop, values = "rotation_quaternion", quat.unroll(basis[:, k], axis=0)
+        elif mode == 'AXIS_ANGLE':
+            prop, values = "rotation_axis_angle", _quat_to_axis_angle(quat.unroll(basis[:, k], axis=0))
+        else:
+            prop, values = "rotation_euler", np.unwrap(quat_to_euler(basis[:, k], mode), axis=0)
+        _add_curves(channelbag, bone, prop, frames, values)
+        if not info.connected[j]:
+            _add_curves(channelbag, bone, "location", frames, location[:, k])
+    return action
+
+
+def _add_curves(channelbag, bone: str, prop: str, frames: np.ndarray, values: np.ndarray) -> None:
+    """One linear F-curve per component of ``values (F, C)``, all keys set in bulk."""
+    path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+    co = np.empty((len(frames), 2), dtype=np.float32)
+    co[:, 0] = frames
+    linear = np.full(len(frames), _LINEAR, dtype=np.int32)
+    for index in range(values.shape[1]):
+        fcurve = _new_fcurve(channelbag, path, index, bone)
+        co[:, 1] = values[:, index]
+        points = fcurve.keyframe_points
+        points.add(len(frames))
+        points.foreach_set("co", co.ravel())
+        points.foreach_set("interpolation", linear)
+        fcurve.update()
+
+
+def _new_fcurve(channelbag, path: str, index: int, group: str) -> bpy.types.FCurve:
+    if _NEW_FCURVE_TAKES_GROUP:
+        return channelbag.fcurves.new(path, index=index, group_name=group)
+    fcurve = channelbag.fcurves.new(path, index=index)
+    fcurve.group = channelbag.groups.get(group) or channelbag.groups.new(group)
+    return fcurve
+
+
+def _quat_to_axis_angle(q: np.ndarray) -> np.ndarray:
+    """Blender axis-angle values ``(..., 4)`` = (angle, x, y, z) of unit quaternions.
+
+    Keeps the sign of ``q`` (angles up to 2 pi), so a sign-continuous
+    sequence gives a continuous angle; the axis of a zero rotation is +Y.
+    """
+    s = np.linalg.norm(q[..., 1:], axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s[..., 0], q[..., 0])
+    axis = np.where(s > 1e-12, q[..., 1:] / np.where(s > 1e-12, s, 1.0), (0.0, 1.0, 0.0))
+    return np.concatenate([angle[..., None], axis], axis=-1)
