@@ -116,7 +116,7 @@ def foot_contacts(
     rig: Rig | None = None,
     *,
     up: np.ndarray | None = None,
-    height_threshold: float = 0.12,
+    height_threshold: float = 0.07,
     speed_threshold: float = 1.2,
     min_duration_s: float = 0.05,
     positions: np.ndarray | None = None,
@@ -161,26 +161,15 @@ def _contact_joints(rig: Rig) -> list[list[int]]:
 
 
 def _foot_positions(motion: Motion, rig: Rig) -> np.ndarray:
-    """Global positions ``(F, J, 3)``, computed only along the chains analysis reads.
+    """Global positions ``(F, J, 3)`` of the joints analysis reads (legs, pelvis).
 
-    Joints off those chains are left at zero; nothing here reads them.
+    Only those joints and their ancestors are evaluated; the other columns
+    are left at zero, since nothing here reads them.
     """
-    skel = motion.skeleton
-    wanted = set()
-    for side in ("L", "R"):
-        leg = rig.leg(side)
-        for j in (leg.hip, leg.knee, leg.ankle, leg.toe):
-            if j is not None:
-                wanted.update(skel.chain(j))
-    wanted.update(skel.chain(rig.pelvis))
-    if rig.head is not None:
-        wanted.update(skel.chain(rig.head))
-    keep = np.array(sorted(wanted))
-    remap = {int(j): i for i, j in enumerate(keep)}
-    parents = np.array([-1] + [remap[int(skel.parents[j])] for j in keep[1:]])
-    gpos_sub, _ = forward_kinematics(motion.rotations[:, keep], motion.positions[:, keep], parents)
-    gpos = np.zeros(motion.positions.shape)
-    gpos[:, keep] = gpos_sub
+    legs = [j for side in ("L", "R") for j in rig.leg(side).joints if j is not None]
+    joints = np.array(sorted(set(legs) | {rig.pelvis}))
+    gpos = np.zeros(motion.positions.shape[:1] + (len(motion.skeleton), 3))
+    gpos[:, joints] = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints)[0]
     return gpos
 
 

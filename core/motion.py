@@ -240,11 +240,16 @@ class Motion:
         return Motion(self.skeleton, rot, pos, fps)
 
 
-def forward_kinematics(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def forward_kinematics(
+    rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, joints=None
+) -> tuple[np.ndarray, np.ndarray]:
     """World joint transforms from local ones.
 
     rotations (F, J, 4), positions (F, J, 3), parents (J,) with parents[j] < j
     -> (global positions (F, J, 3), global rotations (F, J, 4)).
+    With ``joints`` (K indices) only those joints and their ancestors are
+    evaluated and the result is ``(F, K, 3), (F, K, 4)`` in that order.
+
     Loops over joints (a parent must be finished first), never over frames.
     Works on component planes ``(4, J, F)``/``(3, J, F)`` so that every
     arithmetic step runs over one contiguous array of frames: about five
@@ -252,20 +257,44 @@ def forward_kinematics(rotations: np.ndarray, positions: np.ndarray, parents: np
     """
     rotations = np.asarray(rotations, dtype=np.float64)
     positions = np.asarray(positions, dtype=np.float64)
-    lead = rotations.shape[:-2]
+    parents = np.asarray(parents)
     J = rotations.shape[-2]
-    lr = np.ascontiguousarray(np.moveaxis(rotations.reshape(-1, J, 4), 0, -1).transpose(1, 0, 2))  # (4, J, F)
-    lp = np.ascontiguousarray(np.moveaxis(positions.reshape(-1, J, 3), 0, -1).transpose(1, 0, 2))  # (3, J, F)
-    gr = np.empty_like(lr)
-    gp = np.empty_like(lp)
-    gr[:, 0] = lr[:, 0]
-    gp[:, 0] = lp[:, 0]
-    for j in range(1, J):
-        p = parents[j]
-        gr[:, j] = _mul_planes(gr[:, p], lr[:, j])
-        gp[:, j] = _rotate_planes(gr[:, p], lp[:, j]) + gp[:, p]
-    grot = np.moveaxis(gr, 0, -1).transpose(1, 0, 2).reshape(lead + (J, 4))
-    gpos = np.moveaxis(gp, 0, -1).transpose(1, 0, 2).reshape(lead + (J, 3))
+    lead = rotations.shape[:-2]
+    if joints is None:
+        keep = np.arange(J)
+        wanted = keep
+    else:
+        wanted = np.asarray(joints, dtype=np.int64).reshape(-1)
+        closed = set()
+        for j in wanted:
+            while j >= 0 and j not in closed:
+                closed.add(int(j))
+                j = parents[j]
+        keep = np.array(sorted(closed), dtype=np.int64)
+    column = np.full(J, -1)
+    column[keep] = np.arange(len(keep))
+    rot = rotations.reshape((-1, J, 4))
+    pos = positions.reshape((-1, J, 3))
+    F = rot.shape[0]
+    gr = np.empty((4, len(keep), F))
+    gp = np.empty((3, len(keep), F))
+    for k, j in enumerate(keep):
+        # one joint's frames as contiguous component planes: cheaper than
+        # transposing (or fancy-indexing) the whole (F, J, 4) array at once
+        lr = np.ascontiguousarray(rot[:, j].T)
+        lp = np.ascontiguousarray(pos[:, j].T)
+        p = column[parents[j]] if parents[j] >= 0 else -1
+        if p < 0:
+            gr[:, k], gp[:, k] = lr, lp
+        else:
+            gr[:, k] = _mul_planes(gr[:, p], lr)
+            gp[:, k] = _rotate_planes(gr[:, p], lp) + gp[:, p]
+    out = column[wanted]
+    if joints is not None or len(keep) < J:
+        gr, gp = gr[:, out], gp[:, out]
+    K = len(out)
+    grot = gr.transpose(2, 1, 0).reshape(lead + (K, 4))
+    gpos = gp.transpose(2, 1, 0).reshape(lead + (K, 3))
     return gpos, grot
 
 

@@ -214,3 +214,20 @@ def test_rig_found_on_the_real_skeleton_is_used_by_default(mocap):
 def test_an_empty_clip_is_refused_with_a_reason(mocap):
     with pytest.raises(ValueError, match="no frames"):
         analyze(mocap(WALK)[0:0])
+
+
+# ---------------------------------------------------------------- ground truth by construction
+
+
+@pytest.mark.parametrize("fps", [24, 30, 60, 120])
+def test_analysis_finds_the_authored_contacts_of_the_demo_clips(fps):
+    """The demo clips plant their feet on known frames; the detector finds those phases."""
+    from core.demo import demo_clips
+
+    for name, clip in demo_clips(fps).items():
+        truth = phase_segments(support_phases(clip.contacts))
+        got = analyze(clip.motion).segments
+        assert [s.phase for s in got] == [s.phase for s in truth], name
+        # one frame of the 30 fps rate, as at the other rates
+        tolerance = max(1.0, fps / 30.0)
+        np.testing.assert_allclose([s.start for s in got], [s.start for s in truth], atol=tolerance, err_msg=name)

@@ -1,0 +1,82 @@
+"""Command line: ``python -m core analyze CLIP.bvh [--json]`` and ``python -m core demo``.
+
+Errors in the input (a malformed file, a rig whose legs cannot be found) end
+the program with a one-line message saying what to fix and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def _overrides(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs or []:
+        role, sep, joint = pair.partition("=")
+        if not sep or not role or not joint:
+            raise ValueError(f"--map expects ROLE=JOINT (for example left.ankle=LeftFoot), got {pair!r}")
+        out[role.strip()] = joint.strip()
+    return out
+
+
+def cmd_analyze(args) -> int:
+    from .analysis import analyze
+    from .bvh import read_bvh
+    from .rig import find_rig
+
+    motion = read_bvh(args.clip)
+    rig = find_rig(motion, overrides=_overrides(args.map))
+    result = analyze(motion, rig)
+    if args.json:
+        print(result.to_json(indent=2))
+    else:
+        print(f"{args.clip}")
+        print(result.summary())
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .analysis import analyze
+    from .demo import demo_clips
+
+    clips = demo_clips()
+    report = {}
+    for name, clip in clips.items():
+        result = analyze(clip.motion)
+        report[name] = result.to_dict()
+        if not args.json:
+            print(f"== demo clip '{name}'")
+            print(result.summary())
+            print()
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core", description="Smart Motion core tools")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("analyze", help="support phases and body orientation of a BVH clip")
+    p.add_argument("clip", help="a BVH file")
+    p.add_argument("--json", action="store_true", help="print JSON: fps, segments, orientation_start, orientation_end")
+    p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role, e.g. left.ankle=LeftFoot (repeatable)")
+    p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("demo", help="analyse the embedded demo clips")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_demo)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, KeyError, OSError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The command line: ``python -m core analyze`` and ``python -m core demo``."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[2]
+MOCAP = ROOT.parent / "shared" / "mocap"
+
+
+def test_analyze_json_lists_segments_and_orientations(capsys):
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    assert main(["analyze", str(MOCAP / "bandai1" / "walk_normal_001.bvh"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) == {"fps", "segments", "orientation_start", "orientation_end"}
+    assert report["segments"][0]["start"] == 0
+    assert all(s["phase"] in {"DS", "LS", "RS", "NS"} for s in report["segments"])
+    assert all(a["end"] + 1 == b["start"] for a, b in zip(report["segments"], report["segments"][1:]))
+    assert abs(sum(v * v for v in report["orientation_start"]) - 1.0) < 1e-9
+
+
+def test_analyze_prints_a_readable_table(capsys):
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    assert main(["analyze", str(MOCAP / "bandai1" / "bow_normal_001.bvh")]) == 0
+    out = capsys.readouterr().out
+    assert "DS" in out and "body orientation" in out
+
+
+def test_a_malformed_file_gives_a_message_not_a_traceback(tmp_path, capsys):
+    bad = tmp_path / "bad.bvh"
+    bad.write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 3 Xposition Yposition\n}\n")
+    assert main(["analyze", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "line 5" in err and "Traceback" not in err
+
+
+def test_a_rig_without_legs_names_what_was_found(tmp_path, capsys):
+    chain = tmp_path / "chain.bvh"
+    chain.write_text(
+        "HIERARCHY\nROOT a\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+        " JOINT b\n {\n  OFFSET 0 10 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        "  End Site\n  {\n   OFFSET 0 10 0\n  }\n }\n}\nMOTION\nFrames: 2\nFrame Time: 0.0333333\n"
+        "0 0 0 0 0 0 0 0 0\n0 0 0 0 0 0 0 0 0\n"
+    )
+    assert main(["analyze", str(chain)]) == 2
+    err = capsys.readouterr().err
+    assert "a" in err and "b" in err and "left.hip" in err
+
+
+def test_map_overrides_a_role(capsys):
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    clip = str(MOCAP / "bandai1" / "walk_normal_001.bvh")
+    assert main(["analyze", clip, "--map", "left.ankle=NoSuchJoint"]) == 2
+    assert "NoSuchJoint" in capsys.readouterr().err
+    assert main(["analyze", clip, "--map", "left.toe=none", "--map", "right.toe=none", "--json"]) == 0
+
+
+def test_demo_analyses_every_embedded_clip():
+    out = subprocess.run([sys.executable, "-m", "core", "demo", "--json"], cwd=ROOT, capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert set(report) == {"walk", "kick", "jump", "turn", "stand"}
+    assert "NS" in {s["phase"] for s in report["jump"]["segments"]}

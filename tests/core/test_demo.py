@@ -1,0 +1,240 @@
+"""The authored demo clips: planted feet stay put, swing feet clear the floor, contacts are the truth."""
+
+import numpy as np
+import pytest
+
+from core import quat
+from core.demo import FOOT_JOINTS, GRAVITY, DemoClip, demo_clips, demo_skeleton
+
+NAMES = ("walk", "kick", "jump", "turn", "stand")
+DURATIONS = {"walk": 4.3, "kick": 3.0, "jump": 2.9, "turn": 2.6, "stand": 4.0}  # seconds, as authored
+ANKLE_HEIGHT, BALL_HEIGHT = 0.08, 0.02
+
+
+@pytest.fixture(scope="module")
+def clips():
+    return {fps: demo_clips(fps) for fps in (24.0, 30.0, 60.0, 120.0)}
+
+
+@pytest.fixture(scope="module")
+def clips30(clips):
+    return clips[30.0]
+
+
+def foot_positions(clip):
+    """(F, 2 feet, 2 joints [ankle, toe], 3) world positions."""
+    skel = clip.motion.skeleton
+    g = clip.motion.global_positions()
+    return np.stack([np.stack([g[:, skel.index(a)], g[:, skel.index(b)]], axis=1) for a, b in FOOT_JOINTS], axis=1)
+
+
+def runs(mask):
+    """[(first, last)] frame ranges (inclusive) where ``mask`` is True."""
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(int), 0]))
+    return [(int(a), int(b) - 1) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def support(clip):
+    """Per frame 'D' (double), 'L', 'R' or 'N' (no support), from the contacts."""
+    c = clip.contacts
+    return np.where(c[:, 0] & c[:, 1], "D", np.where(c[:, 0], "L", np.where(c[:, 1], "R", "N")))
+
+
+def collapse(labels):
+    return [str(labels[i]) for i in range(len(labels)) if i == 0 or labels[i] != labels[i - 1]]
+
+
+def test_skeleton_is_a_blender_style_humanoid():
+    skel = demo_skeleton()
+    assert len(skel) == 21 and skel.names[0] == "hips"
+    for side in "LR":
+        for part in ("shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe"):
+            skel.index(f"{part}.{side}")
+    np.testing.assert_array_equal(skel.up, [0.0, 0.0, 1.0])
+    assert skel.unit == 1.0
+    rest = skel.rest_positions() + skel.offsets[0]  # joint 0's offset is where the hips stand at rest
+    head_top = rest[skel.index("head")] + skel.end_sites[skel.index("head")]
+    assert head_top[2] == pytest.approx(1.75)
+    assert rest[skel.index("foot.L")][2] == pytest.approx(ANKLE_HEIGHT)
+    assert rest[skel.index("toe.L")][1] < rest[skel.index("foot.L")][1]  # toes point -Y: the character faces -Y
+    assert rest[skel.index("hand.L")][0] > 0 > rest[skel.index("hand.R")][0]  # its left is +X
+
+
+def test_every_clip_is_there_at_every_rate(clips):
+    for fps, by_name in clips.items():
+        assert tuple(by_name) == NAMES
+        for name, clip in by_name.items():
+            assert isinstance(clip, DemoClip) and clip.name == name
+            m = clip.motion
+            assert m.fps == fps and m.n_frames == int(np.floor(DURATIONS[name] * fps + 1e-6)) + 1
+            assert clip.contacts.shape == (m.n_frames, 2) and clip.contacts.dtype == bool
+            assert np.all(np.isfinite(m.rotations)) and np.all(np.isfinite(m.positions))
+            with pytest.raises(ValueError):
+                clip.contacts[0, 0] = False
+
+
+def test_clips_start_and_end_standing_on_both_feet(clips30):
+    for clip in clips30.values():
+        assert clip.contacts[0].all() and clip.contacts[-1].all(), clip.name
+
+
+def test_bone_lengths_are_the_rest_offsets_in_every_frame(clips30):
+    for clip in clips30.values():
+        skel = clip.motion.skeleton
+        g = clip.motion.global_positions()
+        bones = np.linalg.norm(g[:, 1:] - g[:, skel.parents[1:]], axis=-1)
+        np.testing.assert_allclose(bones, np.broadcast_to(np.linalg.norm(skel.offsets[1:], axis=-1), bones.shape),
+                                   atol=1e-9, err_msg=clip.name)
+
+
+def test_planted_feet_do_not_move_and_sit_on_the_floor(clips):
+    for fps, by_name in clips.items():
+        for clip in by_name.values():
+            feet = foot_positions(clip)
+            for side in range(2):
+                planted = clip.contacts[:, side]
+                both = planted[1:] & planted[:-1]
+                moved = np.linalg.norm(np.diff(feet[:, side], axis=0), axis=-1)  # (F-1, 2 joints)
+                assert np.all(moved[both] < 1e-6), (fps, clip.name, side)
+                np.testing.assert_allclose(feet[planted, side, 0, 2], ANKLE_HEIGHT, atol=1e-9)
+                np.testing.assert_allclose(feet[planted, side, 1, 2], BALL_HEIGHT, atol=1e-9)
+
+
+def test_unplanted_feet_are_visibly_off_the_floor(clips):
+    """Truthful contacts: a foot not counted as planted is above its planted height (by over 2 mm)."""
+    for fps, by_name in clips.items():
+        for clip in by_name.values():
+            feet = foot_positions(clip)
+            for side in range(2):
+                free = ~clip.contacts[:, side]
+                assert np.all(feet[free, side, 0, 2] > ANKLE_HEIGHT + 0.002), (fps, clip.name, side)
+
+
+def test_lift_off_and_touch_down_happen_at_a_clear_speed(clips30):
+    """Within two frames of each contact boundary the ankle moves faster than 0.3 m/s."""
+    fps = 30.0
+    for clip in clips30.values():
+        feet = foot_positions(clip)
+        for side in range(2):
+            speed = np.linalg.norm(np.diff(feet[:, side, 0], axis=0), axis=-1) * fps
+            for first, last in runs(~clip.contacts[:, side]):
+                assert speed[first - 1:first + 1].max() > 0.3, (clip.name, side, "lift-off", first)
+                assert speed[last - 1:last + 1].max() > 0.3, (clip.name, side, "touch-down", last)
+
+
+def test_nothing_goes_through_the_floor(clips):
+    for by_name in clips.values():
+        for clip in by_name.values():
+            feet = foot_positions(clip)
+            assert feet[..., 0, 2].min() > ANKLE_HEIGHT - 1e-9 and feet[..., 1, 2].min() > BALL_HEIGHT - 1e-9
+
+
+def test_a_walk_alternates_single_and_double_support(clips30):
+    walk = clips30["walk"]
+    assert collapse(support(walk)) == ["D", "L", "D", "R", "D", "L", "D", "R", "D", "L", "D", "R", "D"]
+    for side in range(2):
+        assert len(runs(~walk.contacts[:, side])) == 3  # six steps, three per foot
+
+
+def test_walk_swing_feet_clear_the_floor(clips30):
+    walk = clips30["walk"]
+    feet = foot_positions(walk)
+    for side in range(2):
+        for first, last in runs(~walk.contacts[:, side]):
+            clearance = feet[first:last + 1, side, :, 2].max(axis=0) - [ANKLE_HEIGHT, BALL_HEIGHT]
+            assert np.all(clearance > 0.05), (side, first, clearance)
+
+
+def test_walk_moves_forward_at_walking_speed_and_its_pelvis_bobs(clips30):
+    walk = clips30["walk"]
+    root = walk.motion.positions[:, 0]
+    assert -root[-1, 1] == pytest.approx(2.78, abs=0.01) and abs(root[-1, 0]) < 1e-6  # ahead is -Y
+    speed = np.linalg.norm(np.diff(root[:, :2], axis=0), axis=-1) * walk.motion.fps
+    assert 1.1 < speed.max() < 1.4
+    bob = np.ptp(root[int(1.5 * 30):int(2.7 * 30), 2])
+    assert 0.02 < bob < 0.1
+
+
+def test_walk_arms_swing_against_the_legs(clips30):
+    walk = clips30["walk"]
+    skel = walk.motion.skeleton
+    g = walk.motion.global_positions()
+    forward = -1.0  # along Y
+    leg_ahead = (g[:, skel.index("foot.R"), 1] - g[:, skel.index("foot.L"), 1]) * forward
+    arm_ahead = (g[:, skel.index("hand.L"), 1] - g[:, skel.index("hand.R"), 1]) * forward
+    stepping = np.abs(leg_ahead) > 0.3
+    assert np.all(np.sign(arm_ahead[stepping]) == np.sign(leg_ahead[stepping]))
+
+
+def test_jump_has_a_flight_phase_with_a_ballistic_pelvis(clips):
+    for fps, by_name in clips.items():
+        jump = by_name["jump"]
+        flight = np.flatnonzero(~jump.contacts.any(axis=1))
+        assert len(flight) / fps >= 0.25 and np.all(np.diff(flight) == 1), fps
+        t = flight / fps
+        root = jump.motion.positions[flight, 0]
+        a, b, c = np.polyfit(t, root[:, 2], 2)
+        np.testing.assert_allclose(np.polyval([a, b, c], t), root[:, 2], atol=1e-9)
+        assert a == pytest.approx(-0.5 * GRAVITY, rel=1e-6)
+        for axis in (0, 1):  # constant horizontal velocity
+            line = np.polyfit(t, root[:, axis], 1)
+            np.testing.assert_allclose(np.polyval(line, t), root[:, axis], atol=1e-9)
+        assert collapse(support(jump)) == ["D", "N", "D"]
+        feet = foot_positions(jump)
+        assert feet[flight][:, :, 1, 2].max() > BALL_HEIGHT + 0.2  # the feet leave the floor well behind
+
+
+def test_kick_foot_stays_up_while_the_other_stays_planted(clips30):
+    kick = clips30["kick"]
+    assert kick.contacts[:, 0].all()
+    assert len(runs(~kick.contacts[:, 1])) == 1
+    ankle = foot_positions(kick)[:, 1, 0]
+    assert np.sum(ankle[:, 2] > ANKLE_HEIGHT + 0.1) / 30.0 >= 0.4
+    assert ankle[:, 1].min() < -0.5  # out in front (-Y)
+
+
+def test_turn_ends_rotated_a_quarter_turn_about_z(clips30):
+    turn = clips30["turn"]
+    skel = turn.motion.skeleton
+    _, grot = turn.motion.global_transforms()
+    for joint in ("hips", "foot.L", "foot.R", "head"):
+        j = skel.index(joint)
+        change = quat.mul(grot[-1, j], quat.inv(grot[0, j]))
+        rotvec = quat.log(change)
+        assert np.degrees(rotvec[2]) == pytest.approx(90.0, abs=1.0), joint
+        assert np.linalg.norm(rotvec[:2]) < np.radians(1.0), joint
+    assert collapse(support(turn)) == ["D", "R", "D", "L", "D", "R", "D"]
+    root = turn.motion.positions[:, 0, :2]
+    assert np.abs(root).max() < 0.05  # on the spot
+
+
+def test_stand_keeps_both_feet_planted_and_sways_a_little(clips30):
+    stand = clips30["stand"]
+    assert stand.contacts.all()
+    sway = np.ptp(stand.motion.positions[:, 0, :2], axis=0)
+    assert np.all(sway > 0.005) and np.all(sway < 0.05)
+
+
+def test_contact_boundaries_fall_at_the_same_times_at_any_rate(clips):
+    for name in NAMES:
+        base = clips[30.0][name].contacts
+        for fps in (24.0, 60.0, 120.0):
+            other = clips[fps][name].contacts
+            for side in range(2):
+                a = np.flatnonzero(np.diff(base[:, side].astype(int))) / 30.0
+                b = np.flatnonzero(np.diff(other[:, side].astype(int))) / fps
+                assert len(a) == len(b), (name, fps, side)
+                assert np.all(np.abs(a - b) <= 1.0 / min(30.0, fps) + 1e-9), (name, fps, side, a, b)
+
+
+def test_clips_are_deterministic(clips30):
+    again = demo_clips()
+    for name in NAMES:
+        np.testing.assert_array_equal(again[name].motion.rotations, clips30[name].motion.rotations)
+        np.testing.assert_array_equal(again[name].contacts, clips30[name].contacts)
+
+
+def test_demo_clip_checks_its_contacts_shape(clips30):
+    walk = clips30["walk"]
+    with pytest.raises(ValueError, match="contacts must have shape"):
+        DemoClip("walk", walk.motion, walk.contacts[:-1])
