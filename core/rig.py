@@ -58,6 +58,7 @@ How a rig is found, in order:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -408,7 +409,13 @@ class Rig:
                 f"this rig was found on a skeleton with {len(self.joint_names)} joints "
                 f"({', '.join(self.joint_names[:4])}, ...), not on this one with {len(skeleton)}"
             )
-        return _Tree(skeleton)
+        return _tree_of(skeleton)
+
+
+@functools.lru_cache(maxsize=64)
+def _tree_of(skeleton: Skeleton) -> _Tree:
+    """The skeleton's tree, built once: skeletons are immutable (and hash by identity)."""
+    return _Tree(skeleton)
 
 
 def _side(side: str) -> str:

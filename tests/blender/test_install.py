@@ -8,13 +8,11 @@ from types import SimpleNamespace
 import bpy
 import pytest
 
-SHIPPED = {
-    "blender_manifest.toml",
-    "__init__.py",
-    "addon/__init__.py",
-    "addon/properties.py",
-    "addon/panels.py",
-    "core/__init__.py",
+REPO = Path(__file__).resolve().parents[2]
+# every module of the extension and the numpy core it imports ships in the zip
+SHIPPED = {"blender_manifest.toml", "__init__.py"} | {
+    str(p.relative_to(REPO)) for folder in ("addon", "core") for p in (REPO / folder).rglob("*.py")
+    if "__pycache__" not in p.parts
 }
 LEFT_OUT_FOLDERS = ("tests/", "docs/", "benchmarks/", "dist/", "out/", "build/")
 LEFT_OUT_FILES = {"Makefile", "requirements.txt", "pytest.ini", ".gitignore"}
