@@ -1,0 +1,125 @@
+"""Placing the following clip on the previous one (Oshita 2008, sections 4.2-4.3).
+
+The following clip is turned about the up axis so that its body orientation
+matches the previous clip's at the connection, then moved on the ground so
+that its base foot lands on the previous clip's base foot. Nothing is moved
+vertically: both clips keep their own floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import quat
+from .analysis import body_orientation, horizontal, pelvis_facing
+from .motion import Motion, forward_kinematics
+from .rig import Rig
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """A turn about ``up`` by ``angle`` radians (about the world origin), then a ground move.
+
+    angle        radians, counter-clockwise about ``up``.
+    translation  (3,) horizontal offset, in the clip's unit.
+    anchor       what was matched: "left foot", "right foot" or "pelvis".
+    """
+
+    angle: float
+    translation: np.ndarray
+    up: np.ndarray
+    anchor: str
+
+    @property
+    def rotation(self) -> np.ndarray:
+        return quat.from_axis_angle(self.up, self.angle)
+
+    def apply(self, motion: Motion, pelvis: int | None = None) -> Motion:
+        """``motion`` turned and moved as a whole.
+
+        With ``pelvis`` the change is carried by the pelvis joint instead of
+        joint 0: joints above the pelvis (a still ``Root`` at the origin, as
+        in many capture files) keep their local transforms, so two aligned
+        clips differ only below the pelvis and blend as bodies, not as a
+        swinging root with a counter-moving pelvis.
+        """
+        if pelvis is None or pelvis == 0:
+            return motion.transformed(self.rotation, self.translation)
+        parents = motion.skeleton.parents
+        _, grot = forward_kinematics(motion.rotations, motion.positions, parents, [parents[pelvis]])
+        gpos = forward_kinematics(motion.rotations, motion.positions, parents, [parents[pelvis]])[0]
+        parent_rot, parent_pos = grot[:, 0], gpos[:, 0]
+        turn = self.rotation
+        # pelvis world transform T * G_parent * L_pelvis, re-expressed under the unchanged parent
+        world_rot = quat.mul(turn, quat.mul(parent_rot, motion.rotations[:, pelvis]))
+        world_pos = quat.mul_vec(turn, quat.mul_vec(parent_rot, motion.positions[:, pelvis]) + parent_pos) + self.translation
+        rot = motion.rotations.copy()
+        pos = motion.positions.copy()
+        rot[:, pelvis] = quat.inv_mul(parent_rot, world_rot)
+        pos[:, pelvis] = quat.inv_mul_vec(parent_rot, world_pos - parent_pos)
+        return motion.with_arrays(rotations=rot, positions=pos)
+
+    def to_dict(self) -> dict:
+        return {
+            "angle_deg": float(np.degrees(self.angle)),
+            "translation": [float(v) for v in self.translation],
+            "anchor": self.anchor,
+        }
+
+
+def signed_angle(u: np.ndarray, v: np.ndarray, up: np.ndarray) -> float:
+    """Angle (radians) turning horizontal direction ``u`` onto ``v`` about ``up``."""
+    return float(np.arctan2(np.cross(u, v) @ up, u @ v))
+
+
+def orientation_near(
+    pelvis: np.ndarray, facing: np.ndarray, up: np.ndarray, frame: int, *, distance: float, before: bool
+) -> np.ndarray:
+    """Body orientation (2008, 4.3) at ``frame``: from the track ending there (``before``) or starting there."""
+    if before:
+        return body_orientation(pelvis[: frame + 1], facing[: frame + 1], up, distance=distance, at_end=True)
+    return body_orientation(pelvis[frame:], facing[frame:], up, distance=distance)
+
+
+def body_track(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, rig: Rig, up: np.ndarray):
+    """Pelvis positions ``(F, 3)``, pelvis facing ``(F, 3)`` and ankles ``(F, 2, 3)`` of a pose sequence."""
+    left, right = rig.leg("L"), rig.leg("R")
+    joints = [rig.pelvis, left.hip, right.hip, left.ankle, right.ankle]
+    g, _ = forward_kinematics(rotations, positions, parents, joints)
+    return g[:, 0], pelvis_facing(g[:, 1], g[:, 2], up), g[:, 3:5]
+
+
+def align_clip(
+    prev_track: tuple[np.ndarray, np.ndarray, np.ndarray],
+    prev_frame: int,
+    next_track: tuple[np.ndarray, np.ndarray, np.ndarray],
+    next_frame: int,
+    anchor_foot: int,
+    up: np.ndarray,
+    *,
+    distance: float,
+) -> Alignment:
+    """The alignment that puts the following clip on the previous one.
+
+    prev_track, next_track  (pelvis (F, 3), facing (F, 3), ankles (F, 2, 3)) of
+                            the previous output and of the unaligned clip.
+    prev_frame, next_frame  the frames that meet (indices into the tracks).
+    anchor_foot             0 left, 1 right, -1 none (flight: the pelvis is used, 2008 4.2).
+    distance                how far the pelvis must move to define the body orientation.
+    """
+    p_pelvis, p_facing, p_feet = prev_track
+    n_pelvis, n_facing, n_feet = next_track
+    o_prev = orientation_near(p_pelvis, p_facing, up, prev_frame, distance=distance, before=True)
+    o_next = orientation_near(n_pelvis, n_facing, up, next_frame, distance=distance, before=False)
+    angle = signed_angle(o_next, o_prev, up)
+    turn = quat.from_axis_angle(up, angle)
+    if anchor_foot in (0, 1):
+        src, dst = n_feet[next_frame, anchor_foot], p_feet[prev_frame, anchor_foot]
+        anchor = ("left", "right")[anchor_foot] + " foot"
+    else:
+        src, dst = n_pelvis[next_frame], p_pelvis[prev_frame]
+        anchor = "pelvis"
+    translation = horizontal(dst - quat.mul_vec(turn, src), up)
+    return Alignment(angle, translation, up, anchor)

@@ -1,0 +1,761 @@
+"""Clips on a timeline to one continuous motion (Oshita 2014, section 4; 2008, sections 3-7).
+
+The one entry point the command line and the add-on call is :func:`synthesize`.
+
+Clips are sorted by start and joined pair by pair (2014, section 4): the
+previous motion is everything synthesized so far, the following motion is
+the next clip. For each pair the engine
+
+1. reads the support phases of both sides (2008, section 4),
+2. picks the method by priority, transition > connection > adaptation
+   (2014, 4.1 and 4.2.5; 2008, 3.2 and Fig. 7), and among several usable
+   foot-moving phases the one with the longest possible blending range,
+3. builds the blending segments with their possible ranges, eqs. (1)-(8),
+   separately for the lower and the upper body,
+4. finds each segment's optimal range, eq. (9), with responsiveness W,
+5. chooses each segment's weight function (section 4.4),
+6. aligns the following clip on the previous one (2008, 4.2-4.3),
+7. renders the frames: time warps, slerp blends, and the legs adapted by IK
+   so that planted feet stay where they are (2008, 7.2).
+
+Steps 1-6 are decisions, recorded in a :class:`Plan` of plain dataclasses
+that prints and serialises; step 7 renders from them. A clip whose core
+overlaps the previous clip's core is rejected, and the plan says which and why.
+
+Timeline conventions: output frames are integers on the clips' common
+timeline (clip frame ``k`` of a clip starting at ``s`` plays at ``s + k``);
+every range is end inclusive. Core ranges are clip frames.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from . import quat
+from .align import Alignment, align_clip, body_track
+from .analysis import Phase, analyze, moving_feet, phase_segments, support_phases
+from .motion import Motion
+from .optimize import blend_weights, distance_matrix, optimal_blend_range, pose_features, pose_velocity, primary_joints
+from .render import adapt_legs, blend, foot_lock_offsets, piecewise_warp, root_parameters, root_position, sample
+from .rig import Rig, detect_up, find_rig, leg_length
+from .weights import WeightFunction, motion_to_pose_weights, optimal_weight_function, pose_to_motion_weights
+
+# 2008, eq. (1): each original segment of a transition is time-scaled by a
+# factor between S_MIN and S_MAX at most (the values of the paper's experiments).
+S_MIN, S_MAX = 0.7, 1.5
+RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
+
+TRANSITION = "transition"
+CONNECTION = "connection"
+ADAPTATION = "adaptation"
+ADAPTATION_HOLD = "adaptation without lower-body transition"
+
+
+# --------------------------------------------------------------------------
+# input
+
+
+@dataclass(frozen=True, eq=False)
+class Clip:
+    """A clip placed on the output timeline.
+
+    motion  the clip.
+    start   output frame at which clip frame 0 plays.
+    core    (first, last) clip frames of the core part, inclusive; None: the whole clip.
+    name    for messages and the plan.
+    """
+
+    motion: Motion
+    start: int
+    core: tuple[int, int] | None = None
+    name: str = ""
+
+    @property
+    def core_range(self) -> tuple[int, int]:
+        return self.core if self.core is not None else (0, self.motion.n_frames - 1)
+
+    @property
+    def end(self) -> int:
+        """Output frame of the clip's last frame."""
+        return self.start + self.motion.n_frames - 1
+
+
+# --------------------------------------------------------------------------
+# the plan
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One blending segment of a pair (2014, 4.2).
+
+    part     "lower" or "upper" body.
+    blend    "motion-to-motion", "motion-to-pose", "pose-to-motion",
+             "pose-to-pose", or "deformation" (the lower-body deformation of
+             adaptation, eqs. 7-8, which keeps the previous feet).
+    start, end  output frames, inclusive.
+    weights  the weight function (None for a deformation).
+    possible (first start, last start, first end, last end) of eqs. (1)-(8).
+    """
+
+    part: str
+    blend: str
+    start: int
+    end: int
+    weights: WeightFunction | None = None
+    possible: tuple[int, int, int, int] | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "part": self.part,
+            "blend": self.blend,
+            "start": self.start,
+            "end": self.end,
+            "weights": self.weights.to_dict() if self.weights else None,
+            "possible": list(self.possible) if self.possible else None,
+        }
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """How one clip was joined to everything before it."""
+
+    prev: str
+    next: str
+    method: str
+    prev_phase: tuple[str, int, int] | None  # (phase, first, last) output frames, foot-moving phase used
+    next_phase: tuple[str, int, int] | None
+    segments: tuple[Segment, ...]
+    alignment: Alignment
+
+    def segment(self, part: str, blend: str | None = None) -> Segment | None:
+        for s in self.segments:
+            if s.part == part and (blend is None or s.blend == blend):
+                return s
+        return None
+
+    def to_dict(self) -> dict:
+        return {
+            "prev": self.prev,
+            "next": self.next,
+            "method": self.method,
+            "prev_phase": list(self.prev_phase) if self.prev_phase else None,
+            "next_phase": list(self.next_phase) if self.next_phase else None,
+            "segments": [s.to_dict() for s in self.segments],
+            "alignment": self.alignment.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Rejection:
+    clip: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"clip": self.clip, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Plan:
+    fps: float
+    responsiveness: float
+    start: int  # output frame of the first frame of the result
+    end: int
+    clips: tuple[str, ...]
+    pairs: tuple[PairPlan, ...]
+    rejected: tuple[Rejection, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "fps": self.fps,
+            "responsiveness": self.responsiveness,
+            "start": self.start,
+            "end": self.end,
+            "clips": list(self.clips),
+            "pairs": [p.to_dict() for p in self.pairs],
+            "rejected": [r.to_dict() for r in self.rejected],
+        }
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    def summary(self) -> str:
+        lines = [f"frames {self.start}..{self.end} at {self.fps:g} fps, responsiveness W = {self.responsiveness:g}"]
+        for p in self.pairs:
+            lines.append(f"{p.prev} -> {p.next}: {p.method}")
+            for s in p.segments:
+                w = f", slopes {s.weights.slope_start:.2f}/{s.weights.slope_end:.2f}" if s.weights else ""
+                lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:6d} .. {s.end:<6d}{w}")
+        for r in self.rejected:
+            lines.append(f"rejected {r.clip}: {r.reason}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """The output motion (frame 0 plays at output frame ``plan.start``) and its plan."""
+
+    motion: Motion
+    plan: Plan
+
+    @property
+    def start(self) -> int:
+        return self.plan.start
+
+
+# --------------------------------------------------------------------------
+# internal state: the previous motion as synthesized so far
+
+
+@dataclass
+class _Track:
+    """Everything synthesized so far, on output frames ``first .. first + len - 1``."""
+
+    rotations: np.ndarray  # (T, J, 4)
+    positions: np.ndarray  # (T, J, 3)
+    contacts: np.ndarray  # (T, 2)
+    first: int
+    core_end: int  # output frame of the last clip's core end
+    name: str
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.rotations) - 1
+
+
+@dataclass(frozen=True)
+class _Context:
+    rig: Rig
+    up: np.ndarray
+    fps: float
+    leg: float
+    lower: np.ndarray  # (J,) bool
+    weights: tuple
+    responsiveness: float
+
+
+# --------------------------------------------------------------------------
+# entry point
+
+
+def synthesize(
+    clips: Sequence[Clip], *, responsiveness: float = 0.5, rig: Rig | None = None
+) -> Result:
+    """One continuous motion from clips on a timeline (2014, section 4).
+
+    responsiveness  W in [0, 1]: 0 most responsive (short blends), 1 smoothest.
+    rig             joint roles; found on the first clip when None.
+    """
+    clips = _checked(clips)
+    weights = blend_weights(responsiveness)
+    first = clips[0].motion
+    rig = rig or find_rig(first)
+    up = detect_up(first, rig)
+    ctx = _Context(
+        rig=rig,
+        up=up,
+        fps=first.fps,
+        leg=0.5 * (leg_length(first.skeleton, rig, "L") + leg_length(first.skeleton, rig, "R")),
+        lower=rig.lower_body_mask(first.skeleton),
+        weights=weights,
+        responsiveness=float(responsiveness),
+    )
+    contacts = [analyze(c.motion, rig, up=up).contacts for c in clips]
+    track = _Track(
+        rotations=np.array(first.rotations),
+        positions=np.array(first.positions),
+        contacts=contacts[0].copy(),
+        first=clips[0].start,
+        core_end=clips[0].start + clips[0].core_range[1],
+        name=clips[0].name,
+    )
+    pairs, rejected = [], []
+    for clip, clip_contacts in zip(clips[1:], contacts[1:]):
+        core_begin = clip.start + clip.core_range[0]
+        if core_begin <= track.core_end:
+            rejected.append(Rejection(clip.name, (
+                f"its core starts at frame {core_begin}, before the core of '{track.name}' ends at frame "
+                f"{track.core_end}; move it later or shorten one of the cores")))
+            continue
+        pair = plan_pair(track, clip, clip_contacts, ctx)
+        track = render_pair(track, clip, clip_contacts, pair, ctx)
+        pairs.append(pair)
+    motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
+    plan = Plan(
+        fps=ctx.fps,
+        responsiveness=ctx.responsiveness,
+        start=track.first,
+        end=track.last,
+        clips=tuple(c.name for c in clips),
+        pairs=tuple(pairs),
+        rejected=tuple(rejected),
+    )
+    return Result(motion, plan)
+
+
+def _checked(clips: Sequence[Clip]) -> list[Clip]:
+    if not clips:
+        raise ValueError("nothing to synthesize: give at least one clip")
+    clips = [c if c.name else Clip(c.motion, c.start, c.core, f"clip {i + 1}") for i, c in enumerate(clips)]
+    ref = clips[0].motion
+    for c in clips:
+        m = c.motion
+        if m.n_frames == 0:
+            raise ValueError(f"clip '{c.name}' has no frames")
+        if m.skeleton.names != ref.skeleton.names or not np.array_equal(m.skeleton.parents, ref.skeleton.parents):
+            raise ValueError(
+                f"clip '{c.name}' is on another skeleton than '{clips[0].name}' "
+                f"({len(m.skeleton)} joints vs {len(ref.skeleton)}); all clips must share one skeleton")
+        lo, hi = c.core_range
+        if not 0 <= lo <= hi < m.n_frames:
+            raise ValueError(
+                f"clip '{c.name}': core {lo}..{hi} is not inside its frames 0..{m.n_frames - 1}")
+    out = []
+    for c in clips:
+        if not np.isclose(c.motion.fps, ref.fps, rtol=1e-4):
+            # a clip at another rate is resampled, and its start and core kept in seconds
+            scale = ref.fps / c.motion.fps
+            m = c.motion.resampled(ref.fps)
+            lo, hi = c.core_range
+            core = (min(int(round(lo * scale)), m.n_frames - 1), min(int(round(hi * scale)), m.n_frames - 1))
+            c = Clip(m, c.start, core if c.core is not None else None, c.name)
+        out.append(c)
+    return sorted(out, key=lambda c: c.start)
+
+
+# --------------------------------------------------------------------------
+# 1-5: method, segments, ranges and weights
+
+
+@dataclass(frozen=True)
+class _Phase:
+    phase: Phase
+    first: int  # output frames, inclusive
+    last: int
+
+    @property
+    def length_s(self) -> float:
+        return self.last - self.first + 1
+
+    def as_tuple(self) -> tuple[str, int, int]:
+        return (self.phase.name, int(self.first), int(self.last))
+
+
+def _moving_phases(contacts: np.ndarray, offset: int, lo: int, hi: int) -> list[_Phase]:
+    """Foot-moving phases (LS, RS, NS) lying entirely within output frames ``lo..hi``."""
+    out = []
+    for s in phase_segments(support_phases(contacts)):
+        a, b = s.start + offset, s.end + offset
+        if s.phase != Phase.DS and a >= lo and b <= hi:
+            out.append(_Phase(s.phase, a, b))
+    return out
+
+
+class _Sides:
+    """Pose features and velocities of both sides of a pair, per body part."""
+
+    def __init__(self, track: _Track, clip: Clip, ctx: _Context):
+        # the previous side is only read from its core end on: features of that tail only
+        lo = max(track.core_end - track.first - 1, 0)
+        self.prev_offset = track.first + lo
+        prev = Motion(clip.motion.skeleton, track.rotations[lo:], track.positions[lo:], ctx.fps)
+        self.next_offset = clip.start
+        self.feats, self.vel = {}, {}
+        for part in ("lower", "upper"):
+            joints = primary_joints(ctx.rig, part)
+            fp = pose_features(prev, ctx.rig, joints, ctx.up)
+            fn = pose_features(clip.motion, ctx.rig, joints, ctx.up)
+            self.feats[part] = (fp, fn)
+            self.vel[part] = (pose_velocity(fp, ctx.fps), pose_velocity(fn, ctx.fps))
+
+    def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None):
+        fp, fn = self.feats[part]
+        vp, vn = self.vel[part]
+        if prev_pose_frame is not None:
+            # a single fixed t0 whose pose stands for the one at prev_pose_frame
+            fp = fp.copy()
+            fp[self.prev_index(int(t0_candidates[0]))] = fp[self.prev_index(prev_pose_frame)]
+        return optimal_blend_range(
+            fp, fn, vp, vn,
+            t0_candidates=np.asarray(t0_candidates), t1_candidates=np.asarray(t1_candidates),
+            prev_offset=self.prev_offset, next_offset=self.next_offset, fps=ctx.fps,
+            phase_length_s=phase_length_s, weights=ctx.weights,
+        )
+
+    def prev_index(self, t):
+        return int(np.clip(t - self.prev_offset, 0, len(self.feats["lower"][0]) - 1))
+
+    def next_index(self, t):
+        return int(np.clip(t - self.next_offset, 0, len(self.feats["lower"][1]) - 1))
+
+    def pose_to_pose_weights(self, part, t0, t1, ctx) -> WeightFunction:
+        """Eq. (16) slopes from the velocities at both ends (4.4.1)."""
+        fp, fn = self.feats[part]
+        vp, vn = self.vel[part]
+        i, j = self.prev_index(t0), self.next_index(t1)
+        d = float(distance_matrix(fp[i : i + 1], fn[j : j + 1])[0, 0])
+        return optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps)
+
+
+def _frames(lo: int, hi: int) -> np.ndarray:
+    return np.arange(lo, hi + 1) if hi >= lo else np.arange(0)
+
+
+def plan_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Context) -> PairPlan:
+    """Method, segments, optimal ranges and weight functions for one pair (2014, 4.1-4.4)."""
+    c0e = track.core_end
+    c1b = clip.start + clip.core_range[0]
+    m1e = clip.end
+    sides = _Sides(track, clip, ctx)
+    prev_moving = _moving_phases(track.contacts, track.first, c0e + 1, track.last)
+    next_before_core = _moving_phases(clip_contacts, clip.start, clip.start, c1b - 1)
+
+    # motion transition (eqs. 1, 2; 2008 eq. 1): the same foot moving in both
+    options = []
+    for p0 in prev_moving:
+        for p1 in next_before_core:
+            if p0.phase != p1.phase or not p0.first < p1.last:
+                continue
+            span = p1.last - p0.first
+            if not (S_MIN <= span / max(p0.last - p0.first, 1) <= S_MAX and S_MIN <= span / max(p1.last - p1.first, 1) <= S_MAX):
+                continue
+            t0s, t1s = _frames(c0e, p1.last), _frames(p0.first, c1b)
+            if len(t0s) and len(t1s) and t0s[0] < t1s[-1]:
+                options.append((t1s[-1] - t0s[0], p0.first, p0, p1, t0s, t1s))
+    if options:
+        _, _, p0, p1, t0s, t1s = max(options, key=lambda o: (o[0], o[1]))
+        return _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b)
+
+    # motion connection (eqs. 3, 4): a foot moving in the previous motion. The
+    # connection pose must stand on the foot that moved (2008, 6.1 and Fig. 7b),
+    # and the previous phase is time-scaled by S_MIN..S_MAX at most (2008, 6.2).
+    options = []
+    for p0 in prev_moving:
+        length = p0.last - p0.first
+        t1s = _frames(max(p0.first + int(np.ceil(S_MIN * length)), p0.first + 1), min(p0.first + int(S_MAX * length), c1b))
+        moved = [k for k, m in enumerate(moving_feet(p0.phase)) if m]
+        landed = clip_contacts[np.clip(t1s - clip.start, 0, len(clip_contacts) - 1)][:, moved].all(axis=1)
+        t1s = t1s[landed]
+        if len(t1s):
+            options.append((t1s[-1] - p0.first, p0.first, p0, t1s))
+    if options:
+        _, _, p0, t1s = max(options, key=lambda o: (o[0], o[1]))
+        return _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b)
+
+    # motion adaptation (eqs. 5-8)
+    return _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e)
+
+
+def _upper_pose_to_pose(sides, ctx, t0s, t1s) -> Segment:
+    r = sides.optimal("upper", t0s, t1s, ctx)
+    return Segment("upper", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("upper", r.t0, r.t1, ctx),
+                   (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
+
+
+def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> PairPlan:
+    # eq. (1): the lower body blends the two foot-moving phases, motion to motion;
+    # the overlap P0..P1 is the core of the blend, its length the target of eq. (10)
+    r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p1.last - p0.first) / ctx.fps)
+    lower = Segment("lower", "motion-to-motion", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
+                    (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
+    upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
+    alignment = _align(track, clip, ctx, prev_frame=(p0.first + p0.last) // 2,
+                       next_frame=_warp_transition_next(np.array([(p0.first + p0.last) // 2]), p0, p1)[0] - clip.start,
+                       foot=_stance_foot(p0.phase))
+    return PairPlan(track.name, clip.name, TRANSITION, p0.as_tuple(), p1.as_tuple(), (lower, upper), alignment)
+
+
+def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) -> PairPlan:
+    # eq. (3): the lower body starts blending where the previous foot starts moving,
+    # motion to pose; eq. (4): the upper body pose to pose anywhere after that
+    t0s = np.array([p0.first])
+    # The previous phase is time-warped to end at t1 (2008, 6.2), so the poses the
+    # blend joins are the one that phase ends in and the connection pose: eq. (12)
+    # compares those two (t0 itself is fixed by eq. 3).
+    r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p0.last - p0.first) / ctx.fps, prev_pose_frame=p0.last)
+    # 4.4.2: the weight function from the distances of the previous motion to the connection pose
+    fp, fn = sides.feats["lower"]
+    u = _warp_connection_prev(np.arange(r.t0, r.t1 + 1), p0, r.t1) - sides.prev_offset
+    idx = np.clip(np.round(u).astype(int), 0, len(fp) - 1)
+    d = distance_matrix(fp[idx], fn[sides.next_index(r.t1)][None])[:, 0]
+    wp = motion_to_pose_weights(d, ctx.fps)
+    lower = Segment("lower", "motion-to-pose" if wp.kind != "pose_to_pose" else "pose-to-pose",
+                    r.t0 + wp.start_index, r.t1, wp.function, (p0.first, p0.first, int(t1s[0]), int(t1s[-1])))
+    upper = _upper_pose_to_pose(sides, ctx, _frames(p0.first, c1b - 1), _frames(p0.first + 1, c1b))
+    # align on the foot that stood through the previous phase when the connection
+    # pose stands on it too; otherwise on the foot that just landed
+    stance = _stance_foot(p0.phase)
+    j = int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))
+    if stance >= 0 and clip_contacts[j, stance]:
+        alignment = _align(track, clip, ctx, prev_frame=p0.last, next_frame=j, foot=stance)
+    else:
+        moved = 1 - stance if stance >= 0 else -1
+        alignment = _align(track, clip, ctx, prev_frame=min(p0.last + 1, track.last), next_frame=j, foot=moved)
+    return PairPlan(track.name, clip.name, CONNECTION, p0.as_tuple(), None, (lower, upper), alignment)
+
+
+def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> PairPlan:
+    # eq. (6): lower (S1) and upper (S2) transitions between the cores, pose to pose.
+    # The feet of the previous motion are kept, so S1 starts where both are planted.
+    both = np.flatnonzero(track.contacts.all(axis=1)) + track.first
+    t0s = both[(both >= c0e) & (both < c1b)]
+    if not len(t0s):
+        t0s = _frames(c0e, c1b - 1)
+    t1s = _frames(int(t0s[0]) + 1, c1b)
+    r = sides.optimal("lower", t0s, t1s, ctx)
+    s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
+                 (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
+    s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
+    # eq. (5): the first foot-moving phase of the following motion after S1, pose to motion
+    later = _moving_phases(clip_contacts, clip.start, r.t1 + 1, m1e)
+    foot = _base_foot_at(track, r.t0)
+    alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start, foot=foot)
+    if later:
+        p1 = later[0]
+        t_end = _frames(p1.first + 1, m1e)
+        fn = sides.feats["lower"][1]
+        held = fn[sides.next_index(p1.first)]
+        d = distance_matrix(held[None], fn[np.clip(t_end - clip.start, 0, len(fn) - 1)])[0]
+        d = np.r_[0.0, d]
+        wp = pose_to_motion_weights(d, ctx.fps)
+        s0 = Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
+                     p1.first, p1.first + wp.end_index if wp.end_index > 0 else p1.last, wp.function,
+                     (p1.first, p1.first, p1.first + 1, m1e))
+        s3 = Segment("lower", "deformation", r.t1, p1.first)  # eq. (7)
+        return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple(), (s1, s2, s3, s0), alignment)
+    s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8)
+    return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, s3), alignment)
+
+
+def _stance_foot(phase: Phase) -> int:
+    return {Phase.LS: 0, Phase.RS: 1}.get(Phase(phase), -1)
+
+
+def _base_foot_at(track: _Track, t: int) -> int:
+    """The foot that supports the body at output frame ``t`` (2008, 4.2); both: the left."""
+    c = track.contacts[int(np.clip(t - track.first, 0, len(track.contacts) - 1))]
+    return 0 if c[0] else (1 if c[1] else -1)
+
+
+def _align(track: _Track, clip: Clip, ctx: _Context, *, prev_frame: int, next_frame: float, foot: int) -> Alignment:
+    parents = clip.motion.skeleton.parents
+    prev = body_track(track.rotations, track.positions, parents, ctx.rig, ctx.up)
+    nxt = body_track(clip.motion.rotations, clip.motion.positions, parents, ctx.rig, ctx.up)
+    i = int(np.clip(prev_frame - track.first, 0, len(track.rotations) - 1))
+    j = int(np.clip(round(float(next_frame)), 0, clip.motion.n_frames - 1))
+    return align_clip(prev, i, nxt, j, foot, ctx.up, distance=0.2 * ctx.leg)
+
+
+# --------------------------------------------------------------------------
+# time warps of each side
+
+
+def _warp_transition_prev(t, p0: _Phase, p1: _Phase):
+    """Previous motion's phase P0 stretched over the blended phase P0.first..P1.last (2008, 5.2)."""
+    return piecewise_warp(t, (p0.first, p1.last), (p0.first, p0.last))
+
+
+def _warp_transition_next(t, p0: _Phase, p1: _Phase):
+    return piecewise_warp(t, (p0.first, p1.last), (p1.first, p1.last))
+
+
+def _warp_connection_prev(t, p0: _Phase, t1: int):
+    """Previous motion's phase P0 fitted to end at the connection time t1 (2008, 6.2)."""
+    return piecewise_warp(t, (p0.first, t1), (p0.first, p0.last))
+
+
+# --------------------------------------------------------------------------
+# 7: rendering
+
+
+def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: PairPlan, ctx: _Context) -> _Track:
+    """The track extended by ``clip`` as ``pair`` says (2014, 4.2; 2008, 5.2, 6.2, 7.2)."""
+    nxt = pair.alignment.apply(clip.motion, ctx.rig.pelvis)
+    segs = [s for s in pair.segments if s.blend != "deformation"]
+    first_blend = min(s.start for s in segs)
+    t = np.arange(first_blend, clip.end + 1)
+    T = len(t)
+
+    # time warps: which source frame each side shows at each output frame
+    if pair.method == TRANSITION:
+        p0, p1 = (_Phase(Phase[n], a, b) for n, a, b in (pair.prev_phase, pair.next_phase))
+        u_prev, u_next = _warp_transition_prev(t, p0, p1), _warp_transition_next(t, p0, p1)
+    elif pair.method == CONNECTION:
+        p0 = _Phase(Phase[pair.prev_phase[0]], *pair.prev_phase[1:])
+        lower = pair.segment("lower")
+        u_prev, u_next = _warp_connection_prev(t, p0, lower.end), t.astype(float)
+    else:
+        u_prev, u_next = t.astype(float), t.astype(float)
+    prev = sample(track.rotations, track.positions, u_prev - track.first)
+    new = sample(nxt.rotations, nxt.positions, u_next - clip.start)
+    prev_contacts = track.contacts[np.clip(np.round(u_prev - track.first).astype(int), 0, len(track.contacts) - 1)]
+    new_contacts = clip_contacts[np.clip(np.round(u_next - clip.start).astype(int), 0, clip.motion.n_frames - 1)]
+
+    def held(side, frame, warp, first):
+        i = int(np.clip(frame - t[0], 0, T - 1))
+        return side[0][i : i + 1].repeat(T, 0), side[1][i : i + 1].repeat(T, 0)
+
+    def weights_of(seg: Segment) -> np.ndarray:
+        w = np.zeros(T)
+        a, b = seg.start - t[0], seg.end - t[0]
+        w[b + 1 :] = 1.0
+        if b >= a:
+            w[a : b + 1] = seg.weights.evaluate(b - a + 1)
+        return w
+
+    lower_mask = ctx.lower
+    rot = np.empty_like(new[0])
+    pos = np.empty_like(new[1])
+    contacts = new_contacts.copy()
+
+    # upper body: pose to pose between the two held poses
+    up_seg = pair.segment("upper")
+    w_up = weights_of(up_seg)
+    src = held(prev, up_seg.start, u_prev, track.first)
+    dst = held(new, up_seg.end, u_next, clip.start)
+    pose = blend(src, dst, w_up)
+    before, after = t < up_seg.start, t > up_seg.end
+    rot[:], pos[:] = pose
+    rot[before], pos[before] = prev[0][before], prev[1][before]
+    rot[after], pos[after] = new[0][after], new[1][after]
+    upper_rot, upper_pos = rot.copy(), pos.copy()
+
+    # lower body
+    adapt_targets = None
+    if pair.method == TRANSITION:
+        seg = pair.segment("lower")
+        w = weights_of(seg)
+        lrot, lpos = blend(prev, new, w)
+        contacts = np.where((w < 0.5)[:, None], prev_contacts, new_contacts)
+        lock_window = (seg.start - t[0], seg.end - t[0])
+    elif pair.method == CONNECTION:
+        seg = pair.segment("lower")
+        w = weights_of(seg)
+        target = held(new, seg.end, u_next, clip.start)
+        # Fig. 4c: when no weight function can follow the motion, blend from its held pose
+        source = prev if seg.blend == "motion-to-pose" else held(prev, seg.start, u_prev, track.first)
+        lrot, lpos = blend(source, target, w)
+        before = t < seg.start
+        lrot[before], lpos[before] = prev[0][before], prev[1][before]
+        after = t > seg.end
+        lrot[after], lpos[after] = new[0][after], new[1][after]
+        contacts = np.where((w < 0.5)[:, None], prev_contacts, new_contacts)
+        lock_window = (seg.start - t[0], seg.end - t[0])
+    else:
+        lrot, lpos, contacts, adapt_targets, lock_window = _adaptation_lower(
+            track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, held)
+
+    rot = np.where(lower_mask[None, :, None], lrot, upper_rot)
+    pos = np.where(lower_mask[None, :, None], lpos, upper_pos)
+    motion = Motion(nxt.skeleton, rot, pos, ctx.fps)
+
+    # planted feet stay planted: pin them by leg IK inside the blend (2008, 7.2)
+    left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
+    g = motion.global_positions()
+    ankles = g[:, [left.ankle, right.ankle]]
+    if adapt_targets is not None:
+        targets, active = adapt_targets
+    else:
+        release = max(1, int(round(RELEASE_S * ctx.fps)))
+        offsets = np.stack([foot_lock_offsets(ankles[:, k], contacts[:, k], window=lock_window, release_frames=release)
+                            for k in (0, 1)], axis=1)
+        targets = ankles + offsets
+        active = np.linalg.norm(offsets, axis=-1) > 1e-9 * ctx.leg
+    if active.any():
+        motion = adapt_legs(motion, ctx.rig, targets, active)
+
+    keep = first_blend - track.first
+    return _Track(
+        rotations=np.concatenate([track.rotations[:keep], motion.rotations]),
+        positions=np.concatenate([track.positions[:keep], motion.positions]),
+        contacts=np.concatenate([track.contacts[:keep], contacts]),
+        first=track.first,
+        core_end=clip.start + clip.core_range[1],
+        name=clip.name,
+    )
+
+
+def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, held):
+    """Lower body of motion adaptation (2008, 7.2; 2014, 4.2.3-4.2.4).
+
+    The previous motion's feet are kept: the following motion's legs reach
+    them by IK, its pelvis placed from the feet and body orientation by eq.
+    (2). During its first foot-moving phase each foot goes from the kept
+    position to its own (pose to motion, eq. 5).
+    """
+    T = len(t)
+    s1 = pair.segment("lower", "pose-to-pose")
+    s0 = pair.segment("lower", "pose-to-motion") or next(
+        (s for s in pair.segments if s.part == "lower" and s.blend == "pose-to-pose" and s is not s1), None)
+    rig, up = ctx.rig, ctx.up
+    left, right = rig.leg("L"), rig.leg("R")
+    parents = nxt.skeleton.parents
+    i0 = int(np.clip(s1.start - t[0], 0, T - 1))
+    # the kept feet: where the previous motion has them at the start of S1
+    g_prev = Motion(nxt.skeleton, prev[0][i0 : i0 + 1], prev[1][i0 : i0 + 1], ctx.fps).global_positions()[0]
+    kept = g_prev[[left.ankle, right.ankle]]  # (2, 3)
+    planted = prev_contacts[i0]
+
+    # the following motion's own feet, pelvis and body orientation
+    own = Motion(nxt.skeleton, new[0], new[1], ctx.fps)
+    g = own.global_positions()
+    feet_own = g[:, [left.ankle, right.ankle]]
+    pelvis_own = g[:, rig.pelvis]
+    body = _facing(g, rig, up)
+
+    # how far each foot has returned to its own position: 0 kept, 1 own
+    release = np.zeros((T, 2))
+    if s0 is not None:
+        w0 = weights_of(s0)
+        release[:] = w0[:, None]
+    release[:, ~planted] = 1.0
+    feet = (1.0 - release[..., None]) * kept[None] + release[..., None] * feet_own
+    # eq. (2): the pelvis keeps its place relative to the feet and the body orientation
+    params = root_parameters(pelvis_own, feet_own[:, 0], feet_own[:, 1], body, up)
+    flat = root_position(params, feet[:, 0], feet[:, 1], body, up)
+    pelvis_new = flat + (pelvis_own @ up)[:, None] * up
+    adapted_rot, adapted_pos = _move_pelvis(new, nxt.skeleton, rig, pelvis_new - pelvis_own)
+
+    # S1: pose to pose from the previous pose to the adapted pose at its end
+    w1 = weights_of(s1)
+    start = held(prev, s1.start, None, None)
+    end_pose = held((adapted_rot, adapted_pos), s1.end, None, None)
+    lrot, lpos = blend(start, end_pose, w1)
+    after = t > s1.end
+    lrot[after], lpos[after] = adapted_rot[after], adapted_pos[after]
+    before = t < s1.start
+    lrot[before], lpos[before] = prev[0][before], prev[1][before]
+
+    contacts = np.where(after[:, None], new_contacts, prev_contacts)
+    held_feet = (release < 1.0) & planted[None]
+    contacts = np.where(held_feet & ~before[:, None], True, contacts)
+    # the IK targets: kept/released feet from S1 on; before S1 the previous motion as it was
+    active = ~before[:, None] & (release < 1.0) & planted[None]
+    targets = feet
+    return lrot, lpos, contacts, (targets, active), (s1.start - t[0], T - 1)
+
+
+def _facing(g: np.ndarray, rig: Rig, up: np.ndarray) -> np.ndarray:
+    from .analysis import pelvis_facing
+
+    return pelvis_facing(g[:, rig.leg("L").hip], g[:, rig.leg("R").hip], up)
+
+
+def _move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):
+    """Poses with the pelvis moved by ``shift (T, 3)`` in world space (its children follow)."""
+    rot, pos = pose
+    pos = pos.copy()
+    pelvis = rig.pelvis
+    parent = skeleton.parents[pelvis]
+    if parent < 0:
+        pos[:, pelvis] += shift
+    else:
+        # the shift expressed in the parent's frame
+        from .motion import forward_kinematics
+
+        _, grot = forward_kinematics(rot, pos, skeleton.parents, [parent])
+        pos[:, pelvis] += quat.inv_mul_vec(grot[:, 0], shift)
+    return rot, pos
