@@ -1,4 +1,10 @@
-"""Command line: ``python -m core analyze CLIP.bvh [--json]`` and ``python -m core demo``.
+"""Command line of the numpy core.
+
+    python -m core analyze CLIP.bvh [--json] [--map ROLE=JOINT ...]
+    python -m core synthesize CLIP.bvh@START[:CORE_START-CORE_END] ... -o OUT.bvh
+                              [--responsiveness W] [--plan PLAN.json]
+    python -m core demo [--json]
+
 
 Errors in the input (a malformed file, a rig whose legs cannot be found) end
 the program with a one-line message saying what to fix and exit status 2.
@@ -37,6 +43,48 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+def parse_clip_spec(spec: str) -> tuple[str, int, tuple[int, int] | None]:
+    """``PATH@START[:CORE_START-CORE_END]`` -> (path, start, core or None)."""
+    path, at, rest = spec.rpartition("@")
+    if not at or not path:
+        raise ValueError(f"clip {spec!r}: expected PATH@START[:CORE_START-CORE_END], e.g. walk.bvh@0:30-120")
+    start_text, colon, core_text = rest.partition(":")
+    try:
+        start = int(start_text)
+        core = None
+        if colon:
+            lo, dash, hi = core_text.partition("-")
+            if not dash:
+                raise ValueError
+            core = (int(lo), int(hi))
+    except ValueError:
+        raise ValueError(
+            f"clip {spec!r}: START and the core must be whole frames, as in walk.bvh@0:30-120"
+        ) from None
+    return path, start, core
+
+
+def cmd_synthesize(args) -> int:
+    from pathlib import Path
+
+    from .bvh import read_bvh, write_bvh
+    from .rig import find_rig
+    from .synthesize import Clip, synthesize
+
+    clips = []
+    for spec in args.clips:
+        path, start, core = parse_clip_spec(spec)
+        clips.append(Clip(read_bvh(path), start, core, Path(path).stem))
+    rig = find_rig(clips[0].motion, overrides=_overrides(args.map))
+    result = synthesize(clips, responsiveness=args.responsiveness, rig=rig)
+    write_bvh(result.motion, args.output)
+    if args.plan:
+        Path(args.plan).write_text(result.plan.to_json(indent=2))
+    print(result.plan.summary())
+    print(f"wrote {result.motion.n_frames} frames to {args.output}")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from .analysis import analyze
     from .demo import demo_clips
@@ -64,6 +112,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print JSON: fps, segments, orientation_start, orientation_end")
     p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role, e.g. left.ankle=LeftFoot (repeatable)")
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("synthesize", help="one continuous motion from clips on a timeline")
+    p.add_argument("clips", nargs="+", metavar="CLIP.bvh@START[:CORE_START-CORE_END]",
+                   help="a clip, the output frame its first frame plays at, and optionally its core (clip frames, inclusive)")
+    p.add_argument("-o", "--output", required=True, help="the BVH file to write (on the first clip's skeleton)")
+    p.add_argument("--responsiveness", "-W", type=float, default=0.5, help="0 most responsive .. 1 smoothest (default 0.5)")
+    p.add_argument("--plan", help="also write the plan as JSON here")
+    p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role (repeatable)")
+    p.set_defaults(func=cmd_synthesize)
 
     p = sub.add_parser("demo", help="analyse the embedded demo clips")
     p.add_argument("--json", action="store_true")

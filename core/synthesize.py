@@ -188,7 +188,7 @@ class Plan:
             lines.append(f"{p.prev} -> {p.next}: {p.method}")
             for s in p.segments:
                 w = f", slopes {s.weights.slope_start:.2f}/{s.weights.slope_end:.2f}" if s.weights else ""
-                lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:6d} .. {s.end:<6d}{w}")
+                lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:5d} .. {s.end:5d}{w}")
         for r in self.rejected:
             lines.append(f"rejected {r.clip}: {r.reason}")
         return "\n".join(lines)

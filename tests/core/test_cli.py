@@ -68,3 +68,26 @@ def test_demo_analyses_every_embedded_clip():
     report = json.loads(out.stdout)
     assert set(report) == {"walk", "kick", "jump", "turn", "stand"}
     assert "NS" in {s["phase"] for s in report["jump"]["segments"]}
+
+
+def test_synthesize_writes_the_motion_and_the_plan(tmp_path, capsys):
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    walk, bow = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "bow_normal_001.bvh"
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    code = main(["synthesize", f"{walk}@0:0-100", f"{bow}@150:30-137", "-o", str(out), "--plan", str(plan), "-W", "0.2"])
+    assert code == 0
+    from core.bvh import read_bvh
+
+    motion = read_bvh(out)
+    assert motion.n_frames == 150 + 138 and motion.skeleton.names == read_bvh(walk).skeleton.names
+    data = json.loads(plan.read_text())
+    assert data["responsiveness"] == 0.2 and data["pairs"][0]["method"] == "connection"
+    assert "connection" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec", ["walk.bvh", "walk.bvh@x", "walk.bvh@0:5", "@3"])
+def test_a_bad_clip_spec_shows_the_expected_form(spec, capsys, tmp_path):
+    assert main(["synthesize", spec, "-o", str(tmp_path / "o.bvh")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and ("PATH@START" in err or "walk.bvh@0:30-120" in err)

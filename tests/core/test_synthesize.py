@@ -1,0 +1,217 @@
+"""The synthesis engine (Oshita 2014 section 4, on the methods of 2008 sections 5-7), on real capture."""
+
+import json
+
+import numpy as np
+import pytest
+
+from core import quat
+from core.rig import body_height, find_rig
+from core.synthesize import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, synthesize
+
+WALK = "bandai1/walk_normal_001"
+BOW = "bandai1/bow_normal_001"
+KICK = "bandai1/kick_normal_001"
+PUNCH = "bandai1/punch_normal_001"
+RUN = "bandai1/run_normal_001"
+SLASH = "bandai1/slash_normal_001"
+DANCE = "bandai1/dance-short_normal_001"
+TURN = "bandai2/walk-turn-left_normal_001"
+
+
+@pytest.fixture(scope="module")
+def clips(mocap):
+    return {name: mocap(name) for name in (WALK, BOW, KICK, PUNCH, RUN, SLASH, DANCE, TURN)}
+
+
+def walk_into_walk(walk):
+    # the second walk is placed so that its left-support phase (clip frames 11..25)
+    # plays together with the first walk's (frames 174..188): the same foot moves in both
+    return [Clip(walk, 0, (0, 120), "walk A"), Clip(walk, 163, (60, 194), "walk B")]
+
+
+def timelines(c):
+    return {
+        TRANSITION: walk_into_walk(c[WALK]),
+        CONNECTION: [Clip(c[WALK], 0, (0, 100), "walk"), Clip(c[BOW], 150, (30, 137), "bow")],
+        ADAPTATION: [Clip(c[BOW], 0, (0, 100), "bow"), Clip(c[WALK], 150, (60, 194), "walk")],
+        ADAPTATION_HOLD: [Clip(c[BOW], 0, (0, 100), "bow A"), Clip(c[BOW], 150, (30, 137), "bow B")],
+    }
+
+
+def aligned_clips(result, clips, rig):
+    """Each input clip as the engine placed it: the first as given, the others by their pair's alignment."""
+    by_name = {c.name: c for c in clips}
+    out = {clips[0].name: clips[0].motion}
+    for pair in result.plan.pairs:
+        out[pair.next] = pair.alignment.apply(by_name[pair.next].motion, rig.pelvis)
+    return out
+
+
+def largest_step(motion):
+    g = motion.global_positions()
+    return np.linalg.norm(np.diff(g, axis=0), axis=-1).max()
+
+
+# ---------------------------------------------------------------- method selection
+
+
+@pytest.mark.parametrize("method", [TRANSITION, CONNECTION, ADAPTATION, ADAPTATION_HOLD])
+def test_support_phases_decide_the_method(clips, method):
+    result = synthesize(timelines(clips)[method])
+    assert [p.method for p in result.plan.pairs] == [method]
+
+
+def test_a_walk_into_a_walk_is_a_transition_blending_the_same_foot(clips):
+    pair = synthesize(walk_into_walk(clips[WALK])).plan.pairs[0]
+    assert pair.method == TRANSITION
+    assert pair.prev_phase[0] == pair.next_phase[0] in {"LS", "RS"}
+    lower, upper = pair.segment("lower"), pair.segment("upper")
+    assert lower.blend == "motion-to-motion" and upper.blend == "pose-to-pose"
+
+
+@pytest.mark.parametrize("following", [WALK, KICK, PUNCH, BOW])
+def test_a_clip_ending_still_on_both_feet_is_followed_by_adaptation(clips, following):
+    """The bow ends standing on both feet: nothing moves a foot, so the next clip is adapted (2008, 7.1)."""
+    result = synthesize([Clip(clips[BOW], 0, (0, 100), "bow"), Clip(clips[following], 160, None, "next")])
+    assert result.plan.pairs[0].method in (ADAPTATION, ADAPTATION_HOLD)
+
+
+def test_adaptation_has_its_four_segments_and_eq7_joins_them(clips):
+    pair = synthesize(timelines(clips)[ADAPTATION]).plan.pairs[0]
+    s1 = pair.segment("lower", "pose-to-pose")
+    s3 = pair.segment("lower", "deformation")
+    s0 = next(s for s in pair.segments if s.part == "lower" and s not in (s1, s3))
+    assert s3.start == s1.end and s3.end == s0.start  # eq. (7)
+    assert pair.segment("upper") is not None
+
+
+def test_adaptation_without_a_moving_foot_deforms_to_the_end_eq8(clips):
+    result = synthesize(timelines(clips)[ADAPTATION_HOLD])
+    pair = result.plan.pairs[0]
+    assert pair.segment("lower", "deformation").end == result.plan.end
+
+
+def test_overlapping_cores_reject_the_following_clip_and_the_rest_still_synthesize(clips):
+    walk, bow = clips[WALK], clips[BOW]
+    timeline = [Clip(walk, 0, (0, 100), "walk"), Clip(bow, 60, None, "early bow"), Clip(bow, 150, (30, 137), "bow")]
+    result = synthesize(timeline)
+    assert [r.clip for r in result.plan.rejected] == ["early bow"]
+    assert "core" in result.plan.rejected[0].reason and "walk" in result.plan.rejected[0].reason
+    assert [(p.prev, p.next) for p in result.plan.pairs] == [("walk", "bow")]
+
+
+# ---------------------------------------------------------------- what the output keeps
+
+
+@pytest.mark.parametrize("method", [TRANSITION, CONNECTION])
+def test_cores_survive_exactly(clips, method):
+    timeline = timelines(clips)[method]
+    rig = find_rig(clips[WALK])
+    result = synthesize(timeline)
+    height = body_height(clips[WALK], rig)
+    out = result.motion.global_positions()
+    for clip in timeline:
+        placed = aligned_clips(result, timeline, rig)[clip.name].global_positions()
+        lo, hi = clip.core_range
+        got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
+        np.testing.assert_allclose(got, placed[lo : hi + 1], atol=1e-6 * height, err_msg=clip.name)
+
+
+def test_adaptation_keeps_the_core_upper_body_and_returns_to_the_clip_once_its_feet_have(clips):
+    """2008 7.2: the legs keep the previous feet until the clip's own step takes them home."""
+    timeline = [Clip(clips[BOW], 0, (0, 100), "bow"), Clip(clips[WALK], 150, (40, 194), "walk")]
+    rig = find_rig(clips[WALK])
+    result = synthesize(timeline)
+    pair = result.plan.pairs[0]
+    upper = rig.upper_body_mask(clips[WALK].skeleton)
+    walk = aligned_clips(result, timeline, rig)["walk"]
+    core = slice(150 + 40 - result.start, 150 + 195 - result.start)
+    got = result.motion.rotations[core][:, upper]
+    want = walk.rotations[40:][:, upper]
+    assert np.all(np.abs(np.sum(got * want, axis=-1)) > 1 - 1e-9)
+    home = pair.segments[-1].end + 1
+    tail = slice(home - result.start, None)
+    np.testing.assert_allclose(result.motion.global_positions()[tail],
+                               walk.global_positions()[home - 150:], atol=1e-6 * body_height(walk, rig))
+
+
+@pytest.mark.parametrize("method", [TRANSITION, CONNECTION, ADAPTATION, ADAPTATION_HOLD])
+def test_no_joint_jumps(clips, method):
+    timeline = timelines(clips)[method]
+    result = synthesize(timeline)
+    assert np.all(np.isfinite(result.motion.rotations))
+    assert largest_step(result.motion) <= 3 * max(largest_step(c.motion) for c in timeline)
+
+
+def test_random_timelines_never_give_nan_or_jumps(clips):
+    rng = np.random.default_rng(7)
+    names = list(clips)
+    for _ in range(6):
+        picked = rng.choice(names, size=4)
+        start, timeline = 0, []
+        for i, name in enumerate(picked):
+            m = clips[name]
+            n = m.n_frames
+            lo = int(rng.integers(0, n // 3))
+            hi = int(rng.integers(lo, n))
+            timeline.append(Clip(m, start, (lo, hi), f"{i}:{name}"))
+            start += int(rng.integers(n // 2, n + 40))
+        result = synthesize(timeline, responsiveness=float(rng.uniform()))
+        assert np.all(np.isfinite(result.motion.rotations)) and np.all(np.isfinite(result.motion.positions))
+        assert largest_step(result.motion) <= 3 * max(largest_step(c.motion) for c in timeline), result.plan.summary()
+
+
+def test_raising_w_lengthens_transitions(clips):
+    def total_blend_frames(W):
+        frames = 0
+        for timeline in timelines(clips).values():
+            for pair in synthesize(timeline, responsiveness=W).plan.pairs:
+                frames += sum(s.end - s.start for s in pair.segments if s.blend != "deformation")
+        return frames
+
+    assert total_blend_frames(1.0) > total_blend_frames(0.0)
+
+
+def test_the_plan_prints_and_serialises(clips):
+    result = synthesize(timelines(clips)[ADAPTATION])
+    data = json.loads(result.plan.to_json())
+    assert data["pairs"][0]["method"] == ADAPTATION
+    assert {"part", "blend", "start", "end", "weights"} <= set(data["pairs"][0]["segments"][0])
+    assert "adaptation" in result.plan.summary()
+
+
+# ---------------------------------------------------------------- conventions of other rigs
+
+
+def test_the_plan_does_not_depend_on_units_names_or_where_the_clips_stand(clips):
+    base = timelines(clips)[CONNECTION]
+    turn = quat.from_axis_angle(np.array([0.0, 1.0, 0.0]), 1.1)
+    changed = [Clip(c.motion.scaled(0.01).renamed({"Foot_L": "LeftFoot", "Foot_R": "RightFoot"})
+                    .transformed(turn, np.array([2.0, 0.0, -3.0])), c.start, c.core, c.name) for c in base]
+    a, b = synthesize(base).plan, synthesize(changed).plan
+    assert [p.method for p in a.pairs] == [p.method for p in b.pairs]
+    assert [(s.start, s.end) for s in a.pairs[0].segments] == [(s.start, s.end) for s in b.pairs[0].segments]
+
+
+def test_clips_at_another_rate_are_resampled_onto_the_first(clips):
+    walk, bow = clips[WALK], clips[BOW].resampled(60)
+    result = synthesize([Clip(walk, 0, (0, 100), "walk"), Clip(bow, 150, (60, 274), "bow at 60 fps")])
+    assert result.motion.fps == walk.fps
+    assert result.plan.end == 150 + clips[BOW].n_frames - 1
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_bad_timelines_say_what_to_fix(clips):
+    walk = clips[WALK]
+    with pytest.raises(ValueError, match="at least one clip"):
+        synthesize([])
+    with pytest.raises(ValueError, match="core 10..999"):
+        synthesize([Clip(walk, 0, (10, 999), "walk")])
+    other = walk.renamed({"Head": "Kopf"})
+    with pytest.raises(ValueError, match="another skeleton"):
+        synthesize([Clip(walk, 0, None, "a"), Clip(other, 300, None, "b")])
+    with pytest.raises(ValueError, match="responsiveness"):
+        synthesize([Clip(walk, 0, None, "a")], responsiveness=1.5)
