@@ -35,6 +35,8 @@ test-blender: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) tests/bench/analysis.py
+	$(PY) tests/bench/quality.py
+	$(PY) tests/bench/synthesis_speed.py
 
 zip: $(STAMP)
 	@test -n "$(BLENDER_EXT)" || { echo "blender_ext.py not found inside the bpy module in $(VENV)" >&2; exit 1; }
