@@ -135,45 +135,40 @@ def adapt_legs(
     return out
 
 
-def root_parameters(pelvis: np.ndarray, left: np.ndarray, right: np.ndarray, body: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """(root_x, root_z) of eq. (2), 2008 section 7.2, per frame ``(F, 2)``.
+def pelvis_shift(
+    pelvis: np.ndarray, left: np.ndarray, right: np.ndarray, body: np.ndarray, up: np.ndarray,
+    new_left: np.ndarray, new_right: np.ndarray,
+) -> np.ndarray:
+    """How far the pelvis moves ``(F, 3)`` when the feet move to ``new_left``/``new_right`` (eq. 2, 2008 7.2).
 
-    P_root - P_lfoot = root_x (P_rfoot - P_lfoot) + root_z V_body, on the
-    ground plane. When the feet lie along the body orientation the first
-    basis vector is replaced by the body's right-hand direction scaled to the
-    stance width, so the system never becomes singular.
+    Eq. (2) places the root at ``P_lfoot + root_x (P_rfoot - P_lfoot) +
+    root_z V_body``. The body orientation does not change in adaptation, so
+    keeping (root_x, root_z) moves the root by ``(1 - root_x) dP_lfoot +
+    root_x dP_rfoot``: only root_x, the pelvis's place along the line from
+    the left foot to the right, matters. It is read on the ground plane and
+    kept within [0, 1] (between the feet): where the feet line up with the
+    body orientation eq. (2) has no unique root_x, and an unbounded value
+    would fling the pelvis. Vertical foot changes are not passed on.
     """
-    e1, e2 = _root_basis(left, right, body, up)
-    rel = _flat(pelvis - left, up)
-    m = np.stack([e1, e2], axis=-1)  # (F, 3, 2)
-    return _solve2(m, rel)
-
-
-def root_position(params: np.ndarray, left: np.ndarray, right: np.ndarray, body: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """Horizontal pelvis position ``(F, 3)`` from eq. (2) parameters and (new) feet."""
-    e1, e2 = _root_basis(left, right, body, up)
-    return _flat(left, up) + params[:, :1] * e1 + params[:, 1:] * e2
+    across = _flat(right - left, up)
+    width2 = np.sum(across * across, axis=-1)
+    side = _flat(pelvis - left, up)
+    forward = _flat(body, up)
+    forward = forward / np.maximum(np.linalg.norm(forward, axis=-1, keepdims=True), 1e-12)
+    # root_x from the component of the pelvis across the body orientation (eq. 2 solved for root_x)
+    lateral = np.cross(forward, up)
+    denom = np.sum(across * lateral, axis=-1)
+    # how well the feet span the body's side-to-side axis: 1 across it, 0 along it;
+    # root_x fades to the midpoint (0.5) as eq. (2) loses its grip, never jumping there
+    grip = np.clip((np.abs(denom) / np.maximum(np.sqrt(width2), 1e-12) - 0.2) / 0.4, 0.0, 1.0)
+    raw = np.sum(side * lateral, axis=-1) / np.where(np.abs(denom) > 1e-12, denom, 1.0)
+    root_x = (grip * np.clip(raw, 0.0, 1.0) + (1.0 - grip) * 0.5)[:, None]
+    shift = (1.0 - root_x) * (new_left - left) + root_x * (new_right - right)
+    return _flat(shift, up)
 
 
 def _flat(v: np.ndarray, up: np.ndarray) -> np.ndarray:
     return v - (v @ up)[..., None] * up
-
-
-def _root_basis(left, right, body, up):
-    e1 = _flat(right - left, up)
-    e2 = _flat(body, up)
-    e2 = e2 / np.maximum(np.linalg.norm(e2, axis=-1, keepdims=True), 1e-12)
-    width = np.linalg.norm(e1, axis=-1, keepdims=True)
-    side = np.cross(e2, up)
-    along = np.abs(np.sum(e1 * e2, axis=-1, keepdims=True)) > 0.95 * np.maximum(width, 1e-12)
-    e1 = np.where(along | (width < 1e-9), side * np.maximum(width, 1.0), e1)
-    return e1, e2
-
-
-def _solve2(m: np.ndarray, rel: np.ndarray) -> np.ndarray:
-    """Least-squares ``m @ x = rel`` for stacks of (3, 2) systems."""
-    mt = np.swapaxes(m, -1, -2)
-    return np.linalg.solve(mt @ m, (mt @ rel[..., None]))[..., 0]
 
 
 def global_joints(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, joints) -> np.ndarray:

@@ -40,7 +40,7 @@ from .align import Alignment, align_clip, body_track
 from .analysis import Phase, analyze, moving_feet, phase_segments, support_phases
 from .motion import Motion
 from .optimize import blend_weights, distance_matrix, optimal_blend_range, pose_features, pose_velocity, primary_joints
-from .render import adapt_legs, blend, foot_lock_offsets, piecewise_warp, root_parameters, root_position, sample
+from .render import _flat, adapt_legs, blend, foot_lock_offsets, pelvis_shift, piecewise_warp, sample
 from .rig import Rig, detect_up, find_rig, leg_length
 from .weights import WeightFunction, motion_to_pose_weights, optimal_weight_function, pose_to_motion_weights
 
@@ -48,6 +48,8 @@ from .weights import WeightFunction, motion_to_pose_weights, optimal_weight_func
 # factor between S_MIN and S_MAX at most (the values of the paper's experiments).
 S_MIN, S_MAX = 0.7, 1.5
 RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
+ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
+KEEP_REACH = 0.25  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 
 TRANSITION = "transition"
 CONNECTION = "connection"
@@ -107,6 +109,7 @@ class Segment:
     end: int
     weights: WeightFunction | None = None
     possible: tuple[int, int, int, int] | None = None
+    foot: str | None = None  # "left"/"right" for a foot released in adaptation (eq. 5)
 
     def to_dict(self) -> dict:
         return {
@@ -116,6 +119,7 @@ class Segment:
             "end": self.end,
             "weights": self.weights.to_dict() if self.weights else None,
             "possible": list(self.possible) if self.possible else None,
+            **({"foot": self.foot} if self.foot else {}),
         }
 
 
@@ -509,25 +513,33 @@ def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> P
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
     s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
-    # eq. (5): the first foot-moving phase of the following motion after S1, pose to motion
-    later = _moving_phases(clip_contacts, clip.start, r.t1 + 1, m1e)
     foot = _base_foot_at(track, r.t0)
     alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start, foot=foot)
-    if later:
-        p1 = later[0]
-        t_end = _frames(p1.first + 1, m1e)
-        fn = sides.feats["lower"][1]
-        held = fn[sides.next_index(p1.first)]
-        d = distance_matrix(held[None], fn[np.clip(t_end - clip.start, 0, len(fn) - 1)])[0]
-        d = np.r_[0.0, d]
+    # eq. (5): each kept foot goes home during its own first moving phase after S1
+    # (2008 7.2, "the foot position is blended from the constrained position to the
+    # original position"), pose to motion; a foot that never moves stays kept (eq. 8)
+    later = _moving_phases(clip_contacts, clip.start, r.t1 + 1, m1e)
+    fn = sides.feats["lower"][1]
+    releases = []
+    for k, side in enumerate(("left", "right")):
+        p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
+        if p1 is None:
+            continue
+        frames = np.clip(_frames(p1.first, p1.last) - clip.start, 0, len(fn) - 1)
+        d = distance_matrix(fn[frames[:1]], fn[frames])[0]
         wp = pose_to_motion_weights(d, ctx.fps)
-        s0 = Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
-                     p1.first, p1.first + wp.end_index if wp.end_index > 0 else p1.last, wp.function,
-                     (p1.first, p1.first, p1.first + 1, m1e))
-        s3 = Segment("lower", "deformation", r.t1, p1.first)  # eq. (7)
-        return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple(), (s1, s2, s3, s0), alignment)
-    s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8)
-    return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, s3), alignment)
+        releases.append((p1, Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
+                                     p1.first, p1.first + max(wp.end_index, 1), wp.function,
+                                     (p1.first, p1.first, p1.first + 1, p1.last), foot=side)))
+    if not releases:
+        s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8)
+        return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, s3), alignment)
+    releases.sort(key=lambda x: x[1].start)
+    last = releases[-1][1]
+    s3 = Segment("lower", "deformation", r.t1, last.start if len(releases) == 2 else m1e)  # eqs. (7), (8)
+    p1 = releases[0][0]
+    return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple(), (s1, s2, s3) + tuple(x[1] for x in releases),
+                    alignment)
 
 
 def _stance_foot(phase: Phase) -> int:
@@ -542,11 +554,15 @@ def _base_foot_at(track: _Track, t: int) -> int:
 
 def _align(track: _Track, clip: Clip, ctx: _Context, *, prev_frame: int, next_frame: float, foot: int) -> Alignment:
     parents = clip.motion.skeleton.parents
-    prev = body_track(track.rotations, track.positions, parents, ctx.rig, ctx.up)
-    nxt = body_track(clip.motion.rotations, clip.motion.positions, parents, ctx.rig, ctx.up)
     i = int(np.clip(prev_frame - track.first, 0, len(track.rotations) - 1))
     j = int(np.clip(round(float(next_frame)), 0, clip.motion.n_frames - 1))
-    return align_clip(prev, i, nxt, j, foot, ctx.up, distance=0.2 * ctx.leg)
+    # the body orientation only looks a few seconds back from the previous frame
+    # and ahead from the following one (2008, 4.3)
+    reach = int(ORIENTATION_WINDOW_S * ctx.fps)
+    lo = max(i - reach, 0)
+    prev = body_track(track.rotations[lo : i + 1], track.positions[lo : i + 1], parents, ctx.rig, ctx.up)
+    nxt = body_track(clip.motion.rotations[j : j + reach], clip.motion.positions[j : j + reach], parents, ctx.rig, ctx.up)
+    return align_clip(prev, i - lo, nxt, 0, foot, ctx.up, distance=0.2 * ctx.leg)
 
 
 # --------------------------------------------------------------------------
@@ -576,7 +592,13 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
     nxt = pair.alignment.apply(clip.motion, ctx.rig.pelvis)
     segs = [s for s in pair.segments if s.blend != "deformation"]
     first_blend = min(s.start for s in segs)
-    t = np.arange(first_blend, clip.end + 1)
+    # after the last frame the pair touches, the aligned clip plays as it is
+    last = max(s.end for s in pair.segments)
+    if pair.method == TRANSITION:
+        last = max(last, pair.next_phase[2])  # the clip's time warp ends with its phase
+    # (a clip that starts after the blend waits in its first pose until then)
+    stop = int(min(max(last + 1, clip.start), clip.end))
+    t = np.arange(first_blend, stop + 1)
     T = len(t)
 
     # time warps: which source frame each side shows at each output frame
@@ -668,13 +690,32 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
         motion = adapt_legs(motion, ctx.rig, targets, active)
 
     keep = first_blend - track.first
+    if keep > len(track.rotations):
+        # a gap before the blend: the previous motion holds its last pose (2008, 6.2)
+        track = _held_until(track, first_blend - 1)
+    rest = slice(stop + 1 - clip.start, None)
     return _Track(
-        rotations=np.concatenate([track.rotations[:keep], motion.rotations]),
-        positions=np.concatenate([track.positions[:keep], motion.positions]),
-        contacts=np.concatenate([track.contacts[:keep], contacts]),
+        rotations=np.concatenate([track.rotations[:keep], motion.rotations, nxt.rotations[rest]]),
+        positions=np.concatenate([track.positions[:keep], motion.positions, nxt.positions[rest]]),
+        contacts=np.concatenate([track.contacts[:keep], contacts, clip_contacts[rest]]),
         first=track.first,
         core_end=clip.start + clip.core_range[1],
         name=clip.name,
+    )
+
+
+def _held_until(track: _Track, frame: int) -> _Track:
+    """The track extended to output ``frame`` by holding its last pose (and contacts)."""
+    n = frame - track.last
+    if n <= 0:
+        return track
+    return _Track(
+        rotations=np.concatenate([track.rotations, np.repeat(track.rotations[-1:], n, 0)]),
+        positions=np.concatenate([track.positions, np.repeat(track.positions[-1:], n, 0)]),
+        contacts=np.concatenate([track.contacts, np.repeat(track.contacts[-1:], n, 0)]),
+        first=track.first,
+        core_end=track.core_end,
+        name=track.name,
     )
 
 
@@ -688,8 +729,7 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     """
     T = len(t)
     s1 = pair.segment("lower", "pose-to-pose")
-    s0 = pair.segment("lower", "pose-to-motion") or next(
-        (s for s in pair.segments if s.part == "lower" and s.blend == "pose-to-pose" and s is not s1), None)
+    released = {s.foot: s for s in pair.segments if s.foot}
     rig, up = ctx.rig, ctx.up
     left, right = rig.leg("L"), rig.leg("R")
     parents = nxt.skeleton.parents
@@ -705,19 +745,23 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     feet_own = g[:, [left.ankle, right.ankle]]
     pelvis_own = g[:, rig.pelvis]
     body = _facing(g, rig, up)
+    # A foot kept far from where the clip wants it would stretch the legs past
+    # their reach once the clip moves: such a foot is not kept but shuffled to
+    # its own place during S1 (a short slide instead of a contorted body).
+    i1 = int(np.clip(s1.end - t[0], 0, T - 1))
+    gap = np.linalg.norm(_flat(kept - feet_own[i1], up), axis=-1)
+    planted = planted & (gap < KEEP_REACH * ctx.leg)
 
     # how far each foot has returned to its own position: 0 kept, 1 own
     release = np.zeros((T, 2))
-    if s0 is not None:
-        w0 = weights_of(s0)
-        release[:] = w0[:, None]
+    for k, side in enumerate(("left", "right")):
+        if side in released:
+            release[:, k] = weights_of(released[side])
     release[:, ~planted] = 1.0
     feet = (1.0 - release[..., None]) * kept[None] + release[..., None] * feet_own
     # eq. (2): the pelvis keeps its place relative to the feet and the body orientation
-    params = root_parameters(pelvis_own, feet_own[:, 0], feet_own[:, 1], body, up)
-    flat = root_position(params, feet[:, 0], feet[:, 1], body, up)
-    pelvis_new = flat + (pelvis_own @ up)[:, None] * up
-    adapted_rot, adapted_pos = _move_pelvis(new, nxt.skeleton, rig, pelvis_new - pelvis_own)
+    shift = pelvis_shift(pelvis_own, feet_own[:, 0], feet_own[:, 1], body, up, feet[:, 0], feet[:, 1])
+    adapted_rot, adapted_pos = _move_pelvis(new, nxt.skeleton, rig, shift)
 
     # S1: pose to pose from the previous pose to the adapted pose at its end
     w1 = weights_of(s1)

@@ -77,12 +77,17 @@ def test_a_clip_ending_still_on_both_feet_is_followed_by_adaptation(clips, follo
     assert result.plan.pairs[0].method in (ADAPTATION, ADAPTATION_HOLD)
 
 
-def test_adaptation_has_its_four_segments_and_eq7_joins_them(clips):
-    pair = synthesize(timelines(clips)[ADAPTATION]).plan.pairs[0]
+def test_adaptation_releases_each_kept_foot_in_its_own_moving_phase_eq5_eq7(clips):
+    result = synthesize(timelines(clips)[ADAPTATION])
+    pair = result.plan.pairs[0]
     s1 = pair.segment("lower", "pose-to-pose")
     s3 = pair.segment("lower", "deformation")
-    s0 = next(s for s in pair.segments if s.part == "lower" and s not in (s1, s3))
-    assert s3.start == s1.end and s3.end == s0.start  # eq. (7)
+    releases = sorted((s for s in pair.segments if s.foot), key=lambda s: s.start)
+    assert s3.start == s1.end  # eq. (7)
+    assert {s.foot for s in releases} <= {"left", "right"} and releases
+    # the deformation lasts until the last kept foot starts for home (eq. 7), or to the end (eq. 8)
+    assert s3.end in (releases[-1].start, result.plan.end)
+    assert all(s.start > s1.end for s in releases)
     assert pair.segment("upper") is not None
 
 
@@ -215,3 +220,18 @@ def test_bad_timelines_say_what_to_fix(clips):
         synthesize([Clip(walk, 0, None, "a"), Clip(other, 300, None, "b")])
     with pytest.raises(ValueError, match="responsiveness"):
         synthesize([Clip(walk, 0, None, "a")], responsiveness=1.5)
+
+
+def test_a_clip_placed_after_a_gap_waits_in_its_first_pose(clips):
+    """Connection may finish before the next clip starts: it then holds its first pose (2008, 6.2)."""
+    walk, slash = clips[WALK], clips[SLASH]
+    timeline = [Clip(walk, 0, (0, 100), "walk"), Clip(slash, 260, (38, 200), "slash")]
+    result = synthesize(timeline)
+    assert result.plan.end == 260 + slash.n_frames - 1 == result.start + result.motion.n_frames - 1
+    rig = find_rig(walk)
+    placed = aligned_clips(result, timeline, rig)["slash"]
+    last_blend = max(s.end for s in result.plan.pairs[0].segments)
+    if last_blend < 259:
+        waiting = result.motion.global_positions()[last_blend + 1 - result.start : 260 - result.start]
+        np.testing.assert_allclose(waiting, np.broadcast_to(placed.global_positions()[0], waiting.shape),
+                                   atol=1e-6 * body_height(walk, rig))

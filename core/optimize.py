@@ -1,0 +1,630 @@
+"""Optimal blending range (Oshita 2014, section 4.3): Q_t, Q_p, Q_v and their search.
+
+A blending segment starts at ``t0`` in the previous motion and ends at ``t1``
+in the following motion; eq. (9) picks the pair that minimises
+
+    w_t Q_t(t0, t1) + w_p Q_p(t0, t1) + w_v Q_v(t0, t1)
+
+over the possible ranges of section 4.2 (one end may be fixed there, by
+eqs. 3, 5 and 7, so one candidate set may hold a single frame).
+
+Conventions of this module:
+
+* **Times.** ``t0`` and ``t1`` are integer *output frames*: frames of the
+  synthesized timeline, sampled at ``fps`` like both clips. Output frame ``t``
+  is frame ``t - prev_offset`` of the previous clip and ``t - next_offset`` of
+  the following one. Every cost is computed in seconds (frames / ``fps``), so
+  the same pair sampled at 30 or 120 fps has the same optimum in seconds.
+* **Poses.** A pose is the positions of a part's *primary joints*
+  (:func:`primary_joints`) after aligning pelvis position and body
+  orientation (eq. 12): relative to the pelvis, in the pelvis's own
+  horizontal frame, in leg lengths (:func:`pose_features`). Features have
+  shape ``(F, n, 3)``; the last axis is ``(left, up, forward)`` of the body.
+* **Units of the three terms.** Q_t in seconds, Q_p in leg lengths, Q_v in
+  leg lengths per second; the weights of :func:`blend_weights` are chosen in
+  those units, so no term depends on the file's unit or frame rate.
+
+The search (:func:`optimal_blend_range`) is coarse to fine (end of 4.3):
+pose distances on a grid of about 0.1 s, interpolated to estimate every
+pair, then downhill walks on exact costs at 1-frame resolution from the best
+few minima of the estimate. :func:`exhaustive_blend_range` evaluates every
+pair with the same block cost function; the tests hold the two to the same
+optimum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .analysis import pelvis_facing
+from .motion import Motion, forward_kinematics
+from .rig import Rig, detect_up, leg_length
+
+PARTS = ("lower", "upper")
+COARSE_STEP_S = 0.1  # coarse grid spacing of the search, seconds
+_COARSE_SEEDS = 8  # minima of the coarse estimate refined at 1-frame resolution
+_EXACT_SPAN = 4  # ranges up to this many coarse steps long are never estimated
+_SMALL_BLOCK = 1 << 14  # joints x pairs below which a distance block is one broadcast
+
+
+# --------------------------------------------------------------------------
+# eq. (12): primary joints and aligned poses
+
+
+def primary_joints(rig: Rig, part: str) -> np.ndarray:
+    """Joint indices ``(n,)`` whose positions define a pose of ``part`` (eq. 12).
+
+    ``"lower"``: hip, knee, ankle and toe of both legs (toes where present).
+    ``"upper"``: chest (the last spine joint), neck, head, and shoulder,
+    elbow and wrist of both arms (those present).
+
+    The paper only says "primary joints" of the lower or upper body. These
+    are the joints whose *positions* carry the part's pose once the pelvis is
+    aligned: each is placed by its parent's rotation, so the knee shows the
+    thigh, the ankle the shin, the toe the foot, the elbow the upper arm, the
+    wrist the forearm, the head the neck. The pelvis is left out (alignment
+    puts it at the origin of every pose); so are clavicles (they hardly move,
+    and the shoulder position already shows them) and fingers.
+    """
+    if part == "lower":
+        joints = [j for side in ("L", "R") for j in rig.leg(side).joints]
+    elif part == "upper":
+        chest = rig.chest if rig.chest is not None else (rig.spine[-1] if rig.spine else None)
+        joints = [j for j in (chest, rig.neck, rig.head) if j is not None]
+        for side in ("L", "R"):
+            arm = rig.arm(side)
+            if arm is not None:
+                joints += [arm.shoulder, arm.elbow, arm.wrist]
+    else:
+        raise ValueError(f"part must be one of {PARTS}, got {part!r}")
+    joints = list(dict.fromkeys(int(j) for j in joints))
+    if not joints:
+        raise ValueError(
+            "the rig has no upper-body joints (no chest, neck, head or arms); "
+            "map them with rig overrides, or blend the whole body as the lower part"
+        )
+    return np.array(joints, dtype=np.int64)
+
+
+def pose_features(motion: Motion, rig: Rig, joints: np.ndarray, up: np.ndarray | None = None) -> np.ndarray:
+    """Aligned positions of ``joints`` per frame: ``(F, n, 3)`` in leg lengths.
+
+    Eq. (12) compares poses "after two poses are aligned so that their pelvis
+    positions and body orientations match":
+
+    * the pelvis position is subtracted entirely (height included), so two
+      poses are compared as if their pelvises coincided; a crouch still
+      differs from a stance through the legs, which then reach less far;
+    * the result is turned about ``up`` so that the pelvis facing
+      (:func:`core.analysis.pelvis_facing`, from the hips) is the canonical
+      forward: the last axis is ``(left, up, forward)`` with
+      ``left = up x forward``. The body orientation of 2008 section 4.3 is
+      defined for the ends of a clip from its travel; for one pose the
+      pelvis facing is the orientation there is;
+    * lengths are divided by the mean leg length (hip to ankle), so the same
+      clip in centimetres or metres, moved, turned or with another up axis,
+      gives the same features.
+
+    ``up`` (3,) is the clip's up axis, detected when ``None``. Only the
+    requested joints, the pelvis and the hips (and their ancestors) are
+    evaluated.
+    """
+    joints = np.asarray(joints, dtype=np.int64).reshape(-1)
+    up = detect_up(motion, rig) if up is None else np.asarray(up, dtype=np.float64).reshape(3)
+    hip_left, hip_right = rig.leg("L").hip, rig.leg("R").hip
+    wanted = np.concatenate([[rig.pelvis, hip_left, hip_right], joints])
+    gpos = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, wanted)[0]
+    pelvis = gpos[:, 0]
+    forward = pelvis_facing(gpos[:, 1], gpos[:, 2], up)
+    left = np.cross(up, forward)
+    # rows are the body axes, so basis @ v gives v's (left, up, forward) coordinates
+    basis = np.stack([left, np.broadcast_to(up, left.shape), forward], axis=1)
+    leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
+    relative = gpos[:, 3:] - pelvis[:, None]
+    return np.matmul(relative, basis.transpose(0, 2, 1)) / leg
+
+
+def part_features(motion: Motion, rig: Rig, part: str, up: np.ndarray | None = None) -> np.ndarray:
+    """:func:`pose_features` of ``part``'s :func:`primary_joints`: ``(F, n, 3)``."""
+    return pose_features(motion, rig, primary_joints(rig, part), up)
+
+
+# --------------------------------------------------------------------------
+# eqs. (12) and (13): pose distance and pose velocity
+
+
+def _check_features(a: np.ndarray, name: str) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim < 2 or a.shape[-1] != 3:
+        raise ValueError(f"{name} must have shape (..., n, 3), got {a.shape}")
+    return a
+
+
+def pose_distance(a_feats: np.ndarray, b_feats: np.ndarray) -> np.ndarray:
+    """Eq. (12): mean over joints of the distance between aligned positions.
+
+    ``a (..., n, 3)`` and ``b (..., n, 3)`` broadcast over ``...`` -> ``(...)``,
+    in the features' unit (leg lengths for :func:`pose_features`).
+    """
+    a, b = _check_features(a_feats, "a_feats"), _check_features(b_feats, "b_feats")
+    if a.shape[-2] != b.shape[-2]:
+        raise ValueError(f"poses have {a.shape[-2]} and {b.shape[-2]} joints; compare the same primary joints")
+    return np.linalg.norm(a - b, axis=-1).mean(axis=-1)
+
+
+def distance_matrix(prev_feats: np.ndarray, next_feats: np.ndarray) -> np.ndarray:
+    """Eq. (12) between every pose of two clips: ``(F0, n, 3), (F1, n, 3) -> (F0, F1)``.
+
+    Exact differences (identical poses give exactly 0), no Gram-matrix trick.
+    """
+    a, b = _check_features(prev_feats, "prev_feats"), _check_features(next_feats, "next_feats")
+    if a.ndim != 3 or b.ndim != 3 or a.shape[1] != b.shape[1]:
+        raise ValueError(f"expected (F0, n, 3) and (F1, n, 3) with the same n, got {a.shape} and {b.shape}")
+    return _plane_distances(np.ascontiguousarray(a.transpose(1, 2, 0)), np.ascontiguousarray(b.transpose(1, 2, 0)))
+
+
+def pose_velocity(feats: np.ndarray, fps: float, eps_frames: int = 1) -> np.ndarray:
+    """Eq. (13): ``V(t) = D(t, t + eps) / eps`` per frame, ``(F, n, 3) -> (F,)``.
+
+    ``eps`` is ``eps_frames`` frames, in seconds (``eps_frames / fps``), so V
+    is in feature units (leg lengths) per second. The last ``eps`` frames,
+    which have no frame ``eps`` ahead, use the backward difference
+    ``D(t - eps, t) / eps``. A one-frame clip has velocity 0.
+    """
+    feats = _check_features(feats, "feats")
+    if int(eps_frames) != eps_frames or eps_frames < 1:
+        raise ValueError(f"eps_frames must be a positive whole number of frames, got {eps_frames}")
+    F = feats.shape[0]
+    if F < 2:
+        return np.zeros(F)
+    e = min(int(eps_frames), F // 2)
+    step = pose_distance(feats[:-e], feats[e:]) * (fps / e)  # (F - e,) D(t, t + e) / eps
+    return np.concatenate([step, step[-e:]])
+
+
+# --------------------------------------------------------------------------
+# eqs. (10), (11), (14): the three terms
+
+
+class BlendTerms(NamedTuple):
+    """The three objective terms of eq. (9), each broadcast over pairs.
+
+    time      Q_t, seconds: eq. (10) ``|phase length - (t1 - t0)|``, or eq. (11)
+              ``t1 - t0`` for pose-to-pose segments.
+    pose      Q_p = D(t0, t1), leg lengths (eq. 12).
+    velocity  Q_v, leg lengths per second (eq. 14).
+    """
+
+    time: np.ndarray
+    pose: np.ndarray
+    velocity: np.ndarray
+
+
+class BlendWeights(NamedTuple):
+    """``(w_t, w_p, w_v)`` of eq. (9), per second, per leg length, per (leg length / s)."""
+
+    time: float
+    pose: float
+    velocity: float
+
+
+@dataclass(frozen=True)
+class BlendRange:
+    """The optimal blending range of one segment.
+
+    t0, t1   output frames where blending starts (previous motion) and ends
+             (following motion), ``t0 < t1``, each one of its candidates.
+    cost     the minimised eq. (9) value.
+    terms    Q_t, Q_p, Q_v at ``(t0, t1)`` as floats (see :class:`BlendTerms`).
+    """
+
+    t0: int
+    t1: int
+    cost: float
+    terms: BlendTerms
+
+    @property
+    def n_frames(self) -> int:
+        """Frames from ``t0`` to ``t1``, both included."""
+        return self.t1 - self.t0 + 1
+
+    def to_dict(self) -> dict:
+        return {"t0": self.t0, "t1": self.t1, "cost": self.cost, "terms": {k: float(v) for k, v in self.terms._asdict().items()}}
+
+
+# W = 0 (most responsive) and W = 1 (smoothest), as (w_t, w_p, w_v) in
+# 1/s, 1/leg length and s/leg length. What sets the scale is the exchange
+# rate between terms: at W = 0 a tenth of a second is worth 0.2 leg lengths
+# of pose difference, so the search cuts a blend short unless that costs a
+# clearly different pose; at W = 1 it is worth only 0.02 leg lengths, so it
+# waits for a matching pose and lets the blend run long. Q_v counts a little
+# at W = 0 and as much as Q_p per leg length per second at W = 1: a blend
+# whose average speed D / (t1 - t0) matches the motion at both ends has no
+# jerk at its ends and low acceleration inside (see the tests on real pairs).
+RESPONSIVE_WEIGHTS = BlendWeights(time=1.0, pose=1.0, velocity=0.2)
+SMOOTH_WEIGHTS = BlendWeights(time=1.0, pose=0.2, velocity=3.0)
+
+
+def blend_weights(W: float) -> BlendWeights:
+    """``(w_t, w_p, w_v)`` for responsiveness ``W`` in [0, 1] (end of 4.3).
+
+    Linear between :data:`RESPONSIVE_WEIGHTS` (``W = 0``, quick transitions)
+    and :data:`SMOOTH_WEIGHTS` (``W = 1``, longer, gentler blends).
+    """
+    W = float(W)
+    if not 0.0 <= W <= 1.0:
+        raise ValueError(f"responsiveness W must be between 0 (most responsive) and 1 (smoothest), got {W}")
+    return BlendWeights(*((1.0 - W) * np.array(RESPONSIVE_WEIGHTS) + W * np.array(SMOOTH_WEIGHTS)))
+
+
+def _on_clip(t: np.ndarray, offset: int, n_frames: int) -> tuple[np.ndarray, np.ndarray]:
+    """Clip frames of output frames ``t`` (clamped) and whether each lies inside the clip."""
+    frame = np.asarray(t, dtype=np.int64) - int(offset)
+    inside = (frame >= 0) & (frame < n_frames)
+    return np.clip(frame, 0, max(n_frames - 1, 0)), inside
+
+
+def _terms(distance, v0, v1, duration_s, phase_length_s) -> BlendTerms:
+    """Eqs. (10)/(11) and (14) from D(t0, t1), V(t0), V(t1) and t1 - t0 (seconds), broadcast."""
+    time = duration_s if phase_length_s is None else np.abs(phase_length_s - duration_s)
+    mean_speed = distance / duration_s
+    velocity = 0.5 * (np.abs(v0 - mean_speed) + np.abs(v1 - mean_speed))
+    return BlendTerms(np.asarray(time, dtype=np.float64), np.asarray(distance, dtype=np.float64), velocity)
+
+
+def _cost(distance: np.ndarray, v0: np.ndarray, v1: np.ndarray, frames: np.ndarray, fps: float,
+          phase_length_s: float | None, w: np.ndarray) -> np.ndarray:
+    """``w . (Q_t, Q_p, Q_v)`` of a block, ``inf`` where ``t1 <= t0``.
+
+    distance (a, b) D(t0, t1); v0 (a, 1) V(t0); v1 (1, b) V(t1); frames (a, b)
+    ``t1 - t0`` in frames. The same sums as :func:`_terms`, fused in place:
+    the estimate over every candidate pair is the search's largest array
+    work, and temporaries of that size cost more than the arithmetic.
+    """
+    duration = np.maximum(frames, 1) * (1.0 / fps)
+    speed = distance / duration
+    cost = np.subtract(v0, speed)
+    np.abs(cost, out=cost)
+    np.subtract(v1, speed, out=speed)
+    np.abs(speed, out=speed)
+    cost += speed
+    cost *= 0.5 * w[2]
+    if phase_length_s is not None:
+        np.subtract(duration, phase_length_s, out=duration)
+        np.abs(duration, out=duration)
+    duration *= w[0]
+    cost += duration
+    np.multiply(distance, w[1], out=speed)
+    cost += speed
+    cost[frames <= 0] = np.inf
+    return cost
+
+
+def _check_clips(prev_feats, next_feats, prev_velocity, next_velocity):
+    """The two clips' features ``(F, n, 3)`` and velocities ``(F,)`` as float arrays, shapes checked."""
+    prev = _check_features(prev_feats, "prev_feats")
+    nxt = _check_features(next_feats, "next_feats")
+    if prev.ndim != 3 or nxt.ndim != 3 or prev.shape[1] != nxt.shape[1]:
+        raise ValueError(f"expected (F0, n, 3) and (F1, n, 3) with the same n, got {prev.shape} and {nxt.shape}")
+    if len(prev) == 0 or len(nxt) == 0:
+        raise ValueError(f"both clips need frames, got {len(prev)} and {len(nxt)}")
+    prev_velocity = np.asarray(prev_velocity, dtype=np.float64).reshape(-1)
+    next_velocity = np.asarray(next_velocity, dtype=np.float64).reshape(-1)
+    if len(prev_velocity) != len(prev) or len(next_velocity) != len(nxt):
+        raise ValueError(
+            f"velocities must have one value per frame: {len(prev_velocity)} for {len(prev)} "
+            f"previous frames, {len(next_velocity)} for {len(nxt)} following frames"
+        )
+    return prev, nxt, prev_velocity, next_velocity
+
+
+def _check_timing(fps, phase_length_s) -> None:
+    if not fps > 0:
+        raise ValueError(f"fps must be positive, got {fps}")
+    if phase_length_s is not None and not phase_length_s >= 0:
+        raise ValueError(f"phase_length_s must be a duration in seconds (>= 0) or None, got {phase_length_s}")
+
+
+class _Search:
+    """Both clips read at the candidate frames, and the cost of blocks of candidate pairs.
+
+    Outside a clip its nearest end pose is held, and a held pose does not
+    move: its velocity is 0.
+    """
+
+    def __init__(self, prev_feats, next_feats, prev_velocity, next_velocity, *,
+                 t0_candidates, t1_candidates, prev_offset, next_offset, fps, phase_length_s, weights):
+        prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
+        _check_timing(fps, phase_length_s)
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if w.shape != (3,) or np.any(w < 0) or not np.all(np.isfinite(w)):
+            raise ValueError(f"weights must be three non-negative numbers (w_t, w_p, w_v), got {weights}")
+        self.t0 = _candidates(t0_candidates, "t0_candidates")
+        self.t1 = _candidates(t1_candidates, "t1_candidates")
+        if self.t0[0] >= self.t1[-1]:
+            raise ValueError(
+                f"no candidate pair has t0 < t1: t0 candidates run {self.t0[0]}..{self.t0[-1]}, "
+                f"t1 candidates {self.t1[0]}..{self.t1[-1]} (the blend must start in the previous "
+                "motion before it ends in the following one)"
+            )
+        f0, inside0 = _on_clip(self.t0, prev_offset, len(prev))
+        f1, inside1 = _on_clip(self.t1, next_offset, len(nxt))
+        # per candidate: its pose as contiguous joint planes (n, 3, K) for
+        # distance blocks, and its velocity (0 where the clip holds a pose)
+        self.pose0 = np.ascontiguousarray(prev[f0].transpose(1, 2, 0))
+        self.pose1 = np.ascontiguousarray(nxt[f1].transpose(1, 2, 0))
+        self.v0 = np.where(inside0, prev_velocity[f0], 0.0)
+        self.v1 = np.where(inside1, next_velocity[f1], 0.0)
+        self.fps = float(fps)
+        self.phase_length_s = None if phase_length_s is None else float(phase_length_s)
+        self.w = w
+
+    def distance(self, i, j) -> np.ndarray:
+        """D of candidates ``i (a,)`` x ``j (b,)`` (indices or slices): ``(a, b)``."""
+        return _plane_distances(self.pose0[:, :, i], self.pose1[:, :, j])
+
+    def cost(self, i, j, distance: np.ndarray | None = None) -> np.ndarray:
+        """Eq. (9) for candidates ``i (a,)`` x ``j (b,)``: ``(a, b)``, inf where ``t1 <= t0``.
+
+        ``distance (a, b)``, when given, stands in for D (an estimate).
+        """
+        if distance is None:
+            distance = self.distance(i, j)
+        frames = self.t1[j][None, :] - self.t0[i][:, None]
+        return _cost(distance, self.v0[i][:, None], self.v1[j][None, :], frames, self.fps, self.phase_length_s, self.w)
+
+    def pair_cost(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Eq. (9) for the pairs ``(i[k], j[k])`` of candidate indices: ``(P,)``.
+
+        The same sums in the same order as :meth:`cost`, so a pair costs the
+        same whichever way it is evaluated.
+        """
+        difference = self.pose0[:, :, i] - self.pose1[:, :, j]  # (n, 3, P)
+        np.square(difference, out=difference)
+        square = difference[:, 0] + difference[:, 1]
+        square += difference[:, 2]
+        np.sqrt(square, out=square)
+        distance = square.sum(axis=0) / len(square) if len(square) else np.zeros(len(i))
+        frames = self.t1[j] - self.t0[i]
+        return _cost(distance, self.v0[i], self.v1[j], frames, self.fps, self.phase_length_s, self.w)
+
+    def result(self, i: int, j: int) -> BlendRange:
+        t0, t1 = int(self.t0[i]), int(self.t1[j])
+        terms = _terms(self.distance([i], [j])[0, 0], self.v0[i], self.v1[j], (t1 - t0) / self.fps, self.phase_length_s)
+        terms = BlendTerms(*(float(x) for x in terms))
+        return BlendRange(t0, t1, float(np.dot(self.w, terms)), terms)
+
+
+def _candidates(t, name: str) -> np.ndarray:
+    t = np.asarray(t)
+    if t.size == 0:
+        raise ValueError(f"{name} is empty: the possible range of this blending segment has no frames")
+    if not np.issubdtype(t.dtype, np.integer):
+        if not np.all(t == np.round(t)):
+            raise ValueError(f"{name} must be whole output frames, got {t.reshape(-1)[:5]}")
+    return np.unique(t.astype(np.int64).reshape(-1))
+
+
+def blend_cost_terms(
+    prev_feats: np.ndarray,
+    next_feats: np.ndarray,
+    prev_velocity: np.ndarray,
+    next_velocity: np.ndarray,
+    t0: np.ndarray,
+    t1: np.ndarray,
+    *,
+    prev_offset: int,
+    next_offset: int,
+    fps: float,
+    phase_length_s: float | None,
+) -> BlendTerms:
+    """Q_t, Q_p, Q_v of eqs. (10)-(14) at pairs ``(t0, t1)`` of output frames.
+
+    prev_feats (F0, n, 3), next_feats (F1, n, 3)   :func:`pose_features` of the two clips.
+    prev_velocity (F0,), next_velocity (F1,)       :func:`pose_velocity` of each.
+    t0, t1            integer output frames, broadcast together; ``t1 > t0`` everywhere.
+    prev_offset, next_offset   output frame ``t`` is clip frame ``t - offset``
+                      (clamped: outside its frames a clip holds its end pose, velocity 0).
+    fps               frames per second of the timeline (and of both clips).
+    phase_length_s    ``t_p,end - t_p,begin`` of the foot-moving phase P the
+                      segment is tied to, seconds (eq. 10: motion-to-motion,
+                      pose-to-motion, motion-to-pose), or ``None`` for a
+                      pose-to-pose segment (eq. 11).
+
+    Returns :class:`BlendTerms` of arrays shaped like ``broadcast(t0, t1)``.
+    """
+    t0, t1 = np.broadcast_arrays(np.asarray(t0, dtype=np.int64), np.asarray(t1, dtype=np.int64))
+    if np.any(t1 <= t0):
+        raise ValueError("a blending range needs t0 < t1 (the following motion's end after the previous one's start)")
+    prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
+    _check_timing(fps, phase_length_s)
+    f0, inside0 = _on_clip(t0, prev_offset, len(prev))
+    f1, inside1 = _on_clip(t1, next_offset, len(nxt))
+    v0 = np.where(inside0, prev_velocity[f0], 0.0)
+    v1 = np.where(inside1, next_velocity[f1], 0.0)
+    return _terms(pose_distance(prev[f0], nxt[f1]), v0, v1, (t1 - t0) / float(fps), phase_length_s)
+
+
+def _plane_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Eq. (12) between poses stored as joint planes: ``(n, 3, a), (n, 3, b) -> (a, b)``."""
+    n = a.shape[0]
+    if n and n * a.shape[2] * b.shape[2] <= _SMALL_BLOCK:
+        # small blocks (the search's 1-frame neighbourhoods) in one broadcast:
+        # the loop below would be all call overhead; same sums, same order
+        difference = a[:, :, :, None] - b[:, :, None, :]
+        np.square(difference, out=difference)
+        square = difference[:, 0] + difference[:, 1]
+        square += difference[:, 2]
+        np.sqrt(square, out=square)
+        return square.sum(axis=0) / n
+    out = np.zeros((a.shape[2], b.shape[2]))
+    if n == 0:
+        return out
+    square = np.empty_like(out)
+    part = np.empty_like(out)
+    # One joint at a time keeps the working set at two (a, b) planes instead
+    # of an (a, b, n, 3) block: several times faster at a few hundred
+    # candidates a side. The loop is over joints (about ten), never frames.
+    for i in range(n):
+        np.subtract(a[i, 0][:, None], b[i, 0], out=square)
+        np.square(square, out=square)
+        for axis in (1, 2):
+            np.subtract(a[i, axis][:, None], b[i, axis], out=part)
+            np.square(part, out=part)
+            square += part
+        np.sqrt(square, out=square)
+        out += square
+    out /= n
+    return out
+
+
+def exhaustive_blend_range(
+    prev_feats, next_feats, prev_velocity, next_velocity, *,
+    t0_candidates, t1_candidates, prev_offset: int, next_offset: int, fps: float,
+    phase_length_s: float | None, weights,
+) -> BlendRange:
+    """Eq. (9) by evaluating every candidate pair; the reference for :func:`optimal_blend_range`.
+
+    Same arguments and result as :func:`optimal_blend_range` (without ``coarse_step``).
+    """
+    search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
+                     t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
+                     phase_length_s=phase_length_s, weights=weights)
+    everything = search.cost(slice(None), slice(None))
+    return search.result(*_best(everything))
+
+
+def optimal_blend_range(
+    prev_feats: np.ndarray,
+    next_feats: np.ndarray,
+    prev_velocity: np.ndarray,
+    next_velocity: np.ndarray,
+    *,
+    t0_candidates: np.ndarray,
+    t1_candidates: np.ndarray,
+    prev_offset: int,
+    next_offset: int,
+    fps: float,
+    phase_length_s: float | None,
+    weights,
+    coarse_step: int | None = None,
+) -> BlendRange:
+    """Eq. (9): the pair ``t0 < t1`` of candidates minimising ``w . (Q_t, Q_p, Q_v)``.
+
+    prev_feats, next_feats, prev_velocity, next_velocity, prev_offset,
+    next_offset, fps, phase_length_s   as in :func:`blend_cost_terms`.
+    t0_candidates (K0,), t1_candidates (K1,)   integer output frames: the
+                  possible range S of the segment's start (in the previous
+                  motion) and end (in the following one), from section 4.2.
+                  Either may hold a single frame (an end fixed by eqs. 3/5/7);
+                  neither needs to be contiguous.
+    weights       ``(w_t, w_p, w_v)``, e.g. :func:`blend_weights` of W.
+    coarse_step   candidates between coarse samples; default about 0.1 s
+                  (:data:`COARSE_STEP_S` times ``fps``, at least 1).
+
+    Coarse to fine (end of 4.3). Coarse: D, the one costly term, is computed
+    on every ``coarse_step``-th candidate of each side (both ends included)
+    and interpolated linearly to every pair; D compares two clips' poses and
+    is as smooth in t0 and t1 as the motion. The other terms are cheap but
+    sharp: eq. (11) and the ``D / (t1 - t0)`` inside the absolute values of
+    eq. (14) make valleys a frame or two wide across durations, so the
+    estimate of every pair uses exact durations and velocities. Fine: from
+    each of the best few local minima of the estimate the search walks
+    downhill on exact costs, evaluating the candidates within
+    ``coarse_step`` of its pair and moving to the best of them until none is
+    better. The result is the best pair evaluated exactly. It matches
+    :func:`exhaustive_blend_range` on real motion, and on smooth random
+    poses all but rarely (then by a small margin); see the tests.
+
+    Raises ValueError when a candidate set is empty or no pair has ``t0 < t1``.
+    """
+    search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
+                     t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
+                     phase_length_s=phase_length_s, weights=weights)
+    step = max(1, int(round(COARSE_STEP_S * search.fps))) if coarse_step is None else int(coarse_step)
+    if step < 1:
+        raise ValueError(f"coarse_step must be at least 1 frame, got {coarse_step}")
+    K0, K1 = len(search.t0), len(search.t1)
+    exact = np.full((K0, K1), np.nan)  # NaN: not evaluated yet
+
+    gi = np.unique(np.r_[np.arange(0, K0, step), K0 - 1])
+    gj = np.unique(np.r_[np.arange(0, K1, step), K1 - 1])
+    coarse = search.distance(gi, gj)
+    exact[np.ix_(gi, gj)] = search.cost(gi, gj, coarse)
+    estimate = search.cost(slice(None), slice(None), _interpolate(_interpolate(coarse, search.t1, gj, 1), search.t0, gi, 0))
+    # D / (t1 - t0) magnifies an error of the interpolated D in short
+    # ranges; pairs shorter than a few coarse steps are evaluated exactly
+    frames = search.t1[None, :] - search.t0[:, None]
+    i, j = np.nonzero((frames > 0) & (frames <= _EXACT_SPAN * step))
+    estimate[i, j] = exact[i, j] = search.pair_cost(i, j)
+
+    best = _best(exact[np.ix_(gi, gj)])
+    best = int(gi[best[0]]), int(gj[best[1]])
+    # Fine: walks downhill on exact costs, all seeds at once (one array
+    # evaluation per round, not per seed): each moves to the best pair
+    # within ``step`` of itself until it is that best pair. Every move
+    # lowers a walk's cost, so the rounds end.
+    at = np.array(_grid_minima(estimate, _COARSE_SEEDS), dtype=np.int64).reshape(-1, 2)
+    reach = np.arange(-step, step + 1)
+    di, dj = np.repeat(reach, len(reach)), np.tile(reach, len(reach))
+    while len(at):
+        i = np.clip(at[:, :1] + di, 0, K0 - 1)  # (walks, neighbours)
+        j = np.clip(at[:, 1:] + dj, 0, K1 - 1)
+        todo = np.isnan(exact[i, j])
+        if todo.any():
+            exact[i[todo], j[todo]] = search.pair_cost(i[todo], j[todo])
+        near = exact[i, j]
+        k = np.argmin(near, axis=1)
+        rows = np.arange(len(at))
+        moved = near[rows, k] < exact[at[:, 0], at[:, 1]]
+        for stop in at[~moved]:  # a walk that stays put is the best of everything it saw
+            if exact[stop[0], stop[1]] < exact[best]:
+                best = int(stop[0]), int(stop[1])
+        at = np.stack([i[rows, k], j[rows, k]], axis=1)[moved]
+    return search.result(*best)
+
+
+def _known(cost: np.ndarray) -> np.ndarray:
+    """Costs with pairs not evaluated yet (NaN) ranked last."""
+    return np.where(np.isnan(cost), np.inf, cost)
+
+
+def _best(cost: np.ndarray) -> tuple[int, int]:
+    i, j = np.unravel_index(np.argmin(cost), cost.shape)
+    return int(i), int(j)
+
+
+def _interpolate(values: np.ndarray, x: np.ndarray, knots: np.ndarray, axis: int) -> np.ndarray:
+    """Values known at ``x[knots]`` along ``axis``, linearly interpolated to every ``x`` (sorted)."""
+    if len(knots) == 1:
+        return np.repeat(values, len(x), axis=axis)
+    xk = x[knots].astype(np.float64)
+    left = np.clip(np.searchsorted(xk, x, side="right") - 1, 0, len(xk) - 2)
+    a = (x - xk[left]) / (xk[left + 1] - xk[left])
+    lo = np.take(values, left, axis=axis)
+    out = np.take(values, left + 1, axis=axis)
+    out -= lo
+    out *= a[:, None] if axis == 0 else a[None, :]
+    out += lo
+    return out
+
+
+def _grid_minima(cost: np.ndarray, count: int) -> list[tuple[int, int]]:
+    """Up to ``count`` finite local minima (3 x 3 neighbourhood, ties allowed) of a 2-D array, best first."""
+    # a 3 x 3 minimum filter as two separable passes of shifted minima
+    low = cost.copy()
+    np.minimum(low[:, 1:], cost[:, :-1], out=low[:, 1:])
+    np.minimum(low[:, :-1], cost[:, 1:], out=low[:, :-1])
+    neighbourhood = low.copy()
+    np.minimum(neighbourhood[1:], low[:-1], out=neighbourhood[1:])
+    np.minimum(neighbourhood[:-1], low[1:], out=neighbourhood[:-1])
+    i, j = np.nonzero((cost <= neighbourhood) & np.isfinite(cost))
+    values = cost[i, j]
+    if len(values) > count:
+        keep = np.argpartition(values, count)[:count]
+        i, j, values = i[keep], j[keep], values[keep]
+    order = np.argsort(values, kind="stable")
+    return [(int(i[k]), int(j[k])) for k in order]
