@@ -356,6 +356,9 @@ class _Search:
         # distance blocks, and its velocity (0 where the clip holds a pose)
         self.pose0 = np.ascontiguousarray(prev[f0].transpose(1, 2, 0))
         self.pose1 = np.ascontiguousarray(nxt[f1].transpose(1, 2, 0))
+        # and as rows (K, 3, n) for gathering single pairs
+        self.rows0 = np.ascontiguousarray(prev[f0].transpose(0, 2, 1))
+        self.rows1 = np.ascontiguousarray(nxt[f1].transpose(0, 2, 1))
         self.v0 = np.where(inside0, prev_velocity[f0], 0.0)
         self.v1 = np.where(inside1, next_velocity[f1], 0.0)
         self.fps = float(fps)
@@ -382,14 +385,28 @@ class _Search:
         The same sums in the same order as :meth:`cost`, so a pair costs the
         same whichever way it is evaluated.
         """
-        difference = self.pose0[:, :, i] - self.pose1[:, :, j]  # (n, 3, P)
+        difference = self.rows0[i] - self.rows1[j]  # (P, 3, n)
         np.square(difference, out=difference)
         square = difference[:, 0] + difference[:, 1]
         square += difference[:, 2]
         np.sqrt(square, out=square)
-        distance = square.sum(axis=0) / len(square) if len(square) else np.zeros(len(i))
+        n = square.shape[1]
+        distance = np.add.reduce(square.T, axis=0) / n if n else np.zeros(len(i))
         frames = self.t1[j] - self.t0[i]
         return _cost(distance, self.v0[i], self.v1[j], frames, self.fps, self.phase_length_s, self.w)
+
+    def durations_below(self, cost: float) -> tuple[int, int]:
+        """Shortest and longest ``t1 - t0`` (frames, >= 1) whose ``w_t Q_t`` is at most ``cost``.
+
+        A frame of margin on each side: the band may be wider, never narrower.
+        """
+        longest = int(self.t1[-1] - self.t0[0])
+        if not self.w[0] > 0 or not np.isfinite(cost):
+            return 1, max(longest, 1)
+        reach = cost / self.w[0] * self.fps  # frames of Q_t the cost can pay for
+        centre = 0.0 if self.phase_length_s is None else self.phase_length_s * self.fps
+        shortest = max(1, int(np.floor(centre - reach)) - 1)
+        return shortest, max(shortest, min(longest, int(np.ceil(centre + reach)) + 1))
 
     def result(self, i: int, j: int) -> BlendRange:
         t0, t1 = int(self.t0[i]), int(self.t1[j])
@@ -550,24 +567,44 @@ def optimal_blend_range(
     K0, K1 = len(search.t0), len(search.t1)
     exact = np.full((K0, K1), np.nan)  # NaN: not evaluated yet
 
+    # Coarse: D, the one costly term, on every step-th candidate of each side
+    # (both ends included); exact costs there give a first best pair.
     gi = np.unique(np.r_[np.arange(0, K0, step), K0 - 1])
     gj = np.unique(np.r_[np.arange(0, K1, step), K1 - 1])
     coarse = search.distance(gi, gj)
     exact[np.ix_(gi, gj)] = search.cost(gi, gj, coarse)
-    estimate = search.cost(slice(None), slice(None), _interpolate(_interpolate(coarse, search.t1, gj, 1), search.t0, gi, 0))
-    # D / (t1 - t0) magnifies an error of the interpolated D in short
-    # ranges; pairs shorter than a few coarse steps are evaluated exactly
-    frames = search.t1[None, :] - search.t0[:, None]
-    i, j = np.nonzero((frames > 0) & (frames <= _EXACT_SPAN * step))
-    estimate[i, j] = exact[i, j] = search.pair_cost(i, j)
-
     best = _best(exact[np.ix_(gi, gj)])
     best = int(gi[best[0]]), int(gj[best[1]])
+    # Every term is >= 0, so no pair whose w_t Q_t alone exceeds that cost
+    # can win: the search narrows to a band of durations t1 - t0, held as
+    # (K0, width) with column k of row i the candidate j = first[i] + k.
+    shortest, longest = search.durations_below(exact[best])
+    first = np.searchsorted(search.t1, search.t0 + shortest)
+    count = np.searchsorted(search.t1, search.t0 + longest, side="right") - first
+    j = np.minimum(first[:, None] + np.arange(max(count.max(), 1)), K1 - 1)
+    inside = np.arange(j.shape[1]) < count[:, None]
+    # D is smooth in t0 and t1 alike (two clips' poses), so it is
+    # interpolated linearly from the coarse grid to the band; the cheap
+    # terms are sharp (eq. 11, and D / (t1 - t0) inside the absolute
+    # values of eq. 14 make valleys a frame or two wide), so the estimate
+    # uses exact durations and velocities.
+    along = _interpolate(coarse, search.t1, gj, axis=1)  # (coarse rows, K1)
+    left, a = _interpolation(search.t0, gi)
+    distance = along[left[:, None], j]
+    distance += a[:, None] * (along[np.minimum(left + 1, len(gi) - 1)[:, None], j] - distance)
+    frames = search.t1[j] - search.t0[:, None]
+    estimate = _cost(distance, search.v0[:, None], search.v1[j], frames, search.fps, search.phase_length_s, search.w)
+    estimate[~inside] = np.inf
+    # D / (t1 - t0) also magnifies the interpolation error of D in short
+    # ranges: pairs shorter than a few coarse steps are evaluated exactly
+    row, column = np.nonzero(inside & (frames <= _EXACT_SPAN * step))
+    estimate[row, column] = exact[row, j[row, column]] = search.pair_cost(row, j[row, column])
+
     # Fine: walks downhill on exact costs, all seeds at once (one array
     # evaluation per round, not per seed): each moves to the best pair
     # within ``step`` of itself until it is that best pair. Every move
     # lowers a walk's cost, so the rounds end.
-    at = np.array(_grid_minima(estimate, _COARSE_SEEDS), dtype=np.int64).reshape(-1, 2)
+    at = np.array([(i, j[i, k]) for i, k in _grid_minima(estimate, _COARSE_SEEDS)], dtype=np.int64).reshape(-1, 2)
     reach = np.arange(-step, step + 1)
     di, dj = np.repeat(reach, len(reach)), np.tile(reach, len(reach))
     while len(at):
@@ -597,15 +634,21 @@ def _best(cost: np.ndarray) -> tuple[int, int]:
     return int(i), int(j)
 
 
-def _interpolate(values: np.ndarray, x: np.ndarray, knots: np.ndarray, axis: int) -> np.ndarray:
-    """Values known at ``x[knots]`` along ``axis``, linearly interpolated to every ``x`` (sorted)."""
+def _interpolation(x: np.ndarray, knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Linear interpolation from ``x[knots]`` to every ``x`` (sorted): left knot (index into knots) and weight of the right one."""
     if len(knots) == 1:
-        return np.repeat(values, len(x), axis=axis)
+        return np.zeros(len(x), dtype=np.int64), np.zeros(len(x))
     xk = x[knots].astype(np.float64)
     left = np.clip(np.searchsorted(xk, x, side="right") - 1, 0, len(xk) - 2)
-    a = (x - xk[left]) / (xk[left + 1] - xk[left])
+    return left, (x - xk[left]) / (xk[left + 1] - xk[left])
+
+
+def _interpolate(values: np.ndarray, x: np.ndarray, knots: np.ndarray, axis: int) -> np.ndarray:
+    """Values known at ``x[knots]`` along ``axis``, linearly interpolated to every ``x``."""
+    left, a = _interpolation(x, knots)
+    right = np.minimum(left + 1, len(knots) - 1)
     lo = np.take(values, left, axis=axis)
-    out = np.take(values, left + 1, axis=axis)
+    out = np.take(values, right, axis=axis)
     out -= lo
     out *= a[:, None] if axis == 0 else a[None, :]
     out += lo

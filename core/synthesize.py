@@ -49,7 +49,8 @@ from .weights import WeightFunction, motion_to_pose_weights, optimal_weight_func
 S_MIN, S_MAX = 0.7, 1.5
 RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
-KEEP_REACH = 0.25  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
+EASED_POSES = True
+KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 
 TRANSITION = "transition"
 CONNECTION = "connection"
@@ -349,11 +350,16 @@ class _Phase:
 
 
 def _moving_phases(contacts: np.ndarray, offset: int, lo: int, hi: int) -> list[_Phase]:
-    """Foot-moving phases (LS, RS, NS) lying entirely within output frames ``lo..hi``."""
+    """Foot-moving phases (LS, RS, NS) lying entirely within output frames ``lo..hi``.
+
+    A phase cut by either end of the clip is left out: where its foot took
+    off or lands is not in the clip, so it cannot carry a transition.
+    """
     out = []
+    last = len(contacts) - 1
     for s in phase_segments(support_phases(contacts)):
         a, b = s.start + offset, s.end + offset
-        if s.phase != Phase.DS and a >= lo and b <= hi:
+        if s.phase != Phase.DS and a >= lo and b <= hi and s.start > 0 and s.end < last:
             out.append(_Phase(s.phase, a, b))
     return out
 
@@ -616,9 +622,29 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
     prev_contacts = track.contacts[np.clip(np.round(u_prev - track.first).astype(int), 0, len(track.contacts) - 1)]
     new_contacts = clip_contacts[np.clip(np.round(u_next - clip.start).astype(int), 0, clip.motion.n_frames - 1)]
 
-    def held(side, frame, warp, first):
+    def held(side, frame, warp, first, seg=None, role=None):
         i = int(np.clip(frame - t[0], 0, T - 1))
-        return side[0][i : i + 1].repeat(T, 0), side[1][i : i + 1].repeat(T, 0)
+        if seg is None or not EASED_POSES:
+            return side[0][i : i + 1].repeat(T, 0), side[1][i : i + 1].repeat(T, 0)
+        return eased_pose(side, seg, role)
+
+    def eased_pose(side, seg, role):
+        """The pose at one end of a pose-to-pose segment, eased into (or out of) its motion.
+
+        The side that hands over ("source") keeps moving at its own speed at
+        the segment's start and comes to rest half way through; the side that
+        takes over ("target") starts at rest and reaches its own speed at the
+        end. Blended with the weight function, the output's velocity then
+        matches both motions at the segment's ends.
+        """
+        a, b = seg.start - t[0], seg.end - t[0]
+        dur = max(b - a, 1)
+        k = np.clip(np.arange(T) - a, 0, dur).astype(float)
+        if role == "source":
+            idx = a + k - k * k / (2.0 * dur)
+        else:
+            idx = b - dur / 2.0 + k * k / (2.0 * dur)
+        return sample(side[0], side[1], idx)
 
     def weights_of(seg: Segment) -> np.ndarray:
         w = np.zeros(T)
@@ -636,8 +662,8 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
     # upper body: pose to pose between the two held poses
     up_seg = pair.segment("upper")
     w_up = weights_of(up_seg)
-    src = held(prev, up_seg.start, u_prev, track.first)
-    dst = held(new, up_seg.end, u_next, clip.start)
+    src = held(prev, up_seg.start, u_prev, track.first, up_seg, "source")
+    dst = held(new, up_seg.end, u_next, clip.start, up_seg, "target")
     pose = blend(src, dst, w_up)
     before, after = t < up_seg.start, t > up_seg.end
     rot[:], pos[:] = pose
@@ -658,7 +684,7 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
         w = weights_of(seg)
         target = held(new, seg.end, u_next, clip.start)
         # Fig. 4c: when no weight function can follow the motion, blend from its held pose
-        source = prev if seg.blend == "motion-to-pose" else held(prev, seg.start, u_prev, track.first)
+        source = prev if seg.blend == "motion-to-pose" else held(prev, seg.start, u_prev, track.first, seg, "source")
         lrot, lpos = blend(source, target, w)
         before = t < seg.start
         lrot[before], lpos[before] = prev[0][before], prev[1][before]
@@ -754,19 +780,26 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
 
     # how far each foot has returned to its own position: 0 kept, 1 own
     release = np.zeros((T, 2))
+    home = feet_own[i1].copy()  # where each foot stands in the clip before it first moves
     for k, side in enumerate(("left", "right")):
         if side in released:
             release[:, k] = weights_of(released[side])
+            home[k] = feet_own[int(np.clip(released[side].start - t[0], 0, T - 1)), k]
     release[:, ~planted] = 1.0
-    feet = (1.0 - release[..., None]) * kept[None] + release[..., None] * feet_own
+    # Each foot is the clip's own foot moved by its offset from home, which fades
+    # out while the foot is released: the kept foot until it moves, then its own
+    # swing bent smoothly onto its own landing spot (2008, 7.2, t5..t6).
+    offset = (1.0 - release[..., None]) * (kept - home)[None]
+    feet = feet_own + offset
     # eq. (2): the pelvis keeps its place relative to the feet and the body orientation
-    shift = pelvis_shift(pelvis_own, feet_own[:, 0], feet_own[:, 1], body, up, feet[:, 0], feet[:, 1])
+    shift = pelvis_shift(pelvis_own, home[None, 0], home[None, 1], body, up, home[None, 0] + offset[:, 0],
+                         home[None, 1] + offset[:, 1])
     adapted_rot, adapted_pos = _move_pelvis(new, nxt.skeleton, rig, shift)
 
     # S1: pose to pose from the previous pose to the adapted pose at its end
     w1 = weights_of(s1)
-    start = held(prev, s1.start, None, None)
-    end_pose = held((adapted_rot, adapted_pos), s1.end, None, None)
+    start = held(prev, s1.start, None, None, s1, "source")
+    end_pose = held((adapted_rot, adapted_pos), s1.end, None, None, s1, "target")
     lrot, lpos = blend(start, end_pose, w1)
     after = t > s1.end
     lrot[after], lpos[after] = adapted_rot[after], adapted_pos[after]
@@ -778,7 +811,8 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     contacts = np.where(held_feet & ~before[:, None], True, contacts)
     # the IK targets: kept/released feet from S1 on; before S1 the previous motion as it was
     active = ~before[:, None] & (release < 1.0) & planted[None]
-    targets = feet
+    # during S1 the targets move with the pose blend, from where the previous feet stand
+    targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
     return lrot, lpos, contacts, (targets, active), (s1.start - t[0], T - 1)
 
 
