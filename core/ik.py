@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import quat
-from .motion import Motion
+from .motion import Motion, forward_kinematics
 
 # Directions shorter than this (in the clip's unit, or as a sine for angles) are
 # treated as undefined, and a fallback is used instead.
@@ -183,8 +183,10 @@ def bend_directions(motion: Motion, hip: int | str, knee: int | str, ankle: int 
     and the caller must give ``poles`` (for example the character's forward).
     """
     hip, knee, ankle = _leg_joints(motion, hip, knee, ankle)
-    gpos, grot = motion.global_transforms()
-    a, b, c = gpos[:, hip], gpos[:, knee], gpos[:, ankle]
+    parent = motion.skeleton.parents[hip]
+    joints = [hip, knee, ankle] + ([parent] if parent >= 0 else [])
+    gpos, grot = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints)
+    a, b, c = gpos[:, 0], gpos[:, 1], gpos[:, 2]
     line = _unit(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape))
     offset = _perpendicular_part(b - a, line)
     length = _norm(offset)[..., 0]
@@ -198,8 +200,7 @@ def bend_directions(motion: Motion, hip: int | str, knee: int | str, ankle: int 
     direction = offset / np.where(bent, length, 1.0)[:, None]
     if np.all(bent):
         return direction
-    parent = motion.skeleton.parents[hip]
-    frame = grot[:, parent] if parent >= 0 else quat.identity((motion.n_frames,))
+    frame = grot[:, 3] if parent >= 0 else quat.identity((motion.n_frames,))
     local = quat.inv_mul_vec(frame, direction)
     # nearest bent frame for every frame (ties go to the earlier one)
     good = np.flatnonzero(bent)
@@ -255,23 +256,25 @@ def leg_ik(
     if poles.shape != (F, 3):
         raise ValueError(f"poles must have shape ({F}, 3), got {poles.shape}")
 
-    gpos, grot = motion.global_transforms()
-    root_delta, mid_delta = two_bone_ik(gpos[:, hip], gpos[:, knee], gpos[:, ankle], targets, poles)
-
     parents = motion.skeleton.parents
+    hip_parent, knee_parent, ankle_parent = parents[hip], parents[knee], parents[ankle]
+    # only the leg's joints and their parents are needed: evaluate just those chains
+    needed = sorted({hip, knee, ankle} | {j for j in (hip_parent, knee_parent, ankle_parent) if j >= 0})
+    column = {j: k for k, j in enumerate(needed)}
+    g_pos, g_rot = forward_kinematics(motion.rotations, motion.positions, parents, needed)
+    root_delta, mid_delta = two_bone_ik(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]], targets, poles)
     identity = quat.identity((F,))
 
     def world(j: int) -> np.ndarray:
-        return grot[:, j] if j >= 0 else identity
+        return g_rot[:, column[j]] if j >= 0 else identity
 
-    hip_parent, knee_parent, ankle_parent = parents[hip], parents[knee], parents[ankle]
     # Joints from the hip down to the knee's parent turn with root_delta; joints
     # from the knee down to the ankle's parent also turn with mid_delta.
-    new_hip = quat.mul(root_delta, grot[:, hip])
-    new_knee = quat.mul(root_delta, quat.mul(mid_delta, grot[:, knee]))
-    new_knee_parent = quat.mul(root_delta, grot[:, knee_parent])
-    new_ankle_parent = quat.mul(root_delta, quat.mul(mid_delta, grot[:, ankle_parent]))
-    ankle_world = grot[:, ankle] if ankle_rotations is None else ankle_rotations
+    new_hip = quat.mul(root_delta, world(hip))
+    new_knee = quat.mul(root_delta, quat.mul(mid_delta, world(knee)))
+    new_knee_parent = quat.mul(root_delta, world(knee_parent))
+    new_ankle_parent = quat.mul(root_delta, quat.mul(mid_delta, world(ankle_parent)))
+    ankle_world = world(ankle) if ankle_rotations is None else ankle_rotations
 
     rotations = motion.rotations.copy()
     rotations[:, hip] = quat.inv_mul(world(hip_parent), new_hip)

@@ -189,7 +189,19 @@ class Motion:
         """Frames selected by a slice or an index array, as a new motion."""
         if isinstance(frames, (int, np.integer)):
             frames = slice(frames, frames + 1 if frames != -1 else None)
-        return replace(self, rotations=self.rotations[frames], positions=self.positions[frames])
+        # frames of a valid motion are valid: no need to check (or copy) them again
+        return Motion._trusted(self.skeleton, self.rotations[frames], self.positions[frames], self.fps)
+
+    @classmethod
+    def _trusted(cls, skeleton: Skeleton, rotations: np.ndarray, positions: np.ndarray, fps: float) -> "Motion":
+        """A motion from arrays already known to satisfy every check (made read-only, not copied)."""
+        motion = object.__new__(cls)
+        for name, value in (("skeleton", skeleton), ("rotations", rotations), ("positions", positions), ("fps", float(fps))):
+            if isinstance(value, np.ndarray) and value.flags.writeable:
+                value = value.view()
+                value.setflags(write=False)
+            object.__setattr__(motion, name, value)
+        return motion
 
     def with_arrays(self, rotations=None, positions=None) -> "Motion":
         return replace(
@@ -287,8 +299,9 @@ def forward_kinematics(
         if p < 0:
             gr[:, k], gp[:, k] = lr, lp
         else:
-            gr[:, k] = _mul_planes(gr[:, p], lr)
-            gp[:, k] = _rotate_planes(gr[:, p], lp) + gp[:, p]
+            _mul_planes(gr[:, p], lr, out=gr[:, k])
+            _rotate_planes(gr[:, p], lp, out=gp[:, k])
+            gp[:, k] += gp[:, p]
     out = column[wanted]
     if joints is not None or len(keep) < J:
         gr, gp = gr[:, out], gp[:, out]
@@ -298,31 +311,25 @@ def forward_kinematics(
     return gpos, grot
 
 
-def _mul_planes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product of quaternions stored as planes ``(4, F)``."""
+def _mul_planes(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Hamilton product of quaternions stored as planes ``(4, F)``, written into ``out``."""
     aw, ax, ay, az = a
     bw, bx, by, bz = b
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ]
-    )
+    out[0] = aw * bw - ax * bx - ay * by - az * bz
+    out[1] = aw * bx + ax * bw + ay * bz - az * by
+    out[2] = aw * by - ax * bz + ay * bw + az * bx
+    out[3] = aw * bz + ax * by - ay * bx + az * bw
+    return out
 
 
-def _rotate_planes(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Rotate vectors ``(3, F)`` by quaternions ``(4, F)`` (planes)."""
+def _rotate_planes(q: np.ndarray, v: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Rotate vectors ``(3, F)`` by quaternions ``(4, F)`` (planes), written into ``out``."""
     w, x, y, z = q
     vx, vy, vz = v
     tx = 2.0 * (y * vz - z * vy)
     ty = 2.0 * (z * vx - x * vz)
     tz = 2.0 * (x * vy - y * vx)
-    return np.stack(
-        [
-            vx + w * tx + (y * tz - z * ty),
-            vy + w * ty + (z * tx - x * tz),
-            vz + w * tz + (x * ty - y * tx),
-        ]
-    )
+    out[0] = vx + w * tx + (y * tz - z * ty)
+    out[1] = vy + w * ty + (z * tx - x * tz)
+    out[2] = vz + w * tz + (x * ty - y * tx)
+    return out

@@ -124,15 +124,24 @@ def adapt_legs(
     The knee keeps bending in its own plane; the foot keeps its world
     orientation, so a flat foot stays flat.
     """
-    gpos = motion.global_positions()
-    out = motion
+    rows = np.flatnonzero(active.any(axis=1))
+    if not len(rows):
+        return motion
+    # only the frames where a leg is adapted are solved
+    part = slice(rows[0], rows[-1] + 1)
+    window = motion[part]
+    ankles = [rig.leg("L").ankle, rig.leg("R").ankle]
+    gpos = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, ankles)[0]
     for side, col in (("L", 0), ("R", 1)):
-        if not active[:, col].any():
+        on = active[part, col]
+        if not on.any():
             continue
         leg = rig.leg(side)
-        targets = np.where(active[:, col, None], ankle_targets[:, col], gpos[:, leg.ankle])
-        out = leg_ik(out, leg.hip, leg.knee, leg.ankle, targets)
-    return out
+        targets = np.where(on[:, None], ankle_targets[part, col], gpos[:, col])
+        window = leg_ik(window, leg.hip, leg.knee, leg.ankle, targets)
+    rotations = motion.rotations.copy()
+    rotations[part] = window.rotations
+    return motion.with_arrays(rotations=rotations)
 
 
 def pelvis_shift(

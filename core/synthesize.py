@@ -37,8 +37,8 @@ import numpy as np
 
 from . import quat
 from .align import Alignment, align_clip, body_track
-from .analysis import Phase, analyze, moving_feet, phase_segments, support_phases
-from .motion import Motion
+from .analysis import Phase, foot_contacts, moving_feet, pelvis_facing, phase_segments, support_phases
+from .motion import Motion, forward_kinematics
 from .optimize import blend_weights, distance_matrix, optimal_blend_range, pose_features, pose_velocity, primary_joints
 from .render import _flat, adapt_legs, blend, foot_lock_offsets, pelvis_shift, piecewise_warp, sample
 from .rig import Rig, detect_up, find_rig, leg_length
@@ -268,7 +268,7 @@ def synthesize(
         weights=weights,
         responsiveness=float(responsiveness),
     )
-    contacts = [analyze(c.motion, rig, up=up).contacts for c in clips]
+    contacts = [foot_contacts(c.motion, rig, up=up) for c in clips]
     track = _Track(
         rotations=np.array(first.rotations),
         positions=np.array(first.positions),
@@ -373,11 +373,17 @@ class _Sides:
         self.prev_offset = track.first + lo
         prev = Motion(clip.motion.skeleton, track.rotations[lo:], track.positions[lo:], ctx.fps)
         self.next_offset = clip.start
+        # and the following side up to its core start (blends end there at the latest)
+        head = clip.motion[: clip.core_range[0] + 2]
         self.feats, self.vel = {}, {}
-        for part in ("lower", "upper"):
-            joints = primary_joints(ctx.rig, part)
-            fp = pose_features(prev, ctx.rig, joints, ctx.up)
-            fn = pose_features(clip.motion, ctx.rig, joints, ctx.up)
+        parts = {part: primary_joints(ctx.rig, part) for part in ("lower", "upper")}
+        joints = np.concatenate(list(parts.values()))
+        # one pass of forward kinematics per side, split by body part afterwards
+        both = pose_features(prev, ctx.rig, joints, ctx.up), pose_features(head, ctx.rig, joints, ctx.up)
+        at = 0
+        for part, js in parts.items():
+            fp, fn = (f[:, at : at + len(js)] for f in both)
+            at += len(js)
             self.feats[part] = (fp, fn)
             self.vel[part] = (pose_velocity(fp, ctx.fps), pose_velocity(fn, ctx.fps))
 
@@ -525,14 +531,15 @@ def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> P
     # (2008 7.2, "the foot position is blended from the constrained position to the
     # original position"), pose to motion; a foot that never moves stays kept (eq. 8)
     later = _moving_phases(clip_contacts, clip.start, r.t1 + 1, m1e)
-    fn = sides.feats["lower"][1]
     releases = []
     for k, side in enumerate(("left", "right")):
         p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
         if p1 is None:
             continue
-        frames = np.clip(_frames(p1.first, p1.last) - clip.start, 0, len(fn) - 1)
-        d = distance_matrix(fn[frames[:1]], fn[frames])[0]
+        # 4.4.2: distances from the pose the foot leaves in to each pose of its phase
+        phase = clip.motion[p1.first - clip.start : p1.last - clip.start + 1]
+        fp1 = pose_features(phase, ctx.rig, primary_joints(ctx.rig, "lower"), ctx.up)
+        d = distance_matrix(fp1[:1], fp1)[0]
         wp = pose_to_motion_weights(d, ctx.fps)
         releases.append((p1, Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
                                      p1.first, p1.first + max(wp.end_index, 1), wp.function,
@@ -702,8 +709,7 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
 
     # planted feet stay planted: pin them by leg IK inside the blend (2008, 7.2)
     left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
-    g = motion.global_positions()
-    ankles = g[:, [left.ankle, right.ankle]]
+    ankles = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [left.ankle, right.ankle])[0]
     if adapt_targets is not None:
         targets, active = adapt_targets
     else:
@@ -761,16 +767,15 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     parents = nxt.skeleton.parents
     i0 = int(np.clip(s1.start - t[0], 0, T - 1))
     # the kept feet: where the previous motion has them at the start of S1
-    g_prev = Motion(nxt.skeleton, prev[0][i0 : i0 + 1], prev[1][i0 : i0 + 1], ctx.fps).global_positions()[0]
-    kept = g_prev[[left.ankle, right.ankle]]  # (2, 3)
+    feet_joints = [left.ankle, right.ankle]
+    kept = forward_kinematics(prev[0][i0 : i0 + 1], prev[1][i0 : i0 + 1], parents, feet_joints)[0][0]  # (2, 3)
     planted = prev_contacts[i0]
 
     # the following motion's own feet, pelvis and body orientation
-    own = Motion(nxt.skeleton, new[0], new[1], ctx.fps)
-    g = own.global_positions()
-    feet_own = g[:, [left.ankle, right.ankle]]
-    pelvis_own = g[:, rig.pelvis]
-    body = _facing(g, rig, up)
+    g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip])[0]
+    feet_own = g[:, :2]
+    pelvis_own = g[:, 2]
+    body = pelvis_facing(g[:, 3], g[:, 4], up)
     # A foot kept far from where the clip wants it would stretch the legs past
     # their reach once the clip moves: such a foot is not kept but shuffled to
     # its own place during S1 (a short slide instead of a contorted body).
@@ -816,12 +821,6 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     return lrot, lpos, contacts, (targets, active), (s1.start - t[0], T - 1)
 
 
-def _facing(g: np.ndarray, rig: Rig, up: np.ndarray) -> np.ndarray:
-    from .analysis import pelvis_facing
-
-    return pelvis_facing(g[:, rig.leg("L").hip], g[:, rig.leg("R").hip], up)
-
-
 def _move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):
     """Poses with the pelvis moved by ``shift (T, 3)`` in world space (its children follow)."""
     rot, pos = pose
@@ -832,8 +831,6 @@ def _move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):
         pos[:, pelvis] += shift
     else:
         # the shift expressed in the parent's frame
-        from .motion import forward_kinematics
-
         _, grot = forward_kinematics(rot, pos, skeleton.parents, [parent])
         pos[:, pelvis] += quat.inv_mul_vec(grot[:, 0], shift)
     return rot, pos
