@@ -13,6 +13,7 @@ import numpy as np
 from . import quat
 from .ik import leg_ik
 from .motion import Motion, forward_kinematics
+from .rig import leg_length
 
 
 def sample(rotations: np.ndarray, positions: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -78,36 +79,55 @@ def contact_runs(flags: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1))
 
 
+def smoothstep(u: np.ndarray) -> np.ndarray:
+    """``3u^2 - 2u^3`` on [0, 1]: a ramp whose speed is zero at both ends."""
+    u = np.clip(u, 0.0, 1.0)
+    return u * u * (3.0 - 2.0 * u)
+
+
 def foot_lock_offsets(
     ankles: np.ndarray, contacts: np.ndarray, *, window: tuple[int, int], release_frames: int
 ) -> np.ndarray:
     """Offsets ``(T, 3)`` that hold one ankle still through each contact inside ``window``.
 
     ankles (T, 3) ankle positions of the blended poses, contacts (T,) bool.
-    A contact run is pinned where it starts (or where the window starts, if
-    it began earlier: there the output still equals its source exactly). A
-    run that goes on past the window is eased back to its own trajectory
-    by the window's end, so the frames after the window stay untouched; after
-    a lift-off the correction fades over ``release_frames``, while the foot
-    is moving anyway. Outside the window the offset is zero.
+    Outside the window the output must stay as it is, so a contact that began
+    before the window is held where the window finds it, and one that goes on
+    after it is held where the window leaves it; a contact with both ends
+    fixed that way, and the two ends apart, glides from one to the other with
+    zero speed at both ends. A contact wholly inside the window is held where
+    it starts. Where the pinned foot is in the air just before touching down
+    or just after lifting off, the correction eases in or out over
+    ``release_frames`` (while the foot is moving anyway), so it never jumps.
     """
     T = len(ankles)
-    lo, hi = window
+    lo, hi = max(window[0], 0), min(window[1], T - 1)
     offsets = np.zeros((T, 3))
+    if hi < lo:
+        return offsets
     inside = np.zeros(T, dtype=bool)
-    inside[max(lo, 0) : min(hi, T - 1) + 1] = True
+    inside[lo : hi + 1] = True
     for start, end in contact_runs(contacts & inside):
-        pin = ankles[start]
-        offsets[start : end + 1] = pin - ankles[start : end + 1]
-        if end >= hi and contacts[min(end + 1, T - 1)] and end + 1 < T:
-            # the contact continues after the window: ease the pin out inside the run
-            n = end - start + 1
-            offsets[start : end + 1] *= np.linspace(1.0, 0.0, n + 1)[1:, None] if n > 1 else 0.0
+        began_before = start == lo and lo > 0 and contacts[lo - 1]
+        goes_on = end == hi and hi + 1 < T and contacts[hi + 1]
+        n = end - start + 1
+        if began_before and goes_on:
+            u = smoothstep(np.arange(n + 2)[1:-1] / (n + 1))[:, None]
+            target = (1.0 - u) * ankles[lo - 1] + u * ankles[hi + 1]
+        elif began_before:
+            target = np.broadcast_to(ankles[lo - 1], (n, 3))
         else:
-            stop = min(end + release_frames, hi, T - 1)
-            k = stop - end
-            if k > 0:
-                offsets[end + 1 : stop + 1] = offsets[end] * np.linspace(1.0, 0.0, k + 2)[1:-1, None]
+            # a foot that touches down inside the blend lands where the blend
+            # brings it: the weight function already ends on the following pose
+            continue
+        offsets[start : end + 1] = target - ankles[start : end + 1]
+        # ease the correction in before touch-down and out after lift-off, inside the window
+        k_in = min(release_frames, start - lo)
+        if k_in > 0 and not began_before:
+            offsets[start - k_in : start] = offsets[start] * smoothstep(np.arange(1, k_in + 1) / (k_in + 1))[:, None]
+        k_out = min(release_frames, hi - end)
+        if k_out > 0 and not goes_on:
+            offsets[end + 1 : end + 1 + k_out] = offsets[end] * smoothstep(1.0 - np.arange(1, k_out + 1) / (k_out + 1))[:, None]
     return offsets
 
 
@@ -137,11 +157,34 @@ def adapt_legs(
         if not on.any():
             continue
         leg = rig.leg(side)
-        targets = np.where(on[:, None], ankle_targets[part, col], gpos[:, col])
+        hips = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, [leg.hip])[0][:, 0]
+        reach = leg_length(window.skeleton, rig, side)
+        # the move the soft reach allows, applied to where the ankle is now: a
+        # target at the ankle leaves it exactly there, however straight the leg
+        soft = gpos[:, col] + soft_reach(hips, ankle_targets[part, col], reach) - soft_reach(hips, gpos[:, col], reach)
+        # frames left alone keep their ankle exactly where it is
+        targets = np.where(on[:, None], soft, gpos[:, col])
         window = leg_ik(window, leg.hip, leg.knee, leg.ankle, targets)
     rotations = motion.rotations.copy()
     rotations[part] = window.rotations
     return motion.with_arrays(rotations=rotations)
+
+
+def soft_reach(hips: np.ndarray, targets: np.ndarray, reach: float, *, soft: float = 0.05) -> np.ndarray:
+    """Targets ``(F, 3)`` pulled in so that a leg of length ``reach`` meets them without snapping straight.
+
+    Near full extension a two-bone knee angle changes very fast for a small
+    move of the target, and an out-of-reach target would lock the knee: the
+    last ``soft`` fraction of the reach is approached exponentially instead
+    ("soft IK"), so the knee straightens smoothly and the foot stops a hair
+    short of a target it cannot reach.
+    """
+    offset = targets - hips
+    distance = np.linalg.norm(offset, axis=-1, keepdims=True)
+    knee_zone = (1.0 - soft) * reach
+    softened = knee_zone + soft * reach * (1.0 - np.exp(-(distance - knee_zone) / (soft * reach)))
+    new = np.where(distance > knee_zone, softened, distance)
+    return hips + offset * (new / np.maximum(distance, 1e-12))
 
 
 def pelvis_shift(

@@ -42,14 +42,13 @@ from .motion import Motion, forward_kinematics
 from .optimize import blend_weights, distance_matrix, optimal_blend_range, pose_features, pose_velocity, primary_joints
 from .render import _flat, adapt_legs, blend, foot_lock_offsets, pelvis_shift, piecewise_warp, sample
 from .rig import Rig, detect_up, find_rig, leg_length
-from .weights import WeightFunction, motion_to_pose_weights, optimal_weight_function, pose_to_motion_weights
+from .weights import WeightFunction, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
 
 # 2008, eq. (1): each original segment of a transition is time-scaled by a
 # factor between S_MIN and S_MAX at most (the values of the paper's experiments).
 S_MIN, S_MAX = 0.7, 1.5
 RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
-EASED_POSES = True
 KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 
 TRANSITION = "transition"
@@ -240,6 +239,7 @@ class _Context:
     lower: np.ndarray  # (J,) bool
     weights: tuple
     responsiveness: float
+    pose_ends: str = "eased"
 
 
 # --------------------------------------------------------------------------
@@ -247,13 +247,26 @@ class _Context:
 
 
 def synthesize(
-    clips: Sequence[Clip], *, responsiveness: float = 0.5, rig: Rig | None = None
+    clips: Sequence[Clip], *, responsiveness: float = 0.5, rig: Rig | None = None, pose_ends: str = "eased"
 ) -> Result:
     """One continuous motion from clips on a timeline (2014, section 4).
 
     responsiveness  W in [0, 1]: 0 most responsive (short blends), 1 smoothest.
     rig             joint roles; found on the first clip when None.
+    pose_ends       how a blend meets the motions at its ends:
+                    "held"  as in the paper: a pose-to-pose segment blends
+                            two held poses, and eq. (16) sets the weight's end
+                            slopes so the blend leaves and reaches them at the
+                            motions' speed (4.4.1);
+                    "eased" (default) each end pose eases out of (into) its own
+                            motion, which carries the motion's velocity into the
+                            blend exactly (direction as well as speed), so the
+                            weight's end slopes are 0: what eq. (16) supplies for
+                            a held pose, the eased pose already has. Smoother at
+                            the ends (tests/bench/quality.py measures both).
     """
+    if pose_ends not in ("eased", "held"):
+        raise ValueError(f"pose_ends must be 'eased' or 'held', got {pose_ends!r}")
     clips = _checked(clips)
     weights = blend_weights(responsiveness)
     first = clips[0].motion
@@ -267,6 +280,7 @@ def synthesize(
         lower=rig.lower_body_mask(first.skeleton),
         weights=weights,
         responsiveness=float(responsiveness),
+        pose_ends=pose_ends,
     )
     contacts = [foot_contacts(c.motion, rig, up=up) for c in clips]
     track = _Track(
@@ -408,12 +422,26 @@ class _Sides:
         return int(np.clip(t - self.next_offset, 0, len(self.feats["lower"][1]) - 1))
 
     def pose_to_pose_weights(self, part, t0, t1, ctx) -> WeightFunction:
-        """Eq. (16) slopes from the velocities at both ends (4.4.1)."""
+        """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1)."""
         fp, fn = self.feats[part]
         vp, vn = self.vel[part]
         i, j = self.prev_index(t0), self.next_index(t1)
         d = float(distance_matrix(fp[i : i + 1], fn[j : j + 1])[0, 0])
-        return optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps)
+        # Fig. 3c: does the motion come back towards the other end's pose just outside the range?
+        before = fp[max(i - 1, 0) : i + 1]
+        after = fn[j : j + 2]
+        start_reverses = movement_reverses(distance_matrix(before, fn[j : j + 1])[:, 0], len(before) - 1, side="start")
+        end_reverses = movement_reverses(distance_matrix(fp[i : i + 1], after)[0], 0, side="end")
+        return _rendered(ctx, optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
+                                                      start_reverses=start_reverses, end_reverses=end_reverses))
+
+
+def _rendered(ctx: _Context, function: WeightFunction) -> WeightFunction:
+    """The weight function as rendered: with eased ends (see :func:`synthesize`) the
+    motions carry their own velocity into the blend and the end slopes are 0."""
+    if ctx.pose_ends == "eased":
+        return WeightFunction(0.0, 0.0, function.kind)
+    return function
 
 
 def _frames(lo: int, hi: int) -> np.ndarray:
@@ -499,7 +527,7 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     d = distance_matrix(fp[idx], fn[sides.next_index(r.t1)][None])[:, 0]
     wp = motion_to_pose_weights(d, ctx.fps)
     lower = Segment("lower", "motion-to-pose" if wp.kind != "pose_to_pose" else "pose-to-pose",
-                    r.t0 + wp.start_index, r.t1, wp.function, (p0.first, p0.first, int(t1s[0]), int(t1s[-1])))
+                    r.t0 + wp.start_index, r.t1, _rendered(ctx, wp.function), (p0.first, p0.first, int(t1s[0]), int(t1s[-1])))
     upper = _upper_pose_to_pose(sides, ctx, _frames(p0.first, c1b - 1), _frames(p0.first + 1, c1b))
     # align on the foot that stood through the previous phase when the connection
     # pose stands on it too; otherwise on the foot that just landed
@@ -542,7 +570,7 @@ def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> P
         d = distance_matrix(fp1[:1], fp1)[0]
         wp = pose_to_motion_weights(d, ctx.fps)
         releases.append((p1, Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
-                                     p1.first, p1.first + max(wp.end_index, 1), wp.function,
+                                     p1.first, p1.first + max(wp.end_index, 1), _rendered(ctx, wp.function),
                                      (p1.first, p1.first, p1.first + 1, p1.last), foot=side)))
     if not releases:
         s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8)
@@ -631,7 +659,7 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
 
     def held(side, frame, warp, first, seg=None, role=None):
         i = int(np.clip(frame - t[0], 0, T - 1))
-        if seg is None or not EASED_POSES:
+        if seg is None or ctx.pose_ends != "eased":
             return side[0][i : i + 1].repeat(T, 0), side[1][i : i + 1].repeat(T, 0)
         return eased_pose(side, seg, role)
 

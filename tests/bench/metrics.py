@@ -48,10 +48,17 @@ def foot_joints(rig: Rig) -> list[int]:
     return [j for side in ("L", "R") for j in (rig.leg(side).ankle, rig.leg(side).toe) if j is not None]
 
 
-def _frames(window: tuple[int, int] | None, n_frames: int) -> np.ndarray:
-    """Frame indices of an inclusive window, clipped to ``[0, n_frames)``."""
+def _frames(window, n_frames: int) -> np.ndarray:
+    """Frame indices of a window, clipped to ``[0, n_frames)``.
+
+    ``window`` is an inclusive ``(first, last)`` pair, an array of frame
+    indices (several separate blends), or None for every frame.
+    """
     if window is None:
         return np.arange(n_frames)
+    if isinstance(window, np.ndarray):
+        frames = np.unique(window.astype(np.int64))
+        return frames[(frames >= 0) & (frames < n_frames)]
     first, last = int(window[0]), int(window[1])
     return np.arange(max(first, 0), min(last, n_frames - 1) + 1)
 
@@ -134,7 +141,7 @@ def peak_acceleration(motion: Motion, window: tuple[int, int] | None) -> float:
     if len(frames) == 0:
         return 0.0
     accel = joint_accelerations(motion[frames[0] - 1 : frames[-1] + 2])
-    return float(accel.max())
+    return float(accel[frames - frames[0]].max())
 
 
 def acceleration_percentile(motions: Iterable[Motion], q: float = 99.0) -> float:

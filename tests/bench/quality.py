@@ -119,20 +119,27 @@ def next_start(prev: Motion, overlap_s: float) -> int:
     return prev.n_frames - int(round(overlap_s * prev.fps))
 
 
-def engine_window(result) -> tuple[int, int] | None:
-    """Output frames from the first blending segment's start to the last one's end.
+def engine_window(result) -> np.ndarray | None:
+    """Output frames of the blending segments, each from one frame before it to one after.
 
-    Deformation segments (adaptation keeping the previous feet by IK, which
-    may run to the end of the clip) are not blends and do not widen it.
+    Adaptation can release its feet well after its pose blends, so the
+    frames are a set, not a span: the clip's own motion between two blends
+    is not part of any transition. Deformation segments (the kept feet, held
+    by IK, which may run to the end of the clip) are not blends either.
     """
     segments = [s for pair in result.plan.pairs for s in pair.segments if s.blend != "deformation"]
     if not segments:
         return None
-    return min(s.start for s in segments), max(s.end for s in segments)
+    return np.unique(np.concatenate([np.arange(s.start - 1, s.end + 2) for s in segments]))
 
 
-def shifted(window: tuple[int, int], by: int) -> tuple[int, int]:
-    return window[0] - by, window[1] - by
+def span(window) -> tuple[int, int]:
+    """First and last frame of a window given as a pair or as frames."""
+    return (int(window[0]), int(window[-1])) if isinstance(window, np.ndarray) else window
+
+
+def shifted(window, by: int):
+    return window - by if isinstance(window, np.ndarray) else (window[0] - by, window[1] - by)
 
 
 def cm(motion: Motion) -> float:
@@ -196,7 +203,7 @@ def measure_pair(prev_name: str, next_name: str, clips: dict, rig: Rig, overlap_
                 outputs["engine"] = (motion, int(result.start))
                 windows["engine"] = fig.window
 
-    union = (min(w[0] for w in windows.values()), max(w[1] for w in windows.values()))
+    union = (min(span(w)[0] for w in windows.values()), max(span(w)[1] for w in windows.values()))
     common = (union[0] - COMMON_PAD, union[1] + COMMON_PAD)
     # what the two untouched clips do on the common window's frames (each on
     # those of its own frames that fall in it): the skate the pair starts from
@@ -251,7 +258,7 @@ def print_rows(figs: list[PairFigures]) -> None:
           f" {'acc/p99: eng':>12} {'naive':>6} {'c.eng':>6} {'c.nai':>6}  problem")
     for f in figs:
         w = f.window
-        ew = "-" if w is None else f"{w[0]}..{w[1]}"
+        ew = "-" if w is None else "{}..{}".format(*span(w))
         nw = f"{f.naive_window[0]}..{f.naive_window[1]}"
         print(f"{f.prev + ' > ' + f.next:<30} {f.method[:22]:<22} {ew:>9} {nw:>9} |"
               f" {fmt(f.skate.get(('engine', 'own')), 15)} {fmt(f.skate.get(('naive', 'own')))}"
@@ -300,7 +307,7 @@ def summary(figs: list[PairFigures], source_skate: dict, source_accel: dict) -> 
     if jumps:
         print(f"engine: {len(jumps)} pairs with a jump (peak acceleration > {JUMP_RATIO:g} x p99); the worst:")
         for f in jumps[:8]:
-            print(f"  {f.prev} > {f.next} (overlap {f.overlap_s} s, {f.method}, frames {f.window[0]}..{f.window[1]}): "
+            print(f"  {f.prev} > {f.next} (overlap {f.overlap_s} s, {f.method}, frames {span(f.window)[0]}..{span(f.window)[1]}): "
                   f"{f.accel['engine', 'own']:.1f} x p99, skate {f.skate['engine', 'own']:.0f} cm/s")
     if not done:
         return
@@ -352,7 +359,7 @@ def main() -> None:
         figs += rows
 
     lengths = sorted({NAIVE_BLEND + 2} | {
-        int(np.median([f.window[1] - f.window[0] + 1 for f in figs if ("engine", "own") in f.skate] or [NAIVE_BLEND]))})
+        int(np.median([len(f.window) for f in figs if ("engine", "own") in f.skate] or [NAIVE_BLEND]))})
     source_skate, source_accel = source_figures(clips, rig, lengths)
     summary(figs, source_skate, source_accel)
 

@@ -235,3 +235,26 @@ def test_a_clip_placed_after_a_gap_waits_in_its_first_pose(clips):
         waiting = result.motion.global_positions()[last_blend + 1 - result.start : 260 - result.start]
         np.testing.assert_allclose(waiting, np.broadcast_to(placed.global_positions()[0], waiting.shape),
                                    atol=1e-6 * body_height(walk, rig))
+
+
+def test_a_blend_starting_on_the_last_core_frame_leaves_it_untouched(clips):
+    """Eqs. (1)-(6) allow a segment to start where the core ends; that frame is still the clip's own,
+    even for straight standing legs, which leg IK must not pull in."""
+    walk, bow, punch = clips[WALK], clips[BOW], clips[PUNCH]
+    timeline = [Clip(walk, 1, (0, 100), "walk"), Clip(bow, 151, (30, 137), "bow"), Clip(punch, 300, None, "punch")]
+    rig = find_rig(walk)
+    result = synthesize(timeline)
+    assert result.plan.pairs[1].segments[0].start == 151 + 137  # the bow's last core frame
+    placed = aligned_clips(result, timeline, rig)["bow"].global_positions()[30:138]
+    got = result.motion.global_positions()[151 + 30 - result.start : 151 + 138 - result.start]
+    np.testing.assert_allclose(got, placed, atol=1e-6 * body_height(walk, rig))
+
+
+def test_held_pose_ends_use_the_slopes_of_eq16(clips):
+    timeline = timelines(clips)[ADAPTATION]
+    held = synthesize(timeline, pose_ends="held").plan.pairs[0].segment("upper")
+    eased = synthesize(timeline, pose_ends="eased").plan.pairs[0].segment("upper")
+    assert (eased.weights.slope_start, eased.weights.slope_end) == (0.0, 0.0)
+    assert held.weights.slope_start > 0.0 or held.weights.slope_end > 0.0
+    with pytest.raises(ValueError, match="pose_ends"):
+        synthesize(timeline, pose_ends="frozen")
