@@ -13,6 +13,13 @@ BLENDER_TAGS = $(dir $(BLENDER_EXT))../../../modules/_bpy_internal/extensions/ta
 EXT_ID := $(shell sed -n 's/^id *= *"\(.*\)"/\1/p' blender_manifest.toml)
 EXT_VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' blender_manifest.toml)
 EXT_ZIP := dist/$(EXT_ID)-$(EXT_VERSION).zip
+# Blender (the bpy module) run by `make demo` keeps its user profile here, as the
+# tests keep theirs in a temporary folder: the user's own settings and extensions
+# are neither read nor written.
+PROFILE := $(CURDIR)/build/blender-profile
+BLENDER_ENV := BLENDER_USER_RESOURCES=$(PROFILE) BLENDER_USER_CONFIG=$(PROFILE)/config \
+	BLENDER_USER_SCRIPTS=$(PROFILE)/scripts BLENDER_USER_DATAFILES=$(PROFILE)/datafiles \
+	BLENDER_USER_EXTENSIONS=$(PROFILE)/extensions
 
 .PHONY: demo test test-core test-blender bench zip clean
 
@@ -21,8 +28,10 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $(STAMP)
 
+# The demo clips as NLA strips, synthesized and baked: out/demo.blend, out/demo.bvh, the plan.
+# (`python -m core demo` still analyses the demo clips without Blender.)
 demo: $(STAMP)
-	$(PY) -m core demo
+	$(BLENDER_ENV) $(PY) -m addon.demo --out out
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests
@@ -37,6 +46,7 @@ bench: $(STAMP)
 	$(PY) tests/bench/analysis.py
 	$(PY) tests/bench/quality.py
 	$(PY) tests/bench/synthesis_speed.py
+	$(PY) tests/bench/bake.py
 
 zip: $(STAMP)
 	@test -n "$(BLENDER_EXT)" || { echo "blender_ext.py not found inside the bpy module in $(VENV)" >&2; exit 1; }

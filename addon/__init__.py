@@ -1,17 +1,19 @@
-"""Thin Blender layer: properties, panel (operators come later).
+"""Thin Blender layer: properties, operators, panel.
 
 Converts between Blender data and ``core`` motions, calls ``core``, writes
 back in bulk and reports. Every class is registered from ``CLASSES`` in
-dependency order: a PropertyGroup before anything that points to it.
+dependency order: a PropertyGroup before anything that points to it. The
+numpy ``core`` is imported only when an operator runs.
 """
 
 import bpy
 
-from . import panels, properties
+from . import operators, panels, properties
 
 CLASSES = (
-    properties.SmartMotionSettings,
-    panels.SMART_MOTION_PT_main,
+    *properties.CLASSES,
+    *operators.CLASSES,
+    *panels.CLASSES,
 )
 
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
@@ -24,9 +26,15 @@ def register() -> None:
         name="Smart Motion",
         description="Smart Motion settings of this scene",
     )
+    bpy.types.Object.smart_motion = bpy.props.PointerProperty(
+        type=properties.SmartMotionObject,
+        name="Smart Motion",
+        description="Smart Motion strip settings, preview and plan of this armature",
+    )
 
 
 def unregister() -> None:
-    # The pointer goes first: it refers to a class about to be unregistered.
+    # The pointers go first: they refer to classes about to be unregistered.
+    del bpy.types.Object.smart_motion
     del bpy.types.Scene.smart_motion
     _unregister_classes()

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 import bpy
 import numpy as np
@@ -64,6 +65,7 @@ from ..core.motion import Motion, Skeleton
 
 __all__ = [
     "ArmatureInfo",
+    "armature_from_skeleton",
     "armature_skeleton",
     "action_to_motion",
     "strip_to_motion",
@@ -226,6 +228,74 @@ def armature_skeleton(obj: bpy.types.Object) -> tuple[Skeleton, ArmatureInfo]:
         nonstandard_bones=nonstandard,
     )
     return skeleton, info
+
+
+# ---------------------------------------------------------------------------
+# Skeleton -> armature
+
+
+def armature_from_skeleton(
+    skeleton: Skeleton,
+    name: str,
+    collection: bpy.types.Collection | None = None,
+) -> bpy.types.Object:
+    """A new armature object whose rest pose is ``skeleton``'s identity rest pose.
+
+    One bone per joint, named after it, with the same parent. A bone's head
+    is at its joint's rest position; its tail points at the joint's first
+    child, or along its End Site, or else on along its parent's bone (so
+    no bone has zero length, which Blender would delete). No bone is
+    connected, so every bone keeps its location channels, and every bone
+    rotates in quaternions. :func:`armature_skeleton` of the result gives
+    back ``skeleton``'s names, parents and offsets, so motions on
+    ``skeleton`` write to it with :func:`write_action` unchanged.
+
+    ``skeleton`` must be Z up (Blender's up axis); its lengths become Blender
+    units as they are (set the scene's unit scale to ``skeleton.unit`` for
+    true sizes). The object is linked to ``collection`` (default the
+    scene's), made active and left in Object mode.
+
+    Raises ``ValueError`` for a skeleton that is not Z up.
+    """
+    if not np.allclose(skeleton.up, (0.0, 0.0, 1.0), atol=1e-6):
+        raise ValueError(f"the skeleton's up axis is {skeleton.up.tolist()}, not +Z; convert it to Z up first")
+    heads = skeleton.rest_positions() + skeleton.offsets[0]
+    tails = _rest_tails(skeleton, heads)
+    data = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, data)
+    (collection or bpy.context.scene.collection).objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    # Edit bones exist only in Edit mode.
+    bpy.ops.object.mode_set(mode='EDIT')
+    bones = []
+    for j, joint in enumerate(skeleton.names):
+        bone = data.edit_bones.new(joint)
+        bone.head = heads[j]
+        bone.tail = tails[j]
+        if skeleton.parents[j] >= 0:
+            bone.parent = bones[skeleton.parents[j]]
+            bone.use_connect = False
+        bones.append(bone)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    for bone in obj.pose.bones:
+        bone.rotation_mode = 'QUATERNION'
+    return obj
+
+
+def _rest_tails(skeleton: Skeleton, heads: np.ndarray) -> np.ndarray:
+    """Bone tails ``(J, 3)``: toward the first child, along the End Site, or on along the parent."""
+    scale = max(float(np.linalg.norm(skeleton.offsets, axis=-1).max()), 1e-3)
+    shortest = 1e-3 * scale
+    tails = np.empty_like(heads)
+    for j in range(len(skeleton)):
+        children = skeleton.children(j)
+        toward = skeleton.offsets[children[0]] if children else skeleton.end_sites.get(j, np.zeros(3))
+        if np.linalg.norm(toward) < shortest:
+            parent = skeleton.parents[j]
+            along = tails[parent] - heads[parent] if parent >= 0 else np.array([0.0, 0.0, 1.0])
+            toward = 0.5 * along if np.linalg.norm(along) >= shortest else np.array([0.0, 0.0, 0.1 * scale])
+        tails[j] = heads[j] + toward
+    return tails
 
 
 def _parents_first(bones) -> list:
@@ -490,6 +560,7 @@ def write_action(
     motion: Motion,
     name: str,
     frame_start: float | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> bpy.types.Action:
     """A new action posing the armature ``obj`` as ``motion`` does, keyed on every frame.
 
@@ -505,7 +576,8 @@ def write_action(
 
     The action gets one slot for objects, named after ``obj``, and is not
     assigned: ``obj.animation_data.action = action`` plays it. ``obj`` and
-    ``motion`` are unchanged.
+    ``motion`` are unchanged. ``progress``, if given, is called with the
+    fraction of bones written so far, after each bone.
     """
     skeleton, info = armature_skeleton(obj)
     joints = []
@@ -546,6 +618,8 @@ def write_action(
         _add_curves(channelbag, bone, prop, frames, values)
         if not info.connected[j]:
             _add_curves(channelbag, bone, "location", frames, location[:, k])
+        if progress is not None:
+            progress((k + 1) / len(target))
     return action
 
 

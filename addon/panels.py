@@ -1,6 +1,22 @@
-"""The Smart Motion sidebar panel of the NLA editor (N panel, own tab)."""
+"""The Smart Motion sidebar panel of the NLA editor (N panel, own tab).
+
+From top to bottom: the active armature, the responsiveness slider W, the
+four buttons, each strip of the armature (select flag, core range in scene
+frames, support phases once analysed), the Bone Mapping field, and the plan
+of the last synthesis: per pair the method and the lower- and upper-body
+blending ranges, and every rejected strip with its reason.
+
+Drawing only reads: a strip gets stored settings from Analyze, Synthesize
+or its Edit Core button, until then its core is shown as the whole strip.
+"""
+
+from __future__ import annotations
+
+import json
 
 import bpy
+
+from . import nla
 
 
 def active_armature(context: bpy.types.Context) -> bpy.types.Object | None:
@@ -26,3 +42,68 @@ class SMART_MOTION_PT_main(bpy.types.Panel):
         else:
             layout.label(text=armature.name, icon='ARMATURE_DATA')
         layout.prop(context.scene.smart_motion, "responsiveness", slider=True)
+        if armature is None:
+            return
+        _draw_buttons(layout)
+        _draw_strips(layout, armature)
+        layout.prop(armature.smart_motion, "bone_mapping")
+        _draw_plan(layout, armature)
+
+
+def _draw_buttons(layout) -> None:
+    column = layout.column(align=True)
+    row = column.row(align=True)
+    row.operator("smart_motion.analyze", icon='VIEWZOOM')
+    row.operator("smart_motion.synthesize", icon='PLAY')
+    row = column.row(align=True)
+    row.operator("smart_motion.bake", icon='ACTION')
+    row.operator("smart_motion.clear", icon='X')
+
+
+def _draw_strips(layout, armature) -> None:
+    strips = nla.source_strips(armature)
+    if not strips:
+        layout.label(text="No NLA strips: push actions down to the NLA first", icon='INFO')
+        return
+    column = layout.column()
+    for strip in strips:
+        box = column.box()
+        row = box.row(align=True)
+        row.prop(strip, "select", text="")
+        row.label(text=strip.name, icon='NLA')
+        item = nla.strip_settings(armature, strip.name)
+        row = box.row(align=True)
+        if item is None:
+            first, last = nla.core_offsets(armature, strip)
+            start = round(strip.frame_start)
+            row.label(text=f"Core {start + first}-{start + last} (whole strip)")
+            row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
+        else:
+            row.prop(item, "core_start", text="Core")
+            row.prop(item, "core_end", text="")
+            row.operator("smart_motion.reset_core", text="", icon='X').strip = strip.name
+        phases = nla.phases_text(armature, strip)
+        if phases:
+            stale = item.analysed != nla.strip_signature(strip)
+            for line in nla.wrapped(("(out of date: Analyze again) " if stale else "") + phases):
+                box.label(text=line)
+
+
+def _draw_plan(layout, armature) -> None:
+    text = armature.smart_motion.plan_json
+    if not text:
+        return
+    plan = json.loads(text)
+    box = layout.box()
+    box.label(text=f"Plan: frames {plan['start']}-{plan['end']}, W {plan['responsiveness']:.2f}", icon='MOD_TIME')
+    for pair in plan["pairs"]:
+        box.label(text=f"{pair['prev']} → {pair['next']}: {pair['method']}")
+        for segment in pair["segments"]:
+            box.label(text=f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}")
+    for rejected in plan["rejected"]:
+        box.label(text=f"Rejected {rejected['clip']}", icon='ERROR')
+        for line in nla.wrapped(rejected["reason"]):
+            box.label(text=line)
+
+
+CLASSES = (SMART_MOTION_PT_main,)

@@ -1,7 +1,27 @@
-"""Per-scene Smart Motion settings, stored as ``Scene.smart_motion``."""
+"""Smart Motion settings: ``Scene.smart_motion`` and ``Object.smart_motion``.
+
+Where per-strip settings live, and why. An ``NlaStrip`` is not an ID: it
+takes neither custom properties (``strip["x"] = 1`` raises "id properties not
+supported for this type") nor registered ones (``bpy.types.NlaStrip.x =
+IntProperty()`` leaves a read-only attribute); both checked against Blender
+5.0. So the armature object carries them: ``Object.smart_motion.strips`` is a
+collection with one :class:`SmartMotionStrip` per strip, keyed by the strip's
+name. Blender keeps strip names unique over all the tracks of one object
+(a second "walk" becomes "walk.001"), so the name alone identifies a strip;
+moving a strip along its track or to another track keeps its settings, and
+renaming it starts it afresh (the old entry is dropped at the next Analyze or
+Synthesize).
+
+The core range is stored relative to the strip (frames from the strip's
+start), so that it moves with the strip, and shown and edited in scene frames
+(``core_start``, ``core_end``). Until it is edited, the core is the whole
+strip, following the strip's length if that changes.
+"""
+
+from __future__ import annotations
 
 import bpy
-from bpy.props import FloatProperty
+from bpy.props import BoolProperty, CollectionProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
 
 class SmartMotionSettings(bpy.types.PropertyGroup):
@@ -15,3 +35,138 @@ class SmartMotionSettings(bpy.types.PropertyGroup):
         default=0.5,
         subtype='FACTOR',
     )
+
+
+class SmartMotionPhase(bpy.types.PropertyGroup):
+    """One support phase of a strip (2008, 4.1): ``phase`` over strip frames ``start..end``."""
+
+    phase: StringProperty(name="Phase", description="DS, LS, RS or NS")
+    start: IntProperty(name="Start", description="First frame, counted from the strip's start")
+    end: IntProperty(name="End", description="Last frame (inclusive), counted from the strip's start")
+
+
+def find_strip(obj: bpy.types.Object, name: str) -> bpy.types.NlaStrip | None:
+    """The NLA strip called ``name`` on any track of ``obj``, or ``None``."""
+    anim = obj.animation_data if obj is not None else None
+    if anim is None:
+        return None
+    for track in anim.nla_tracks:
+        strip = track.strips.get(name)
+        if strip is not None:
+            return strip
+    return None
+
+
+def strip_frame_count(strip: bpy.types.NlaStrip) -> int:
+    """Frames sampled from a strip, both ends included (as ``convert.strip_to_motion``)."""
+    return max(int(strip.frame_end - strip.frame_start + 1e-6), 0) + 1
+
+
+class SmartMotionStrip(bpy.types.PropertyGroup):
+    """Settings and analysis of one NLA strip; ``name`` is the strip's name."""
+
+    has_core: BoolProperty(
+        name="Custom Core",
+        description="The core was set by hand; otherwise it is the whole strip",
+        default=False,
+    )
+    core_first: IntProperty(name="Core First", description="First core frame, counted from the strip's start", min=0)
+    core_last: IntProperty(name="Core Last", description="Last core frame (inclusive), counted from the strip's start", min=0)
+
+    def core_offsets(self, strip: bpy.types.NlaStrip | None) -> tuple[int, int]:
+        """(first, last) core frames counted from the strip's start, inside the strip."""
+        if strip is None:
+            return (self.core_first, self.core_last)
+        last_frame = strip_frame_count(strip) - 1
+        if not self.has_core:
+            return (0, last_frame)
+        first = min(self.core_first, last_frame)
+        return (first, min(max(self.core_last, first), last_frame))
+
+    def _strip(self) -> bpy.types.NlaStrip | None:
+        return find_strip(self.id_data, self.name)
+
+    def _get_core_start(self) -> int:
+        strip = self._strip()
+        base = round(strip.frame_start) if strip is not None else 0
+        return base + self.core_offsets(strip)[0]
+
+    def _set_core_start(self, value: int) -> None:
+        self._set_core(value, end=False)
+
+    def _get_core_end(self) -> int:
+        strip = self._strip()
+        base = round(strip.frame_start) if strip is not None else 0
+        return base + self.core_offsets(strip)[1]
+
+    def _set_core_end(self, value: int) -> None:
+        self._set_core(value, end=True)
+
+    def _set_core(self, scene_frame: int, *, end: bool) -> None:
+        # As for the scene's frame range: moving one end past the other pushes it along.
+        strip = self._strip()
+        if strip is None:
+            return
+        first, last = self.core_offsets(strip)
+        offset = min(max(int(scene_frame) - round(strip.frame_start), 0), strip_frame_count(strip) - 1)
+        if end:
+            first, last = min(first, offset), offset
+        else:
+            first, last = offset, max(last, offset)
+        self.core_first, self.core_last, self.has_core = first, last, True
+
+    core_start: IntProperty(
+        name="Core Start",
+        description="First frame of the strip's core (scene frame): the part kept as captured",
+        get=_get_core_start,
+        set=_set_core_start,
+    )
+    core_end: IntProperty(
+        name="Core End",
+        description="Last frame of the strip's core (scene frame, inclusive)",
+        get=_get_core_end,
+        set=_set_core_end,
+    )
+
+    phases: CollectionProperty(type=SmartMotionPhase, name="Support Phases")
+    analysed: StringProperty(
+        name="Analysed",
+        description="What the strip played when it was analysed; the phases are out of date when it differs",
+    )
+    muted_by_preview: BoolProperty(
+        name="Muted by Preview",
+        description="Smart Motion muted this strip while its preview plays",
+    )
+    mute_before: BoolProperty(name="Mute Before", description="The strip's mute state before the preview")
+
+
+class SmartMotionObject(bpy.types.PropertyGroup):
+    """Smart Motion state of one armature object: strip settings, bone mapping, preview, plan."""
+
+    strips: CollectionProperty(type=SmartMotionStrip, name="Strips")
+    bone_mapping: StringProperty(
+        name="Bone Mapping",
+        description=(
+            "Joint roles for rigs whose legs are not found by name, as ROLE=BONE pairs separated by "
+            "commas, e.g. left.hip=thigh_L, left.knee=shin_L, left.ankle=foot_L (roles: pelvis, "
+            "spine, chest, neck, head, left./right. hip, knee, ankle, toe, clavicle, shoulder, elbow, wrist)"
+        ),
+    )
+    preview_action: PointerProperty(
+        type=bpy.types.Action,
+        name="Preview Action",
+        description="The action the preview track plays; replaced by each Synthesize, removed by Clear",
+    )
+    set_aside_action: PointerProperty(
+        type=bpy.types.Action,
+        name="Set-Aside Action",
+        description="The armature's active action, taken off while the preview plays; Clear puts it back",
+    )
+    set_aside_slot: StringProperty(name="Set-Aside Slot", description="Identifier of the set-aside action's slot")
+    plan_json: StringProperty(
+        name="Plan",
+        description="The last synthesis plan as JSON (core.synthesize.Plan.to_dict)",
+    )
+
+
+CLASSES = (SmartMotionSettings, SmartMotionPhase, SmartMotionStrip, SmartMotionObject)

@@ -3,10 +3,11 @@
 import sys
 import zipfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import bpy
 import pytest
+
+from scenes import draw_panel
 
 REPO = Path(__file__).resolve().parents[2]
 # every module of the extension and the numpy core it imports ships in the zip
@@ -67,26 +68,6 @@ def test_new_file_starts_from_the_default_again(empty_scene, installed_extension
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.context.scene.smart_motion.responsiveness == pytest.approx(0.5)
     assert is_enabled(installed_extension)
-
-
-class RecordingLayout:
-    """Stands in for ``UILayout``, which only exists while Blender draws a region."""
-
-    def __init__(self):
-        self.labels: list[str] = []
-        self.props: list[tuple[object, str]] = []
-
-    def label(self, *, text="", icon='NONE'):
-        self.labels.append(text)
-
-    def prop(self, data, name, **options):
-        self.props.append((data, name))
-
-
-def draw_panel() -> RecordingLayout:
-    layout = RecordingLayout()
-    bpy.types.SMART_MOTION_PT_main.draw(SimpleNamespace(layout=layout), bpy.context)
-    return layout
 
 
 def test_panel_shows_the_active_armature_and_the_slider(empty_scene):

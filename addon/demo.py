@@ -1,0 +1,139 @@
+"""The demo scene: the embedded demo clips as NLA strips, synthesized and baked.
+
+``make demo`` runs this module headless::
+
+    .venv/bin/python -m addon.demo [--out DIR] [--responsiveness W]
+
+It builds an armature from the demo skeleton (:mod:`core.demo`: Z up,
+metres, so no conversion), writes each demo clip to an action, lays the
+actions out as five NLA strips with their cores, synthesizes them, bakes
+the result to a new action, and writes ``DIR/demo.blend`` (opens with the
+baked action playing over the scene's frame range), ``DIR/demo.bvh`` (the
+result, in the armature's own axes: Z up, metres) and prints the plan.
+:func:`build_demo_scene` does the Blender part and is what the tests call.
+
+Overlapping strips cannot share an NLA track, so the strips alternate
+between two tracks, as NLA users lay out clips to be blended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import bpy
+
+DEMO_FPS = 30
+ARMATURE = "SmartMotionDemo"
+# (demo clip, scene frame of its first frame, core in clip frames (inclusive), track)
+# The walk's last right step and the turn's first one play together: a motion
+# transition; the turn, kick, jump and stand follow on both feet (adaptation).
+TIMELINE = (
+    ("walk", 1, (0, 94), 0),
+    ("turn", 86, (26, 56), 1),
+    ("kick", 131, (31, 59), 0),
+    ("jump", 190, (30, 50), 1),
+    ("stand", 260, (20, 120), 0),
+)
+TRACKS = ("Demo clips A", "Demo clips B")
+
+
+@dataclass
+class DemoScene:
+    """What :func:`build_demo_scene` made: the armature, its strips, the synthesis result and the baked action."""
+
+    armature: bpy.types.Object
+    strips: list
+    result: object  # core.synthesize.Result
+    action: bpy.types.Action
+
+
+def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: float = 0.5) -> DemoScene:
+    """Build, synthesize and bake the demo in ``scene`` (default the context's).
+
+    Needs the add-on registered (``Object.smart_motion``). Sets the scene to
+    30 fps and its frame range to the result's, and leaves the armature
+    active with the baked action assigned.
+    """
+    from ..core.demo import demo_clips, demo_skeleton
+    from . import nla
+    from .convert import armature_from_skeleton, write_action
+
+    scene = scene or bpy.context.scene
+    scene.render.fps, scene.render.fps_base = DEMO_FPS, 1.0
+    clips = demo_clips(float(DEMO_FPS))
+    obj = armature_from_skeleton(demo_skeleton(), ARMATURE, scene.collection)
+    anim = obj.animation_data_create()
+    tracks = []
+    for name in TRACKS:
+        track = anim.nla_tracks.new()
+        track.name = name
+        tracks.append(track)
+    strips = []
+    for name, start, (first, last), track in TIMELINE:
+        action = write_action(obj, clips[name].motion, f"demo {name}", frame_start=1)
+        strip = tracks[track].strips.new(name, start, action)
+        strip.select = True
+        item = nla.strip_settings(obj, strip.name, create=True)
+        item.core_first, item.core_last, item.has_core = first, last, True
+        strips.append(strip)
+    result = nla.synthesize_strips(obj, strips, responsiveness)
+    nla.record_plan(obj, strips, result)
+    action = nla.bake(obj, result)
+    scene.frame_start, scene.frame_end = result.plan.start, result.plan.end
+    scene.frame_set(result.plan.start)
+    return DemoScene(obj, strips, result, action)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the demo in a new file and write ``demo.blend`` and ``demo.bvh``; prints the plan."""
+    from ..core.bvh import write_bvh
+    from . import register
+
+    parser = argparse.ArgumentParser(prog="python -m addon.demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="out", help="folder for demo.blend and demo.bvh (default: out)")
+    parser.add_argument("--responsiveness", "-W", type=float, default=0.5, help="0 most responsive .. 1 smoothest")
+    args = parser.parse_args(argv)
+
+    # A new empty file from the factory startup file; the preferences, and so
+    # an enabled Smart Motion extension, stay as they are.
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+    if not hasattr(bpy.types.Object, "smart_motion"):
+        register()
+    bpy.context.scene.smart_motion.responsiveness = args.responsiveness
+    demo = build_demo_scene(responsiveness=args.responsiveness)
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    blend, bvh = out / "demo.blend", out / "demo.bvh"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    write_bvh(demo.result.motion, bvh)
+    plan = demo.result.plan
+    print(plan.summary())
+    print(f"baked {plan.end - plan.start + 1} frames into action {demo.action.name!r} of armature {demo.armature.name!r}")
+    print(f"wrote {blend}")
+    print(f"wrote {bvh}")
+    return 0
+
+
+def _run_from_checkout() -> int:
+    """``python -m addon.demo`` from the repository root, where ``addon`` is a top-level package.
+
+    The add-on's modules import the core relatively (``..core``), as
+    Blender's extension package requires, so the checkout is loaded as the
+    package ``smart_motion``, the extension's id, and the demo run from there.
+    """
+    import importlib
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("smart_motion", root / "__init__.py", submodule_search_locations=[str(root)])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["smart_motion"] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module("smart_motion.addon.demo").main()
+
+
+if __name__ == "__main__":
+    sys.exit(_run_from_checkout())

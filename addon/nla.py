@@ -1,0 +1,398 @@
+"""NLA strips to one synthesized motion: sources, analysis, preview track, bake.
+
+The work behind the Analyze, Synthesize, Bake to Action and Clear operators,
+as plain functions that also run without an operator (the demo, the
+benchmark, the tests). They act on an armature object and the ``select``
+flags of its NLA strips, never on an editor area, so they work headless.
+
+Every function that changes Blender data comes in two steps: first
+everything that can fail (reading strips, finding the rig, synthesizing)
+into plain values, then the writes, which do not fail on valid input. An
+error (``ValueError`` with a message saying what to fix) therefore leaves
+the file as it was.
+
+Timeline. Scene frames are the core's output frames: a strip starting at
+scene frame ``s`` is a :class:`core.synthesize.Clip` with ``start = s``, its
+clip frame ``k`` plays at ``s + k``, and its core (kept relative to the strip,
+see :mod:`.properties`) becomes clip frames.
+
+Preview. Synthesize writes the result into the action
+``"<armature>_SmartMotion_preview"`` on its own NLA track, named
+:data:`PREVIEW_TRACK`, above the sources. The source strips are muted while
+it plays (their earlier mute state is kept with their settings) and an
+active action, which Blender would play on top of every track, is set aside.
+Synthesizing again replaces the preview action and track; Clear removes them
+and restores the rest. Neither touches the source actions.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Callable, Iterable
+
+import bpy
+
+from .properties import find_strip, strip_frame_count
+
+PREVIEW_TRACK = "[Smart Motion preview]"
+PREVIEW_STRIP = "Smart Motion preview"
+_PREVIEW_SUFFIX = "_SmartMotion_preview"
+_BAKED_SUFFIX = "_SmartMotion"
+_FRAME_TOLERANCE = 1e-4
+
+
+def preview_action_name(obj: bpy.types.Object) -> str:
+    return obj.name + _PREVIEW_SUFFIX
+
+
+def baked_action_name(obj: bpy.types.Object) -> str:
+    return obj.name + _BAKED_SUFFIX
+
+
+# ---------------------------------------------------------------------------
+# What to work on
+
+
+def active_armature(context: bpy.types.Context) -> bpy.types.Object:
+    """The active object, which must be an armature in Object or Pose mode with its NLA editable."""
+    obj = getattr(context, "active_object", None)
+    if obj is None:
+        raise ValueError("no active object: click the armature whose NLA strips to use, then try again")
+    if obj.type != 'ARMATURE':
+        raise ValueError(
+            f"the active object {obj.name!r} is a {obj.type.lower()}, not an armature; "
+            "make the armature whose NLA strips to use the active object"
+        )
+    if obj.mode == 'EDIT':
+        raise ValueError(f"armature {obj.name!r} is in Edit Mode; switch to Object or Pose Mode first")
+    anim = obj.animation_data
+    if anim is not None and anim.use_tweak_mode:
+        raise ValueError(
+            f"the NLA of armature {obj.name!r} is in tweak mode; leave it first (Tab in the NLA editor)"
+        )
+    return obj
+
+
+def is_preview_track(track: bpy.types.NlaTrack) -> bool:
+    return track.name == PREVIEW_TRACK
+
+
+def source_strips(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
+    """Every strip on ``obj``'s NLA tracks except the preview's, by start frame."""
+    anim = obj.animation_data
+    if anim is None:
+        return []
+    strips = [strip for track in anim.nla_tracks if not is_preview_track(track) for strip in track.strips]
+    return sorted(strips, key=lambda strip: strip.frame_start)
+
+
+def selected_strips(obj: bpy.types.Object, objects: Iterable[bpy.types.Object] = ()) -> list[bpy.types.NlaStrip]:
+    """The selected strips of ``obj`` (not the preview's), by start frame.
+
+    Strips are selected in the NLA editor, which shows every object's tracks;
+    selected strips of any other object in ``objects`` are refused, as the
+    user may have meant them.
+    """
+    elsewhere = []
+    for other in objects:
+        if other == obj or other.animation_data is None:
+            continue
+        names = [strip.name for track in other.animation_data.nla_tracks for strip in track.strips if strip.select]
+        if names:
+            elsewhere.append(f"{', '.join(repr(n) for n in names)} of {other.name!r}")
+    if elsewhere:
+        raise ValueError(
+            f"NLA strips of another object are selected: {'; '.join(elsewhere)}. Smart Motion uses the "
+            f"strips of the active armature {obj.name!r} only: deselect those, or make their object active"
+        )
+    return [strip for strip in source_strips(obj) if strip.select]
+
+
+# ---------------------------------------------------------------------------
+# Per-strip settings
+
+
+def strip_settings(obj: bpy.types.Object, name: str, *, create: bool = False):
+    """The :class:`~.properties.SmartMotionStrip` of strip ``name``, created if asked, else maybe ``None``."""
+    items = obj.smart_motion.strips
+    item = items.get(name)
+    if item is None and create:
+        item = items.add()
+        item.name = name
+    return item
+
+
+def _prune_settings(obj: bpy.types.Object) -> None:
+    """Drop the settings of strips that no longer exist (deleted or renamed)."""
+    items = obj.smart_motion.strips
+    for index in reversed(range(len(items))):
+        if find_strip(obj, items[index].name) is None:
+            items.remove(index)
+
+
+def core_offsets(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple[int, int]:
+    """(first, last) core frames of ``strip`` counted from its start; the whole strip by default."""
+    item = strip_settings(obj, strip.name)
+    if item is None:
+        return (0, strip_frame_count(strip) - 1)
+    return item.core_offsets(strip)
+
+
+def strip_signature(strip: bpy.types.NlaStrip) -> str:
+    """What a strip plays, apart from where: its phases are out of date when this changes."""
+    action = strip.action.name if strip.action is not None else ""
+    return "|".join(
+        [action, f"{strip.action_frame_start:g}", f"{strip.action_frame_end:g}", f"{strip.scale:g}",
+         f"{strip.repeat:g}", str(int(strip.use_reverse))]
+    )
+
+
+# ---------------------------------------------------------------------------
+# Rig
+
+
+def parse_bone_mapping(text: str) -> dict[str, str]:
+    """``"left.ankle=foot.L, right.ankle=foot.R"`` -> ``{"left.ankle": "foot.L", ...}``.
+
+    Pairs are separated by commas, semicolons or new lines. A piece without
+    ``=`` continues the previous value, so ``spine=Spine, Spine1`` lists two
+    spine bones. A role set to ``none`` (toes, clavicles) means "no such bone".
+    """
+    mapping: dict[str, str] = {}
+    role = None
+    for piece in text.replace(";", ",").replace("\n", ",").split(","):
+        piece = piece.strip()
+        if not piece:
+            continue
+        key, sep, bone = piece.partition("=")
+        if sep:
+            role = key.strip()
+            if not role:
+                raise ValueError(f"Bone Mapping: {piece!r} names no role; write ROLE=BONE, e.g. left.ankle=foot.L")
+            mapping[role] = bone.strip()
+        elif role is not None:
+            mapping[role] += "," + piece
+        else:
+            raise ValueError(
+                f"Bone Mapping: {piece!r} is not ROLE=BONE; write pairs separated by commas, "
+                "e.g. left.ankle=foot.L, right.ankle=foot.R"
+            )
+    return mapping
+
+
+def find_armature_rig(obj: bpy.types.Object, motion):
+    """The joint roles of ``obj`` (``core.rig.find_rig`` with the armature's Bone Mapping)."""
+    from ..core.rig import RigError, find_rig
+
+    overrides = parse_bone_mapping(obj.smart_motion.bone_mapping)
+    try:
+        return find_rig(motion, overrides=overrides or None)
+    except RigError as error:
+        raise RigError(
+            f"armature {obj.name!r}: {error}. In Blender, map the bones in the Smart Motion panel's "
+            "Bone Mapping field, e.g. left.hip=thigh_L, left.knee=shin_L, left.ankle=foot_L, "
+            "right.hip=thigh_R, right.knee=shin_R, right.ankle=foot_R"
+        ) from None
+
+
+# ---------------------------------------------------------------------------
+# Strips to clips, analysis, synthesis
+
+
+def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -> list:
+    """One :class:`core.synthesize.Clip` per strip, its core from the strip's settings.
+
+    Raises ``ValueError`` naming the strip for anything a strip cannot be
+    read for (no action, an action for other bones, zero length, a start
+    between frames).
+    """
+    from ..core.synthesize import Clip
+    from .convert import strip_to_motion
+
+    clips = []
+    for strip in strips:
+        start = round(strip.frame_start)
+        if abs(strip.frame_start - start) > _FRAME_TOLERANCE:
+            raise ValueError(
+                f"NLA strip {strip.name!r} of armature {obj.name!r} starts between frames, at "
+                f"{strip.frame_start:g}; move it onto a whole frame"
+            )
+        motion = strip_to_motion(obj, strip, fps)
+        first, last = core_offsets(obj, strip)
+        last = min(last, motion.n_frames - 1)
+        clips.append(Clip(motion, start, (min(first, last), last), strip.name))
+    return clips
+
+
+def analyze_strips(obj: bpy.types.Object, strips: list) -> dict:
+    """``{strip name: core.analysis.Analysis}`` of each strip (2008, section 4); changes nothing."""
+    from ..core.analysis import analyze
+
+    if not strips:
+        raise ValueError(f"no NLA strip of armature {obj.name!r} is selected; select the strips to analyse")
+    clips = strip_clips(obj, strips)
+    rig = find_armature_rig(obj, clips[0].motion)
+    return {clip.name: analyze(clip.motion, rig) for clip in clips}
+
+
+def record_analysis(obj: bpy.types.Object, strips: list, analyses: dict) -> None:
+    """Store each strip's support phases with its settings (strip frames)."""
+    _prune_settings(obj)
+    for strip in strips:
+        item = strip_settings(obj, strip.name, create=True)
+        item.phases.clear()
+        for segment in analyses[strip.name].segments:
+            phase = item.phases.add()
+            phase.phase, phase.start, phase.end = segment.phase.name, int(segment.start), int(segment.end)
+        item.analysed = strip_signature(strip)
+
+
+def phases_text(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> str:
+    """``"DS 1-16, LS 17-28, ..."`` in scene frames, or ``""`` if the strip was not analysed."""
+    item = strip_settings(obj, strip.name)
+    if item is None or not item.phases:
+        return ""
+    start = round(strip.frame_start)
+    return ", ".join(f"{p.phase} {start + p.start}-{start + p.end}" for p in item.phases)
+
+
+def synthesize_strips(obj: bpy.types.Object, strips: list, responsiveness: float):
+    """The ``core.synthesize.Result`` of the strips on the scene's timeline; changes nothing.
+
+    Raises ``ValueError`` for fewer than two strips, a strip that cannot be
+    read, or a rig whose legs cannot be found. Strips whose cores overlap an
+    earlier core are not errors: the plan lists them as rejected.
+    """
+    from ..core.synthesize import synthesize
+
+    if len(strips) < 2:
+        raise ValueError(
+            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected; "
+            "select at least two strips to synthesize a motion from them"
+        )
+    clips = strip_clips(obj, strips)
+    rig = find_armature_rig(obj, clips[0].motion)
+    return synthesize(clips, responsiveness=responsiveness, rig=rig)
+
+
+def record_plan(obj: bpy.types.Object, strips: list, result) -> None:
+    """Keep the plan on the armature (the panel shows it) and settings for every source strip."""
+    _prune_settings(obj)
+    for strip in strips:
+        strip_settings(obj, strip.name, create=True)
+    obj.smart_motion.plan_json = result.plan.to_json()
+
+
+def rejection_text(result) -> str:
+    """One line naming each rejected strip and why, or ``""``."""
+    return "; ".join(f"strip {r.clip!r} rejected: {r.reason}" for r in result.plan.rejected)
+
+
+def wrapped(text: str, width: int = 44) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, for panel labels."""
+    return textwrap.wrap(text, width) or [""]
+
+
+# ---------------------------------------------------------------------------
+# Preview and bake
+
+
+def preview_track(obj: bpy.types.Object) -> bpy.types.NlaTrack | None:
+    anim = obj.animation_data
+    return anim.nla_tracks.get(PREVIEW_TRACK) if anim is not None else None
+
+
+def has_preview(obj: bpy.types.Object) -> bool:
+    return preview_track(obj) is not None or obj.smart_motion.preview_action is not None
+
+
+def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Action:
+    """Play ``result`` on ``obj`` from a preview track above ``strips``, which are muted.
+
+    Replaces an earlier preview (its action is removed, not piled up). The
+    source actions and strips are not changed, apart from the strips' mute
+    flags, which :func:`clear_preview` restores.
+    """
+    from .convert import write_action
+
+    clear_preview(obj)
+    state = obj.smart_motion
+    anim = obj.animation_data or obj.animation_data_create()
+    if anim.action is not None:
+        # Blender plays the active action on top of every NLA track.
+        state.set_aside_action = anim.action
+        state.set_aside_slot = anim.action_slot.identifier if anim.action_slot is not None else ""
+        anim.action = None
+    action = write_action(obj, result.motion, preview_action_name(obj), frame_start=result.start)
+    state.preview_action = action
+    track = anim.nla_tracks.new()  # a new track goes on top
+    track.name = PREVIEW_TRACK
+    strip = track.strips.new(PREVIEW_STRIP, result.start, action)
+    if strip.action_slot is None:
+        strip.action_slot = action.slots[0]
+    strip.select = False
+    for source in strips:
+        item = strip_settings(obj, source.name, create=True)
+        item.mute_before = source.mute
+        item.muted_by_preview = True
+        source.mute = True
+    return action
+
+
+def clear_preview(obj: bpy.types.Object) -> bool:
+    """Remove the preview track and action, unmute the sources, restore a set-aside action.
+
+    Returns whether there was anything to clear.
+    """
+    state = obj.smart_motion
+    anim = obj.animation_data
+    cleared = False
+    track = preview_track(obj)
+    if track is not None:
+        anim.nla_tracks.remove(track)
+        cleared = True
+    action = state.preview_action
+    if action is not None:
+        state.preview_action = None
+        bpy.data.actions.remove(action)
+        cleared = True
+    for item in state.strips:
+        if item.muted_by_preview:
+            strip = find_strip(obj, item.name)
+            if strip is not None:
+                strip.mute = item.mute_before
+            item.muted_by_preview = False
+            cleared = True
+    aside = state.set_aside_action
+    if aside is not None and anim is not None:
+        anim.action = aside
+        slot = aside.slots.get(state.set_aside_slot)
+        if slot is not None and anim.action_slot != slot:
+            anim.action_slot = slot
+        state.set_aside_action = None
+        state.set_aside_slot = ""
+        cleared = True
+    return cleared
+
+
+def bake(
+    obj: bpy.types.Object,
+    result,
+    progress: Callable[[float], None] | None = None,
+) -> bpy.types.Action:
+    """Write ``result`` into a new action ``"<armature>_SmartMotion"`` and make it ``obj``'s action.
+
+    An existing action of that name is never overwritten: Blender names the
+    new one ``.001`` and so on. Every bone's rotation and location (not for
+    connected bones) is keyed on every frame of the result. The preview, if
+    any, is cleared first. ``progress`` gets the fraction of bones written.
+    """
+    from .convert import write_action
+
+    clear_preview(obj)
+    action = write_action(obj, result.motion, baked_action_name(obj), frame_start=result.start, progress=progress)
+    anim = obj.animation_data or obj.animation_data_create()
+    anim.action = action
+    if anim.action_slot is None:
+        anim.action_slot = action.slots[0]
+    return action

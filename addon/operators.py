@@ -1,0 +1,192 @@
+"""Analyze, Synthesize, Bake to Action and Clear, plus the two core-range buttons.
+
+Thin operators: ``execute`` reads the context (the active armature, the
+selected strips, the scene's responsiveness) and calls :mod:`.nla`, which
+does the work and raises ``ValueError`` with a message saying what to fix.
+Such an error becomes an error report and ``{'CANCELLED'}``, with the file
+unchanged, never a traceback. None of them needs an editor area, so they
+run from the NLA sidebar, a script or a headless session alike.
+
+Every operator that changes data is ``{'REGISTER', 'UNDO'}``: one Ctrl+Z
+takes it back whole.
+
+There is no ``poll``: a greyed-out button cannot say what is missing, and a
+``bpy.ops`` call that fails its poll only says "context is incorrect". The
+panel shows the buttons only with an armature active; ``execute`` reports
+anything else that is missing.
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import StringProperty
+
+from . import nla
+
+
+class _Reported:
+    """Mixin: ``execute`` runs ``run``; a ``ValueError`` (core errors included) becomes an error report."""
+
+    def execute(self, context):
+        try:
+            return self.run(context)
+        except ValueError as error:
+            self.report({'ERROR'}, str(error))
+            return {'CANCELLED'}
+
+
+class _Progress:
+    """The window manager's progress bar (the cursor's counter), where there is one.
+
+    ``with _Progress(context) as progress: progress(0.5)``; headless or
+    without a window manager it does nothing.
+    """
+
+    STEPS = 1000
+
+    def __init__(self, context):
+        wm = getattr(context, "window_manager", None)
+        self._wm = wm if wm is not None and hasattr(wm, "progress_begin") else None
+
+    def __enter__(self):
+        if self._wm is not None:
+            self._wm.progress_begin(0, self.STEPS)
+        return self
+
+    def __call__(self, fraction: float) -> None:
+        if self._wm is not None:
+            self._wm.progress_update(int(round(min(max(fraction, 0.0), 1.0) * self.STEPS)))
+
+    def __exit__(self, *exc):
+        if self._wm is not None:
+            self._wm.progress_end()
+        return False
+
+
+class SMART_MOTION_OT_analyze(_Reported, bpy.types.Operator):
+    """Find the support phases of the selected NLA strips (which foot stands when)"""
+
+    bl_idname = "smart_motion.analyze"
+    bl_label = "Analyze"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def run(self, context):
+        obj = nla.active_armature(context)
+        strips = nla.selected_strips(obj, context.view_layer.objects)
+        analyses = nla.analyze_strips(obj, strips)
+        nla.record_analysis(obj, strips, analyses)
+        found = ", ".join(f"{name} ({len(analysis.segments)})" for name, analysis in analyses.items())
+        self.report({'INFO'}, f"support phases found: {found}; the Smart Motion panel lists them under each strip")
+        return {'FINISHED'}
+
+
+class SMART_MOTION_OT_synthesize(_Reported, bpy.types.Operator):
+    """Join the selected NLA strips into one motion and play it as a preview above them"""
+
+    bl_idname = "smart_motion.synthesize"
+    bl_label = "Synthesize"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def run(self, context):
+        obj = nla.active_armature(context)
+        strips = nla.selected_strips(obj, context.view_layer.objects)
+        result = nla.synthesize_strips(obj, strips, context.scene.smart_motion.responsiveness)
+        nla.show_preview(obj, strips, result)
+        nla.record_plan(obj, strips, result)
+        plan = result.plan
+        self.report(
+            {'INFO'},
+            f"previewing {len(plan.clips) - len(plan.rejected)} strips as one motion, frames {plan.start}-{plan.end}, "
+            f"on track {nla.PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it",
+        )
+        if plan.rejected:
+            self.report({'WARNING'}, nla.rejection_text(result))
+        return {'FINISHED'}
+
+
+class SMART_MOTION_OT_bake(_Reported, bpy.types.Operator):
+    """Synthesize the selected NLA strips into a new action, keyed on every frame, and assign it"""
+
+    bl_idname = "smart_motion.bake"
+    bl_label = "Bake to Action"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def run(self, context):
+        obj = nla.active_armature(context)
+        strips = nla.selected_strips(obj, context.view_layer.objects)
+        with _Progress(context) as progress:
+            progress(0.05)
+            result = nla.synthesize_strips(obj, strips, context.scene.smart_motion.responsiveness)
+            progress(0.5)
+            action = nla.bake(obj, result, progress=lambda done: progress(0.5 + 0.5 * done))
+        nla.record_plan(obj, strips, result)
+        plan = result.plan
+        self.report({'INFO'}, f"baked frames {plan.start}-{plan.end} into action {action.name!r}, assigned to {obj.name!r}")
+        if plan.rejected:
+            self.report({'WARNING'}, nla.rejection_text(result))
+        return {'FINISHED'}
+
+
+class SMART_MOTION_OT_clear(_Reported, bpy.types.Operator):
+    """Remove the preview and its plan; unmute the source strips"""
+
+    bl_idname = "smart_motion.clear"
+    bl_label = "Clear"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def run(self, context):
+        obj = nla.active_armature(context)
+        had_plan = bool(obj.smart_motion.plan_json)
+        if not nla.clear_preview(obj) and not had_plan:
+            self.report({'INFO'}, f"armature {obj.name!r} has no Smart Motion preview to clear")
+            return {'CANCELLED'}
+        obj.smart_motion.plan_json = ""
+        self.report({'INFO'}, "preview removed, source strips as they were")
+        return {'FINISHED'}
+
+
+class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
+    """Set this strip's core by hand (it starts as the whole strip)"""
+
+    bl_idname = "smart_motion.edit_core"
+    bl_label = "Edit Core"
+    bl_options = {'REGISTER', 'UNDO', 'INTERNAL'}
+
+    strip: StringProperty(name="Strip", description="Name of the NLA strip")
+
+    def run(self, context):
+        obj = nla.active_armature(context)
+        strip = nla.find_strip(obj, self.strip)
+        if strip is None:
+            raise ValueError(f"armature {obj.name!r} has no NLA strip {self.strip!r}")
+        item = nla.strip_settings(obj, strip.name, create=True)
+        item.core_first, item.core_last = nla.core_offsets(obj, strip)
+        item.has_core = True
+        return {'FINISHED'}
+
+
+class SMART_MOTION_OT_reset_core(_Reported, bpy.types.Operator):
+    """Make this strip's core the whole strip again"""
+
+    bl_idname = "smart_motion.reset_core"
+    bl_label = "Whole Strip"
+    bl_options = {'REGISTER', 'UNDO', 'INTERNAL'}
+
+    strip: StringProperty(name="Strip", description="Name of the NLA strip")
+
+    def run(self, context):
+        obj = nla.active_armature(context)
+        item = nla.strip_settings(obj, self.strip)
+        if item is not None:
+            item.has_core = False
+        return {'FINISHED'}
+
+
+CLASSES = (
+    SMART_MOTION_OT_analyze,
+    SMART_MOTION_OT_synthesize,
+    SMART_MOTION_OT_bake,
+    SMART_MOTION_OT_clear,
+    SMART_MOTION_OT_edit_core,
+    SMART_MOTION_OT_reset_core,
+)

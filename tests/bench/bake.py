@@ -1,0 +1,174 @@
+"""Bake speed: Smart Motion's Bake to Action against Blender's own NLA bake, same NLA setup.
+
+Run by hand (not collected as a test):  .venv/bin/python tests/bench/bake.py
+
+Ten real clips (the timeline of tests/bench/synthesis_speed.py, about 3,000
+frames once overlapped) are imported with Blender's BVH importer onto one
+armature (the Bandai Namco skeleton: 22 bones) and laid out as NLA strips,
+each starting 0.5 s before the previous one ends, cores leaving 0.5 s at
+each end, on three alternating tracks. Then, median of REPEAT runs each:
+
+  ours         bpy.ops.smart_motion.bake(): read the strips, synthesize
+               (analysis, plan, rendering with leg IK), write a new action
+               keyed on every frame (rotation and location of every bone).
+    of which   synthesis (strips to a core Result) and keys (write_action).
+  blender      bpy.ops.nla.bake(): Blender evaluates the NLA (its own plain
+               strip blending, no synthesis) frame by frame and keys the same
+               channels (location and rotation of every bone, every frame).
+
+Target: ours at least 10 times faster than Blender's bake.
+
+The extension is loaded from this checkout under its id, with Blender's user
+profile pointed at a temporary folder, as the tests do.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MOCAP = ROOT.parent / "shared" / "mocap"
+PROFILE = Path(tempfile.mkdtemp(prefix="smart_motion_bench_profile_"))
+for variable, folder in (
+    ("BLENDER_USER_RESOURCES", PROFILE),
+    ("BLENDER_USER_CONFIG", PROFILE / "config"),
+    ("BLENDER_USER_SCRIPTS", PROFILE / "scripts"),
+    ("BLENDER_USER_DATAFILES", PROFILE / "datafiles"),
+    ("BLENDER_USER_EXTENSIONS", PROFILE / "extensions"),
+):
+    os.environ[variable] = str(folder)
+
+import bpy  # noqa: E402  (after the profile folders are set)
+
+REPEAT = 3
+OVERLAP_S = 0.5
+MARGIN_S = 0.5
+TRACKS = 3
+# the ten clips of synthesis_speed.py; the dance cut to its first 900 frames
+TIMELINE = (
+    ("bandai1/walk_normal_001", None),
+    ("bandai1/kick_normal_001", None),
+    ("bandai2/run_normal_001", None),
+    ("bandai1/punch_normal_001", None),
+    ("bandai2/walk-turn-left_normal_001", None),
+    ("bandai1/slash_normal_001", None),
+    ("bandai2/walk_normal_001", None),
+    ("bandai1/bow_normal_001", None),
+    ("bandai1/dance-short_normal_001", 900),
+    ("bandai1/slash_normal_002", None),
+)
+
+
+def load_extension():
+    """The checkout as the package ``smart_motion`` (the extension's id), registered."""
+    spec = importlib.util.spec_from_file_location("smart_motion", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["smart_motion"] = package
+    spec.loader.exec_module(package)
+    package.register()
+    return importlib.import_module("smart_motion.addon.nla"), importlib.import_module("smart_motion.addon.convert")
+
+
+def build_scene(nla) -> bpy.types.Object:
+    """One armature, a strip per clip of TIMELINE, all selected, cores set."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj = None
+    start = 1
+    for k, (name, frames) in enumerate(TIMELINE):
+        path = MOCAP / f"{name}.bvh"
+        if not path.is_file():
+            sys.exit(f"mocap clip not found: {path} (the benchmark needs ../shared/mocap)")
+        bpy.ops.import_anim.bvh(filepath=str(path), global_scale=0.01, rotate_mode='NATIVE', update_scene_fps=True)
+        imported = bpy.context.view_layer.objects.active
+        action = imported.animation_data.action
+        if obj is None:
+            obj = imported
+            obj.animation_data.action = None
+            for t in range(TRACKS):
+                obj.animation_data.nla_tracks.new().name = f"clips {t + 1}"
+        else:
+            data = imported.data
+            bpy.data.objects.remove(imported)
+            bpy.data.armatures.remove(data)
+        strip = obj.animation_data.nla_tracks[k % TRACKS].strips.new(Path(name).name, start, action)
+        if frames is not None:
+            strip.action_frame_end = strip.action_frame_start + frames - 1
+        n = int(strip.frame_end - strip.frame_start) + 1
+        fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+        margin = min(int(round(MARGIN_S * fps)), n // 4)
+        item = nla.strip_settings(obj, strip.name, create=True)
+        item.core_first, item.core_last, item.has_core = margin, n - 1 - margin, True
+        start += n - int(round(OVERLAP_S * fps))
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    return obj
+
+
+def median_time(run, reset) -> float:
+    times = []
+    for _ in range(REPEAT):
+        reset()
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> None:
+    nla, convert = load_extension()
+    obj = build_scene(nla)
+    scene = bpy.context.scene
+    strips = nla.selected_strips(obj)
+
+    def reset():
+        # back to the bare NLA setup: no active action, no baked actions
+        obj.animation_data.action = None
+        for action in [a for a in bpy.data.actions if a.users == 0]:
+            bpy.data.actions.remove(action)
+
+    result = nla.synthesize_strips(obj, strips, scene.smart_motion.responsiveness)
+    first, last = result.plan.start, result.plan.end
+    n_frames, n_bones = last - first + 1, len(obj.pose.bones)
+    print(f"{len(strips)} strips, {n_frames} frames ({first}..{last}), {n_bones} bones, "
+          f"{len(result.plan.rejected)} rejected, methods: {', '.join(p.method for p in result.plan.pairs)}")
+
+    def blender_bake():
+        # the same strips over the same frames and the same channels (no scale, B-Bone or custom properties)
+        bpy.ops.nla.bake(frame_start=first, frame_end=last, only_selected=False, bake_types={'POSE'},
+                         channel_types={'LOCATION', 'ROTATION'})
+
+    ours = median_time(lambda: bpy.ops.smart_motion.bake(), reset)
+    ours_keys = key_count(obj.animation_data.action)
+    reading = median_time(lambda: nla.strip_clips(obj, strips), reset)
+    synthesis = median_time(lambda: nla.synthesize_strips(obj, strips, scene.smart_motion.responsiveness), reset)
+    keys = median_time(lambda: convert.write_action(obj, result.motion, "keys only", frame_start=first), reset)
+    blender = median_time(blender_bake, reset)
+    blender_keys = key_count(obj.animation_data.action)
+    print(f"keys written: ours {ours_keys:,}, Blender's {blender_keys:,}")
+
+    print(f"{'':34s}{'seconds':>9s}{'ms/frame':>10s}")
+    for label, seconds in (
+        ("ours: Bake to Action (operator)", ours),
+        ("  reading the strips", reading),
+        ("  reading + core synthesis", synthesis),
+        ("  writing the keys", keys),
+        ("Blender: nla.bake", blender),
+    ):
+        print(f"{label:34s}{seconds:9.3f}{1000 * seconds / n_frames:10.3f}")
+    print(f"Blender's bake / our Bake to Action: {blender / ours:5.1f}x  (target >= 10x)")
+    print(f"Blender's bake / our key writing:    {blender / keys:5.1f}x  (the same work: frames to keys)")
+
+
+def key_count(action) -> int:
+    return sum(len(fcurve.keyframe_points) for layer in action.layers for strip in layer.strips
+               for channelbag in strip.channelbags for fcurve in channelbag.fcurves)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Scenes and measurements shared by the operator tests (not a test module).
+
+Real clips from the shared Bandai mocap set are imported with Blender's own
+BVH importer at ``global_scale=0.01`` (centimetres to metres) and laid out
+as NLA strips of one armature, as a user would: the first import keeps its
+armature, each later import gives its action to it and is deleted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import bpy
+import numpy as np
+import pytest
+
+MOCAP = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai1"
+
+# (clip, scene frame of its first frame, core in scene frames or None for the whole strip)
+# walk -> bow is a motion connection, bow -> punch an adaptation.
+WALK_BOW_PUNCH = (
+    ("walk_normal_001", 1, (1, 101)),
+    ("bow_normal_001", 151, (181, 288)),
+    ("punch_normal_001", 300, None),
+)
+
+
+def clip_path(name: str) -> Path:
+    path = MOCAP / f"{name}.bvh"
+    if not path.is_file():
+        pytest.skip(f"mocap clip not found: {path}")
+    return path
+
+
+def import_clip(name: str) -> bpy.types.Object:
+    """Blender's BVH importer, metres, the file's own rotation order, scene fps from the file."""
+    result = bpy.ops.import_anim.bvh(
+        filepath=str(clip_path(name)), global_scale=0.01, rotate_mode='NATIVE', update_scene_fps=True,
+    )
+    assert result == {'FINISHED'}
+    return bpy.context.view_layer.objects.active
+
+
+def clips_on_one_armature(layout=WALK_BOW_PUNCH, tracks: int = 2) -> bpy.types.Object:
+    """One armature with a strip per clip, alternating over ``tracks`` tracks (overlapping
+    strips cannot share one). Strips are named after the clip's first word and all selected;
+    cores are set through the panel's properties. The armature is active, with no action."""
+    for name, _, _ in layout:
+        clip_path(name)
+    obj = None
+    placed = []
+    for name, start, core in layout:
+        imported = import_clip(name)
+        action = imported.animation_data.action
+        if obj is None:
+            obj = imported
+            obj.animation_data.action = None
+            for k in range(tracks):
+                obj.animation_data.nla_tracks.new().name = f"clips {k + 1}"
+        else:
+            data = imported.data
+            bpy.data.objects.remove(imported)
+            bpy.data.armatures.remove(data)
+        track = obj.animation_data.nla_tracks[len(placed) % tracks]
+        strip = track.strips.new(name.split("_")[0], start, action)
+        placed.append((strip.name, core))
+    bpy.context.view_layer.objects.active = obj
+    for strip_name, core in placed:
+        if core is not None:
+            item = obj.smart_motion.strips.add()
+            item.name = strip_name
+            item.core_start, item.core_end = core
+    return obj
+
+
+def strips_by_name(obj) -> dict:
+    return {strip.name: strip for track in obj.animation_data.nla_tracks for strip in track.strips}
+
+
+def all_keys(action) -> dict:
+    """Every keyframe (co, handles, interpolation) of every channelbag of ``action``."""
+    keys = {}
+    for layer in action.layers:
+        for strip in layer.strips:
+            for channelbag in strip.channelbags:
+                for fcurve in channelbag.fcurves:
+                    points = fcurve.keyframe_points
+                    arrays = []
+                    for name in ("co", "handle_left", "handle_right"):
+                        a = np.empty(2 * len(points), dtype=np.float32)
+                        points.foreach_get(name, a)
+                        arrays.append(a)
+                    kind = np.empty(len(points), dtype=np.int32)
+                    points.foreach_get("interpolation", kind)
+                    arrays.append(kind)
+                    keys[(channelbag.slot.identifier, fcurve.data_path, fcurve.array_index)] = arrays
+    return keys
+
+
+def same_keys(before: dict, after: dict) -> bool:
+    return before.keys() == after.keys() and all(
+        all(np.array_equal(old, new) for old, new in zip(before[k], after[k])) for k in before
+    )
+
+
+def evaluated_heads(obj, frames) -> np.ndarray:
+    """Blender's evaluated bone heads ``(F, B, 3)``, armature space, ``obj.pose.bones`` order.
+
+    Blender evaluates one scene frame at a time, hence the loop.
+    """
+    scene = bpy.context.scene
+    heads = np.empty((len(frames), len(obj.pose.bones) * 3), dtype=np.float32)
+    for k, frame in enumerate(frames):
+        scene.frame_set(int(frame))
+        obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones.foreach_get("head", heads[k])
+    return heads.reshape(len(frames), -1, 3).astype(np.float64)
+
+
+def snapshot(obj=None) -> tuple:
+    """Everything an operator that failed must have left alone, as comparable values."""
+    actions = tuple(
+        (a.name, a.users, tuple(sorted((k, tuple(v.tobytes() for v in arrays)) for k, arrays in all_keys(a).items())))
+        for a in bpy.data.actions
+    )
+    objects = []
+    for o in bpy.data.objects:
+        anim = o.animation_data
+        tracks = ()
+        active = None
+        if anim is not None:
+            active = (anim.action.name if anim.action else None, anim.action_slot.identifier if anim.action_slot else None)
+            tracks = tuple(
+                (t.name, t.mute, tuple(
+                    (s.name, s.frame_start, s.frame_end, s.mute, s.select, s.action.name if s.action else None)
+                    for s in t.strips))
+                for t in anim.nla_tracks
+            )
+        settings = ()
+        if o.type == 'ARMATURE':
+            state = o.smart_motion
+            settings = (
+                state.plan_json, state.bone_mapping, state.preview_action, state.set_aside_action,
+                tuple((i.name, i.has_core, i.core_first, i.core_last, len(i.phases), i.muted_by_preview)
+                      for i in state.strips),
+            )
+        objects.append((o.name, active, tracks, settings))
+    return actions, tuple(objects)
+
+
+class RecordingLayout:
+    """Stands in for ``UILayout``, which only exists while Blender draws a region.
+
+    Records labels, properties and operator buttons; rows, columns and boxes
+    are the layout itself.
+    """
+
+    def __init__(self):
+        self.labels: list[str] = []
+        self.props: list[tuple[object, str]] = []
+        self.operators: list[str] = []
+
+    def label(self, *, text="", icon='NONE'):
+        self.labels.append(text)
+
+    def prop(self, data, name, **options):
+        self.props.append((data, name))
+
+    def operator(self, idname, **options):
+        self.operators.append(idname)
+        return SimpleNamespace()  # takes the operator's properties
+
+    def row(self, **options):
+        return self
+
+    column = box = row
+
+
+def draw_panel() -> RecordingLayout:
+    layout = RecordingLayout()
+    bpy.types.SMART_MOTION_PT_main.draw(SimpleNamespace(layout=layout), bpy.context)
+    return layout

@@ -1,0 +1,80 @@
+"""``make demo``: the embedded demo clips as NLA strips, synthesized, baked and saved."""
+
+import importlib
+import json
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import evaluated_heads
+
+
+@pytest.fixture(scope="module")
+def demo(installed_extension):
+    return importlib.import_module(f"{installed_extension}.addon.demo")
+
+
+@pytest.fixture(scope="module")
+def core(installed_extension):
+    def load(name):
+        return importlib.import_module(f"{installed_extension}.core.{name}")
+
+    return load
+
+
+def test_armature_from_the_demo_skeleton_has_its_identity_rest_pose(empty_scene, installed_extension, core):
+    convert = importlib.import_module(f"{installed_extension}.addon.convert")
+    skeleton = core("demo").demo_skeleton()
+
+    obj = convert.armature_from_skeleton(skeleton, "Demo")
+
+    back, info = convert.armature_skeleton(obj)
+    assert back.names == skeleton.names and np.array_equal(back.parents, skeleton.parents)
+    assert np.allclose(back.offsets, skeleton.offsets, atol=1e-6)
+    assert all(not bone.use_connect and bone.length > 0.01 for bone in obj.data.bones)
+    # leaf bones point along their End Sites, so the skeleton's tips survive
+    for j, tip in skeleton.end_sites.items():
+        assert np.allclose(back.end_sites[j], tip, atol=1e-6)
+    # the demo clips play on it as authored: Blender's bone heads are the clip's joints
+    walk = core("demo").demo_clips()["walk"].motion
+    obj.animation_data_create().action = convert.write_action(obj, walk, "walk", frame_start=1)
+    heads = evaluated_heads(obj, [1, 40, 80])
+    order = [obj.pose.bones.find(name) for name in skeleton.names]
+    assert np.abs(heads[:, order] - walk.global_positions()[[0, 39, 79]]).max() < 1e-5
+
+
+def test_demo_scene_lays_out_five_strips_and_plays_the_baked_result(empty_scene, demo):
+    scene = empty_scene
+
+    made = demo.build_demo_scene()
+
+    obj = made.armature
+    assert len(made.strips) == 5 and {s.name for s in made.strips} == {"walk", "turn", "kick", "jump", "stand"}
+    assert [t.name for t in obj.animation_data.nla_tracks] == list(demo.TRACKS)
+    plan = json.loads(obj.smart_motion.plan_json)
+    assert plan["rejected"] == [] and len(plan["pairs"]) == 4
+    assert plan["pairs"][0]["method"] == "transition", "the walk's last step blends into the turn's first"
+    assert obj.animation_data.action == made.action and made.action.name == "SmartMotionDemo_SmartMotion"
+    assert (scene.frame_start, scene.frame_end) == (plan["start"], plan["end"])
+    # the walk's core plays as authored
+    walk = made.strips[0]
+    frames = np.arange(1, 96, 5)
+    baked = evaluated_heads(obj, frames)
+    obj.animation_data.action = walk.action
+    assert np.abs(baked - evaluated_heads(obj, frames)).max() < 1e-4
+
+
+def test_make_demo_writes_a_blend_that_opens_playing_and_a_bvh(empty_scene, demo, core, tmp_path, capsys):
+    assert demo.main(["--out", str(tmp_path)]) == 0
+
+    printed = capsys.readouterr().out
+    assert "walk -> turn: transition" in printed and "wrote" in printed
+    motion = core("bvh").read_bvh(tmp_path / "demo.bvh")
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "demo.blend"))
+    scene = bpy.context.scene
+    obj = bpy.data.objects["SmartMotionDemo"]
+    assert obj.animation_data.action.name == "SmartMotionDemo_SmartMotion"
+    assert obj.animation_data.action_slot is not None
+    assert motion.n_frames == scene.frame_end - scene.frame_start + 1
+    assert scene.render.fps == 30

@@ -1,0 +1,373 @@
+"""Analyze, Synthesize, Bake to Action and Clear on real clips, through ``bpy.ops``, as a user runs them.
+
+The extension is the installed zip (conftest). Operators are called without
+any editor area: they act on the active armature and its strips' ``select``
+flags. Poses are the ones Blender evaluates (depsgraph after
+``scene.frame_set``), never our own forward kinematics.
+"""
+
+import importlib
+import json
+from types import SimpleNamespace
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import (
+    WALK_BOW_PUNCH, all_keys, clips_on_one_armature, draw_panel, evaluated_heads, same_keys, strips_by_name,
+)
+
+TOLERANCE_M = 1e-4
+PREVIEW_TRACK = "[Smart Motion preview]"
+
+
+@pytest.fixture(scope="module")
+def sm(installed_extension):
+    """Modules of the installed extension."""
+    def load(name):
+        return importlib.import_module(f"{installed_extension}.{name}")
+
+    return SimpleNamespace(nla=load("addon.nla"), convert=load("addon.convert"), rig=load("core.rig"))
+
+
+@pytest.fixture
+def walk_bow_punch(empty_scene):
+    return clips_on_one_armature(WALK_BOW_PUNCH)
+
+
+def plan_of(obj) -> dict:
+    return json.loads(obj.smart_motion.plan_json)
+
+
+def source_heads(obj, strip, frames) -> np.ndarray:
+    """Blender's pose of ``strip``'s action alone at the scene ``frames`` the strip plays them.
+
+    Evaluated on a copy of the armature (same bones, same rotation modes)
+    playing the action as its only animation.
+    """
+    probe = obj.copy()
+    bpy.context.scene.collection.objects.link(probe)
+    probe.animation_data_clear()
+    probe.animation_data_create()
+    probe.animation_data.action = strip.action
+    probe.animation_data.action_slot = strip.action_slot
+    heads = evaluated_heads(probe, np.asarray(frames) - strip.frame_start + strip.action_frame_start)
+    bpy.data.objects.remove(probe)
+    return heads
+
+
+def turn_about_z(points: np.ndarray, degrees: float, translation) -> np.ndarray:
+    a = np.radians(degrees)
+    turn = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0], [0.0, 0.0, 1.0]])
+    return points @ turn.T + np.asarray(translation)
+
+
+def source_keys(obj) -> dict:
+    return {strip.name: all_keys(strip.action) for strip in strips_by_name(obj).values()}
+
+
+# ---------------------------------------------------------------------------
+# Bake
+
+
+def test_bake_keys_every_frame_and_keeps_every_core_as_blender_plays_its_source(walk_bow_punch, sm):
+    obj = walk_bow_punch
+    before = source_keys(obj)
+    strips_before = {n: (s.frame_start, s.frame_end, s.mute, s.action.name) for n, s in strips_by_name(obj).items()}
+
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    baked = obj.animation_data.action
+    assert baked.name == "walk_normal_001_SmartMotion"
+    assert obj.animation_data.action_slot == baked.slots[0]
+    plan = plan_of(obj)
+    assert [p["method"] for p in plan["pairs"]] == ["connection", "adaptation"]
+    assert plan["rejected"] == []
+    # a key on every frame of every animated channel: each bone's rotation (its mode) and location
+    frames = np.arange(plan["start"], plan["end"] + 1)
+    paths = set()
+    for fcurve in baked.layers[0].strips[0].channelbag(baked.slots[0]).fcurves:
+        co = np.empty(2 * len(fcurve.keyframe_points), dtype=np.float32)
+        fcurve.keyframe_points.foreach_get("co", co)
+        assert np.array_equal(co[0::2], frames), fcurve.data_path
+        paths.add((fcurve.data_path, fcurve.array_index))
+    for bone in obj.pose.bones:
+        for prop in ("rotation_euler", "location"):
+            assert {(f'pose.bones["{bone.name}"].{prop}', i) for i in range(3)} <= paths
+
+    # inside each core, Blender's pose of the baked action is the source strip's pose,
+    # as placed by the plan's alignment (the first strip is not moved)
+    skeleton, _ = sm.convert.armature_skeleton(obj)
+    rig = sm.rig.find_rig(skeleton)
+    bone_index = {bone.name: k for k, bone in enumerate(obj.pose.bones)}
+    pelvis_bone = obj.data.bones[skeleton.names[rig.pelvis]]
+    pelvis = bone_index[pelvis_bone.name]
+    # the alignment turns and moves the pelvis and all below it; a still root above it stays
+    carried = [bone_index[b.name] for b in obj.data.bones if b == pelvis_bone or pelvis_bone in b.parent_recursive]
+    upper = [bone_index[skeleton.names[j]] for j in np.flatnonzero(rig.upper_body_mask(skeleton))]
+    pairs = {pair["next"]: pair for pair in plan["pairs"]}
+    strips = strips_by_name(obj)
+    for name, _, core in WALK_BOW_PUNCH:
+        strip = strips[name.split("_")[0]]
+        first, last = core or (int(strip.frame_start), int(strip.frame_end))
+        core_frames = np.arange(first, last + 1)
+        source = source_heads(obj, strip, core_frames)
+        result = evaluated_heads(obj, core_frames)
+        pair = pairs.get(strip.name)
+        if pair is None:  # the first strip, as captured
+            assert np.abs(result - source).max() < TOLERANCE_M, strip.name
+            continue
+        placed = source.copy()
+        placed[:, carried] = turn_about_z(source[:, carried], pair["alignment"]["angle_deg"],
+                                          pair["alignment"]["translation"])
+        # the upper body relative to the pelvis survives every method
+        relative = result[:, upper] - result[:, pelvis, None]
+        assert np.abs(relative - (placed[:, upper] - placed[:, pelvis, None])).max() < TOLERANCE_M, strip.name
+        if pair["method"] in ("transition", "connection"):
+            # so does the whole body: only adaptation moves the legs onto the previous feet
+            assert np.abs(result - placed).max() < TOLERANCE_M, strip.name
+
+    # the sources are as they were, key for key
+    assert source_keys(obj).keys() == before.keys()
+    for name, keys in before.items():
+        assert same_keys(keys, all_keys(strips[name].action)), name
+    assert {n: (s.frame_start, s.frame_end, s.mute, s.action.name) for n, s in strips.items()} == strips_before
+    assert [t.name for t in obj.animation_data.nla_tracks] == ["clips 1", "clips 2"], "bake leaves no preview"
+
+
+def test_bake_never_overwrites_an_existing_action(walk_bow_punch):
+    obj = walk_bow_punch
+    existing = bpy.data.actions.new("walk_normal_001_SmartMotion")
+    existing.use_fake_user = True
+
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert existing.name == "walk_normal_001_SmartMotion" and not existing.layers
+    names = sorted(a.name for a in bpy.data.actions if a.name.startswith("walk_normal_001_SmartMotion"))
+    assert names == ["walk_normal_001_SmartMotion", "walk_normal_001_SmartMotion.001", "walk_normal_001_SmartMotion.002"]
+    assert obj.animation_data.action.name == "walk_normal_001_SmartMotion.002"
+
+
+def test_bake_is_one_undo_step_that_takes_the_new_action_away(walk_bow_punch):
+    obj_name = walk_bow_punch.name
+    actions_before = sorted(a.name for a in bpy.data.actions)
+    keys_before = {a.name: all_keys(a) for a in bpy.data.actions}
+    assert bpy.types.SMART_MOTION_OT_bake.bl_options >= {'REGISTER', 'UNDO'}
+    bpy.ops.ed.undo_push(message="before Bake")
+
+    # The second argument asks for the undo push the UI makes after an UNDO operator.
+    assert bpy.ops.smart_motion.bake('EXEC_DEFAULT', True) == {'FINISHED'}
+    assert "walk_normal_001_SmartMotion" in bpy.data.actions
+    assert bpy.data.objects[obj_name].animation_data.action is not None
+
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+
+    # Undo reloads the file state: every Python reference from before is stale, look things up again.
+    assert sorted(a.name for a in bpy.data.actions) == actions_before
+    obj = bpy.data.objects[obj_name]
+    assert obj.animation_data.action is None
+    assert obj.smart_motion.plan_json == ""
+    for name, keys in keys_before.items():
+        assert same_keys(keys, all_keys(bpy.data.actions[name])), name
+
+
+class RecordingWindowManager:
+    def __init__(self):
+        self.calls = []
+
+    def progress_begin(self, low, high):
+        self.calls.append(("begin", low, high))
+
+    def progress_update(self, value):
+        self.calls.append(("update", value))
+
+    def progress_end(self):
+        self.calls.append(("end",))
+
+
+def test_progress_goes_to_the_window_manager_and_is_skipped_without_one(installed_extension):
+    operators = importlib.import_module(f"{installed_extension}.addon.operators")
+    wm = RecordingWindowManager()
+    with operators._Progress(SimpleNamespace(window_manager=wm)) as progress:
+        progress(0.25)
+        progress(1.5)
+    assert wm.calls == [("begin", 0, 1000), ("update", 250), ("update", 1000), ("end",)]
+    with operators._Progress(SimpleNamespace(window_manager=None)) as progress:
+        progress(0.5)  # headless without a window manager: nothing to show, no error
+
+
+def test_bake_reports_progress_from_start_to_finish(walk_bow_punch, installed_extension, monkeypatch):
+    operators = importlib.import_module(f"{installed_extension}.addon.operators")
+    fractions = []
+
+    class Recording(operators._Progress):
+        def __call__(self, fraction):
+            fractions.append(fraction)
+            super().__call__(fraction)
+
+    monkeypatch.setattr(operators, "_Progress", Recording)
+
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
+    assert len(fractions) > len(walk_bow_punch.pose.bones), "at least one step per bone written"
+
+
+# ---------------------------------------------------------------------------
+# Preview
+
+
+def test_synthesize_previews_on_its_own_track_over_muted_sources_and_clear_restores_all(walk_bow_punch, sm):
+    obj = walk_bow_punch
+    strips = strips_by_name(obj)
+    strips["punch"].mute = True  # muted before: stays muted after Clear
+    walk_action = strips["walk"].action
+    obj.animation_data.action = walk_action  # an active action would hide the preview
+    before = source_keys(obj)
+    actions_before = sorted(a.name for a in bpy.data.actions)
+
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+
+    tracks = obj.animation_data.nla_tracks
+    assert tracks[-1].name == PREVIEW_TRACK, "the preview is the top track"
+    (preview,) = tracks[-1].strips
+    assert preview.action.name == "walk_normal_001_SmartMotion_preview"
+    assert obj.animation_data.action is None, "the active action is set aside while previewing"
+    assert all(strip.mute for strip in strips.values())
+    plan = plan_of(obj)
+    assert (preview.frame_start, preview.frame_end) == (plan["start"], plan["end"])
+    # it plays at once: the first strip's core as captured
+    frames = np.arange(1, 102, 10)
+    assert np.abs(evaluated_heads(obj, frames) - source_heads(obj, strips["walk"], frames)).max() < TOLERANCE_M
+
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+
+    assert [t.name for t in obj.animation_data.nla_tracks] == ["clips 1", "clips 2"]
+    assert sorted(a.name for a in bpy.data.actions) == actions_before
+    assert [strips[n].mute for n in ("walk", "bow", "punch")] == [False, False, True]
+    assert obj.animation_data.action == walk_action
+    assert obj.animation_data.action_slot == walk_action.slots[0]
+    assert obj.smart_motion.plan_json == ""
+    for name, keys in before.items():
+        assert same_keys(keys, all_keys(strips[name].action)), name
+
+
+def test_synthesizing_again_after_moving_a_strip_or_the_slider_replaces_the_preview(walk_bow_punch):
+    obj = walk_bow_punch
+    scene = bpy.context.scene
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    actions = len(bpy.data.actions)
+    first_end = plan_of(obj)["end"]
+
+    strips_by_name(obj)["punch"].frame_start_ui += 10  # moves the whole strip
+    scene.smart_motion.responsiveness = 0.9
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+
+    assert len(bpy.data.actions) == actions, "no action piles up"
+    assert [t.name for t in obj.animation_data.nla_tracks].count(PREVIEW_TRACK) == 1
+    plan = plan_of(obj)
+    assert plan["end"] == first_end + 10 and plan["responsiveness"] == pytest.approx(0.9)
+    (preview,) = obj.animation_data.nla_tracks[PREVIEW_TRACK].strips
+    assert preview.action.name == "walk_normal_001_SmartMotion_preview"
+    assert preview.frame_end == plan["end"]
+
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+    assert not any(strip.mute for strip in strips_by_name(obj).values())
+
+
+def test_bake_after_a_preview_replaces_the_preview_by_the_baked_action(walk_bow_punch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert [t.name for t in obj.animation_data.nla_tracks] == ["clips 1", "clips 2"]
+    assert "walk_normal_001_SmartMotion_preview" not in bpy.data.actions
+    assert obj.smart_motion.preview_action is None
+    assert not any(strip.mute for strip in strips_by_name(obj).values())
+    assert obj.animation_data.action.name == "walk_normal_001_SmartMotion"
+
+
+def test_analyze_stores_each_strips_support_phases_in_strip_frames(walk_bow_punch, sm):
+    obj = walk_bow_punch
+
+    assert bpy.ops.smart_motion.analyze() == {'FINISHED'}
+
+    walk = obj.smart_motion.strips["walk"]
+    phases = [(p.phase, p.start, p.end) for p in walk.phases]
+    assert {p for p, _, _ in phases} >= {"DS", "LS", "RS"}, "a walk alternates single and double support"
+    assert phases[0][1] == 0 and phases[-1][2] == 194
+    assert all(a[2] + 1 == b[1] for a, b in zip(phases, phases[1:]))
+    assert [p.phase for p in obj.smart_motion.strips["bow"].phases] == ["DS"], "a bow stands on both feet"
+    bow = strips_by_name(obj)["bow"]
+    assert sm.nla.phases_text(obj, bow) == "DS 151-288"
+
+
+# ---------------------------------------------------------------------------
+# Core ranges
+
+
+def test_core_range_is_shown_in_scene_frames_and_moves_with_its_strip(walk_bow_punch, sm):
+    obj = walk_bow_punch
+    strips = strips_by_name(obj)
+    bow = obj.smart_motion.strips["bow"]
+    assert (bow.core_start, bow.core_end) == (181, 288)
+    assert (bow.core_first, bow.core_last) == (30, 137), "stored from the strip's start"
+
+    strips["bow"].frame_start_ui += 5
+    assert (bow.core_start, bow.core_end) == (186, 293)
+
+    bow.core_start = 400  # past the end: pushes the end along, clamped to the strip
+    assert (bow.core_start, bow.core_end) == (293, 293)
+    bow.core_end = 100  # before the start of the strip: clamped, pulls the start along
+    assert (bow.core_start, bow.core_end) == (156, 156)
+
+    assert bpy.ops.smart_motion.reset_core(strip="bow") == {'FINISHED'}
+    assert (bow.core_start, bow.core_end) == (156, 293), "the whole strip"
+    assert sm.nla.core_offsets(obj, strips["punch"]) == (0, 223), "a strip without settings: the whole strip"
+
+
+def test_edit_core_gives_a_strip_editable_settings_starting_from_the_whole_strip(walk_bow_punch):
+    obj = walk_bow_punch
+    assert "punch" not in obj.smart_motion.strips
+
+    assert bpy.ops.smart_motion.edit_core(strip="punch") == {'FINISHED'}
+
+    punch = obj.smart_motion.strips["punch"]
+    assert punch.has_core and (punch.core_start, punch.core_end) == (300, 523)
+
+
+def test_cores_reach_the_engine_as_clip_frames(walk_bow_punch, sm):
+    obj = walk_bow_punch
+    clips = sm.nla.strip_clips(obj, sm.nla.selected_strips(obj))
+    assert [(c.name, c.start, c.core) for c in clips] == [
+        ("walk", 1, (0, 100)), ("bow", 151, (30, 137)), ("punch", 300, (0, 223)),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Panel
+
+
+def test_panel_shows_buttons_strips_cores_phases_and_the_plan(walk_bow_punch):
+    obj = walk_bow_punch
+    layout = draw_panel()
+    assert layout.operators[:4] == [
+        "smart_motion.analyze", "smart_motion.synthesize", "smart_motion.bake", "smart_motion.clear"]
+    assert "Core 300-523 (whole strip)" in layout.labels
+    cores = [(data.name, name) for data, name in layout.props if name.startswith("core_")]
+    assert cores == [("walk", "core_start"), ("walk", "core_end"), ("bow", "core_start"), ("bow", "core_end")]
+    assert (obj.smart_motion, "bone_mapping") in layout.props
+
+    bpy.ops.smart_motion.analyze()
+    bpy.ops.smart_motion.synthesize()
+    labels = draw_panel().labels
+
+    assert "DS 151-288" in labels
+    assert "walk → bow: connection" in labels and "bow → punch: adaptation" in labels
+    pair = plan_of(obj)["pairs"][0]
+    for segment in pair["segments"]:
+        assert f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}" in labels
+    assert {s["part"] for s in pair["segments"]} == {"lower", "upper"}
