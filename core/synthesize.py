@@ -42,14 +42,15 @@ from .motion import Motion, forward_kinematics
 from .optimize import blend_weights, distance_matrix, optimal_blend_range, pose_features, pose_velocity, primary_joints
 from .render import _flat, adapt_legs, blend, foot_lock_offsets, pelvis_shift, piecewise_warp, sample
 from .rig import Rig, detect_up, find_rig, leg_length
-from .weights import WeightFunction, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
+from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
 
 # 2008, eq. (1): each original segment of a transition is time-scaled by a
 # factor between S_MIN and S_MAX at most (the values of the paper's experiments).
 S_MIN, S_MAX = 0.7, 1.5
 RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
-KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
+KEEP_REACH = 0.5
+MIN_BLEND_S = 0.2  # a turning point (Fig. 4b) may not shorten a blend below this  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 
 TRANSITION = "transition"
 CONNECTION = "connection"
@@ -436,6 +437,21 @@ class _Sides:
                                                       start_reverses=start_reverses, end_reverses=end_reverses))
 
 
+def _long_enough(plan: WeightPlan, n_frames: int, ctx: _Context) -> WeightPlan:
+    """A Fig. 4b plan, unless moving the end to the turning point leaves too short a blend.
+
+    A turning point close to the fixed pose would squeeze the whole change of
+    pose into a frame or two, a jump far worse than the overshoot Fig. 4b
+    avoids; then the whole range is blended (Fig. 4a) instead.
+    """
+    if plan.kind != "turning_point":
+        return plan
+    shortest = max(MIN_BLEND_S * ctx.fps, 0.5 * (n_frames - 1))
+    if plan.n_blend_frames - 1 >= shortest:
+        return plan
+    return WeightPlan("hermite", 0, n_frames - 1, plan.slope_start, plan.slope_start)
+
+
 def _rendered(ctx: _Context, function: WeightFunction) -> WeightFunction:
     """The weight function as rendered: with eased ends (see :func:`synthesize`) the
     motions carry their own velocity into the blend and the end slopes are 0."""
@@ -525,7 +541,7 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     u = _warp_connection_prev(np.arange(r.t0, r.t1 + 1), p0, r.t1) - sides.prev_offset
     idx = np.clip(np.round(u).astype(int), 0, len(fp) - 1)
     d = distance_matrix(fp[idx], fn[sides.next_index(r.t1)][None])[:, 0]
-    wp = motion_to_pose_weights(d, ctx.fps)
+    wp = _long_enough(motion_to_pose_weights(d, ctx.fps), len(d), ctx)
     lower = Segment("lower", "motion-to-pose" if wp.kind != "pose_to_pose" else "pose-to-pose",
                     r.t0 + wp.start_index, r.t1, _rendered(ctx, wp.function), (p0.first, p0.first, int(t1s[0]), int(t1s[-1])))
     upper = _upper_pose_to_pose(sides, ctx, _frames(p0.first, c1b - 1), _frames(p0.first + 1, c1b))
@@ -568,7 +584,7 @@ def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> P
         phase = clip.motion[p1.first - clip.start : p1.last - clip.start + 1]
         fp1 = pose_features(phase, ctx.rig, primary_joints(ctx.rig, "lower"), ctx.up)
         d = distance_matrix(fp1[:1], fp1)[0]
-        wp = pose_to_motion_weights(d, ctx.fps)
+        wp = _long_enough(pose_to_motion_weights(d, ctx.fps), len(d), ctx)
         releases.append((p1, Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
                                      p1.first, p1.first + max(wp.end_index, 1), _rendered(ctx, wp.function),
                                      (p1.first, p1.first, p1.first + 1, p1.last), foot=side)))
