@@ -50,6 +50,7 @@ S_MIN, S_MAX = 0.7, 1.5
 RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
 KEEP_REACH = 0.5
+STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it
 MIN_BLEND_S = 0.2  # a turning point (Fig. 4b) may not shorten a blend below this  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 
 TRANSITION = "transition"
@@ -821,11 +822,12 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     pelvis_own = g[:, 2]
     body = pelvis_facing(g[:, 3], g[:, 4], up)
     # A foot kept far from where the clip wants it would stretch the legs past
-    # their reach once the clip moves: such a foot is not kept but shuffled to
-    # its own place during S1 (a short slide instead of a contorted body).
+    # their reach once the clip moves: such a foot is not kept but steps to its
+    # own place during S1, lifted clear of the floor on the way.
     i1 = int(np.clip(s1.end - t[0], 0, T - 1))
     gap = np.linalg.norm(_flat(kept - feet_own[i1], up), axis=-1)
-    planted = planted & (gap < KEEP_REACH * ctx.leg)
+    stepping = planted & (gap >= KEEP_REACH * ctx.leg)
+    planted = planted & ~stepping
 
     # how far each foot has returned to its own position: 0 kept, 1 own
     release = np.zeros((T, 2))
@@ -862,6 +864,12 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     active = ~before[:, None] & (release < 1.0) & planted[None]
     # during S1 the targets move with the pose blend, from where the previous feet stand
     targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
+    during = ~before & ~after
+    if stepping.any():
+        lift = STEP_HEIGHT * ctx.leg * np.sin(np.pi * w1)
+        targets[:, stepping] += (lift[:, None] * up)[:, None, :]
+        active[:, stepping] |= during[:, None]
+        contacts[:, stepping] &= ~during[:, None]
     return lrot, lpos, contacts, (targets, active), (s1.start - t[0], T - 1)
 
 
