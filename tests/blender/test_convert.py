@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from bpy_extras import anim_utils
 
+from scenes import all_keys
+
 MOCAP = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai1"
 TOLERANCE_M = 1e-4
 FRAMES = np.arange(1, 61)  # the first two seconds of each clip, every frame
@@ -72,26 +74,6 @@ def to_world(obj, points: np.ndarray) -> np.ndarray:
 def play(obj, action) -> None:
     obj.animation_data.action = action
     assert obj.animation_data.action_slot is not None, "the new action's slot was not picked"
-
-
-def all_keys(action) -> dict:
-    """Every keyframe of every channelbag of ``action``: what must not change."""
-    keys = {}
-    for layer in action.layers:
-        for strip in layer.strips:
-            for channelbag in strip.channelbags:
-                for fcurve in channelbag.fcurves:
-                    points = fcurve.keyframe_points
-                    arrays = []
-                    for name in ("co", "handle_left", "handle_right"):
-                        a = np.empty(2 * len(points), dtype=np.float32)
-                        points.foreach_get(name, a)
-                        arrays.append(a)
-                    kind = np.empty(len(points), dtype=np.int32)
-                    points.foreach_get("interpolation", kind)
-                    arrays.append(kind)
-                    keys[(channelbag.slot.identifier, fcurve.data_path, fcurve.array_index)] = arrays
-    return keys
 
 
 # ---------------------------------------------------------------------------
