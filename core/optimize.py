@@ -46,6 +46,9 @@ from .rig import Rig, detect_up, leg_length
 
 PARTS = ("lower", "upper")
 COARSE_STEP_S = 0.1  # coarse grid spacing of the search, seconds
+# up to this many candidate pairs the search evaluates them all: below it the
+# coarse-to-fine bookkeeping costs more than it saves (tests/bench/synthesis_speed.py)
+EXHAUSTIVE_PAIRS = 40_000
 _COARSE_SEEDS = 8  # minima of the coarse estimate refined at 1-frame resolution
 _EXACT_SPAN = 4  # ranges up to this many coarse steps long are never estimated
 _WALK_RADIUS = 1.0  # a downhill walk looks this many coarse steps around its pair
@@ -537,6 +540,7 @@ def optimal_blend_range(
     phase_length_s: float | None,
     weights,
     coarse_step: int | None = None,
+    exhaustive_pairs: int = EXHAUSTIVE_PAIRS,
 ) -> BlendRange:
     """Eq. (9): the pair ``t0 < t1`` of candidates minimising ``w . (Q_t, Q_p, Q_v)``.
 
@@ -548,6 +552,8 @@ def optimal_blend_range(
                   Either may hold a single frame (an end fixed by eqs. 3/5/7);
                   neither needs to be contiguous.
     weights       ``(w_t, w_p, w_v)``, e.g. :func:`blend_weights` of W.
+    exhaustive_pairs  up to this many candidate pairs every pair is evaluated
+                  (faster than searching at that size); 0 always searches.
     coarse_step   candidates between coarse samples; default about 0.1 s
                   (:data:`COARSE_STEP_S` times ``fps``, at least 1).
 
@@ -585,6 +591,10 @@ def optimal_blend_range(
     if step < 1:
         raise ValueError(f"coarse_step must be at least 1 frame, got {coarse_step}")
     K0, K1 = len(search.t0), len(search.t1)
+    if K0 * K1 <= exhaustive_pairs:
+        # a few hundred pairs cost less to evaluate outright than to plan a search over
+        everything = search.cost(np.arange(K0)[:, None], np.arange(K1)[None, :])
+        return search.result(*_best(everything))
     exact = np.full((K0, K1), np.nan)  # NaN: not evaluated yet
 
     # 1. coarse: D and exact costs on every step-th candidate, a first best pair

@@ -389,7 +389,8 @@ def test_real_step_transitions_last_about_their_phase(mocap):
 @pytest.mark.parametrize("seed", range(40))
 def test_coarse_to_fine_finds_the_exhaustive_optimum_on_random_smooth_poses(seed):
     problem = random_problem(seed)
-    fast, slow = optimal_blend_range(**problem), exhaustive_blend_range(**problem)
+    # exhaustive_pairs=0: the coarse-to-fine search itself, whatever the size
+    fast, slow = optimal_blend_range(**problem, exhaustive_pairs=0), exhaustive_blend_range(**problem)
     assert fast.cost == pytest.approx(slow.cost, rel=1e-12, abs=1e-12), (fast, slow)
 
 
@@ -399,7 +400,7 @@ def test_coarse_to_fine_finds_the_exhaustive_optimum_on_real_transitions(mocap, 
     problems += [step_transition(mocap(a), mocap(b)) for a, b in STEP_PAIRS]
     for problem, phase_s in problems:
         kw = dict(problem, phase_length_s=phase_s, weights=blend_weights(W))
-        fast, slow = optimal_blend_range(**kw), exhaustive_blend_range(**kw)
+        fast, slow = optimal_blend_range(**kw, exhaustive_pairs=0), exhaustive_blend_range(**kw)
         assert (fast.t0, fast.t1) == (slow.t0, slow.t1), (fast, slow)
         assert fast.cost == slow.cost
 
@@ -407,7 +408,7 @@ def test_coarse_to_fine_finds_the_exhaustive_optimum_on_real_transitions(mocap, 
 @pytest.mark.parametrize("seed", range(100, 130))
 def test_the_range_is_a_pair_of_candidates_with_t0_before_t1(seed):
     problem = random_problem(seed)
-    result = optimal_blend_range(**problem)
+    result = optimal_blend_range(**problem, exhaustive_pairs=0)
     assert result.t0 in problem["t0_candidates"] and result.t1 in problem["t1_candidates"]
     assert result.t0 < result.t1
 
@@ -426,7 +427,8 @@ def test_a_fixed_end_stays_where_it_is():
 @pytest.mark.parametrize("step", [1, 2, 7])
 def test_any_coarse_step_reaches_the_same_optimum(step):
     problem = random_problem(12)
-    assert optimal_blend_range(**problem, coarse_step=step).cost == pytest.approx(exhaustive_blend_range(**problem).cost)
+    fast = optimal_blend_range(**problem, coarse_step=step, exhaustive_pairs=0)
+    assert fast.cost == pytest.approx(exhaustive_blend_range(**problem).cost)
 
 
 def test_the_cost_is_the_weighted_sum_of_the_terms_at_the_range():
@@ -503,3 +505,8 @@ def test_raising_W_lengthens_blends_and_lowers_their_acceleration_on_real_pairs(
     assert lengths[0].mean() < 0.2 and lengths[2].mean() > 2 * lengths[0].mean(), lengths.mean(axis=1)
     mean = accelerations.mean(axis=1)
     assert mean[0] > mean[1] > mean[2] and mean[2] < 0.6 * mean[0], mean
+
+
+def test_small_candidate_sets_are_searched_exhaustively():
+    problem = random_problem(13)
+    assert optimal_blend_range(**problem) == exhaustive_blend_range(**problem)
