@@ -399,12 +399,12 @@ def _diagnose_frames(lines: list[str], first: int, n_frames: int, n_channels: in
 # --------------------------------------------------------------------------- writing
 
 
-def write_bvh(motion: Motion, path, *, continuous: bool = True) -> None:
+def write_bvh(motion: Motion, path, *, continuous: bool = False) -> None:
     """Write ``motion`` to the BVH file at ``path``; see :func:`format_bvh`."""
     Path(path).write_text(format_bvh(motion, continuous=continuous), encoding="utf-8", newline="\n")
 
 
-def format_bvh(motion: Motion, *, continuous: bool = True) -> str:
+def format_bvh(motion: Motion, *, continuous: bool = False) -> str:
     """``motion`` as BVH text.
 
     Each joint keeps its channel layout from ``skeleton.channels``; without

@@ -163,7 +163,7 @@ class PairFigures:
 
 
 def measure_pair(prev_name: str, next_name: str, clips: dict, rig: Rig, overlap_s: float, margin_s: float,
-                 engine, responsiveness: float) -> PairFigures:
+                 engine, responsiveness: float, pose_ends: str = "eased") -> PairFigures:
     prev, nxt = clips[prev_name], clips[next_name]
     fig = PairFigures(short(prev_name), short(next_name), overlap_s, margin_s)
     start = next_start(prev, overlap_s)
@@ -185,7 +185,7 @@ def measure_pair(prev_name: str, next_name: str, clips: dict, rig: Rig, overlap_
         ]
         t = time.perf_counter()
         try:
-            result = synthesize(timeline, responsiveness=responsiveness)
+            result = synthesize(timeline, responsiveness=responsiveness, pose_ends=pose_ends)
         except Exception as error:  # a benchmark reports every failure and goes on
             fig.problem = f"{type(error).__name__}: {error}"
         else:
@@ -332,6 +332,8 @@ def main() -> None:
     parser.add_argument("--overlap", type=float, nargs="*", default=None,
                         help="overlaps in seconds (core margin = overlap); default 0.5 and 1.0")
     parser.add_argument("--responsiveness", type=float, default=0.5)
+    parser.add_argument("--pose-ends", choices=("eased", "held"), default="eased",
+                        help="the engine's pose ends: eased (default) or held with eq. (16) slopes, as in the paper")
     parser.add_argument("--no-engine", action="store_true", help="measure the naive crossfade and the sources only")
     args = parser.parse_args()
     placements = PLACEMENTS if args.overlap is None else tuple((o, o) for o in args.overlap)
@@ -346,13 +348,13 @@ def main() -> None:
     engine, reason = (None, "--no-engine") if args.no_engine else engine_or_reason()
     print(f"{len(CLIPS)} clips, {len(CLIPS) * (len(CLIPS) - 1)} ordered pairs x {len(placements)} placements; "
           f"engine {'not available (' + reason + ')' if engine is None else 'core.synthesize'}, "
-          f"responsiveness {args.responsiveness}")
+          f"responsiveness {args.responsiveness}, pose ends {args.pose_ends}")
 
     figs = []
     for overlap_s, margin_s in placements:
         print(f"\n--- next clip starts {overlap_s} s before the previous one ends; cores leave {margin_s} s at each end")
         rows = [
-            measure_pair(a, b, clips, rig, overlap_s, margin_s, engine, args.responsiveness)
+            measure_pair(a, b, clips, rig, overlap_s, margin_s, engine, args.responsiveness, args.pose_ends)
             for a in CLIPS for b in CLIPS if a != b
         ]
         print_rows(rows)

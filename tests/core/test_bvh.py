@@ -83,8 +83,8 @@ def test_real_file_round_trips_every_channel(mocap, name):
     principal = format_bvh(motion, continuous=False)
     np.testing.assert_allclose(raw_frames(principal), original, rtol=0, atol=1e-5)
 
-    # The continuous default differs only by whole turns, never steps by 180° or more.
-    continuous = format_bvh(motion)
+    # Continuous writing differs only by whole turns, never steps by 180° or more.
+    continuous = format_bvh(motion, continuous=True)
     written = raw_frames(continuous)
     rot = rotation_columns(motion)
     np.testing.assert_allclose(written[:, ~rot], original[:, ~rot], rtol=0, atol=1e-5)
@@ -212,7 +212,7 @@ def test_unusual_layouts_round_trip_every_channel(frame_time):
     values = unusual_frames()
     text = unusual_text(values, frame_time)
     motion = parse_bvh(text)
-    written = format_bvh(motion)
+    written = format_bvh(motion, continuous=True)
     # continuous channels that start in to_euler's ranges come back exactly,
     # including the X angle that runs to 320° and the Z angle that runs to -370°
     np.testing.assert_allclose(raw_frames(written), values, rtol=0, atol=1e-5)
@@ -250,9 +250,9 @@ def test_values_outside_euler_ranges_keep_the_rotation(stored, meaning):
     )
     rows = "\n".join(f"0 0 0 {stored} " + " ".join(["5"] * (N_CHANNELS - 6)) for _ in range(3))
     motion = parse_bvh(text + f"Frames: 3\nFrame Time: 0.1\n{rows}\n")
-    again = parse_bvh(format_bvh(motion))
+    again = parse_bvh(format_bvh(motion, continuous=True))
     assert same_rotation(again.rotations, motion.rotations), meaning
-    written = raw_frames(format_bvh(motion))[:, 3:6]
+    written = raw_frames(format_bvh(motion, continuous=True))[:, 3:6]
     assert np.all(np.abs(written[:, 1]) <= 90.0) and np.all(np.abs(written[:, [0, 2]]) <= 180.0)
 
 
@@ -261,7 +261,7 @@ def test_a_motion_without_a_layout_gets_six_channels_on_the_root_and_zxy_elsewhe
     skel = Skeleton(("root", "a", "b", "c"), [-1, 0, 1, 0], rng.normal(size=(4, 3)), end_sites={2: [0.0, 1.0, 0.0]})
     rotations = quat.normalize(rng.normal(size=(20, 4, 4)))
     motion = Motion.from_root(skel, rotations, rng.normal(size=(20, 3)), 24)
-    again = parse_bvh(format_bvh(motion))
+    again = parse_bvh(format_bvh(motion, continuous=True))
     zxy = ("Zrotation", "Xrotation", "Yrotation")
     assert again.skeleton.channels == (("Xposition", "Yposition", "Zposition") + zxy, zxy, zxy, zxy)
     assert again.fps == 24.0
@@ -274,7 +274,7 @@ def test_joints_are_written_depth_first():
     rng = np.random.default_rng(5)
     skel = Skeleton(("root", "a", "b", "c"), [-1, 0, 0, 1], rng.normal(size=(4, 3)))
     motion = Motion.from_root(skel, quat.normalize(rng.normal(size=(6, 4, 4))), rng.normal(size=(6, 3)), 30)
-    again = parse_bvh(format_bvh(motion))
+    again = parse_bvh(format_bvh(motion, continuous=True))
     assert again.skeleton.names == ("root", "a", "c", "b")
     np.testing.assert_allclose(again.global_positions(), motion.global_positions()[:, [0, 1, 3, 2]], atol=1e-8)
 
@@ -289,7 +289,7 @@ def test_the_layout_widens_where_it_cannot_carry_the_motion():
     rotations[:, 4] = quat.from_euler(np.radians([[0.0, 30.0, 0.0]]).repeat(10, 0), "ZXY")  # Tail had Z only
     positions[:, 1] += [0.0, 0.5, 0.0]  # Spine had rotations only
     edited = motion.with_arrays(rotations, positions)
-    again = parse_bvh(format_bvh(edited))
+    again = parse_bvh(format_bvh(edited, continuous=True))
     channels = again.skeleton.channels
     assert channels[0] == motion.skeleton.channels[0] and channels[2] == motion.skeleton.channels[2]
     assert channels[1] == ("Xposition", "Yposition", "Zposition", "Yrotation", "Xrotation", "Zrotation")
@@ -306,7 +306,7 @@ def test_a_two_axis_joint_keeps_its_two_channels_past_ninety_degrees():
     rows = "\n".join(f"{-40.0 + k} {a}" for k, a in enumerate(x))
     text = f"HIERARCHY\nROOT Arm\n{{\n OFFSET 0 0 0\n CHANNELS 2 Zrotation Xrotation\n}}\nMOTION\nFrames: 10\nFrame Time: 0.1\n{rows}\n"
     motion = parse_bvh(text)
-    written = format_bvh(motion)
+    written = format_bvh(motion, continuous=True)
     assert parse_bvh(written).skeleton.channels == (("Zrotation", "Xrotation"),)
     np.testing.assert_allclose(raw_frames(written), raw_frames(text), atol=1e-5)
 
@@ -320,12 +320,12 @@ def test_files_on_disk_crlf_and_zero_frames(tmp_path):
     np.testing.assert_array_equal(motion.skeleton.up, [0.0, 0.0, 1.0])
     assert motion.skeleton.unit == 0.01
     out = tmp_path / "out.bvh"
-    write_bvh(motion, out)
+    write_bvh(motion, out, continuous=True)  # this file's angles run continuously past 180°
     assert b"\r" not in out.read_bytes()
     np.testing.assert_allclose(raw_frames(out.read_text()), values, atol=1e-5)
 
     empty = motion[0:0]
-    again = parse_bvh(format_bvh(empty))
+    again = parse_bvh(format_bvh(empty, continuous=True))
     assert again.n_frames == 0 and again.skeleton.names == motion.skeleton.names
 
 
