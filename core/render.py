@@ -46,6 +46,40 @@ def piecewise_warp(t: np.ndarray, knots_out: tuple[float, float], knots_in: tupl
     return np.where(t < a, c + (t - a), np.where(t > b, d + (t - b), inside))
 
 
+def smooth_warp(t: np.ndarray, knots_out: tuple[float, float], knots_in: tuple[float, float], *, ramp: float) -> np.ndarray:
+    """:func:`piecewise_warp` with its speed changes eased over ``ramp`` frames.
+
+    A piecewise linear warp changes the source's playback speed in one frame,
+    a kink every joint feels as a jolt. Here the speed goes from 1 to the
+    warp's rate and back along smoothsteps, each within the interval, and the
+    rate in between is chosen so that the interval still maps exactly onto
+    ``knots_in``: the poses at both knots are the ones the plan asked for.
+    """
+    t = np.asarray(t, dtype=np.float64)
+    (a, b), (c, d) = knots_out, knots_in
+    k = min(float(ramp), 0.5 * (b - a), 0.5 * (d - c))
+    if b <= a or k <= 0.0:
+        return piecewise_warp(t, knots_out, knots_in)
+    r = (d - c - k) / (b - a - k)
+
+    def ramp_area(x):  # integral of smoothstep from 0 to x
+        x = np.clip(x, 0.0, 1.0)
+        return x**3 - 0.5 * x**4
+
+    u1 = c + k + (r - 1.0) * 0.5 * k  # at a + k
+    u2 = u1 + r * (b - a - 2.0 * k)  # at b - k
+    return np.select(
+        [t <= a, t <= a + k, t <= b - k, t <= b],
+        [
+            c + (t - a),
+            c + (t - a) + (r - 1.0) * k * ramp_area((t - a) / k),
+            u1 + r * (t - (a + k)),
+            u2 + r * (t - (b - k)) + (1.0 - r) * k * ramp_area((t - (b - k)) / k),
+        ],
+        d + (t - b),
+    )
+
+
 def blend(
     src: tuple[np.ndarray, np.ndarray], dst: tuple[np.ndarray, np.ndarray], weights: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:

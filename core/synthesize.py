@@ -40,7 +40,7 @@ from .align import Alignment, align_clip, body_track
 from .analysis import Phase, foot_contacts, moving_feet, pelvis_facing, phase_segments, support_phases
 from .motion import Motion, forward_kinematics
 from .optimize import blend_weights, distance_matrix, optimal_blend_range, pose_features, pose_velocity, primary_joints
-from .render import _flat, adapt_legs, blend, foot_lock_offsets, pelvis_shift, piecewise_warp, sample
+from .render import _flat, adapt_legs, blend, foot_lock_offsets, pelvis_shift, sample, smooth_warp
 from .rig import Rig, detect_up, find_rig, leg_length
 from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
 
@@ -51,7 +51,8 @@ RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
 KEEP_REACH = 0.5
 STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it
-MIN_BLEND_S = 0.2  # a turning point (Fig. 4b) may not shorten a blend below this  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
+MIN_BLEND_S = 0.2
+WARP_RAMP = 3  # frames over which a time warp changes a clip's playback speed  # a turning point (Fig. 4b) may not shorten a blend below this  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 
 TRANSITION = "transition"
 CONNECTION = "connection"
@@ -629,16 +630,16 @@ def _align(track: _Track, clip: Clip, ctx: _Context, *, prev_frame: int, next_fr
 
 def _warp_transition_prev(t, p0: _Phase, p1: _Phase):
     """Previous motion's phase P0 stretched over the blended phase P0.first..P1.last (2008, 5.2)."""
-    return piecewise_warp(t, (p0.first, p1.last), (p0.first, p0.last))
+    return smooth_warp(t, (p0.first, p1.last), (p0.first, p0.last), ramp=WARP_RAMP)
 
 
 def _warp_transition_next(t, p0: _Phase, p1: _Phase):
-    return piecewise_warp(t, (p0.first, p1.last), (p1.first, p1.last))
+    return smooth_warp(t, (p0.first, p1.last), (p1.first, p1.last), ramp=WARP_RAMP)
 
 
 def _warp_connection_prev(t, p0: _Phase, t1: int):
     """Previous motion's phase P0 fitted to end at the connection time t1 (2008, 6.2)."""
-    return piecewise_warp(t, (p0.first, t1), (p0.first, p0.last))
+    return smooth_warp(t, (p0.first, t1), (p0.first, p0.last), ramp=WARP_RAMP)
 
 
 # --------------------------------------------------------------------------
