@@ -361,7 +361,8 @@ class _Search:
     """
 
     def __init__(self, prev_feats, next_feats, prev_velocity, next_velocity, *,
-                 t0_candidates, t1_candidates, prev_offset, next_offset, fps, phase_length_s, weights):
+                 t0_candidates, t1_candidates, prev_offset, next_offset, fps, phase_length_s, weights,
+                 min_frames: int = 1):
         prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
         _check_timing(fps, phase_length_s)
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
@@ -386,6 +387,7 @@ class _Search:
         self.fps = float(fps)
         self.phase_length_s = None if phase_length_s is None else float(phase_length_s)
         self.w = w
+        self.min_frames = max(int(min_frames), 1)
 
     def distance(self, i, j) -> np.ndarray:
         """D at pairs of candidate indices ``i``, ``j`` broadcast together (e.g. ``(a, 1)`` and ``(1, b)``)."""
@@ -399,7 +401,11 @@ class _Search:
         i, j = np.asarray(i), np.asarray(j)
         if distance is None:
             distance = self.distance(i, j)
-        return _cost(distance, self.v0[i], self.v1[j], self.t1[j] - self.t0[i], self.fps, self.phase_length_s, self.w)
+        frames = self.t1[j] - self.t0[i]
+        cost = _cost(distance, self.v0[i], self.v1[j], frames, self.fps, self.phase_length_s, self.w)
+        if self.min_frames > 1:
+            cost = np.where(frames < self.min_frames, np.inf, cost)
+        return cost
 
     def durations_below(self, cost: float) -> tuple[int, int]:
         """Shortest and longest ``t1 - t0`` (frames, >= 1) whose ``w_t Q_t`` is at most ``cost``.
@@ -408,10 +414,10 @@ class _Search:
         """
         longest = int(self.t1[-1] - self.t0[0])
         if not self.w[0] > 0 or not np.isfinite(cost):
-            return 1, max(longest, 1)
+            return self.min_frames, max(longest, self.min_frames)
         reach = cost / self.w[0] * self.fps  # frames of Q_t the cost can pay for
         centre = 0.0 if self.phase_length_s is None else self.phase_length_s * self.fps
-        shortest = max(1, int(np.floor(centre - reach)) - 1)
+        shortest = max(self.min_frames, int(np.floor(centre - reach)) - 1)
         return shortest, max(shortest, min(longest, int(np.ceil(centre + reach)) + 1))
 
     def result(self, i: int, j: int) -> BlendRange:
@@ -513,7 +519,7 @@ def _plane_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def exhaustive_blend_range(
     prev_feats, next_feats, prev_velocity, next_velocity, *,
     t0_candidates, t1_candidates, prev_offset: int, next_offset: int, fps: float,
-    phase_length_s: float | None, weights,
+    phase_length_s: float | None, weights, min_frames: int = 1,
 ) -> BlendRange:
     """Eq. (9) by evaluating every candidate pair; the reference for :func:`optimal_blend_range`.
 
@@ -521,7 +527,7 @@ def exhaustive_blend_range(
     """
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
-                     phase_length_s=phase_length_s, weights=weights)
+                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames)
     everything = search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])
     return search.result(*_best(everything))
 
@@ -541,6 +547,7 @@ def optimal_blend_range(
     weights,
     coarse_step: int | None = None,
     exhaustive_pairs: int = EXHAUSTIVE_PAIRS,
+    min_frames: int = 1,
 ) -> BlendRange:
     """Eq. (9): the pair ``t0 < t1`` of candidates minimising ``w . (Q_t, Q_p, Q_v)``.
 
@@ -552,6 +559,9 @@ def optimal_blend_range(
                   Either may hold a single frame (an end fixed by eqs. 3/5/7);
                   neither needs to be contiguous.
     weights       ``(w_t, w_p, w_v)``, e.g. :func:`blend_weights` of W.
+    min_frames    the shortest range ``t1 - t0`` worth having, in frames; when no
+                  candidate pair is that long, the longest pairs there are compete
+                  as if it were 1.
     exhaustive_pairs  up to this many candidate pairs every pair is evaluated
                   (faster than searching at that size); 0 always searches.
     coarse_step   candidates between coarse samples; default about 0.1 s
@@ -584,9 +594,11 @@ def optimal_blend_range(
 
     Raises ValueError when a candidate set is empty or no pair has ``t0 < t1``.
     """
+    t0c, t1c = _candidates(t0_candidates, "t0_candidates"), _candidates(t1_candidates, "t1_candidates")
+    min_frames = int(min(max(min_frames, 1), max(t1c[-1] - t0c[0], 1)))
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
-                     phase_length_s=phase_length_s, weights=weights)
+                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames)
     step = max(1, int(round(COARSE_STEP_S * search.fps))) if coarse_step is None else int(coarse_step)
     if step < 1:
         raise ValueError(f"coarse_step must be at least 1 frame, got {coarse_step}")

@@ -49,10 +49,10 @@ from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movemen
 S_MIN, S_MAX = 0.7, 1.5
 RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
-KEEP_REACH = 0.5
+KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it
-MIN_BLEND_S = 0.2
-WARP_RAMP = 3  # frames over which a time warp changes a clip's playback speed  # a turning point (Fig. 4b) may not shorten a blend below this  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
+MIN_BLEND_S = 0.2  # no blend shorter than this where its possible range allows (nor by Fig. 4b)
+WARP_RAMP = 3  # frames over which a time warp changes a clip's playback speed
 
 TRANSITION = "transition"
 CONNECTION = "connection"
@@ -416,6 +416,9 @@ class _Sides:
             t0_candidates=np.asarray(t0_candidates), t1_candidates=np.asarray(t1_candidates),
             prev_offset=self.prev_offset, next_offset=self.next_offset, fps=ctx.fps,
             phase_length_s=phase_length_s, weights=ctx.weights,
+            # no blend shorter than MIN_BLEND_S where the possible ranges allow it:
+            # eq. (11) alone would take a one-frame jump between two similar poses
+            min_frames=int(round(MIN_BLEND_S * ctx.fps)),
         )
 
     def prev_index(self, t):
@@ -576,7 +579,9 @@ def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> P
     # eq. (5): each kept foot goes home during its own first moving phase after S1
     # (2008 7.2, "the foot position is blended from the constrained position to the
     # original position"), pose to motion; a foot that never moves stays kept (eq. 8)
-    later = _moving_phases(clip_contacts, clip.start, r.t1 + 1, m1e)
+    # (a phase already under way when S1 ends counts from there: that foot is moving)
+    later = [_Phase(p.phase, max(p.first, r.t1 + 1), p.last)
+             for p in _moving_phases(clip_contacts, clip.start, clip.start, m1e) if p.last >= r.t1 + 3]
     releases = []
     for k, side in enumerate(("left", "right")):
         p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
@@ -862,7 +867,10 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     held_feet = (release < 1.0) & planted[None]
     contacts = np.where(held_feet & ~before[:, None], True, contacts)
     # the IK targets: kept/released feet from S1 on; before S1 the previous motion as it was
-    active = ~before[:, None] & (release < 1.0) & planted[None]
+    # Every foot is solved while the pelvis is shifted, released ones onto their own
+    # places, so that a foot back home stays home while the other one is still kept.
+    shifted = np.linalg.norm(shift, axis=-1) > 1e-9 * ctx.leg
+    active = ~before[:, None] & (((release < 1.0) & planted[None]) | shifted[:, None])
     # during S1 the targets move with the pose blend, from where the previous feet stand
     targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
     during = ~before & ~after
