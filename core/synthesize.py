@@ -504,7 +504,8 @@ def plan_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Contex
         moved = [k for k, m in enumerate(moving_feet(p0.phase)) if m]
         landed = clip_contacts[np.clip(t1s - clip.start, 0, len(clip_contacts) - 1)][:, moved].all(axis=1)
         t1s = t1s[landed]
-        if len(t1s):
+        # a connection squeezed into less than MIN_BLEND_S would be a jump: adaptation does better
+        if len(t1s) and t1s[-1] - p0.first >= MIN_BLEND_S * ctx.fps:
             options.append((t1s[-1] - p0.first, p0.first, p0, t1s))
     if options:
         _, _, p0, t1s = max(options, key=lambda o: (o[0], o[1]))
@@ -580,8 +581,11 @@ def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> P
     # (2008 7.2, "the foot position is blended from the constrained position to the
     # original position"), pose to motion; a foot that never moves stays kept (eq. 8)
     # (a phase already under way when S1 ends counts from there: that foot is moving)
+    # (a foot has at least MIN_BLEND_S of its phase to get home: shorter shuffles are skipped)
+    shortest = int(round(MIN_BLEND_S * ctx.fps))
     later = [_Phase(p.phase, max(p.first, r.t1 + 1), p.last)
-             for p in _moving_phases(clip_contacts, clip.start, clip.start, m1e) if p.last >= r.t1 + 3]
+             for p in _moving_phases(clip_contacts, clip.start, clip.start, m1e)
+             if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
     releases = []
     for k, side in enumerate(("left", "right")):
         p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
