@@ -59,7 +59,7 @@ class Alignment:
         pos = motion.positions.copy()
         rot[:, pelvis] = quat.inv_mul(parent_rot, world_rot)
         pos[:, pelvis] = quat.inv_mul_vec(parent_rot, world_pos - parent_pos)
-        return motion.with_arrays(rotations=rot, positions=pos)
+        return Motion._trusted(motion.skeleton, rot, pos, motion.fps)  # products of unit quaternions
 
     def to_dict(self) -> dict:
         return {

@@ -280,7 +280,7 @@ def leg_ik(
     rotations[:, hip] = quat.inv_mul(world(hip_parent), new_hip)
     rotations[:, knee] = quat.inv_mul(new_knee_parent, new_knee)
     rotations[:, ankle] = quat.inv_mul(new_ankle_parent, ankle_world)
-    return motion.with_arrays(rotations=rotations)
+    return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
 
 
 def _leg_joints(motion: Motion, hip, knee, ankle) -> tuple[int, int, int]:

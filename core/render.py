@@ -201,7 +201,7 @@ def adapt_legs(
         window = leg_ik(window, leg.hip, leg.knee, leg.ankle, targets)
     rotations = motion.rotations.copy()
     rotations[part] = window.rotations
-    return motion.with_arrays(rotations=rotations)
+    return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
 
 
 def soft_reach(hips: np.ndarray, targets: np.ndarray, reach: float, *, soft: float = 0.05) -> np.ndarray:

@@ -684,29 +684,40 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
     prev_contacts = track.contacts[np.clip(np.round(u_prev - track.first).astype(int), 0, len(track.contacts) - 1)]
     new_contacts = clip_contacts[np.clip(np.round(u_next - clip.start).astype(int), 0, clip.motion.n_frames - 1)]
 
-    def held(side, frame, warp, first, seg=None, role=None):
-        i = int(np.clip(frame - t[0], 0, T - 1))
-        if seg is None or ctx.pose_ends != "eased":
-            return side[0][i : i + 1].repeat(T, 0), side[1][i : i + 1].repeat(T, 0)
-        return eased_pose(side, seg, role)
+    def end_pose(side, seg: Segment, mode: str, frames: np.ndarray):
+        """One side of a blend at ``frames`` (window indices inside ``seg``).
 
-    def eased_pose(side, seg, role):
-        """The pose at one end of a pose-to-pose segment, eased into (or out of) its motion.
-
-        The side that hands over ("source") keeps moving at its own speed at
-        the segment's start and comes to rest half way through; the side that
-        takes over ("target") starts at rest and reaches its own speed at the
-        end. Blended with the weight function, the output's velocity then
-        matches both motions at the segment's ends.
+        "motion": the side as it plays; "held": its pose at the segment's
+        start (the source) or end (the target) held still, as the paper
+        blends poses; "source"/"target": with eased ends (the default) the
+        source keeps moving at its own speed at the start and comes to rest
+        half way through, the target starts at rest and reaches its own
+        speed at the end, so the output's velocity matches both motions at
+        the segment's ends; with held ends, as "held".
         """
         a, b = seg.start - t[0], seg.end - t[0]
+        if mode == "motion":
+            return side[0][frames], side[1][frames]
+        if mode == "held" or ctx.pose_ends != "eased":
+            i = int(np.clip(a if mode == "source" else b, 0, T - 1))
+            return side[0][i : i + 1].repeat(len(frames), 0), side[1][i : i + 1].repeat(len(frames), 0)
         dur = max(b - a, 1)
-        k = np.clip(np.arange(T) - a, 0, dur).astype(float)
-        if role == "source":
-            idx = a + k - k * k / (2.0 * dur)
-        else:
-            idx = b - dur / 2.0 + k * k / (2.0 * dur)
+        k = np.clip(frames - a, 0, dur).astype(float)
+        idx = a + k - k * k / (2.0 * dur) if mode == "source" else b - dur / 2.0 + k * k / (2.0 * dur)
         return sample(side[0], side[1], idx)
+
+    def through(src, dst, seg: Segment, src_mode: str, dst_mode: str):
+        """``src`` before the segment, the blend inside it, ``dst`` after it: ``(T, J, 4), (T, J, 3)``."""
+        a, b = seg.start - t[0], seg.end - t[0]
+        rot, pos = dst[0].copy(), dst[1].copy()
+        head = slice(0, max(a, 0))
+        rot[head], pos[head] = src[0][head], src[1][head]
+        frames = np.arange(max(a, 0), min(b, T - 1) + 1)
+        if len(frames):
+            w = seg.weights.evaluate(b - a + 1)[frames - a] if b > a else np.ones(len(frames))
+            rot[frames], pos[frames] = blend(end_pose(src, seg, src_mode, frames),
+                                             end_pose(dst, seg, dst_mode, frames), w)
+        return rot, pos
 
     def weights_of(seg: Segment) -> np.ndarray:
         w = np.zeros(T)
@@ -717,46 +728,25 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
         return w
 
     lower_mask = ctx.lower
-    rot = np.empty_like(new[0])
-    pos = np.empty_like(new[1])
-    contacts = new_contacts.copy()
-
-    # upper body: pose to pose between the two held poses
-    up_seg = pair.segment("upper")
-    w_up = weights_of(up_seg)
-    src = held(prev, up_seg.start, u_prev, track.first, up_seg, "source")
-    dst = held(new, up_seg.end, u_next, clip.start, up_seg, "target")
-    pose = blend(src, dst, w_up)
-    before, after = t < up_seg.start, t > up_seg.end
-    rot[:], pos[:] = pose
-    rot[before], pos[before] = prev[0][before], prev[1][before]
-    rot[after], pos[after] = new[0][after], new[1][after]
-    upper_rot, upper_pos = rot.copy(), pos.copy()
+    # upper body: pose to pose (eqs. 2, 4, 6)
+    upper_rot, upper_pos = through(prev, new, pair.segment("upper"), "source", "target")
 
     # lower body
     adapt_targets = None
-    if pair.method == TRANSITION:
+    if pair.method == TRANSITION:  # eq. (1): motion to motion
         seg = pair.segment("lower")
-        w = weights_of(seg)
-        lrot, lpos = blend(prev, new, w)
-        contacts = np.where((w < 0.5)[:, None], prev_contacts, new_contacts)
+        lrot, lpos = through(prev, new, seg, "motion", "motion")
+        contacts = np.where((weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
         lock_window = (seg.start - t[0], seg.end - t[0])
-    elif pair.method == CONNECTION:
+    elif pair.method == CONNECTION:  # eq. (3): motion to the connection pose
         seg = pair.segment("lower")
-        w = weights_of(seg)
-        target = held(new, seg.end, u_next, clip.start)
         # Fig. 4c: when no weight function can follow the motion, blend from its held pose
-        source = prev if seg.blend == "motion-to-pose" else held(prev, seg.start, u_prev, track.first, seg, "source")
-        lrot, lpos = blend(source, target, w)
-        before = t < seg.start
-        lrot[before], lpos[before] = prev[0][before], prev[1][before]
-        after = t > seg.end
-        lrot[after], lpos[after] = new[0][after], new[1][after]
-        contacts = np.where((w < 0.5)[:, None], prev_contacts, new_contacts)
+        lrot, lpos = through(prev, new, seg, "motion" if seg.blend == "motion-to-pose" else "source", "held")
+        contacts = np.where((weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
         lock_window = (seg.start - t[0], seg.end - t[0])
     else:
         lrot, lpos, contacts, adapt_targets, lock_window = _adaptation_lower(
-            track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, held)
+            track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, through)
 
     rot = np.where(lower_mask[None, :, None], lrot, upper_rot)
     pos = np.where(lower_mask[None, :, None], lpos, upper_pos)
@@ -806,7 +796,7 @@ def _held_until(track: _Track, frame: int) -> _Track:
     )
 
 
-def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, held):
+def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, through):
     """Lower body of motion adaptation (2008, 7.2; 2014, 4.2.3-4.2.4).
 
     The previous motion's feet are kept: the following motion's legs reach
@@ -859,13 +849,9 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
 
     # S1: pose to pose from the previous pose to the adapted pose at its end
     w1 = weights_of(s1)
-    start = held(prev, s1.start, None, None, s1, "source")
-    end_pose = held((adapted_rot, adapted_pos), s1.end, None, None, s1, "target")
-    lrot, lpos = blend(start, end_pose, w1)
+    lrot, lpos = through(prev, (adapted_rot, adapted_pos), s1, "source", "target")
     after = t > s1.end
-    lrot[after], lpos[after] = adapted_rot[after], adapted_pos[after]
     before = t < s1.start
-    lrot[before], lpos[before] = prev[0][before], prev[1][before]
 
     contacts = np.where(after[:, None], new_contacts, prev_contacts)
     held_feet = (release < 1.0) & planted[None]
