@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from common import timed  # noqa: E402  (tests/bench, next to this script)
 from core import analysis, quat  # noqa: E402
 from core.motion import Motion, Skeleton, forward_kinematics  # noqa: E402
 from core.rig import find_rig  # noqa: E402
@@ -82,15 +83,6 @@ def naive_analysis(motion, rig):
     gpos, _ = naive_fk(motion.rotations, motion.positions, motion.skeleton.parents)
     contacts = analysis.foot_contacts(motion, rig, positions=gpos)
     return analysis.phase_segments(analysis.support_phases(contacts))
-
-
-def timed(fn, repeat=5) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main() -> None:

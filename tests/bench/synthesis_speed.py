@@ -38,37 +38,13 @@ sys.path.insert(0, str(ROOT))
 
 import metrics  # noqa: E402  (tests/bench, next to this script)
 import quality  # noqa: E402
+from common import TIMELINE, timed  # noqa: E402
 from core.rig import find_rig  # noqa: E402
 
 OVERLAP_S = 0.5
 MARGIN_S = 0.5
 PAIR_REPEAT = 3
 TIMELINE_REPEAT = 5
-# ten clips of different kinds, with a 30 s excerpt of the dance, about 3,000 frames once overlapped
-TIMELINE = (
-    ("bandai1/walk_normal_001", None),
-    ("bandai1/kick_normal_001", None),
-    ("bandai2/run_normal_001", None),
-    ("bandai1/punch_normal_001", None),
-    ("bandai2/walk-turn-left_normal_001", None),
-    ("bandai1/slash_normal_001", None),
-    ("bandai2/walk_normal_001", None),
-    ("bandai1/bow_normal_001", None),
-    ("bandai1/dance-short_normal_001", 900),
-    ("bandai1/slash_normal_002", None),
-)
-
-
-def timed(fn, repeat: int) -> float:
-    """Median wall time of ``repeat`` calls, seconds."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
 class Recorder:
     """Wraps a function: times each call, and keeps the arguments of every call when asked."""
 
