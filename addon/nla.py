@@ -23,12 +23,27 @@ it plays (their earlier mute state is kept with their settings) and an
 active action, which Blender would play on top of every track, is set aside.
 Synthesizing again replaces the preview action and track; Clear removes them
 and restores the rest. Neither touches the source actions.
+
+Bake after a preview. The usual flow is Synthesize, look, Bake. Synthesize
+records with the preview a signature: a hash of everything the synthesis
+read (:func:`signature_parts`) and of the preview's keys. Bake works on
+the selected strips, as always; when the signature of those strips, as they
+are now, and of the preview's keys equals the recorded one, the preview *is*
+what synthesizing them would give, so Bake copies the preview action instead
+of synthesizing again. Any difference (another selection, a strip moved by a
+frame, an edited key, another responsiveness, an edited preview) and Bake
+synthesizes as it would without a preview. Either way the baked action is
+the same.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import textwrap
-from typing import Callable, Iterable
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
 
 import bpy
 
@@ -283,9 +298,67 @@ def record_plan(obj: bpy.types.Object, strips: list, result) -> None:
     obj.smart_motion.plan_json = result.plan.to_json()
 
 
-def rejection_text(result) -> str:
-    """One line naming each rejected strip and why, or ``""``."""
-    return "; ".join(f"strip {r.clip!r} rejected: {r.reason}" for r in result.plan.rejected)
+def rejection_text(plan: dict) -> str:
+    """One line naming each rejected strip of ``plan`` (``Plan.to_dict()``) and why, or ``""``."""
+    return "; ".join(f"strip {r['clip']!r} rejected: {r['reason']}" for r in plan["rejected"])
+
+
+def signature_parts(
+    obj: bpy.types.Object, strips: list, responsiveness: float, preview: bpy.types.Action | None = None,
+) -> Iterator[str]:
+    """Hashes of everything :func:`synthesize_strips` reads, cheapest first: same hashes, same result.
+
+    Yields, lazily, so that a comparison stops at the first difference:
+
+    1. the setup: per strip in order its name and type, its action's name and
+       slot, where it sits and what part of the action it plays (frames,
+       action range, scale, repeat, reverse, animated time) and its core;
+       the armature (bones, rest pose, rotation modes,
+       :func:`.convert.armature_digest`), its name and Bone Mapping, the
+       responsiveness, the scene's fps and unit scale, the extension's code;
+    2. the strips' actions: every key and F-curve setting
+       (:func:`.convert.action_digest`, keys read in bulk);
+    3. with ``preview``, the same of that action.
+
+    Not the strips' mute flags, influence or blending, which the synthesis
+    does not read (the preview mutes the sources itself). Changes nothing.
+    """
+    from .convert import action_digest, armature_digest, scene_fps
+
+    scene = bpy.context.scene
+    setup = [
+        _code_digest(), obj.name, armature_digest(obj), obj.smart_motion.bone_mapping,
+        repr(float(responsiveness)), repr(scene_fps(scene)), repr(scene.unit_settings.scale_length),
+    ]
+    for strip in strips:
+        setup.append(repr((
+            strip.name, strip.type, None if strip.action is None else strip.action.name,
+            None if strip.action_slot is None else strip.action_slot.identifier,
+            strip.frame_start, strip.frame_end, strip.action_frame_start, strip.action_frame_end,
+            strip.scale, strip.repeat, strip.use_reverse, strip.use_animated_time,
+            core_offsets(obj, strip),
+        )))
+    yield _hashed(setup)
+    actions = {strip.action.session_uid: strip.action for strip in strips if strip.action is not None}
+    # once per action, however many strips play it
+    yield _hashed([action_digest(action) for action in actions.values()])
+    if preview is not None:
+        yield action_digest(preview)
+
+
+def _hashed(parts: list[str]) -> str:
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+@functools.cache
+def _code_digest() -> str:
+    """A hash of this extension's Python code: a preview made by other code is not reused."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.blake2b(digest_size=16)
+    for path in sorted([*package.glob("core/*.py"), *package.glob("addon/*.py")]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def wrapped(text: str, width: int = 44) -> list[str]:
@@ -311,10 +384,13 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
 
     Replaces an earlier preview (its action is removed, not piled up). The
     source actions and strips are not changed, apart from the strips' mute
-    flags, which :func:`clear_preview` restores.
+    flags, which :func:`clear_preview` restores. ``obj.smart_motion.preview_signature``
+    records what the preview was made from and its keys (:func:`signature_parts`),
+    for Bake to keep it while current.
     """
-    from .convert import write_action
+    from .convert import action_digest, write_action
 
+    signature = list(signature_parts(obj, strips, result.plan.responsiveness))
     clear_preview(obj)
     state = obj.smart_motion
     anim = obj.animation_data or obj.animation_data_create()
@@ -325,6 +401,7 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
         anim.action = None
     action = write_action(obj, result.motion, preview_action_name(obj), frame_start=result.start)
     state.preview_action = action
+    state.preview_signature = " ".join([*signature, action_digest(action)])
     track = anim.nla_tracks.new()  # a new track goes on top
     track.name = PREVIEW_TRACK
     strip = track.strips.new(PREVIEW_STRIP, result.start, action)
@@ -351,6 +428,7 @@ def clear_preview(obj: bpy.types.Object) -> bool:
     if track is not None:
         anim.nla_tracks.remove(track)
         cleared = True
+    state.preview_signature = ""
     action = state.preview_action
     if action is not None:
         state.preview_action = None
@@ -375,6 +453,53 @@ def clear_preview(obj: bpy.types.Object) -> bool:
     return cleared
 
 
+def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> bpy.types.Action | None:
+    """The preview action if it holds what synthesizing ``strips`` now would give, else ``None``.
+
+    That is, if the preview was synthesized from these strips (same names,
+    same order) at this ``responsiveness``, nothing the synthesis reads has
+    changed since, and the preview's keys are still those Synthesize wrote:
+    the recorded :func:`signature_parts` match, compared cheapest first.
+    Changes nothing.
+    """
+    state = obj.smart_motion
+    action = state.preview_action
+    recorded = state.preview_signature.split()
+    if action is None or len(recorded) != 3 or not state.plan_json:
+        return None
+    current = signature_parts(obj, strips, responsiveness, action)
+    return action if all(now == then for now, then in zip(current, recorded)) else None
+
+
+def bake_strips(
+    obj: bpy.types.Object,
+    strips: list,
+    responsiveness: float,
+    progress: Callable[[float], None] | None = None,
+) -> tuple[bpy.types.Action, dict, bool]:
+    """Bake to Action: ``(action, plan as Plan.to_dict(), whether the preview was kept)``.
+
+    With a :func:`current_preview`, its action is copied (:func:`bake_preview`);
+    otherwise the strips are synthesized and baked (:func:`bake`) and the plan
+    recorded. Either way the new action is the same. ``progress`` gets the
+    fraction done. Raises ``ValueError`` as :func:`synthesize_strips` does,
+    with nothing changed.
+    """
+    report = progress or (lambda fraction: None)
+    preview = current_preview(obj, strips, responsiveness)
+    if preview is not None:
+        plan = json.loads(obj.smart_motion.plan_json)
+        action = bake_preview(obj, preview)
+        report(1.0)
+        return action, plan, True
+    report(0.05)
+    result = synthesize_strips(obj, strips, responsiveness)
+    report(0.5)
+    action = bake(obj, result, progress=lambda done: report(0.5 + 0.5 * done))
+    record_plan(obj, strips, result)
+    return action, result.plan.to_dict(), False
+
+
 def bake(
     obj: bpy.types.Object,
     result,
@@ -391,8 +516,28 @@ def bake(
 
     clear_preview(obj)
     action = write_action(obj, result.motion, baked_action_name(obj), frame_start=result.start, progress=progress)
+    _assign(obj, action)
+    return action
+
+
+def bake_preview(obj: bpy.types.Object, preview: bpy.types.Action) -> bpy.types.Action:
+    """Keep the preview: a copy of its action becomes ``obj``'s action, as :func:`bake` would write it.
+
+    The preview action was written by :func:`.convert.write_action` from the
+    synthesis result, exactly as :func:`bake` writes it (keys on every frame,
+    one slot for ``obj``), so a copy, named ``"<armature>_SmartMotion"``
+    (never overwriting, as :func:`bake`), is the baked action. Then the
+    preview is cleared. Only valid for a :func:`current_preview`.
+    """
+    action = preview.copy()
+    action.name = baked_action_name(obj)
+    clear_preview(obj)
+    _assign(obj, action)
+    return action
+
+
+def _assign(obj: bpy.types.Object, action: bpy.types.Action) -> None:
     anim = obj.animation_data or obj.animation_data_create()
     anim.action = action
     if anim.action_slot is None:
         anim.action_slot = action.slots[0]
-    return action

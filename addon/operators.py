@@ -100,12 +100,12 @@ class SMART_MOTION_OT_synthesize(_Reported, bpy.types.Operator):
             f"on track {nla.PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it",
         )
         if plan.rejected:
-            self.report({'WARNING'}, nla.rejection_text(result))
+            self.report({'WARNING'}, nla.rejection_text(plan.to_dict()))
         return {'FINISHED'}
 
 
 class SMART_MOTION_OT_bake(_Reported, bpy.types.Operator):
-    """Synthesize the selected NLA strips into a new action, keyed on every frame, and assign it"""
+    """Synthesize the selected NLA strips into a new action keyed on every frame (or keep a current preview)"""
 
     bl_idname = "smart_motion.bake"
     bl_label = "Bake to Action"
@@ -115,15 +115,15 @@ class SMART_MOTION_OT_bake(_Reported, bpy.types.Operator):
         obj = nla.active_armature(context)
         strips = nla.selected_strips(obj, context.view_layer.objects)
         with _Progress(context) as progress:
-            progress(0.05)
-            result = nla.synthesize_strips(obj, strips, context.scene.smart_motion.responsiveness)
-            progress(0.5)
-            action = nla.bake(obj, result, progress=lambda done: progress(0.5 + 0.5 * done))
-        nla.record_plan(obj, strips, result)
-        plan = result.plan
-        self.report({'INFO'}, f"baked frames {plan.start}-{plan.end} into action {action.name!r}, assigned to {obj.name!r}")
-        if plan.rejected:
-            self.report({'WARNING'}, nla.rejection_text(result))
+            action, plan, kept = nla.bake_strips(obj, strips, context.scene.smart_motion.responsiveness, progress)
+        kept_text = " (the preview, still current, kept as it is)" if kept else ""
+        self.report(
+            {'INFO'},
+            f"baked frames {plan['start']}-{plan['end']} into action {action.name!r}, assigned to {obj.name!r}"
+            f"{kept_text}",
+        )
+        if plan["rejected"]:
+            self.report({'WARNING'}, nla.rejection_text(plan))
         return {'FINISHED'}
 
 

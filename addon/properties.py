@@ -157,6 +157,13 @@ class SmartMotionObject(bpy.types.PropertyGroup):
         name="Preview Action",
         description="The action the preview track plays; replaced by each Synthesize, removed by Clear",
     )
+    preview_signature: StringProperty(
+        name="Preview Signature",
+        description=(
+            "Hashes of what the preview was synthesized from (strips, their actions and cores, rig, bone "
+            "mapping, responsiveness, fps) and of its keys; Bake to Action keeps the preview while both match"
+        ),
+    )
     set_aside_action: PointerProperty(
         type=bpy.types.Action,
         name="Set-Aside Action",

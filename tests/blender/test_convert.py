@@ -352,6 +352,32 @@ def test_whole_array_sampling_matches_blenders_fcurve_evaluate(empty_scene, conv
         assert np.abs(convert.sample_fcurve(fcurve, frames) - slow).max() < 1e-6, fcurve.data_path
 
 
+def test_curves_sampled_together_match_blenders_evaluate_one_by_one(empty_scene, convert):
+    obj = build_rig(empty_scene)
+    channelbag = anim_utils.action_get_channelbag_for_slot(obj.animation_data.action, obj.animation_data.action_slot)
+    # besides the rig's curves (all keyed on the same frames, one Bézier, one constant):
+    # other key frames, a single key, cyclic extrapolation, a modifier
+    rng = np.random.default_rng(5)
+    for index, key_frames in enumerate(([0.0, 3.5, 9.0], [4.0], [1.0, 2.0, 6.0], [1.0, 2.0, 6.0])):
+        fcurve = channelbag.fcurves.new('pose.bones["prop"].scale', index=index)
+        fcurve.keyframe_points.add(len(key_frames))
+        co = np.stack([key_frames, rng.uniform(-1.0, 1.0, len(key_frames))], axis=-1)
+        fcurve.keyframe_points.foreach_set("co", co.ravel().astype(np.float32))
+        for point in fcurve.keyframe_points:
+            point.interpolation = 'LINEAR'
+        fcurve.update()
+    channelbag.fcurves[-2].extrapolation = 'LINEAR'
+    channelbag.fcurves[-1].modifiers.new('NOISE')
+    fcurves = list(channelbag.fcurves)
+    frames = np.linspace(-2.0, 16.0, 181)
+
+    together = convert.sample_fcurves(fcurves, frames)
+
+    slow = np.array([[fcurve.evaluate(f) for fcurve in fcurves] for f in frames])
+    assert together.shape == (len(frames), len(fcurves))
+    assert np.abs(together - slow).max() < 1e-6
+
+
 # ---------------------------------------------------------------------------
 # NLA strips
 

@@ -82,7 +82,7 @@ def test_bake_keys_every_frame_and_keeps_every_core_as_blender_plays_its_source(
     assert baked.name == "walk_normal_001_SmartMotion"
     assert obj.animation_data.action_slot == baked.slots[0]
     plan = plan_of(obj)
-    assert [p["method"] for p in plan["pairs"]] == ["connection", "adaptation"]
+    assert [p["method"] for p in plan["pairs"]] == ["connection", "adaptation without lower-body transition"]
     assert plan["rejected"] == []
     # a key on every frame of every animated channel: each bone's rotation (its mode) and location
     frames = np.arange(plan["start"], plan["end"] + 1)
@@ -150,10 +150,15 @@ def test_bake_never_overwrites_an_existing_action(walk_bow_punch):
     assert obj.animation_data.action.name == "walk_normal_001_SmartMotion.002"
 
 
-def test_bake_is_one_undo_step_that_takes_the_new_action_away(walk_bow_punch):
+@pytest.mark.parametrize("preview", [False, True], ids=["from the strips", "after a preview"])
+def test_bake_is_one_undo_step_that_takes_the_new_action_away(walk_bow_punch, preview, sm, monkeypatch):
     obj_name = walk_bow_punch.name
+    if preview:
+        assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     actions_before = sorted(a.name for a in bpy.data.actions)
     keys_before = {a.name: all_keys(a) for a in bpy.data.actions}
+    tracks_before = [t.name for t in walk_bow_punch.animation_data.nla_tracks]
+    plan_before = walk_bow_punch.smart_motion.plan_json
     assert bpy.types.SMART_MOTION_OT_bake.bl_options >= {'REGISTER', 'UNDO'}
     bpy.ops.ed.undo_push(message="before Bake")
 
@@ -168,9 +173,127 @@ def test_bake_is_one_undo_step_that_takes_the_new_action_away(walk_bow_punch):
     assert sorted(a.name for a in bpy.data.actions) == actions_before
     obj = bpy.data.objects[obj_name]
     assert obj.animation_data.action is None
-    assert obj.smart_motion.plan_json == ""
+    assert [t.name for t in obj.animation_data.nla_tracks] == tracks_before, "a preview comes back"
+    assert obj.smart_motion.plan_json == plan_before
     for name, keys in keys_before.items():
         assert same_keys(keys, all_keys(bpy.data.actions[name])), name
+    if preview:  # and it is still current: the file state it is recorded in came back with it
+        spy = SynthesisSpy(sm.nla, monkeypatch)
+        assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+        assert spy.runs == 0
+
+
+class SynthesisSpy:
+    """Counts the synthesis runs of ``nla.synthesize_strips`` (which Bake calls unless it keeps the preview)."""
+
+    def __init__(self, nla, monkeypatch):
+        self.runs = 0
+        synthesize_strips = nla.synthesize_strips
+
+        def counted(*args, **kwargs):
+            self.runs += 1
+            return synthesize_strips(*args, **kwargs)
+
+        monkeypatch.setattr(nla, "synthesize_strips", counted)
+
+
+def close_keys(a: dict, b: dict) -> bool:
+    """Same channels and keys, values equal within float32 rounding."""
+    return a.keys() == b.keys() and all(
+        all(x.shape == y.shape and np.allclose(x, y, rtol=1e-6, atol=1e-6) for x, y in zip(a[k], b[k])) for k in a
+    )
+
+
+def test_bake_after_synthesize_keeps_the_preview_and_bakes_what_the_strips_would(walk_bow_punch, sm, monkeypatch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    from_strips = obj.animation_data.action
+    plan = plan_of(obj)
+    obj.animation_data.action = None
+    spy = SynthesisSpy(sm.nla, monkeypatch)
+
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert spy.runs == 1
+    preview_keys = all_keys(obj.smart_motion.preview_action)
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert spy.runs == 1, "Bake synthesized again although the preview was current"
+    from_preview = obj.animation_data.action
+    assert from_preview.name == "walk_normal_001_SmartMotion.001", "the first bake is not overwritten"
+    assert obj.animation_data.action_slot == from_preview.slots[0]
+    assert plan_of(obj) == plan
+    # the same keys as the bake straight from the strips: every channel keyed on every frame
+    baked_keys = all_keys(from_preview)
+    assert close_keys(baked_keys, all_keys(from_strips))
+    assert same_keys(baked_keys, preview_keys)
+    frames = np.arange(plan["start"], plan["end"] + 1)
+    assert all(np.array_equal(co[0::2], frames) for co, *_ in baked_keys.values())
+    # and the preview is gone as after any bake
+    assert [t.name for t in obj.animation_data.nla_tracks] == ["clips 1", "clips 2"]
+    assert "walk_normal_001_SmartMotion_preview" not in bpy.data.actions
+    assert obj.smart_motion.preview_action is None and obj.smart_motion.preview_signature == ""
+    assert not any(strip.mute for strip in strips_by_name(obj).values())
+
+
+def move_punch_one_frame(obj):
+    strips_by_name(obj)["punch"].frame_start_ui += 1
+
+
+def lower_responsiveness(obj):
+    bpy.context.scene.smart_motion.responsiveness = 0.1  # shorter blends (W = 0.5 to 1 all give the longest here)
+
+
+def edit_a_source_key(obj):
+    fcurve = strips_by_name(obj)["bow"].action.layers[0].strips[0].channelbags[0].fcurves[5]
+    fcurve.keyframe_points[40].co.y += 0.1
+
+
+def shorten_a_core(obj):
+    obj.smart_motion.strips["bow"].core_end -= 5
+
+
+def edit_the_preview(obj):
+    fcurve = obj.smart_motion.preview_action.layers[0].strips[0].channelbags[0].fcurves[0]
+    fcurve.keyframe_points[250].co.y += 0.1
+
+
+def add_noise_to_a_source_curve(obj):
+    strips_by_name(obj)["walk"].action.layers[0].strips[0].channelbags[0].fcurves[7].modifiers.new('NOISE')
+
+
+def select_other_strips(obj):
+    strips_by_name(obj)["punch"].select = False
+
+
+def map_a_bone(obj):
+    obj.smart_motion.bone_mapping = "pelvis=Hips"
+
+
+def turn_a_bone_to_quaternions(obj):
+    obj.pose.bones["Spine"].rotation_mode = 'QUATERNION'
+
+
+@pytest.mark.parametrize("change", [
+    move_punch_one_frame, lower_responsiveness, edit_a_source_key, add_noise_to_a_source_curve, shorten_a_core,
+    edit_the_preview, select_other_strips, map_a_bone, turn_a_bone_to_quaternions,
+], ids=lambda change: change.__name__.replace("_", " "))
+def test_a_preview_out_of_date_is_synthesized_again(walk_bow_punch, sm, monkeypatch, change):
+    obj = walk_bow_punch
+    spy = SynthesisSpy(sm.nla, monkeypatch)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    preview_keys = all_keys(obj.smart_motion.preview_action)
+
+    change(obj)
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert spy.runs == 2, "Bake kept a preview that is out of date"
+    baked_keys = all_keys(obj.animation_data.action)
+    if change in (move_punch_one_frame, lower_responsiveness):
+        assert not close_keys(baked_keys, preview_keys)
+    # what a bake with no preview at all gives
+    obj.animation_data.action = None
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    assert close_keys(all_keys(obj.animation_data.action), baked_keys)
 
 
 class RecordingWindowManager:
@@ -366,7 +489,7 @@ def test_panel_shows_buttons_strips_cores_phases_and_the_plan(walk_bow_punch):
     labels = draw_panel().labels
 
     assert "DS 151-288" in labels
-    assert "walk → bow: connection" in labels and "bow → punch: adaptation" in labels
+    assert "walk → bow: connection" in labels and "bow → punch: adaptation without lower-body transition" in labels
     pair = plan_of(obj)["pairs"][0]
     for segment in pair["segments"]:
         assert f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}" in labels
