@@ -186,25 +186,30 @@ def bend_directions(motion: Motion, hip: int | str, knee: int | str, ankle: int 
     parent = motion.skeleton.parents[hip]
     joints = [hip, knee, ankle] + ([parent] if parent >= 0 else [])
     gpos, grot = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints)
-    a, b, c = gpos[:, 0], gpos[:, 1], gpos[:, 2]
+    frame = grot[:, 3] if parent >= 0 else quat.identity((motion.n_frames,))
+    names = [motion.skeleton.names[j] for j in (hip, knee, ankle)]
+    return _bend_directions(gpos[:, 0], gpos[:, 1], gpos[:, 2], frame, names)
+
+
+def _bend_directions(a: np.ndarray, b: np.ndarray, c: np.ndarray, frame: np.ndarray, names) -> np.ndarray:
+    """:func:`bend_directions` from world hip ``a``, knee ``b``, ankle ``c`` ``(F, 3)``
+    and the world rotation ``frame (F, 4)`` of the hip's parent."""
     line = _unit(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape))
     offset = _perpendicular_part(b - a, line)
     length = _norm(offset)[..., 0]
     bent = length > 1e-6 * np.maximum(_norm(b - a)[..., 0], _TINY)
-    if motion.n_frames and not np.any(bent):
+    if len(a) and not np.any(bent):
         raise ValueError(
-            f"the leg {motion.skeleton.names[hip]!r}-{motion.skeleton.names[knee]!r}-"
-            f"{motion.skeleton.names[ankle]!r} is straight in every frame, so it has no knee "
+            f"the leg {names[0]!r}-{names[1]!r}-{names[2]!r} is straight in every frame, so it has no knee "
             "direction to keep; pass poles= (e.g. the character's forward direction)"
         )
     direction = offset / np.where(bent, length, 1.0)[:, None]
     if np.all(bent):
         return direction
-    frame = grot[:, 3] if parent >= 0 else quat.identity((motion.n_frames,))
     local = quat.inv_mul_vec(frame, direction)
     # nearest bent frame for every frame (ties go to the earlier one)
     good = np.flatnonzero(bent)
-    frames = np.arange(motion.n_frames)
+    frames = np.arange(len(a))
     after = np.clip(np.searchsorted(good, frames), 0, len(good) - 1)
     before = np.clip(after - 1, 0, len(good) - 1)
     nearest = np.where(np.abs(good[before] - frames) <= np.abs(good[after] - frames), good[before], good[after])
@@ -250,20 +255,21 @@ def leg_ik(
             raise ValueError(f"ankle_rotations must have shape ({F}, 4), got {ankle_rotations.shape}")
     if F == 0:
         return motion
-    if poles is None:
-        poles = bend_directions(motion, hip, knee, ankle)
-    poles = np.asarray(poles, dtype=np.float64)
-    if poles.shape != (F, 3):
-        raise ValueError(f"poles must have shape ({F}, 3), got {poles.shape}")
-
     parents = motion.skeleton.parents
     hip_parent, knee_parent, ankle_parent = parents[hip], parents[knee], parents[ankle]
     # only the leg's joints and their parents are needed: evaluate just those chains
     needed = sorted({hip, knee, ankle} | {j for j in (hip_parent, knee_parent, ankle_parent) if j >= 0})
     column = {j: k for k, j in enumerate(needed)}
     g_pos, g_rot = forward_kinematics(motion.rotations, motion.positions, parents, needed)
-    root_delta, mid_delta = two_bone_ik(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]], targets, poles)
     identity = quat.identity((F,))
+    if poles is None:
+        frame = g_rot[:, column[hip_parent]] if hip_parent >= 0 else identity
+        names = [motion.skeleton.names[j] for j in (hip, knee, ankle)]
+        poles = _bend_directions(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]], frame, names)
+    poles = np.asarray(poles, dtype=np.float64)
+    if poles.shape != (F, 3):
+        raise ValueError(f"poles must have shape ({F}, 3), got {poles.shape}")
+    root_delta, mid_delta = two_bone_ik(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]], targets, poles)
 
     def world(j: int) -> np.ndarray:
         return g_rot[:, column[j]] if j >= 0 else identity

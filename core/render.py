@@ -184,14 +184,17 @@ def adapt_legs(
     # only the frames where a leg is adapted are solved
     part = slice(rows[0], rows[-1] + 1)
     window = motion[part]
-    ankles = [rig.leg("L").ankle, rig.leg("R").ankle]
-    gpos = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, ankles)[0]
+    left, right = rig.leg("L"), rig.leg("R")
+    # ankles, then hips (which solving a leg does not move)
+    joints = [left.ankle, right.ankle, left.hip, right.hip]
+    found = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, joints)[0]
+    gpos, hip_positions = found[:, :2], found[:, 2:]
     for side, col in (("L", 0), ("R", 1)):
         on = active[part, col]
         if not on.any():
             continue
         leg = rig.leg(side)
-        hips = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, [leg.hip])[0][:, 0]
+        hips = hip_positions[:, col]
         reach = leg_length(window.skeleton, rig, side)
         # the move the soft reach allows, applied to where the ankle is now: a
         # target at the ankle leaves it exactly there, however straight the leg
