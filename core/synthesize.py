@@ -388,15 +388,19 @@ class _Sides:
         # the previous side is only read from its core end on: features of that tail only
         lo = max(track.core_end - track.first - 1, 0)
         self.prev_offset = track.first + lo
-        prev = Motion(clip.motion.skeleton, track.rotations[lo:], track.positions[lo:], ctx.fps)
         self.next_offset = clip.start
         # and the following side up to its core start (blends end there at the latest)
         head = clip.motion[: clip.core_range[0] + 2]
         self.feats, self.vel = {}, {}
         parts = {part: primary_joints(ctx.rig, part) for part in ("lower", "upper")}
         joints = np.concatenate(list(parts.values()))
-        # one pass of forward kinematics per side, split by body part afterwards
-        both = pose_features(prev, ctx.rig, joints, ctx.up), pose_features(head, ctx.rig, joints, ctx.up)
+        # one pass of forward kinematics over both sides' frames (features are per
+        # frame), split by side and body part afterwards
+        n_prev = len(track.rotations) - lo
+        stacked = Motion._trusted(clip.motion.skeleton, np.concatenate([track.rotations[lo:], head.rotations]),
+                                  np.concatenate([track.positions[lo:], head.positions]), ctx.fps)
+        feats = pose_features(stacked, ctx.rig, joints, ctx.up)
+        both = feats[:n_prev], feats[n_prev:]
         at = 0
         for part, js in parts.items():
             fp, fn = (f[:, at : at + len(js)] for f in both)
@@ -628,8 +632,13 @@ def _align(track: _Track, clip: Clip, ctx: _Context, *, prev_frame: int, next_fr
     # and ahead from the following one (2008, 4.3)
     reach = int(ORIENTATION_WINDOW_S * ctx.fps)
     lo = max(i - reach, 0)
-    prev = body_track(track.rotations[lo : i + 1], track.positions[lo : i + 1], parents, ctx.rig, ctx.up)
-    nxt = body_track(clip.motion.rotations[j : j + reach], clip.motion.positions[j : j + reach], parents, ctx.rig, ctx.up)
+    # one pass over both sides' frames, split afterwards
+    n_prev = i + 1 - lo
+    stacked = body_track(np.concatenate([track.rotations[lo : i + 1], clip.motion.rotations[j : j + reach]]),
+                         np.concatenate([track.positions[lo : i + 1], clip.motion.positions[j : j + reach]]),
+                         parents, ctx.rig, ctx.up)
+    prev = tuple(a[:n_prev] for a in stacked)
+    nxt = tuple(a[n_prev:] for a in stacked)
     return align_clip(prev, i - lo, nxt, 0, foot, ctx.up, distance=0.2 * ctx.leg)
 
 
