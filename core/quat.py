@@ -265,15 +265,3 @@ def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
         xyz = np.where(opposite[..., None], perp, xyz)
         w = np.where(opposite[..., None], 0.0, w)
     return normalize(np.concatenate([w, xyz], axis=-1))
-
-
-def swing_twist(q: np.ndarray, axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Split ``q = swing * twist`` where ``twist`` rotates about unit ``axis (3,)``."""
-    q = _check(q)
-    axis = np.asarray(axis, dtype=np.float64)
-    proj = np.sum(q[..., 1:] * axis, axis=-1, keepdims=True) * axis
-    twist = np.concatenate([q[..., :1], proj], axis=-1)
-    n = np.linalg.norm(twist, axis=-1, keepdims=True)
-    twist = np.where(n < 1e-12, identity(q.shape[:-1]), twist / np.where(n < 1e-12, 1.0, n))
-    swing = mul(q, inv(twist))
-    return swing, twist

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import quat
+from .analysis import horizontal
 from .ik import leg_ik
 from .motion import Motion, forward_kinematics
 from .rig import leg_length
@@ -92,16 +93,6 @@ def blend(
     rot = quat.slerp(src[0], dst[0], w[:, None] * np.ones(src[0].shape[1]))
     pos = src[1] + w[:, None, None] * (dst[1] - src[1])
     return rot, pos
-
-
-def ramp(n_frames: int, start: int, end: int, values: np.ndarray) -> np.ndarray:
-    """Per-frame weights ``(n_frames,)``: 0 before ``start``, ``values`` on [start, end], 1 after."""
-    w = np.zeros(n_frames)
-    w[end + 1 :] = 1.0
-    lo, hi = max(start, 0), min(end, n_frames - 1)
-    if hi >= lo:
-        w[lo : hi + 1] = values[lo - start : hi - start + 1]
-    return w
 
 
 def contact_runs(flags: np.ndarray) -> list[tuple[int, int]]:
@@ -239,10 +230,10 @@ def pelvis_shift(
     body orientation eq. (2) has no unique root_x, and an unbounded value
     would fling the pelvis. Vertical foot changes are not passed on.
     """
-    across = _flat(right - left, up)
+    across = horizontal(right - left, up)
     width2 = np.sum(across * across, axis=-1)
-    side = _flat(pelvis - left, up)
-    forward = _flat(body, up)
+    side = horizontal(pelvis - left, up)
+    forward = horizontal(body, up)
     forward = forward / np.maximum(np.linalg.norm(forward, axis=-1, keepdims=True), 1e-12)
     # root_x from the component of the pelvis across the body orientation (eq. 2 solved for root_x)
     lateral = np.cross(forward, up)
@@ -253,12 +244,4 @@ def pelvis_shift(
     raw = np.sum(side * lateral, axis=-1) / np.where(np.abs(denom) > 1e-12, denom, 1.0)
     root_x = (grip * np.clip(raw, 0.0, 1.0) + (1.0 - grip) * 0.5)[:, None]
     shift = (1.0 - root_x) * (new_left - left) + root_x * (new_right - right)
-    return _flat(shift, up)
-
-
-def _flat(v: np.ndarray, up: np.ndarray) -> np.ndarray:
-    return v - (v @ up)[..., None] * up
-
-
-def global_joints(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, joints) -> np.ndarray:
-    return forward_kinematics(rotations, positions, parents, joints)[0]
+    return horizontal(shift, up)

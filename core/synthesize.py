@@ -37,10 +37,10 @@ import numpy as np
 
 from . import quat
 from .align import Alignment, align_clip, body_track
-from .analysis import Phase, foot_contacts, moving_feet, pelvis_facing, phase_segments, support_phases
+from .analysis import Phase, foot_contacts, horizontal, moving_feet, pelvis_facing, phase_segments, support_phases
 from .motion import Motion, forward_kinematics
 from .optimize import blend_weights, distance_matrix, optimal_blend_range, pose_features, pose_velocity, primary_joints
-from .render import _flat, adapt_legs, blend, foot_lock_offsets, pelvis_shift, sample, smooth_warp
+from .render import adapt_legs, blend, foot_lock_offsets, pelvis_shift, sample, smooth_warp
 from .rig import Rig, detect_up, find_rig, leg_length
 from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
 
@@ -834,7 +834,7 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     # their reach once the clip moves: such a foot is not kept but steps to its
     # own place during S1, lifted clear of the floor on the way.
     i1 = int(np.clip(s1.end - t[0], 0, T - 1))
-    gap = np.linalg.norm(_flat(kept - feet_own[i1], up), axis=-1)
+    gap = np.linalg.norm(horizontal(kept - feet_own[i1], up), axis=-1)
     stepping = planted & (gap >= KEEP_REACH * ctx.leg)
     planted = planted & ~stepping
 
