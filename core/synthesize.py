@@ -99,8 +99,10 @@ class Segment:
 
     part     "lower" or "upper" body.
     blend    "motion-to-motion", "motion-to-pose", "pose-to-motion",
-             "pose-to-pose", or "deformation" (the lower-body deformation of
-             adaptation, eqs. 7-8, which keeps the previous feet).
+             "pose-to-pose", "deformation" (the lower-body deformation of
+             adaptation, eqs. 7-8, which keeps the previous feet), or "step"
+             (adaptation: a previous foot that could only get home inside the
+             following core, or is too far to keep, steps home during S1).
     start, end  output frames, inclusive.
     weights  the weight function (None for a deformation).
     possible (first start, last start, first end, last end) of eqs. (1)-(8).
@@ -112,7 +114,7 @@ class Segment:
     end: int
     weights: WeightFunction | None = None
     possible: tuple[int, int, int, int] | None = None
-    foot: str | None = None  # "left"/"right" for a foot released in adaptation (eq. 5)
+    foot: str | None = None  # "left"/"right" for a foot released (eq. 5) or stepping in adaptation
 
     def to_dict(self) -> dict:
         return {
@@ -590,28 +592,37 @@ def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> P
     later = [_Phase(p.phase, max(p.first, r.t1 + 1), p.last)
              for p in _moving_phases(clip_contacts, clip.start, clip.start, m1e)
              if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
-    releases = []
+    releases, steps = [], []
     for k, side in enumerate(("left", "right")):
         p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
         if p1 is None:
+            if later:  # the clip moves, but never this foot: it steps home in S1 (below)
+                steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
             continue
         # 4.4.2: distances from the pose the foot leaves in to each pose of its phase
         phase = clip.motion[p1.first - clip.start : p1.last - clip.start + 1]
         fp1 = pose_features(phase, ctx.rig, primary_joints(ctx.rig, "lower"), ctx.up)
         d = distance_matrix(fp1[:1], fp1)[0]
         wp = _long_enough(pose_to_motion_weights(d, ctx.fps), len(d), ctx)
-        releases.append((p1, Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
-                                     p1.first, p1.first + max(wp.end_index, 1), _rendered(ctx, wp.function),
-                                     (p1.first, p1.first, p1.first + 1, p1.last), foot=side)))
-    if not releases:
-        s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8)
+        release = Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
+                          p1.first, p1.first + max(wp.end_index, 1), _rendered(ctx, wp.function),
+                          (p1.first, p1.first, p1.first + 1, p1.last), foot=side)
+        if release.end < c1b:
+            releases.append((p1, release))
+        else:
+            # home only inside the core: the core would not be the clip's own, so this
+            # foot steps home during S1 instead, before the core starts
+            steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
+    if not releases and not steps:
+        s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8): no foot ever moves
         return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, s3), alignment)
     releases.sort(key=lambda x: x[1].start)
-    last = releases[-1][1]
-    s3 = Segment("lower", "deformation", r.t1, last.start if len(releases) == 2 else m1e)  # eqs. (7), (8)
-    p1 = releases[0][0]
-    return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple(), (s1, s2, s3) + tuple(x[1] for x in releases),
-                    alignment)
+    segments = [s1, s2]
+    if releases:
+        segments.append(Segment("lower", "deformation", r.t1, releases[-1][1].start))  # eq. (7)
+    segments += [x[1] for x in releases] + steps
+    p1 = releases[0][0] if releases else None
+    return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple() if p1 else None, tuple(segments), alignment)
 
 
 def _stance_foot(phase: Phase) -> int:
@@ -815,7 +826,8 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     """
     T = len(t)
     s1 = pair.segment("lower", "pose-to-pose")
-    released = {s.foot: s for s in pair.segments if s.foot}
+    released = {s.foot: s for s in pair.segments if s.foot and s.blend != "step"}
+    stepped = np.array([any(s.blend == "step" and s.foot == side for s in pair.segments) for side in ("left", "right")])
     rig, up = ctx.rig, ctx.up
     left, right = rig.leg("L"), rig.leg("R")
     parents = nxt.skeleton.parents
@@ -835,7 +847,7 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     # own place during S1, lifted clear of the floor on the way.
     i1 = int(np.clip(s1.end - t[0], 0, T - 1))
     gap = np.linalg.norm(horizontal(kept - feet_own[i1], up), axis=-1)
-    stepping = planted & (gap >= KEEP_REACH * ctx.leg)
+    stepping = planted & ((gap >= KEEP_REACH * ctx.leg) | stepped)
     planted = planted & ~stepping
 
     # how far each foot has returned to its own position: 0 kept, 1 own
