@@ -481,8 +481,11 @@ def plan_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Contex
     c1b = clip.start + clip.core_range[0]
     m1e = clip.end
     sides = _Sides(track, clip, ctx)
-    prev_moving = _moving_phases(track.contacts, track.first, c0e + 1, track.last)
-    next_before_core = _moving_phases(clip_contacts, clip.start, clip.start, c1b - 1)
+    # the previous side only matters after its core: its phases from there on
+    tail = max(c0e - track.first, 0)
+    prev_moving = _moving_phases(track.contacts[tail:], track.first + tail, c0e + 1, track.last)
+    next_moving = _moving_phases(clip_contacts, clip.start, clip.start, m1e)
+    next_before_core = [p for p in next_moving if p.last <= c1b - 1]
 
     # motion transition (eqs. 1, 2; 2008 eq. 1): the same foot moving in both
     options = []
@@ -518,7 +521,7 @@ def plan_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Contex
         return _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b)
 
     # motion adaptation (eqs. 5-8)
-    return _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e)
+    return _plan_adaptation(track, clip, next_moving, ctx, sides, c0e, c1b, m1e)
 
 
 def _upper_pose_to_pose(sides, ctx, t0s, t1s) -> Segment:
@@ -569,7 +572,7 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     return PairPlan(track.name, clip.name, CONNECTION, p0.as_tuple(), None, (lower, upper), alignment)
 
 
-def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> PairPlan:
+def _plan_adaptation(track, clip, next_moving, ctx, sides, c0e, c1b, m1e) -> PairPlan:
     # eq. (6): lower (S1) and upper (S2) transitions between the cores, pose to pose.
     # The feet of the previous motion are kept, so S1 starts where both are planted.
     both = np.flatnonzero(track.contacts.all(axis=1)) + track.first
@@ -590,8 +593,8 @@ def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> P
     # (a foot has at least MIN_BLEND_S of its phase to get home: shorter shuffles are skipped)
     shortest = int(round(MIN_BLEND_S * ctx.fps))
     later = [_Phase(p.phase, max(p.first, r.t1 + 1), p.last)
-             for p in _moving_phases(clip_contacts, clip.start, clip.start, m1e)
-             if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
+             for p in next_moving if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
+    fn = sides.feats["lower"][1]  # the following clip up to its core
     releases, steps = [], []
     for k, side in enumerate(("left", "right")):
         p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
@@ -599,20 +602,19 @@ def _plan_adaptation(track, clip, clip_contacts, ctx, sides, c0e, c1b, m1e) -> P
             if later:  # the clip moves, but never this foot: it steps home in S1 (below)
                 steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
             continue
+        if p1.last >= c1b:
+            # home only inside the core: the core would not be the clip's own, so this
+            # foot steps home during S1 instead, before the core starts
+            steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
+            continue
         # 4.4.2: distances from the pose the foot leaves in to each pose of its phase
-        phase = clip.motion[p1.first - clip.start : p1.last - clip.start + 1]
-        fp1 = pose_features(phase, ctx.rig, primary_joints(ctx.rig, "lower"), ctx.up)
+        fp1 = fn[p1.first - clip.start : p1.last - clip.start + 1]
         d = distance_matrix(fp1[:1], fp1)[0]
         wp = _long_enough(pose_to_motion_weights(d, ctx.fps), len(d), ctx)
         release = Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
                           p1.first, p1.first + max(wp.end_index, 1), _rendered(ctx, wp.function),
                           (p1.first, p1.first, p1.first + 1, p1.last), foot=side)
-        if release.end < c1b:
-            releases.append((p1, release))
-        else:
-            # home only inside the core: the core would not be the clip's own, so this
-            # foot steps home during S1 instead, before the core starts
-            steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
+        releases.append((p1, release))
     if not releases and not steps:
         s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8): no foot ever moves
         return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, s3), alignment)
