@@ -40,6 +40,9 @@ class Phase(IntEnum):
     NS = 3  # no support: both feet in the air
 
 
+_PHASES = tuple(Phase)  # Phase members by code
+
+
 @dataclass(frozen=True)
 class PhaseSegment:
     """A run of frames with one support phase; ``end`` is inclusive."""
@@ -160,17 +163,36 @@ def _contact_joints(rig: Rig) -> list[list[int]]:
     return kinds
 
 
-def _foot_positions(motion: Motion, rig: Rig) -> np.ndarray:
-    """Global positions ``(F, J, 3)`` of the joints analysis reads (legs, pelvis).
+class _SomeJoints:
+    """Global positions of a few joints, indexed like the full ``(F, J, 3)`` array.
 
-    Only those joints and their ancestors are evaluated; the other columns
-    are left at zero, since nothing here reads them.
+    ``positions[:, j]`` and ``positions[:, [j, k]]`` work for the joints
+    evaluated; analysis reads no others, and a full array of zeros for the
+    rest would cost more than the forward kinematics itself.
+    """
+
+    def __init__(self, positions: np.ndarray, joints: np.ndarray, n_joints: int):
+        self._positions = positions
+        self._column = np.full(n_joints, -1)
+        self._column[joints] = np.arange(len(joints))
+
+    def __getitem__(self, index):
+        frames, joints = index
+        column = self._column[joints]
+        if np.any(column < 0):
+            raise IndexError(f"joint {joints} was not evaluated")
+        return self._positions[frames, column]
+
+
+def _foot_positions(motion: Motion, rig: Rig) -> _SomeJoints:
+    """Global positions of the joints analysis reads (legs, pelvis), indexed as ``(F, J, 3)``.
+
+    Only those joints and their ancestors are evaluated.
     """
     legs = [j for side in ("L", "R") for j in rig.leg(side).joints if j is not None]
     joints = np.array(sorted(set(legs) | {rig.pelvis}))
-    gpos = np.zeros(motion.positions.shape[:1] + (len(motion.skeleton), 3))
-    gpos[:, joints] = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints)[0]
-    return gpos
+    positions = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints)[0]
+    return _SomeJoints(positions, joints, len(motion.skeleton))
 
 
 def support_phases(contacts: np.ndarray) -> np.ndarray:
@@ -187,7 +209,8 @@ def phase_segments(phases: np.ndarray) -> list[PhaseSegment]:
         return []
     starts = np.flatnonzero(np.r_[True, phases[1:] != phases[:-1]])
     ends = np.r_[starts[1:] - 1, len(phases) - 1]
-    return [PhaseSegment(Phase(int(phases[s])), int(s), int(e)) for s, e in zip(starts, ends)]
+    # (indexing a tuple of the members: calling the enum is slow for thousands of segments)
+    return [PhaseSegment(_PHASES[code], s, e) for code, s, e in zip(phases[starts].tolist(), starts.tolist(), ends.tolist())]
 
 
 # --------------------------------------------------------------------------
