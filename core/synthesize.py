@@ -824,7 +824,9 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     The previous motion's feet are kept: the following motion's legs reach
     them by IK, its pelvis placed from the feet and body orientation by eq.
     (2). During its first foot-moving phase each foot goes from the kept
-    position to its own (pose to motion, eq. 5).
+    position to its own (pose to motion, eq. 5). A foot the plan marks as
+    stepping, or that stands too far from the clip's own to keep, steps
+    there during S1 instead, lifted off the floor.
     """
     T = len(t)
     s1 = pair.segment("lower", "pose-to-pose")
@@ -879,9 +881,9 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     contacts = np.where(after[:, None], new_contacts, prev_contacts)
     held_feet = (release < 1.0) & planted[None]
     contacts = np.where(held_feet & ~before[:, None], True, contacts)
-    # the IK targets: kept/released feet from S1 on; before S1 the previous motion as it was
-    # Every foot is solved while the pelvis is shifted, released ones onto their own
-    # places, so that a foot back home stays home while the other one is still kept.
+    # IK from S1 on (before it the previous motion plays as it was): kept feet, and
+    # every foot while the pelvis is shifted, released ones onto their own places,
+    # so that a foot back home stays home while the other one is still kept.
     shifted = np.linalg.norm(shift, axis=-1) > 1e-9 * ctx.leg
     active = ~before[:, None] & (((release < 1.0) & planted[None]) | shifted[:, None])
     # during S1 the targets move with the pose blend, from where the previous feet stand
