@@ -260,3 +260,13 @@ def test_held_pose_ends_use_the_slopes_of_eq16(clips):
     assert held.weights.slope_start > 0.0 or held.weights.slope_end > 0.0
     with pytest.raises(ValueError, match="pose_ends"):
         synthesize(timeline, pose_ends="frozen")
+
+
+@pytest.mark.parametrize("method", [TRANSITION, ADAPTATION])
+def test_the_plan_is_the_same_for_a_z_up_rig(clips, method):
+    base = timelines(clips)[method]
+    z_up = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)
+    changed = [Clip(c.motion.transformed(z_up), c.start, c.core, c.name) for c in base]
+    a, b = synthesize(base).plan, synthesize(changed).plan
+    assert [p.method for p in a.pairs] == [p.method for p in b.pairs]
+    assert [(s.blend, s.start, s.end) for s in a.pairs[0].segments] == [(s.blend, s.start, s.end) for s in b.pairs[0].segments]
