@@ -100,6 +100,9 @@ def _draw_plan(layout, armature) -> None:
         box.label(text=f"{pair['prev']} → {pair['next']}: {pair['method']}")
         for segment in pair["segments"]:
             box.label(text=f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}")
+        if pair.get("warning"):
+            for line in nla.wrapped(pair["warning"]):
+                box.label(text=line, icon='INFO')
     for rejected in plan["rejected"]:
         box.label(text=f"Rejected {rejected['clip']}", icon='ERROR')
         for line in nla.wrapped(rejected["reason"]):

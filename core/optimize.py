@@ -362,7 +362,7 @@ class _Search:
 
     def __init__(self, prev_feats, next_feats, prev_velocity, next_velocity, *,
                  t0_candidates, t1_candidates, prev_offset, next_offset, fps, phase_length_s, weights,
-                 min_frames: int = 1):
+                 min_frames: int = 1, max_speed: float | None = None):
         prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
         _check_timing(fps, phase_length_s)
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
@@ -388,6 +388,7 @@ class _Search:
         self.phase_length_s = None if phase_length_s is None else float(phase_length_s)
         self.w = w
         self.min_frames = max(int(min_frames), 1)
+        self.max_speed = None if max_speed is None else float(max_speed)
 
     def distance(self, i, j) -> np.ndarray:
         """D at pairs of candidate indices ``i``, ``j`` broadcast together (e.g. ``(a, 1)`` and ``(1, b)``)."""
@@ -405,6 +406,9 @@ class _Search:
         cost = _cost(distance, self.v0[i], self.v1[j], frames, self.fps, self.phase_length_s, self.w)
         if self.min_frames > 1:
             cost = np.where(frames < self.min_frames, np.inf, cost)
+        if self.max_speed is not None:
+            speed = distance * self.fps / np.maximum(frames, 1)
+            cost = np.where(speed > self.max_speed, np.inf, cost)
         return cost
 
     def durations_below(self, cost: float) -> tuple[int, int]:
@@ -548,6 +552,7 @@ def optimal_blend_range(
     coarse_step: int | None = None,
     exhaustive_pairs: int = EXHAUSTIVE_PAIRS,
     min_frames: int = 1,
+    max_speed: float | None = None,
 ) -> BlendRange:
     """Eq. (9): the pair ``t0 < t1`` of candidates minimising ``w . (Q_t, Q_p, Q_v)``.
 
@@ -562,6 +567,9 @@ def optimal_blend_range(
     min_frames    the shortest range ``t1 - t0`` worth having, in frames; when no
                   candidate pair is that long, the longest pairs there are compete
                   as if it were 1.
+    max_speed     the fastest mean pose speed ``D(t0, t1) / (t1 - t0)`` (leg lengths
+                  per second) a range may ask of the body, e.g. the fastest the clips
+                  themselves move; when no candidate pair is that slow, ignored.
     exhaustive_pairs  up to this many candidate pairs every pair is evaluated
                   (faster than searching at that size); 0 always searches.
     coarse_step   candidates between coarse samples; default about 0.1 s
@@ -598,7 +606,17 @@ def optimal_blend_range(
     min_frames = int(min(max(min_frames, 1), max(t1c[-1] - t0c[0], 1)))
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
-                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames)
+                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed)
+    if max_speed is not None:
+        found = _optimal(search, coarse_step, exhaustive_pairs)
+        if found.terms.pose * search.fps / (found.t1 - found.t0) <= max_speed:
+            return found
+        search.max_speed = None  # no pair is that slow: the best of the rest
+    return _optimal(search, coarse_step, exhaustive_pairs)
+
+
+def _optimal(search: "_Search", coarse_step: int | None, exhaustive_pairs: int) -> BlendRange:
+    """The search of :func:`optimal_blend_range` on a prepared :class:`_Search`."""
     step = max(1, int(round(COARSE_STEP_S * search.fps))) if coarse_step is None else int(coarse_step)
     if step < 1:
         raise ValueError(f"coarse_step must be at least 1 frame, got {coarse_step}")

@@ -30,7 +30,7 @@ every range is end inclusive. Core ranges are clip frames.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -139,6 +139,7 @@ class PairPlan:
     next_phase: tuple[str, int, int] | None
     segments: tuple[Segment, ...]
     alignment: Alignment
+    warning: str | None = None  # e.g. cores that leave no room for a smooth blend
 
     def segment(self, part: str, blend: str | None = None) -> Segment | None:
         for s in self.segments:
@@ -155,6 +156,7 @@ class PairPlan:
             "next_phase": list(self.next_phase) if self.next_phase else None,
             "segments": [s.to_dict() for s in self.segments],
             "alignment": self.alignment.to_dict(),
+            "warning": self.warning,
         }
 
 
@@ -195,6 +197,8 @@ class Plan:
         lines = [f"frames {self.start}..{self.end} at {self.fps:g} fps, responsiveness W = {self.responsiveness:g}"]
         for p in self.pairs:
             lines.append(f"{p.prev} -> {p.next}: {p.method}")
+            if p.warning:
+                lines.append(f"    note: {p.warning}")
             for s in p.segments:
                 w = f", slopes {s.weights.slope_start:.2f}/{s.weights.slope_end:.2f}" if s.weights else ""
                 lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:5d} .. {s.end:5d}{w}")
@@ -305,6 +309,12 @@ def synthesize(
                 f"{track.core_end}; move it later or shorten one of the cores")))
             continue
         pair = plan_pair(track, clip, clip_contacts, ctx)
+        room = core_begin - track.core_end - 1
+        if room < MIN_BLEND_S * ctx.fps:
+            pair = replace(pair, warning=(
+                f"the cores of '{track.name}' (to frame {track.core_end}) and '{clip.name}' (from frame "
+                f"{core_begin}) leave {max(room, 0)} frame(s) to blend in, less than {MIN_BLEND_S:g} s: expect a "
+                f"jump there; start '{clip.name}' later or shorten one of the cores"))
         track = render_pair(track, clip, clip_contacts, pair, ctx)
         pairs.append(pair)
     motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
@@ -425,6 +435,8 @@ class _Sides:
             # no blend shorter than MIN_BLEND_S where the possible ranges allow it:
             # eq. (11) alone would take a one-frame jump between two similar poses
             min_frames=int(round(MIN_BLEND_S * ctx.fps)),
+            # nor one that moves the body faster than the two clips ever move it
+            max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
         )
 
     def prev_index(self, t):

@@ -270,3 +270,12 @@ def test_the_plan_is_the_same_for_a_z_up_rig(clips, method):
     a, b = synthesize(base).plan, synthesize(changed).plan
     assert [p.method for p in a.pairs] == [p.method for p in b.pairs]
     assert [(s.blend, s.start, s.end) for s in a.pairs[0].segments] == [(s.blend, s.start, s.end) for s in b.pairs[0].segments]
+
+
+def test_cores_that_leave_no_room_to_blend_are_pointed_out(clips):
+    walk, bow = clips[WALK], clips[BOW]
+    tight = synthesize([Clip(walk, 0, (0, 120), "walk"), Clip(bow, 100, (21, 137), "bow")]).plan
+    assert "leave 0 frame(s)" in tight.pairs[0].warning and "start 'bow' later" in tight.pairs[0].warning
+    assert "note:" in tight.summary() and json.loads(tight.to_json())["pairs"][0]["warning"]
+    roomy = synthesize(timelines(clips)[CONNECTION]).plan
+    assert roomy.pairs[0].warning is None
