@@ -523,7 +523,7 @@ def _plane_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def exhaustive_blend_range(
     prev_feats, next_feats, prev_velocity, next_velocity, *,
     t0_candidates, t1_candidates, prev_offset: int, next_offset: int, fps: float,
-    phase_length_s: float | None, weights, min_frames: int = 1,
+    phase_length_s: float | None, weights, min_frames: int = 1, max_speed: float | None = None,
 ) -> BlendRange:
     """Eq. (9) by evaluating every candidate pair; the reference for :func:`optimal_blend_range`.
 
@@ -531,8 +531,11 @@ def exhaustive_blend_range(
     """
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
-                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames)
+                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed)
     everything = search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])
+    if not np.isfinite(everything).any() and max_speed is not None:
+        search.max_speed = None  # no pair is that slow: the best of the rest
+        everything = search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])
     return search.result(*_best(everything))
 
 

@@ -510,3 +510,13 @@ def test_raising_W_lengthens_blends_and_lowers_their_acceleration_on_real_pairs(
 def test_small_candidate_sets_are_searched_exhaustively():
     problem = random_problem(13)
     assert optimal_blend_range(**problem) == exhaustive_blend_range(**problem)
+
+
+def test_a_speed_limit_passes_over_fast_ranges_and_gives_way_when_nothing_is_slow_enough():
+    problem = random_problem(14)
+    free = exhaustive_blend_range(**problem)
+    speed = free.terms.pose * problem["fps"] / (free.t1 - free.t0)
+    limited = optimal_blend_range(**problem, max_speed=0.5 * speed)
+    assert limited.terms.pose * problem["fps"] / (limited.t1 - limited.t0) <= 0.5 * speed or limited == free
+    assert optimal_blend_range(**problem, max_speed=0.0) == exhaustive_blend_range(**problem, max_speed=0.0)
+    assert exhaustive_blend_range(**problem, max_speed=1e-12) == free  # nothing that slow: unconstrained
