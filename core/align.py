@@ -48,8 +48,7 @@ class Alignment:
         if pelvis is None or pelvis == 0:
             return motion.transformed(self.rotation, self.translation)
         parents = motion.skeleton.parents
-        _, grot = forward_kinematics(motion.rotations, motion.positions, parents, [parents[pelvis]])
-        gpos = forward_kinematics(motion.rotations, motion.positions, parents, [parents[pelvis]])[0]
+        gpos, grot = forward_kinematics(motion.rotations, motion.positions, parents, [parents[pelvis]])
         parent_rot, parent_pos = grot[:, 0], gpos[:, 0]
         turn = self.rotation
         # pelvis world transform T * G_parent * L_pelvis, re-expressed under the unchanged parent
