@@ -194,6 +194,28 @@ def pose_velocity(feats: np.ndarray, fps: float, eps_frames: int = 1) -> np.ndar
     return np.concatenate([step, step[-e:]])
 
 
+def pose_acceleration(feats: np.ndarray, fps: float, eps_frames: int = 1) -> np.ndarray:
+    """Mean over joints of the pose's acceleration, ``(F, n, 3) -> (F,)``, leg lengths per second squared.
+
+    Second differences ``|p(t + eps) - 2 p(t) + p(t - eps)| / eps^2`` with
+    ``eps = eps_frames / fps`` seconds; the first and last ``eps`` frames take
+    their nearest neighbour's value. Not one of the paper's terms: the
+    synthesis uses it to keep blends as gentle as the clips (see
+    ``optimal_blend_range``'s ``max_accel``). Take ``eps`` as a fixed time
+    (``eps_frames`` proportional to ``fps``) so that a resampled clip
+    measures the same. Fewer than ``2 eps + 1`` frames: zeros.
+    """
+    feats = _check_features(feats, "feats")
+    if int(eps_frames) != eps_frames or eps_frames < 1:
+        raise ValueError(f"eps_frames must be a positive whole number of frames, got {eps_frames}")
+    F, e = feats.shape[0], int(eps_frames)
+    if F < 2 * e + 1:
+        return np.zeros(F)
+    second = feats[2 * e :] - 2.0 * feats[e:-e] + feats[: -2 * e]
+    accel = np.linalg.norm(second, axis=-1).mean(axis=-1) * (fps / e) ** 2
+    return np.concatenate([np.full(e, accel[0]), accel, np.full(e, accel[-1])])
+
+
 # --------------------------------------------------------------------------
 # eqs. (10), (11), (14): the three terms
 
@@ -362,7 +384,7 @@ class _Search:
 
     def __init__(self, prev_feats, next_feats, prev_velocity, next_velocity, *,
                  t0_candidates, t1_candidates, prev_offset, next_offset, fps, phase_length_s, weights,
-                 min_frames: int = 1, max_speed: float | None = None):
+                 min_frames: int = 1, max_speed: float | None = None, max_accel: float | None = None):
         prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
         _check_timing(fps, phase_length_s)
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
@@ -388,7 +410,9 @@ class _Search:
         self.phase_length_s = None if phase_length_s is None else float(phase_length_s)
         self.w = w
         self.min_frames = max(int(min_frames), 1)
-        self.max_speed = None if max_speed is None else float(max_speed)
+        self.max_speed = _limit(max_speed, "max_speed")
+        self.max_accel = _limit(max_accel, "max_accel")
+        self.gentlest = False  # set when no pair keeps within the limits
 
     def distance(self, i, j) -> np.ndarray:
         """D at pairs of candidate indices ``i``, ``j`` broadcast together (e.g. ``(a, 1)`` and ``(1, b)``)."""
@@ -404,12 +428,31 @@ class _Search:
             distance = self.distance(i, j)
         frames = self.t1[j] - self.t0[i]
         cost = _cost(distance, self.v0[i], self.v1[j], frames, self.fps, self.phase_length_s, self.w)
+        excess = self.excess(distance, frames)
+        if excess is not None:
+            if self.gentlest:
+                # no pair keeps within the limits: the least excess wins, eq. (9) breaks ties
+                cost = excess + 1e-6 * cost
+            else:
+                cost = np.where(excess > 1.0, np.inf, cost)
         if self.min_frames > 1:
             cost = np.where(frames < self.min_frames, np.inf, cost)
-        if self.max_speed is not None:
-            speed = distance * self.fps / np.maximum(frames, 1)
-            cost = np.where(speed > self.max_speed, np.inf, cost)
         return cost
+
+    def excess(self, distance, frames) -> np.ndarray | None:
+        """How far pairs exceed the speed and acceleration limits: 1 at the limit, None without limits.
+
+        The mean speed of a blend is ``D / (t1 - t0)``; the peak acceleration
+        of a smoothstep blend between two poses ``D`` apart is ``6 D / (t1 - t0)^2``.
+        """
+        duration = np.maximum(frames, 1) / self.fps
+        excess = None
+        if self.max_speed is not None:
+            excess = distance / duration / self.max_speed
+        if self.max_accel is not None:
+            accel = 6.0 * distance / duration**2 / self.max_accel
+            excess = accel if excess is None else np.maximum(excess, accel)
+        return excess
 
     def durations_below(self, cost: float) -> tuple[int, int]:
         """Shortest and longest ``t1 - t0`` (frames, >= 1) whose ``w_t Q_t`` is at most ``cost``.
@@ -429,6 +472,16 @@ class _Search:
         terms = _terms(self.distance(i, j), self.v0[i], self.v1[j], (t1 - t0) * (1.0 / self.fps), self.phase_length_s)
         terms = BlendTerms(*(float(x) for x in terms))
         return BlendRange(t0, t1, float(np.dot(self.w, terms)), terms)
+
+
+def _limit(value, name: str) -> float | None:
+    """A speed or acceleration limit: None (no limit) or a positive number."""
+    if value is None:
+        return None
+    value = float(value)
+    if not value > 0.0 or not np.isfinite(value):
+        raise ValueError(f"{name} must be a positive number or None (no limit), got {value}")
+    return value
 
 
 def _candidates(t, name: str) -> np.ndarray:
@@ -524,18 +577,21 @@ def exhaustive_blend_range(
     prev_feats, next_feats, prev_velocity, next_velocity, *,
     t0_candidates, t1_candidates, prev_offset: int, next_offset: int, fps: float,
     phase_length_s: float | None, weights, min_frames: int = 1, max_speed: float | None = None,
+    max_accel: float | None = None,
 ) -> BlendRange:
     """Eq. (9) by evaluating every candidate pair; the reference for :func:`optimal_blend_range`.
 
     Same arguments and result as :func:`optimal_blend_range` (without ``coarse_step``).
     """
+    min_frames = int(min(max(min_frames, 1), max(int(np.max(t1_candidates)) - int(np.min(t0_candidates)), 1)))
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
-                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed)
+                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
+                     max_accel=max_accel)
     everything = search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])
-    if not np.isfinite(everything).any() and max_speed is not None:
-        search.max_speed = None  # no pair is that slow: the best of the rest
-        everything = search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])
+    if not np.isfinite(everything).any() and (max_speed is not None or max_accel is not None):
+        search.gentlest = True  # no pair keeps within the limits: the gentlest there is
+        return _gentlest(search)
     return search.result(*_best(everything))
 
 
@@ -556,6 +612,7 @@ def optimal_blend_range(
     exhaustive_pairs: int = EXHAUSTIVE_PAIRS,
     min_frames: int = 1,
     max_speed: float | None = None,
+    max_accel: float | None = None,
 ) -> BlendRange:
     """Eq. (9): the pair ``t0 < t1`` of candidates minimising ``w . (Q_t, Q_p, Q_v)``.
 
@@ -572,7 +629,13 @@ def optimal_blend_range(
                   as if it were 1.
     max_speed     the fastest mean pose speed ``D(t0, t1) / (t1 - t0)`` (leg lengths
                   per second) a range may ask of the body, e.g. the fastest the clips
-                  themselves move; when no candidate pair is that slow, ignored.
+                  themselves move.
+    max_accel     the largest peak acceleration ``6 D(t0, t1) / (t1 - t0)^2`` (leg
+                  lengths per second squared; that of a smoothstep blend between two
+                  poses D apart) a range may add to the motion, e.g. the clips' own
+                  typical :func:`pose_acceleration`. When no candidate pair keeps
+                  within both limits, the pair exceeding them least wins (eq. 9
+                  breaks ties): the gentlest blend the ranges allow.
     exhaustive_pairs  up to this many candidate pairs every pair is evaluated
                   (faster than searching at that size); 0 always searches.
     coarse_step   candidates between coarse samples; default about 0.1 s
@@ -609,13 +672,13 @@ def optimal_blend_range(
     min_frames = int(min(max(min_frames, 1), max(t1c[-1] - t0c[0], 1)))
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
-                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed)
-    if max_speed is not None:
-        found = _optimal(search, coarse_step, exhaustive_pairs)
-        if found.terms.pose * search.fps / (found.t1 - found.t0) <= max_speed:
-            return found
-        search.max_speed = None  # no pair is that slow: the best of the rest
-    return _optimal(search, coarse_step, exhaustive_pairs)
+                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
+                     max_accel=max_accel)
+    found = _optimal(search, coarse_step, exhaustive_pairs)
+    if max_speed is None and max_accel is None or search.excess(found.terms.pose, found.t1 - found.t0) <= 1.0:
+        return found
+    search.gentlest = True  # no pair keeps within the limits: the gentlest there is
+    return _gentlest(search)
 
 
 def _optimal(search: "_Search", coarse_step: int | None, exhaustive_pairs: int) -> BlendRange:
@@ -685,6 +748,15 @@ def _optimal(search: "_Search", coarse_step: int | None, exhaustive_pairs: int) 
         i, j = np.broadcast_arrays(i, j)
         at = np.stack([i.reshape(len(at), -1)[walks, k], j.reshape(len(at), -1)[walks, k]], axis=1)[moved]
     return search.result(*best)
+
+
+def _gentlest(search: "_Search") -> BlendRange:
+    """The pair of least excess over the limits, every pair evaluated.
+
+    Only reached when no pair keeps within them, and the coarse-to-fine
+    bounds of :func:`_optimal` hold for eq. (9), not for the excess.
+    """
+    return search.result(*_best(search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])))
 
 
 def _best(cost: np.ndarray) -> tuple[int, int]:

@@ -39,7 +39,8 @@ from . import quat
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, foot_contacts, horizontal, moving_feet, pelvis_facing, phase_segments, support_phases
 from .motion import Motion, forward_kinematics
-from .optimize import blend_weights, distance_matrix, optimal_blend_range, pose_features, pose_velocity, primary_joints
+from .optimize import (blend_weights, distance_matrix, optimal_blend_range, pose_acceleration, pose_features,
+                       pose_velocity, primary_joints)
 from .render import adapt_legs, blend, foot_lock_offsets, pelvis_shift, sample, smooth_warp
 from .rig import Rig, detect_up, find_rig, leg_length
 from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
@@ -52,6 +53,7 @@ ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (
 KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it
 MIN_BLEND_S = 0.2  # no blend shorter than this where its possible range allows (nor by Fig. 4b)
+ACCEL_STEP_S = 1.0 / 30.0  # time step of the clips' pose acceleration (the blend limit), seconds
 WARP_RAMP = 3  # frames over which a time warp changes a clip's playback speed
 
 TRANSITION = "transition"
@@ -403,7 +405,7 @@ class _Sides:
         self.next_offset = clip.start
         # and the following side up to its core start (blends end there at the latest)
         head = clip.motion[: clip.core_range[0] + 2]
-        self.feats, self.vel = {}, {}
+        self.feats, self.vel, self.accel = {}, {}, {}
         parts = {part: primary_joints(ctx.rig, part) for part in ("lower", "upper")}
         joints = np.concatenate(list(parts.values()))
         # one pass of forward kinematics over both sides' frames (features are per
@@ -419,6 +421,10 @@ class _Sides:
             at += len(js)
             self.feats[part] = (fp, fn)
             self.vel[part] = (pose_velocity(fp, ctx.fps), pose_velocity(fn, ctx.fps))
+            # the typical acceleration of the livelier side, over a fixed time step
+            step = max(int(round(ACCEL_STEP_S * ctx.fps)), 1)
+            self.accel[part] = max(float(np.median(pose_acceleration(f, ctx.fps, step))) if len(f) else 0.0
+                                   for f in (fp, fn))
 
     def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None):
         fp, fn = self.feats[part]
@@ -437,6 +443,9 @@ class _Sides:
             min_frames=int(round(MIN_BLEND_S * ctx.fps)),
             # nor one that moves the body faster than the two clips ever move it
             max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
+            # nor add more acceleration than the clips typically have: a blend
+            # squeezed shorter than its change of pose needs is a jerk
+            max_accel=self.accel[part] or None,
         )
 
     def prev_index(self, t):

@@ -19,6 +19,7 @@ from core.optimize import (
     optimal_blend_range,
     part_features,
     pose_distance,
+    pose_acceleration,
     pose_features,
     pose_velocity,
     primary_joints,
@@ -512,11 +513,58 @@ def test_small_candidate_sets_are_searched_exhaustively():
     assert optimal_blend_range(**problem) == exhaustive_blend_range(**problem)
 
 
-def test_a_speed_limit_passes_over_fast_ranges_and_gives_way_when_nothing_is_slow_enough():
-    problem = random_problem(14)
+@pytest.mark.parametrize("seed", range(14, 20))
+def test_a_speed_limit_passes_over_fast_ranges(seed):
+    problem = random_problem(seed)
     free = exhaustive_blend_range(**problem)
     speed = free.terms.pose * problem["fps"] / (free.t1 - free.t0)
     limited = optimal_blend_range(**problem, max_speed=0.5 * speed)
-    assert limited.terms.pose * problem["fps"] / (limited.t1 - limited.t0) <= 0.5 * speed or limited == free
-    assert optimal_blend_range(**problem, max_speed=0.0) == exhaustive_blend_range(**problem, max_speed=0.0)
-    assert exhaustive_blend_range(**problem, max_speed=1e-12) == free  # nothing that slow: unconstrained
+    assert limited == exhaustive_blend_range(**problem, max_speed=0.5 * speed)
+    assert limited.terms.pose * problem["fps"] / (limited.t1 - limited.t0) < speed
+
+
+@pytest.mark.parametrize("seed", range(20, 26))
+def test_an_acceleration_limit_lengthens_blends_that_change_pose_too_fast(seed):
+    problem = random_problem(seed)
+    free = exhaustive_blend_range(**problem)
+    accel = 6.0 * free.terms.pose * (problem["fps"] / (free.t1 - free.t0)) ** 2
+    limited = optimal_blend_range(**problem, max_accel=0.25 * accel)
+    assert limited == exhaustive_blend_range(**problem, max_accel=0.25 * accel)
+    assert 6.0 * limited.terms.pose * (problem["fps"] / (limited.t1 - limited.t0)) ** 2 < accel
+
+
+def test_when_no_range_keeps_within_the_limits_the_gentlest_wins():
+    problem = random_problem(14)
+    fps = problem["fps"]
+    t0, t1 = np.asarray(problem["t0_candidates"]), np.asarray(problem["t1_candidates"])
+    a, b = (x.ravel() for x in np.meshgrid(t0, t1, indexing="ij"))
+    a, b = a[a < b], b[a < b]
+    shared = {k: problem[k] for k in ("prev_feats", "next_feats", "prev_velocity", "next_velocity",
+                                      "prev_offset", "next_offset", "fps", "phase_length_s")}
+    d = blend_cost_terms(**shared, t0=a, t1=b).pose
+    slowest = optimal_blend_range(**problem, max_speed=1e-9)
+    assert slowest == exhaustive_blend_range(**problem, max_speed=1e-9)
+    assert slowest.terms.pose * fps / (slowest.t1 - slowest.t0) == pytest.approx((d * fps / (b - a)).min(), rel=1e-9)
+    gentlest = optimal_blend_range(**problem, max_accel=1e-9)
+    assert 6.0 * gentlest.terms.pose * (fps / (gentlest.t1 - gentlest.t0)) ** 2 == pytest.approx(
+        (6.0 * d * (fps / (b - a)) ** 2).min(), rel=1e-9)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_limits_must_be_positive(bad):
+    problem = random_problem(14)
+    for name in ("max_speed", "max_accel"):
+        with pytest.raises(ValueError, match=name):
+            optimal_blend_range(**problem, **{name: bad})
+
+
+def test_pose_acceleration_is_the_second_difference_over_a_fixed_time():
+    def accelerating(fps, seconds=1.5):
+        t = np.arange(int(seconds * fps)) / fps
+        feats = np.zeros((len(t), 2, 3))
+        feats[:, :, 0] = 0.5 * 3.0 * t[:, None] ** 2  # 3 leg lengths / s^2 along x
+        return feats
+    np.testing.assert_allclose(pose_acceleration(accelerating(30.0), 30.0), 3.0, rtol=1e-6)
+    np.testing.assert_allclose(pose_acceleration(accelerating(30.0), 30.0, eps_frames=3), 3.0, rtol=1e-6)
+    np.testing.assert_allclose(pose_acceleration(accelerating(120.0), 120.0, eps_frames=4), 3.0, rtol=1e-6)
+    assert pose_acceleration(np.zeros((2, 2, 3)), 30.0).tolist() == [0.0, 0.0]
