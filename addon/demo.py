@@ -76,7 +76,7 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
         action = write_action(obj, clips[name].motion, f"demo {name}", frame_start=1)
         strip = tracks[track].strips.new(name, start, action)
         strip.select = True
-        item = nla.strip_settings(obj, strip.name, create=True)
+        item = nla.strip_settings(obj, strip, create=True)
         item.core_first, item.core_last, item.has_core = first, last, True
         strips.append(strip)
     result = nla.synthesize_strips(obj, strips, responsiveness)

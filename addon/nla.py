@@ -127,27 +127,70 @@ def selected_strips(obj: bpy.types.Object, objects: Iterable[bpy.types.Object] =
 # Per-strip settings
 
 
-def strip_settings(obj: bpy.types.Object, name: str, *, create: bool = False):
-    """The :class:`~.properties.SmartMotionStrip` of strip ``name``, created if asked, else maybe ``None``."""
+def strip_settings(obj: bpy.types.Object, strip, *, create: bool = False):
+    """The :class:`~.properties.SmartMotionStrip` of ``strip`` (an NLA strip or its name), maybe ``None``.
+
+    Settings are keyed by the strip's name, since a strip cannot hold
+    properties. A strip renamed since its settings were last written finds
+    them by what it plays and where (:func:`strip_identity`); with
+    ``create`` they are re-keyed to its new name, or created if there are
+    none, and their identity is brought up to date.
+    """
     items = obj.smart_motion.strips
-    item = items.get(name)
-    if item is None and create:
-        item = items.add()
-        item.name = name
+    if isinstance(strip, str):
+        return items.get(strip) if not create else items.get(strip) or _new_settings(items, strip)
+    item = items.get(strip.name) or _renamed_settings(obj, strip)
+    if create:
+        if item is None:
+            item = _new_settings(items, strip.name)
+        item.name = strip.name
+        item.identity = strip_identity(strip)
     return item
 
 
+def _new_settings(items, name: str):
+    item = items.add()
+    item.name = name
+    return item
+
+
+def _renamed_settings(obj: bpy.types.Object, strip: bpy.types.NlaStrip):
+    """Settings left by ``strip`` under a name no strip has any more, if any."""
+    identity = strip_identity(strip)
+    for item in obj.smart_motion.strips:
+        if item.identity == identity and find_strip(obj, item.name) is None:
+            return item
+    return None
+
+
 def _prune_settings(obj: bpy.types.Object) -> None:
-    """Drop the settings of strips that no longer exist (deleted or renamed)."""
+    """Re-key the settings of renamed strips; drop those of strips that no longer exist."""
+    _follow_renames(obj)
     items = obj.smart_motion.strips
     for index in reversed(range(len(items))):
         if find_strip(obj, items[index].name) is None:
             items.remove(index)
 
 
+def _follow_renames(obj: bpy.types.Object) -> None:
+    """Re-key the settings of strips renamed since they were written to the strips' new names."""
+    anim = obj.animation_data
+    for track in (anim.nla_tracks if anim is not None else ()):
+        for strip in track.strips:
+            if obj.smart_motion.strips.get(strip.name) is None:
+                item = _renamed_settings(obj, strip)
+                if item is not None:
+                    item.name = strip.name
+
+
+def strip_identity(strip: bpy.types.NlaStrip) -> str:
+    """What a strip plays and where: how its settings recognise it after a rename."""
+    return f"{strip_signature(strip)}|{strip.frame_start:g}|{strip.frame_end:g}"
+
+
 def core_offsets(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple[int, int]:
     """(first, last) core frames of ``strip`` counted from its start; the whole strip by default."""
-    item = strip_settings(obj, strip.name)
+    item = strip_settings(obj, strip)
     if item is None:
         return (0, strip_frame_count(strip) - 1)
     return item.core_offsets(strip)
@@ -254,7 +297,7 @@ def record_analysis(obj: bpy.types.Object, strips: list, analyses: dict) -> None
     """Store each strip's support phases with its settings (strip frames)."""
     _prune_settings(obj)
     for strip in strips:
-        item = strip_settings(obj, strip.name, create=True)
+        item = strip_settings(obj, strip, create=True)
         item.phases.clear()
         for segment in analyses[strip.name].segments:
             phase = item.phases.add()
@@ -264,7 +307,7 @@ def record_analysis(obj: bpy.types.Object, strips: list, analyses: dict) -> None
 
 def phases_text(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> str:
     """``"DS 1-16, LS 17-28, ..."`` in scene frames, or ``""`` if the strip was not analysed."""
-    item = strip_settings(obj, strip.name)
+    item = strip_settings(obj, strip)
     if item is None or not item.phases:
         return ""
     start = round(strip.frame_start)
@@ -294,7 +337,7 @@ def record_plan(obj: bpy.types.Object, strips: list, result) -> None:
     """Keep the plan on the armature (the panel shows it) and settings for every source strip."""
     _prune_settings(obj)
     for strip in strips:
-        strip_settings(obj, strip.name, create=True)
+        strip_settings(obj, strip, create=True)
     obj.smart_motion.plan_json = result.plan.to_json()
 
 
@@ -409,7 +452,7 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
         strip.action_slot = action.slots[0]
     strip.select = False
     for source in strips:
-        item = strip_settings(obj, source.name, create=True)
+        item = strip_settings(obj, source, create=True)
         item.mute_before = source.mute
         item.muted_by_preview = True
         source.mute = True
@@ -434,6 +477,7 @@ def clear_preview(obj: bpy.types.Object) -> bool:
         state.preview_action = None
         bpy.data.actions.remove(action)
         cleared = True
+    _follow_renames(obj)  # a source strip renamed while the preview is on is unmuted all the same
     for item in state.strips:
         if item.muted_by_preview:
             strip = find_strip(obj, item.name)

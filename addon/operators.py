@@ -159,7 +159,7 @@ class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
         strip = nla.find_strip(obj, self.strip)
         if strip is None:
             raise ValueError(f"armature {obj.name!r} has no NLA strip {self.strip!r}")
-        item = nla.strip_settings(obj, strip.name, create=True)
+        item = nla.strip_settings(obj, strip, create=True)
         item.core_first, item.core_last = nla.core_offsets(obj, strip)
         item.has_core = True
         return {'FINISHED'}
@@ -176,7 +176,8 @@ class SMART_MOTION_OT_reset_core(_Reported, bpy.types.Operator):
 
     def run(self, context):
         obj = nla.active_armature(context)
-        item = nla.strip_settings(obj, self.strip)
+        strip = nla.find_strip(obj, self.strip)
+        item = nla.strip_settings(obj, self.strip if strip is None else strip)
         if item is not None:
             item.has_core = False
         return {'FINISHED'}

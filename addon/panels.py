@@ -71,7 +71,7 @@ def _draw_strips(layout, armature) -> None:
         row = box.row(align=True)
         row.prop(strip, "select", text="")
         row.label(text=strip.name, icon='NLA')
-        item = nla.strip_settings(armature, strip.name)
+        item = nla.strip_settings(armature, strip)
         row = box.row(align=True)
         if item is None:
             first, last = nla.core_offsets(armature, strip)

@@ -70,6 +70,11 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         description="The core was set by hand; otherwise it is the whole strip",
         default=False,
     )
+    identity: StringProperty(
+        name="Identity",
+        description="What the strip plays and where, as last seen (finds these settings after a rename)",
+        options={'HIDDEN'},
+    )
     core_first: IntProperty(name="Core First", description="First core frame, counted from the strip's start", min=0)
     core_last: IntProperty(name="Core Last", description="Last core frame (inclusive), counted from the strip's start", min=0)
 

@@ -443,9 +443,10 @@ class _Sides:
             min_frames=int(round(MIN_BLEND_S * ctx.fps)),
             # nor one that moves the body faster than the two clips ever move it
             max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
-            # nor add more acceleration than the clips typically have: a blend
-            # squeezed shorter than its change of pose needs is a jerk
-            max_accel=self.accel[part] or None,
+            # nor add more acceleration than the clips typically have (W = 1) or
+            # than 1 / W times that: a blend squeezed shorter than its change of
+            # pose needs is a jerk; W = 0 leaves eq. (9) alone to be responsive
+            max_accel=self.accel[part] / ctx.responsiveness if self.accel[part] > 0 and ctx.responsiveness > 0 else None,
         )
 
     def prev_index(self, t):

@@ -4,7 +4,7 @@ Run by hand (not collected as a test):  .venv/bin/python tests/bench/bake.py
 
 Ten real clips (the TIMELINE of tests/bench/common.py, about 3,000
 frames once overlapped) are imported with Blender's BVH importer onto one
-armature (the Bandai Namco skeleton: 22 bones) and laid out as NLA strips,
+armature of 25 bones and laid out as NLA strips,
 each starting 0.5 s before the previous one ends, cores leaving 0.5 s at
 each end, on three alternating tracks. Then, median of REPEAT runs each:
 
@@ -19,6 +19,12 @@ each end, on three alternating tracks. Then, median of REPEAT runs each:
                the preview's keys) and copies the preview action.
     of which   the check that the preview is current (nla.current_preview).
   synthesize   bpy.ops.smart_motion.synthesize(), for the whole usual flow.
+The Bandai Namco skeleton has 22 joints; as game rigs carry a few more
+bones than the capture (props, attachment points), each clip is first given
+three extra animated bones (a prop in each hand, a head-top marker) with
+``core.bvh`` and written to the temporary folder, so the armature has 25
+bones, every one of them keyed in every clip.
+
   blender      bpy.ops.nla.bake(): Blender evaluates the NLA (its own plain
                strip blending, no synthesis) frame by frame and keys the same
                channels (location and rotation of every bone, every frame).
@@ -53,10 +59,19 @@ for variable, folder in (
     os.environ[variable] = str(folder)
 
 import bpy  # noqa: E402  (after the profile folders are set)
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+from core import quat  # noqa: E402
+from core.bvh import read_bvh, write_bvh  # noqa: E402
+from core.motion import Motion, Skeleton  # noqa: E402
 
 from common import TIMELINE  # noqa: E402  (tests/bench, next to this script)
 
 REPEAT = 5
+# (new bone, parent, offset in the parent's frame, cm): the three bones a game rig adds
+EXTRA_BONES = (("Prop_L", "Hand_L", (10.0, 0.0, 0.0)), ("Prop_R", "Hand_R", (10.0, 0.0, 0.0)),
+               ("HeadTop", "Head", (12.0, 0.0, 0.0)))
 OVERLAP_S = 0.5
 MARGIN_S = 0.5
 TRACKS = 3
@@ -72,15 +87,36 @@ def load_extension():
     return importlib.import_module("smart_motion.addon.nla"), importlib.import_module("smart_motion.addon.convert")
 
 
+def with_extra_bones(motion: Motion) -> Motion:
+    """``motion`` with the EXTRA_BONES appended, each swaying a little about its parent."""
+    skeleton = motion.skeleton
+    names, parents, offsets, channels = list(skeleton.names), list(skeleton.parents), list(skeleton.offsets), list(skeleton.channels)
+    for name, parent, offset in EXTRA_BONES:
+        names.append(name)
+        parents.append(skeleton.index(parent))
+        offsets.append(offset)
+        channels.append(("Zrotation", "Xrotation", "Yrotation"))
+    extended = Skeleton(tuple(names), np.array(parents), np.array(offsets), dict(skeleton.end_sites), tuple(channels),
+                        skeleton.up, skeleton.unit)
+    t = np.arange(motion.n_frames) / motion.fps
+    sway = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), 0.2 * np.sin(2.0 * np.pi * t))  # (F, 4)
+    rotations = np.concatenate([motion.rotations, np.repeat(sway[:, None], len(EXTRA_BONES), axis=1)], axis=1)
+    positions = np.concatenate([motion.positions, np.broadcast_to(np.array([o for _, _, o in EXTRA_BONES]),
+                                                                 (motion.n_frames, len(EXTRA_BONES), 3))], axis=1)
+    return Motion(extended, rotations, positions, motion.fps)
+
+
 def build_scene(nla) -> bpy.types.Object:
     """One armature, a strip per clip of TIMELINE, all selected, cores set."""
     bpy.ops.wm.read_homefile(use_empty=True)
     obj = None
     start = 1
     for k, (name, frames) in enumerate(TIMELINE):
-        path = MOCAP / f"{name}.bvh"
-        if not path.is_file():
-            sys.exit(f"mocap clip not found: {path} (the benchmark needs ../shared/mocap)")
+        source = MOCAP / f"{name}.bvh"
+        if not source.is_file():
+            sys.exit(f"mocap clip not found: {source} (the benchmark needs ../shared/mocap)")
+        path = PROFILE / f"{Path(name).name}.bvh"  # the clip on the 25-bone rig
+        write_bvh(with_extra_bones(read_bvh(source)), path)
         bpy.ops.import_anim.bvh(filepath=str(path), global_scale=0.01, rotate_mode='NATIVE', update_scene_fps=True)
         imported = bpy.context.view_layer.objects.active
         action = imported.animation_data.action
@@ -99,7 +135,7 @@ def build_scene(nla) -> bpy.types.Object:
         n = int(strip.frame_end - strip.frame_start) + 1
         fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
         margin = min(int(round(MARGIN_S * fps)), n // 4)
-        item = nla.strip_settings(obj, strip.name, create=True)
+        item = nla.strip_settings(obj, strip, create=True)
         item.core_first, item.core_last, item.has_core = margin, n - 1 - margin, True
         start += n - int(round(OVERLAP_S * fps))
     bpy.context.view_layer.objects.active = obj

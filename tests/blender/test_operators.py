@@ -462,6 +462,28 @@ def test_edit_core_gives_a_strip_editable_settings_starting_from_the_whole_strip
     assert punch.has_core and (punch.core_start, punch.core_end) == (300, 523)
 
 
+def test_a_renamed_strip_keeps_its_core_and_is_unmuted_by_clear(walk_bow_punch, sm):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.edit_core(strip="punch") == {'FINISHED'}
+    settings = obj.smart_motion.strips["punch"]
+    settings.core_start, settings.core_end = 320, 400
+
+    strips_by_name(obj)["punch"].name = "jab"
+    assert sm.nla.core_offsets(obj, strips_by_name(obj)["jab"]) == (20, 100), "found by what it plays and where"
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert "jab" in obj.smart_motion.strips and "punch" not in obj.smart_motion.strips, "re-keyed to the new name"
+    assert sm.nla.core_offsets(obj, strips_by_name(obj)["jab"]) == (20, 100)
+
+    strips_by_name(obj)["jab"].name = "hook"  # renamed while muted under the preview
+    assert strips_by_name(obj)["hook"].mute
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+    assert not any(strip.mute for strip in strips_by_name(obj).values()), "every source strip unmuted"
+
+    strips_by_name(obj)["hook"].frame_start_ui += 3  # moved, then renamed without any operator in between
+    strips_by_name(obj)["hook"].name = "cross"
+    assert sm.nla.core_offsets(obj, strips_by_name(obj)["cross"]) == (0, 223), "not recognised: the whole strip"
+
+
 def test_cores_reach_the_engine_as_clip_frames(walk_bow_punch, sm):
     obj = walk_bow_punch
     clips = sm.nla.strip_clips(obj, sm.nla.selected_strips(obj))
