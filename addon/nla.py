@@ -138,7 +138,8 @@ def strip_settings(obj: bpy.types.Object, strip, *, create: bool = False):
     """
     items = obj.smart_motion.strips
     if isinstance(strip, str):
-        return items.get(strip) if not create else items.get(strip) or _new_settings(items, strip)
+        item = items.get(strip)
+        return _new_settings(items, strip) if item is None and create else item
     item = items.get(strip.name) or _renamed_settings(obj, strip)
     if create:
         if item is None:
