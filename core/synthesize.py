@@ -53,6 +53,7 @@ ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (
 KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it
 MIN_BLEND_S = 0.2  # no blend shorter than this where its possible range allows (nor by Fig. 4b)
+STEP_S = 0.4  # how long a foot takes to step home in adaptation when neither clip takes a step
 ACCEL_STEP_S = 1.0 / 30.0  # time step of the clips' pose acceleration (the blend limit), seconds
 WARP_RAMP = 3  # frames over which a time warp changes a clip's playback speed
 
@@ -426,7 +427,8 @@ class _Sides:
             self.accel[part] = max(float(np.median(pose_acceleration(f, ctx.fps, step))) if len(f) else 0.0
                                    for f in (fp, fn))
 
-    def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None):
+    def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None,
+                min_s=MIN_BLEND_S):
         fp, fn = self.feats[part]
         vp, vn = self.vel[part]
         if prev_pose_frame is not None:
@@ -440,7 +442,7 @@ class _Sides:
             phase_length_s=phase_length_s, weights=ctx.weights,
             # no blend shorter than MIN_BLEND_S where the possible ranges allow it:
             # eq. (11) alone would take a one-frame jump between two similar poses
-            min_frames=int(round(MIN_BLEND_S * ctx.fps)),
+            min_frames=int(round(max(min_s, MIN_BLEND_S) * ctx.fps)),
             # nor one that moves the body faster than the two clips ever move it
             max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
             # nor add more acceleration than the clips typically have (W = 1) or
@@ -543,7 +545,7 @@ def plan_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Contex
         return _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b)
 
     # motion adaptation (eqs. 5-8)
-    return _plan_adaptation(track, clip, next_moving, ctx, sides, c0e, c1b, m1e)
+    return _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c1b, m1e)
 
 
 def _upper_pose_to_pose(sides, ctx, t0s, t1s) -> Segment:
@@ -594,20 +596,49 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     return PairPlan(track.name, clip.name, CONNECTION, p0.as_tuple(), None, (lower, upper), alignment)
 
 
-def _plan_adaptation(track, clip, next_moving, ctx, sides, c0e, c1b, m1e) -> PairPlan:
+def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c1b, m1e) -> PairPlan:
     # eq. (6): lower (S1) and upper (S2) transitions between the cores, pose to pose.
-    # The feet of the previous motion are kept, so S1 starts where both are planted.
-    both = np.flatnonzero(track.contacts.all(axis=1)) + track.first
-    t0s = both[(both >= c0e) & (both < c1b)]
+    # S1 starts where the previous motion stands on a foot, which is kept; a foot
+    # it has in the air then carries on along its swing onto its own place
+    # (_adaptation_lower), so S1 need not wait for the previous step to land.
+    standing = np.flatnonzero(track.contacts.any(axis=1)) + track.first
+    t0s = standing[(standing >= c0e) & (standing < c1b)]
     if not len(t0s):
         t0s = _frames(c0e, c1b - 1)
     t1s = _frames(int(t0s[0]) + 1, c1b)
     r = sides.optimal("lower", t0s, t1s, ctx)
+    alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start, foot=_base_foot_at(track, r.t0))
+    releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
+    if steps or _steps_in_s1(track, clip, alignment, r, ctx):
+        # a foot steps home during S1: no quicker than the clips' own steps
+        step_s = _step_duration(track, clip_contacts, ctx)
+        if (r.t1 - r.t0) / ctx.fps < step_s:
+            r = sides.optimal("lower", t0s, t1s, ctx, min_s=step_s)
+            alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start,
+                               foot=_base_foot_at(track, r.t0))
+            releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
     s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
-    foot = _base_foot_at(track, r.t0)
-    alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start, foot=foot)
+    if not releases and not steps:
+        s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8): no foot ever moves
+        return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, s3), alignment)
+    releases.sort(key=lambda x: x[1].start)
+    segments = [s1, s2]
+    if releases:
+        segments.append(Segment("lower", "deformation", r.t1, releases[-1][1].start))  # eq. (7)
+    segments += [x[1] for x in releases] + steps
+    p1 = releases[0][0] if releases else None
+    return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple() if p1 else None, tuple(segments), alignment)
+
+
+def _feet_home(clip, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
+    """How each kept foot gets home after S1 ``r``: (releases, steps).
+
+    releases  ``[(phase, segment)]``: the foot goes home during its own first
+              moving phase after S1 (eq. 5), pose to motion.
+    steps     ``[segment]``: the foot steps home during S1 instead.
+    """
     # eq. (5): each kept foot goes home during its own first moving phase after S1
     # (2008 7.2, "the foot position is blended from the constrained position to the
     # original position"), pose to motion; a foot that never moves stays kept (eq. 8)
@@ -621,7 +652,7 @@ def _plan_adaptation(track, clip, next_moving, ctx, sides, c0e, c1b, m1e) -> Pai
     for k, side in enumerate(("left", "right")):
         p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
         if p1 is None:
-            if later:  # the clip moves, but never this foot: it steps home in S1 (below)
+            if later:  # the clip moves, but never this foot: it steps home in S1
                 steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
             continue
         if p1.last >= c1b:
@@ -637,16 +668,34 @@ def _plan_adaptation(track, clip, next_moving, ctx, sides, c0e, c1b, m1e) -> Pai
                           p1.first, p1.first + max(wp.end_index, 1), _rendered(ctx, wp.function),
                           (p1.first, p1.first, p1.first + 1, p1.last), foot=side)
         releases.append((p1, release))
-    if not releases and not steps:
-        s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8): no foot ever moves
-        return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, s3), alignment)
-    releases.sort(key=lambda x: x[1].start)
-    segments = [s1, s2]
-    if releases:
-        segments.append(Segment("lower", "deformation", r.t1, releases[-1][1].start))  # eq. (7)
-    segments += [x[1] for x in releases] + steps
-    p1 = releases[0][0] if releases else None
-    return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple() if p1 else None, tuple(segments), alignment)
+    return releases, steps
+
+
+def _steps_in_s1(track: _Track, clip: Clip, alignment: Alignment, r, ctx: _Context) -> bool:
+    """Whether a foot moves during S1 ``r``: one in the air when it starts, or one
+    standing too far from where the aligned clip wants it to be kept (see
+    :func:`_adaptation_lower`)."""
+    i = int(np.clip(r.t0 - track.first, 0, len(track.contacts) - 1))
+    if not track.contacts[i].all():
+        return True
+    left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
+    joints = [left.ankle, right.ankle]
+    parents = clip.motion.skeleton.parents
+    kept = forward_kinematics(track.rotations[i], track.positions[i], parents, joints)[0]
+    j = int(np.clip(r.t1 - clip.start, 0, clip.motion.n_frames - 1))
+    own = forward_kinematics(clip.motion.rotations[j], clip.motion.positions[j], parents, joints)[0]
+    own = quat.mul_vec(alignment.rotation, own) + alignment.translation  # as Alignment.apply places it
+    gap = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1)
+    return bool(np.any(gap >= KEEP_REACH * ctx.leg))
+
+
+def _step_duration(track: _Track, clip_contacts: np.ndarray, ctx: _Context) -> float:
+    """How long the clips' own steps take, seconds: the median single-support phase
+    of the previous motion and the following clip, or STEP_S if neither steps."""
+    lengths = [p.last - p.first + 1
+               for contacts in (track.contacts, clip_contacts)
+               for p in _moving_phases(contacts, 0, 0, len(contacts) - 1) if p.phase in (Phase.LS, Phase.RS)]
+    return float(np.median(lengths)) / ctx.fps if lengths else STEP_S
 
 
 def _stance_foot(phase: Phase) -> int:
@@ -848,7 +897,9 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     (2). During its first foot-moving phase each foot goes from the kept
     position to its own (pose to motion, eq. 5). A foot the plan marks as
     stepping, or that stands too far from the clip's own to keep, steps
-    there during S1 instead, lifted off the floor.
+    there during S1 instead, lifted off the floor. A foot the previous
+    motion has in the air when S1 starts carries on along its swing, bent
+    onto its own place by the end of S1.
     """
     T = len(t)
     s1 = pair.segment("lower", "pose-to-pose")
@@ -862,6 +913,7 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     feet_joints = [left.ankle, right.ankle]
     kept = forward_kinematics(prev[0][i0 : i0 + 1], prev[1][i0 : i0 + 1], parents, feet_joints)[0][0]  # (2, 3)
     planted = prev_contacts[i0]
+    swinging = ~planted  # a foot the previous motion has in the air when S1 starts
 
     # the following motion's own feet, pelvis and body orientation
     g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip])[0]
@@ -911,6 +963,13 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     # during S1 the targets move with the pose blend, from where the previous feet stand
     targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
     during = ~before & ~after
+    if swinging.any():
+        # it goes on along the previous motion's swing, bent onto its own place
+        prev_feet = forward_kinematics(prev[0], prev[1], parents, feet_joints)[0]
+        targets[:, swinging] = ((1.0 - w1)[:, None, None] * prev_feet[:, swinging]
+                                + w1[:, None, None] * feet[:, swinging])
+        active[:, swinging] |= during[:, None]
+        stepping = stepping | swinging
     if stepping.any():
         lift = STEP_HEIGHT * ctx.leg * np.sin(np.pi * w1)
         targets[:, stepping] += (lift[:, None] * up)[:, None, :]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from core import quat
+from core.analysis import Phase, foot_contacts, phase_segments, support_phases
 from core.rig import body_height, find_rig
 from core.synthesize import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, synthesize
 
@@ -17,11 +18,13 @@ RUN = "bandai1/run_normal_001"
 SLASH = "bandai1/slash_normal_001"
 DANCE = "bandai1/dance-short_normal_001"
 TURN = "bandai2/walk-turn-left_normal_001"
+WALK_LEFT = "bandai1/walk-left_normal_001"
+RUN2 = "bandai2/run_normal_001"
 
 
 @pytest.fixture(scope="module")
 def clips(mocap):
-    return {name: mocap(name) for name in (WALK, BOW, KICK, PUNCH, RUN, SLASH, DANCE, TURN)}
+    return {name: mocap(name) for name in (WALK, BOW, KICK, PUNCH, RUN, SLASH, DANCE, TURN, WALK_LEFT, RUN2)}
 
 
 def walk_into_walk(walk):
@@ -91,6 +94,41 @@ def test_adaptation_releases_each_kept_foot_in_its_own_moving_phase_eq5_eq7(clip
     steps = [s for s in pair.segments if s.blend == "step"]
     assert all((s.start, s.end) == (s1.start, s1.end) for s in steps)
     assert pair.segment("upper") is not None
+
+
+def test_adaptation_need_not_wait_for_the_previous_step_to_land(clips):
+    """Eq. (6) lets S1 start anywhere between the cores: the walk is still stepping after its
+    core, so S1 starts on its standing foot and the swinging foot lands where the kick wants it."""
+    walk, kick = clips[WALK], clips[KICK]
+    timeline = [Clip(walk, 0, (15, walk.n_frames - 16), "walk"), Clip(kick, walk.n_frames - 15, (15, kick.n_frames - 16), "kick")]
+    result = synthesize(timeline)
+    pair = result.plan.pairs[0]
+    s1 = pair.segment("lower", "pose-to-pose")
+    assert pair.method == ADAPTATION
+    rig = find_rig(walk)
+    ankles = [rig.leg(side).ankle for side in "LR"]
+    walk_contacts = foot_contacts(walk, rig)
+    assert not walk_contacts[s1.start].all(), "S1 starts while the walk has a foot in the air"
+    swinging = int(np.flatnonzero(~walk_contacts[s1.start])[0])
+    own = aligned_clips(result, timeline, rig)["kick"].global_positions()[s1.end - timeline[1].start, ankles[swinging]]
+    out = result.motion.global_positions()[s1.end - result.start, ankles[swinging]]
+    assert np.linalg.norm(out - own) < 1e-3 * body_height(walk, rig), "lands on its own place, no second step"
+    assert largest_step(result.motion) <= 3 * max(largest_step(walk), largest_step(kick))
+
+
+def test_a_foot_stepping_home_in_adaptation_takes_as_long_as_the_clips_own_steps(clips):
+    """The side step ends with its feet apart, the run starts with them together: both step
+    home during S1, which lasts at least the clips' median single-support phase."""
+    side, run = clips[WALK_LEFT], clips[RUN2]
+    timeline = [Clip(side, 0, (30, side.n_frames - 31), "side step"), Clip(run, side.n_frames - 30, (30, run.n_frames - 31), "run")]
+    pair = synthesize(timeline).plan.pairs[0]
+    assert pair.method == ADAPTATION and any(s.blend == "step" for s in pair.segments)
+    rig = find_rig(side)
+    steps = [seg.end - seg.start + 1 for motion in (side, run)
+             for seg in phase_segments(support_phases(foot_contacts(motion, rig)))
+             if seg.phase in (Phase.LS, Phase.RS) and seg.start > 0 and seg.end < motion.n_frames - 1]
+    s1 = pair.segment("lower", "pose-to-pose")
+    assert s1.end - s1.start + 1 >= np.median(steps), (s1, np.median(steps))
 
 
 def test_adaptation_without_a_moving_foot_deforms_to_the_end_eq8(clips):
