@@ -53,6 +53,7 @@ ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (
 KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it
 MIN_BLEND_S = 0.2  # no blend shorter than this where its possible range allows (nor by Fig. 4b)
+STAND_REACH = 0.1  # leg lengths: how far a connection may bend a foot beyond the previous phase's own step
 STEP_S = 0.4  # how long a foot takes to step home in adaptation when neither clip takes a step
 ACCEL_STEP_S = 1.0 / 30.0  # time step of the clips' pose acceleration (the blend limit), seconds
 WARP_RAMP = 3  # frames over which a time warp changes a clip's playback speed
@@ -540,9 +541,10 @@ def plan_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Contex
         # a connection squeezed into less than MIN_BLEND_S would be a jump: adaptation does better
         if len(t1s) and t1s[-1] - p0.first >= MIN_BLEND_S * ctx.fps:
             options.append((t1s[-1] - p0.first, p0.first, p0, t1s))
-    if options:
-        _, _, p0, t1s = max(options, key=lambda o: (o[0], o[1]))
-        return _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b)
+    for _, _, p0, t1s in sorted(options, key=lambda o: (o[0], o[1]), reverse=True):
+        pair = _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b)
+        if _step_fits(track, clip, pair, p0, ctx):
+            return pair
 
     # motion adaptation (eqs. 5-8)
     return _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c1b, m1e)
@@ -696,6 +698,37 @@ def _step_duration(track: _Track, clip_contacts: np.ndarray, ctx: _Context) -> f
                for contacts in (track.contacts, clip_contacts)
                for p in _moving_phases(contacts, 0, 0, len(contacts) - 1) if p.phase in (Phase.LS, Phase.RS)]
     return float(np.median(lengths)) / ctx.fps if lengths else STEP_S
+
+
+def _step_fits(track: _Track, clip: Clip, pair: PairPlan, p0: _Phase, ctx: _Context) -> bool:
+    """Whether a connection's step is the previous phase's, scaled by S_MAX at most.
+
+    The connection bends the previous phase's moving foot onto where the
+    connection pose has it. The phase may be time-scaled by S_MIN..S_MAX
+    (2008, 6.2); a step stretched beyond S_MAX times its own length (plus a
+    tenth of a leg) would be a foot sweeping across the floor: adaptation,
+    which steps it home at the pace of the clips' own steps, does better.
+    """
+    moved = np.array(moving_feet(p0.phase), dtype=bool)
+    left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
+    ankles = [left.ankle, right.ankle]
+    parents = clip.motion.skeleton.parents
+
+    def feet(rotations, positions, frame):
+        i = int(np.clip(frame, 0, len(rotations) - 1))
+        return forward_kinematics(rotations[i], positions[i], parents, ankles)[0]
+
+    takeoff = feet(track.rotations, track.positions, p0.first - track.first)
+    landing = feet(track.rotations, track.positions, p0.last + 1 - track.first)
+    t1 = pair.segment("lower").end
+    target = feet(clip.motion.rotations, clip.motion.positions, t1 - clip.start)
+    target = quat.mul_vec(pair.alignment.rotation, target) + pair.alignment.translation
+    own = np.linalg.norm(horizontal(landing - takeoff, ctx.up), axis=-1)
+    bent = np.linalg.norm(horizontal(target - takeoff, ctx.up), axis=-1)
+    # the moving foot: its step stretched by S_MAX at most; a standing foot: it stays
+    # where it stands (a connection pose on the other foot would slide it there)
+    limit = np.where(moved, S_MAX * own, 0.0) + STAND_REACH * ctx.leg
+    return bool(np.all(bent <= limit))
 
 
 def _stance_foot(phase: Phase) -> int:

@@ -131,6 +131,17 @@ def test_a_foot_stepping_home_in_adaptation_takes_as_long_as_the_clips_own_steps
     assert s1.end - s1.start + 1 >= np.median(steps), (s1, np.median(steps))
 
 
+@pytest.mark.parametrize("following", [WALK_LEFT, WALK])
+def test_a_connection_that_would_sweep_a_foot_across_the_floor_gives_way_to_adaptation(clips, following):
+    """The slash's last step is a short shuffle on its left foot; the walks' first poses want the
+    feet far from where the slash has them, so a connection would slide them there."""
+    slash, nxt = clips[SLASH], clips[following]
+    timeline = [Clip(slash, 0, (15, slash.n_frames - 16), "slash"), Clip(nxt, slash.n_frames - 15, (15, nxt.n_frames - 16), "walk")]
+    result = synthesize(timeline)
+    assert result.plan.pairs[0].method == ADAPTATION
+    assert largest_step(result.motion) <= 3 * max(largest_step(slash), largest_step(nxt))
+
+
 def test_adaptation_without_a_moving_foot_deforms_to_the_end_eq8(clips):
     result = synthesize(timelines(clips)[ADAPTATION_HOLD])
     pair = result.plan.pairs[0]
