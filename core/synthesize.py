@@ -54,6 +54,7 @@ KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this clos
 STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it
 MIN_BLEND_S = 0.2  # no blend shorter than this where its possible range allows (nor by Fig. 4b)
 STAND_REACH = 0.1  # leg lengths: how far a connection may bend a foot beyond the previous phase's own step
+STEP_WINDOW_S = 5.0  # the previous motion's steps are timed over its last this many seconds
 STEP_S = 0.4  # how long a foot takes to step home in adaptation when neither clip takes a step
 ACCEL_STEP_S = 1.0 / 30.0  # time step of the clips' pose acceleration (the blend limit), seconds
 WARP_RAMP = 3  # frames over which a time warp changes a clip's playback speed
@@ -613,12 +614,14 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
     if steps or _steps_in_s1(track, clip, alignment, r, ctx):
         # a foot steps home during S1: no quicker than the clips' own steps
-        step_s = _step_duration(track, clip_contacts, ctx)
+        step_s = _step_duration(track, next_moving, ctx)
         if (r.t1 - r.t0) / ctx.fps < step_s:
-            r = sides.optimal("lower", t0s, t1s, ctx, min_s=step_s)
-            alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start,
-                               foot=_base_foot_at(track, r.t0))
-            releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
+            longer = sides.optimal("lower", t0s, t1s, ctx, min_s=step_s)
+            if (longer.t0, longer.t1) != (r.t0, r.t1):
+                r = longer
+                alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start,
+                                   foot=_base_foot_at(track, r.t0))
+                releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
     s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
@@ -691,12 +694,13 @@ def _steps_in_s1(track: _Track, clip: Clip, alignment: Alignment, r, ctx: _Conte
     return bool(np.any(gap >= KEEP_REACH * ctx.leg))
 
 
-def _step_duration(track: _Track, clip_contacts: np.ndarray, ctx: _Context) -> float:
+def _step_duration(track: _Track, next_moving: list[_Phase], ctx: _Context) -> float:
     """How long the clips' own steps take, seconds: the median single-support phase
-    of the previous motion and the following clip, or STEP_S if neither steps."""
-    lengths = [p.last - p.first + 1
-               for contacts in (track.contacts, clip_contacts)
-               for p in _moving_phases(contacts, 0, 0, len(contacts) - 1) if p.phase in (Phase.LS, Phase.RS)]
+    of the previous motion's last STEP_WINDOW_S and of the following clip, or
+    STEP_S if neither steps."""
+    tail = track.contacts[-int(STEP_WINDOW_S * ctx.fps):]
+    phases = _moving_phases(tail, 0, 0, len(tail) - 1) + next_moving
+    lengths = [p.last - p.first + 1 for p in phases if p.phase in (Phase.LS, Phase.RS)]
     return float(np.median(lengths)) / ctx.fps if lengths else STEP_S
 
 
