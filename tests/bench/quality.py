@@ -45,14 +45,17 @@ Metrics (tests/bench/metrics.py):
           height over the pair's two source clips. The sources' own skate is
           the same measure over each whole source clip (its own floor); the
           column c.src is the two untouched clips on the common window's frames
-          (each where it has frames, averaged), the skate a pair starts from.
+          (each where it has frames, averaged), the skate a pair starts from;
+          the summary also gives the same on the engine's own window.
           Real capture is not 0: heel strike, toe-off and the low swing of the
           toes pass through the 3 cm band at walking speed.
   accel   peak joint acceleration (every joint, global positions, second
           differences x fps^2) in the window, divided by the 99th percentile
           of the same quantity over every frame and joint of the pair's two
           source clips. For reference the script also prints what the sources
-          score on their own windows of the same lengths.
+          score on their own windows of the same lengths, and the larger of
+          the two untouched clips' peaks on the engine's own window frames
+          (what the clips do there by themselves).
 
 Targets, as read here: over the engine's synthesized pairs (rejections and
 errors are counted and listed apart), measured in the engine's own window:
@@ -209,6 +212,14 @@ def measure_pair(prev_name: str, next_name: str, clips: dict, rig: Rig, overlap_
     # those of its own frames that fall in it): the skate the pair starts from
     fig.skate["sources", "common"] = 0.5 * cm(prev) * (
         metrics.foot_skate(prev, rig, common, floors) + metrics.foot_skate(nxt, rig, shifted(common, start), floors))
+    if "engine" in windows:
+        # the two untouched clips on the engine's own frames: how much of the
+        # window's skate and acceleration the clips bring by themselves there
+        own = windows["engine"]
+        fig.skate["sources", "own"] = 0.5 * cm(prev) * (
+            metrics.foot_skate(prev, rig, own, floors) + metrics.foot_skate(nxt, rig, shifted(own, start), floors))
+        fig.accel["sources", "own"] = max(metrics.peak_acceleration(prev, own),
+                                          metrics.peak_acceleration(nxt, shifted(own, start))) / p99
     for method, (motion, first) in outputs.items():
         for kind, window in (("own", windows[method]), ("common", common)):
             local = shifted(window, first)
@@ -276,14 +287,20 @@ def summary(figs: list[PairFigures], source_skate: dict, source_accel: dict) -> 
           + ", ".join(f"{short(n)} {v:.1f}" for n, v in source_skate.items()))
     print(f"{'skate cm/s':<26} {'median':>7} {'p90':>7} {'pairs':>6}")
     print(f"{'sources (per clip)':<26} {src_median:7.2f} {pct(src, 90):7.2f} {len(src):6d}")
-    pair_src = [f.skate["sources", "common"] for f in figs]
-    print(f"{'sources (common window)':<26} {np.median(pair_src):7.2f} {pct(pair_src, 90):7.2f} {len(pair_src):6d}")
+    for kind in ("own", "common"):
+        pair_src = [f.skate["sources", kind] for f in figs if ("sources", kind) in f.skate]
+        if pair_src:
+            label = "sources (engine window)" if kind == "own" else "sources (common window)"
+            print(f"{label:<26} {np.median(pair_src):7.2f} {pct(pair_src, 90):7.2f} {len(pair_src):6d}")
     for method in ("engine", "naive"):
         for kind in ("own", "common"):
             v = [f.skate[method, kind] for f in figs if (method, kind) in f.skate]
             if v:
                 print(f"{method + ' (' + kind + ' window)':<26} {np.median(v):7.2f} {pct(v, 90):7.2f} {len(v):6d}")
     print(f"\n{'acceleration / p99':<26} {'median':>7} {'p90':>7} {'pairs':>6}")
+    pair_src = [f.accel["sources", "own"] for f in figs if ("sources", "own") in f.accel]
+    if pair_src:
+        print(f"{'sources (engine window)':<26} {np.median(pair_src):7.2f} {pct(pair_src, 90):7.2f} {len(pair_src):6d}")
     for method in ("engine", "naive"):
         for kind in ("own", "common"):
             v = [f.accel[method, kind] for f in figs if (method, kind) in f.accel]
