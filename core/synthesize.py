@@ -51,7 +51,10 @@ S_MIN, S_MAX = 0.7, 1.5
 RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
 KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
-STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it
+STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it, at least
+STEP_RISE = 0.25  # and a stepping foot rises this share of its step's length, if more,
+STEP_MAX_HEIGHT = 0.25  # leg lengths, up to this
+STEP_DELAY = 0.1  # share of S1 at each end in which a standing foot that steps only rises or comes down
 MIN_BLEND_S = 0.2  # no blend shorter than this where its possible range allows (nor by Fig. 4b)
 STAND_REACH = 0.1  # leg lengths: how far a connection may bend a foot beyond the previous phase's own step
 STEP_WINDOW_S = 5.0  # the previous motion's steps are timed over its last this many seconds
@@ -1000,16 +1003,34 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     # during S1 the targets move with the pose blend, from where the previous feet stand
     targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
     during = ~before & ~after
+    leaves = kept.copy()  # where each foot starts from at the start of S1
     if swinging.any():
         # it goes on along the previous motion's swing, bent onto its own place
         prev_feet = forward_kinematics(prev[0], prev[1], parents, feet_joints)[0]
         targets[:, swinging] = ((1.0 - w1)[:, None, None] * prev_feet[:, swinging]
                                 + w1[:, None, None] * feet[:, swinging])
         active[:, swinging] |= during[:, None]
+        leaves[swinging] = prev_feet[i0, swinging]
         stepping = stepping | swinging
     if stepping.any():
-        lift = STEP_HEIGHT * ctx.leg * np.sin(np.pi * w1)
-        targets[:, stepping] += (lift[:, None] * up)[:, None, :]
+        # A stepping foot clears the floor before it travels and comes down before
+        # it lands: a standing foot's way home runs over the middle of S1 only
+        # (its height as the pose blend has it), and every stepping foot rises by
+        # a share of its step's length, from STEP_HEIGHT to STEP_MAX_HEIGHT.
+        standing = stepping & ~swinging
+        if standing.any():
+            a, b = s1.start - t[0], s1.end - t[0]
+            u = np.clip((np.arange(T) - a) / max(b - a, 1) - STEP_DELAY, 0.0, 1.0 - 2.0 * STEP_DELAY)
+            u /= 1.0 - 2.0 * STEP_DELAY
+            along = (u * u * (3.0 - 2.0 * u))[:, None, None]
+            way = horizontal((1.0 - along) * kept[None, standing] + along * feet[:, standing], up)
+            height = (targets[:, standing] @ up)[..., None] * up
+            targets[:, standing] = np.where(during[:, None, None], way + height, targets[:, standing])
+        step_length = np.linalg.norm(horizontal(feet[i1] - leaves, up), axis=-1)
+        # (a short shuffle rises as far as it goes; a foot already home does not rise)
+        rise = np.minimum(np.maximum(STEP_RISE * step_length, np.minimum(STEP_HEIGHT * ctx.leg, step_length)),
+                          STEP_MAX_HEIGHT * ctx.leg)[stepping]
+        targets[:, stepping] += (np.sin(np.pi * w1)[:, None] * rise[None])[..., None] * up
         active[:, stepping] |= during[:, None]
         contacts[:, stepping] &= ~during[:, None]
     return lrot, lpos, contacts, (targets, active), (s1.start - t[0], T - 1)
