@@ -616,8 +616,9 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start, foot=_base_foot_at(track, r.t0))
     releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
     if steps or _steps_in_s1(track, clip, alignment, r, ctx):
-        # a foot steps home during S1: no quicker than the clips' own steps
-        step_s = _step_duration(track, next_moving, ctx)
+        # a foot steps home during S1: no quicker than the clips' own steps (it
+        # travels over the middle of S1 only, see _adaptation_lower)
+        step_s = _step_duration(track, next_moving, ctx) / (1.0 - 2.0 * STEP_DELAY)
         if (r.t1 - r.t0) / ctx.fps < step_s:
             longer = sides.optimal("lower", t0s, t1s, ctx, min_s=step_s)
             if (longer.t0, longer.t1) != (r.t0, r.t1):
