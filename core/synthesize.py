@@ -613,19 +613,22 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
         t0s = _frames(c0e, c1b - 1)
     t1s = _frames(int(t0s[0]) + 1, c1b)
     r = sides.optimal("lower", t0s, t1s, ctx)
-    alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start, foot=_base_foot_at(track, r.t0))
     releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
-    if steps or _steps_in_s1(track, clip, alignment, r, ctx):
-        # a foot steps home during S1: no quicker than the clips' own steps (it
-        # travels over the middle of S1 only, see _adaptation_lower)
-        step_s = _step_duration(track, next_moving, ctx) / (1.0 - 2.0 * STEP_DELAY)
-        if (r.t1 - r.t0) / ctx.fps < step_s:
+    # a foot that steps home during S1 takes no less than the clips' own steps (it
+    # travels over the middle of S1 only, see _adaptation_lower)
+    step_s = _step_duration(track, next_moving, ctx) / (1.0 - 2.0 * STEP_DELAY)
+    alignment = None
+    if (r.t1 - r.t0) / ctx.fps < step_s:
+        if not steps and not _swinging_at(track, r.t0):
+            alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start,
+                               foot=_base_foot_at(track, r.t0))
+        if steps or alignment is None or _too_far_to_keep(track, clip, alignment, r, ctx):
             longer = sides.optimal("lower", t0s, t1s, ctx, min_s=step_s)
             if (longer.t0, longer.t1) != (r.t0, r.t1):
-                r = longer
-                alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start,
-                                   foot=_base_foot_at(track, r.t0))
+                r, alignment = longer, None
                 releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
+    if alignment is None:
+        alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start, foot=_base_foot_at(track, r.t0))
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
     s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
@@ -680,13 +683,15 @@ def _feet_home(clip, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
     return releases, steps
 
 
-def _steps_in_s1(track: _Track, clip: Clip, alignment: Alignment, r, ctx: _Context) -> bool:
-    """Whether a foot moves during S1 ``r``: one in the air when it starts, or one
-    standing too far from where the aligned clip wants it to be kept (see
-    :func:`_adaptation_lower`)."""
+def _swinging_at(track: _Track, t: int) -> bool:
+    """Whether the previous motion has a foot in the air at output frame ``t``."""
+    return not track.contacts[int(np.clip(t - track.first, 0, len(track.contacts) - 1))].all()
+
+
+def _too_far_to_keep(track: _Track, clip: Clip, alignment: Alignment, r, ctx: _Context) -> bool:
+    """Whether a foot standing at the start of S1 ``r`` is too far from where the aligned
+    clip wants it at its end to be kept (it steps there, see :func:`_adaptation_lower`)."""
     i = int(np.clip(r.t0 - track.first, 0, len(track.contacts) - 1))
-    if not track.contacts[i].all():
-        return True
     left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
     joints = [left.ankle, right.ankle]
     parents = clip.motion.skeleton.parents
