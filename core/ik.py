@@ -244,48 +244,71 @@ def leg_ik(
     joint keeps its local transform (so toes follow the foot). Unreachable
     targets give a straight leg pointing at them (the ankle then stops short).
     """
-    hip, knee, ankle = _leg_joints(motion, hip, knee, ankle)
-    F = motion.n_frames
+    return legs_ik(motion, [(hip, knee, ankle)], np.asarray(targets, dtype=np.float64)[:, None],
+                   poles=None if poles is None else np.asarray(poles, dtype=np.float64)[:, None],
+                   ankle_rotations=None if ankle_rotations is None else np.asarray(ankle_rotations, dtype=np.float64)[:, None])
+
+
+def legs_ik(
+    motion: Motion,
+    legs,
+    targets: np.ndarray,
+    *,
+    poles: np.ndarray | None = None,
+    ankle_rotations: np.ndarray | None = None,
+) -> Motion:
+    """:func:`leg_ik` for several legs at once: ``legs`` a list of (hip, knee, ankle).
+
+    targets (F, L, 3), and poles (F, L, 3) and ankle_rotations (F, L, 4) if
+    given, one column per leg. The legs must not share joints below their
+    hips' parents (two legs of one pelvis): each is solved on the same
+    forward kinematics, evaluated once.
+    """
+    chains = [_leg_joints(motion, *leg) for leg in legs]
+    F, L = motion.n_frames, len(chains)
     targets = np.asarray(targets, dtype=np.float64)
-    if targets.shape != (F, 3):
-        raise ValueError(f"targets must have shape ({F}, 3) for a {F}-frame motion, got {targets.shape}")
-    if ankle_rotations is not None:
-        ankle_rotations = np.asarray(ankle_rotations, dtype=np.float64)
-        if ankle_rotations.shape != (F, 4):
-            raise ValueError(f"ankle_rotations must have shape ({F}, 4), got {ankle_rotations.shape}")
+    if targets.shape != (F, L, 3):
+        raise ValueError(f"targets must have shape ({F}, 3) for a {F}-frame motion, got {targets.shape[:1] + targets.shape[2:]}"
+                         if L == 1 else f"targets must have shape ({F}, {L}, 3), got {targets.shape}")
+    if ankle_rotations is not None and ankle_rotations.shape != (F, L, 4):
+        raise ValueError(f"ankle_rotations must have shape ({F}, 4), got {ankle_rotations.shape[:1] + ankle_rotations.shape[2:]}"
+                         if L == 1 else f"ankle_rotations must have shape ({F}, {L}, 4), got {ankle_rotations.shape}")
+    if poles is not None and poles.shape != (F, L, 3):
+        raise ValueError(f"poles must have shape ({F}, 3), got {poles.shape[:1] + poles.shape[2:]}"
+                         if L == 1 else f"poles must have shape ({F}, {L}, 3), got {poles.shape}")
     if F == 0:
         return motion
     parents = motion.skeleton.parents
-    hip_parent, knee_parent, ankle_parent = parents[hip], parents[knee], parents[ankle]
-    # only the leg's joints and their parents are needed: evaluate just those chains
-    needed = sorted({hip, knee, ankle} | {j for j in (hip_parent, knee_parent, ankle_parent) if j >= 0})
+    # only the legs' joints and their parents are needed: evaluate just those chains, once
+    needed = sorted({j for chain in chains for joint in chain for j in (joint, parents[joint]) if j >= 0})
     column = {j: k for k, j in enumerate(needed)}
     g_pos, g_rot = forward_kinematics(motion.rotations, motion.positions, parents, needed)
     identity = quat.identity((F,))
-    if poles is None:
-        frame = g_rot[:, column[hip_parent]] if hip_parent >= 0 else identity
-        names = [motion.skeleton.names[j] for j in (hip, knee, ankle)]
-        poles = _bend_directions(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]], frame, names)
-    poles = np.asarray(poles, dtype=np.float64)
-    if poles.shape != (F, 3):
-        raise ValueError(f"poles must have shape ({F}, 3), got {poles.shape}")
-    root_delta, mid_delta = two_bone_ik(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]], targets, poles)
 
     def world(j: int) -> np.ndarray:
         return g_rot[:, column[j]] if j >= 0 else identity
 
-    # Joints from the hip down to the knee's parent turn with root_delta; joints
-    # from the knee down to the ankle's parent also turn with mid_delta.
-    new_hip = quat.mul(root_delta, world(hip))
-    new_knee = quat.mul(root_delta, quat.mul(mid_delta, world(knee)))
-    new_knee_parent = quat.mul(root_delta, world(knee_parent))
-    new_ankle_parent = quat.mul(root_delta, quat.mul(mid_delta, world(ankle_parent)))
-    ankle_world = world(ankle) if ankle_rotations is None else ankle_rotations
-
     rotations = motion.rotations.copy()
-    rotations[:, hip] = quat.inv_mul(world(hip_parent), new_hip)
-    rotations[:, knee] = quat.inv_mul(new_knee_parent, new_knee)
-    rotations[:, ankle] = quat.inv_mul(new_ankle_parent, ankle_world)
+    for k, (hip, knee, ankle) in enumerate(chains):
+        hip_parent, knee_parent, ankle_parent = parents[hip], parents[knee], parents[ankle]
+        if poles is None:
+            names = [motion.skeleton.names[j] for j in (hip, knee, ankle)]
+            pole = _bend_directions(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]],
+                                    world(hip_parent), names)
+        else:
+            pole = poles[:, k]
+        root_delta, mid_delta = two_bone_ik(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]],
+                                            targets[:, k], pole)
+        # Joints from the hip down to the knee's parent turn with root_delta; joints
+        # from the knee down to the ankle's parent also turn with mid_delta.
+        new_hip = quat.mul(root_delta, world(hip))
+        new_knee = quat.mul(root_delta, quat.mul(mid_delta, world(knee)))
+        new_knee_parent = quat.mul(root_delta, world(knee_parent))
+        new_ankle_parent = quat.mul(root_delta, quat.mul(mid_delta, world(ankle_parent)))
+        ankle_world = world(ankle) if ankle_rotations is None else ankle_rotations[:, k]
+        rotations[:, hip] = quat.inv_mul(world(hip_parent), new_hip)
+        rotations[:, knee] = quat.inv_mul(new_knee_parent, new_knee)
+        rotations[:, ankle] = quat.inv_mul(new_ankle_parent, ankle_world)
     return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
 
 

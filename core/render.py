@@ -12,7 +12,7 @@ import numpy as np
 
 from . import quat
 from .analysis import horizontal
-from .ik import leg_ik
+from .ik import legs_ik
 from .motion import Motion, forward_kinematics
 from .rig import leg_length
 
@@ -180,6 +180,7 @@ def adapt_legs(
     joints = [left.ankle, right.ankle, left.hip, right.hip]
     found = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, joints)[0]
     gpos, hip_positions = found[:, :2], found[:, 2:]
+    legs, columns, targets = [], [], []
     for side, col in (("L", 0), ("R", 1)):
         on = active[part, col]
         if not on.any():
@@ -190,9 +191,19 @@ def adapt_legs(
         # the move the soft reach allows, applied to where the ankle is now: a
         # target at the ankle leaves it exactly there, however straight the leg
         soft = gpos[:, col] + soft_reach(hips, ankle_targets[part, col], reach) - soft_reach(hips, gpos[:, col], reach)
-        # frames left alone keep their ankle exactly where it is
-        targets = np.where(on[:, None], soft, gpos[:, col])
-        window = leg_ik(window, leg.hip, leg.knee, leg.ankle, targets)
+        targets.append(np.where(on[:, None], soft, gpos[:, col]))
+        legs.append((leg.hip, leg.knee, leg.ankle))
+        columns.append(col)
+    # both legs on one evaluation of their chains (solving one leg does not move the other)
+    solved = legs_ik(window, legs, np.stack(targets, axis=1)).rotations
+    # frames left alone keep their leg bit for bit
+    kept = window.rotations
+    new = kept.copy()
+    for (hip, knee, ankle), col in zip(legs, columns):
+        on = active[part, col][:, None, None]
+        joints = [hip, knee, ankle]
+        new[:, joints] = np.where(on, solved[:, joints], kept[:, joints])
+    window = Motion._trusted(window.skeleton, new, window.positions, window.fps)
     rotations = motion.rotations.copy()
     rotations[part] = window.rotations
     return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
