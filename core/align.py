@@ -36,6 +36,10 @@ class Alignment:
     def rotation(self) -> np.ndarray:
         return quat.from_axis_angle(self.up, self.angle)
 
+    def apply_points(self, points: np.ndarray) -> np.ndarray:
+        """World points ``(..., 3)`` of the clip where :meth:`apply` puts them."""
+        return quat.mul_vec(self.rotation, np.asarray(points, dtype=np.float64)) + self.translation
+
     def apply(self, motion: Motion, pelvis: int | None = None) -> Motion:
         """``motion`` turned and moved as a whole.
 

@@ -51,10 +51,10 @@ S_MIN, S_MAX = 0.7, 1.5
 RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
 KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
-STEP_HEIGHT = 0.1  # leg lengths: how high a foot steps when adaptation cannot keep it, at least
-STEP_RISE = 0.25  # and a stepping foot rises this share of its step's length, if more,
-STEP_MAX_HEIGHT = 0.25  # leg lengths, up to this
-STEP_DELAY = 0.1  # share of S1 at each end in which a standing foot that steps only rises or comes down
+# a foot adaptation cannot keep steps home during S1, rising STEP_RISE times its
+# step's length, but no less than STEP_HEIGHT nor more than STEP_MAX_HEIGHT (leg
+# lengths), and only rising or coming down in the first and last STEP_DELAY of S1
+STEP_HEIGHT, STEP_RISE, STEP_MAX_HEIGHT, STEP_DELAY = 0.1, 0.25, 0.25, 0.1
 MIN_BLEND_S = 0.2  # no blend shorter than this where its possible range allows (nor by Fig. 4b)
 STAND_REACH = 0.1  # leg lengths: how far a connection may bend a foot beyond the previous phase's own step
 STEP_WINDOW_S = 5.0  # the previous motion's steps are timed over its last this many seconds
@@ -698,7 +698,7 @@ def _too_far_to_keep(track: _Track, clip: Clip, alignment: Alignment, r, ctx: _C
     kept = forward_kinematics(track.rotations[i], track.positions[i], parents, joints)[0]
     j = int(np.clip(r.t1 - clip.start, 0, clip.motion.n_frames - 1))
     own = forward_kinematics(clip.motion.rotations[j], clip.motion.positions[j], parents, joints)[0]
-    own = quat.mul_vec(alignment.rotation, own) + alignment.translation  # as Alignment.apply places it
+    own = alignment.apply_points(own)
     gap = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1)
     return bool(np.any(gap >= KEEP_REACH * ctx.leg))
 
@@ -735,7 +735,7 @@ def _step_fits(track: _Track, clip: Clip, pair: PairPlan, p0: _Phase, ctx: _Cont
     landing = feet(track.rotations, track.positions, p0.last + 1 - track.first)
     t1 = pair.segment("lower").end
     target = feet(clip.motion.rotations, clip.motion.positions, t1 - clip.start)
-    target = quat.mul_vec(pair.alignment.rotation, target) + pair.alignment.translation
+    target = pair.alignment.apply_points(target)
     own = np.linalg.norm(horizontal(landing - takeoff, ctx.up), axis=-1)
     bent = np.linalg.norm(horizontal(target - takeoff, ctx.up), axis=-1)
     # the moving foot: its step stretched by S_MAX at most; a standing foot: it stays
