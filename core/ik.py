@@ -244,9 +244,21 @@ def leg_ik(
     joint keeps its local transform (so toes follow the foot). Unreachable
     targets give a straight leg pointing at them (the ankle then stops short).
     """
-    return legs_ik(motion, [(hip, knee, ankle)], np.asarray(targets, dtype=np.float64)[:, None],
-                   poles=None if poles is None else np.asarray(poles, dtype=np.float64)[:, None],
-                   ankle_rotations=None if ankle_rotations is None else np.asarray(ankle_rotations, dtype=np.float64)[:, None])
+    F = motion.n_frames
+    targets = np.asarray(targets, dtype=np.float64)
+    if targets.shape != (F, 3):
+        raise ValueError(f"targets must have shape ({F}, 3) for a {F}-frame motion, got {targets.shape}")
+    if ankle_rotations is not None:
+        ankle_rotations = np.asarray(ankle_rotations, dtype=np.float64)
+        if ankle_rotations.shape != (F, 4):
+            raise ValueError(f"ankle_rotations must have shape ({F}, 4), got {ankle_rotations.shape}")
+    if poles is not None:
+        poles = np.asarray(poles, dtype=np.float64)
+        if poles.shape != (F, 3):
+            raise ValueError(f"poles must have shape ({F}, 3), got {poles.shape}")
+    return legs_ik(motion, [(hip, knee, ankle)], targets[:, None],
+                   poles=None if poles is None else poles[:, None],
+                   ankle_rotations=None if ankle_rotations is None else ankle_rotations[:, None])
 
 
 def legs_ik(
@@ -266,16 +278,10 @@ def legs_ik(
     """
     chains = [_leg_joints(motion, *leg) for leg in legs]
     F, L = motion.n_frames, len(chains)
+    for name, value, size in (("targets", targets, 3), ("poles", poles, 3), ("ankle_rotations", ankle_rotations, 4)):
+        if value is not None and np.shape(value) != (F, L, size):
+            raise ValueError(f"{name} must have shape ({F}, {L}, {size}), got {np.shape(value)}")
     targets = np.asarray(targets, dtype=np.float64)
-    if targets.shape != (F, L, 3):
-        raise ValueError(f"targets must have shape ({F}, 3) for a {F}-frame motion, got {targets.shape[:1] + targets.shape[2:]}"
-                         if L == 1 else f"targets must have shape ({F}, {L}, 3), got {targets.shape}")
-    if ankle_rotations is not None and ankle_rotations.shape != (F, L, 4):
-        raise ValueError(f"ankle_rotations must have shape ({F}, 4), got {ankle_rotations.shape[:1] + ankle_rotations.shape[2:]}"
-                         if L == 1 else f"ankle_rotations must have shape ({F}, {L}, 4), got {ankle_rotations.shape}")
-    if poles is not None and poles.shape != (F, L, 3):
-        raise ValueError(f"poles must have shape ({F}, 3), got {poles.shape[:1] + poles.shape[2:]}"
-                         if L == 1 else f"poles must have shape ({F}, {L}, 3), got {poles.shape}")
     if F == 0:
         return motion
     parents = motion.skeleton.parents

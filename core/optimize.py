@@ -409,10 +409,10 @@ class _Search:
         self.fps = float(fps)
         self.phase_length_s = None if phase_length_s is None else float(phase_length_s)
         self.w = w
-        self.min_frames = max(int(min_frames), 1)
+        # when no candidate pair is min_frames long, the longest there are compete as if it were 1
+        self.min_frames = min(max(int(min_frames), 1), max(int(self.t1[-1] - self.t0[0]), 1))
         self.max_speed = _limit(max_speed, "max_speed")
         self.max_accel = _limit(max_accel, "max_accel")
-        self.gentlest = False  # set when no pair keeps within the limits
 
     def distance(self, i, j) -> np.ndarray:
         """D at pairs of candidate indices ``i``, ``j`` broadcast together (e.g. ``(a, 1)`` and ``(1, b)``)."""
@@ -427,17 +427,21 @@ class _Search:
         if distance is None:
             distance = self.distance(i, j)
         frames = self.t1[j] - self.t0[i]
-        cost = _cost(distance, self.v0[i], self.v1[j], frames, self.fps, self.phase_length_s, self.w)
+        cost = self._unlimited_cost(i, j, distance, frames)
         excess = self.excess(distance, frames)
-        if excess is not None:
-            if self.gentlest:
-                # no pair keeps within the limits: the least excess wins, eq. (9) breaks ties
-                cost = excess + 1e-6 * cost
-            else:
-                cost = np.where(excess > 1.0, np.inf, cost)
-        if self.min_frames > 1:
-            cost = np.where(frames < self.min_frames, np.inf, cost)
-        return cost
+        return cost if excess is None else np.where(excess > 1.0, np.inf, cost)
+
+    def gentlest_cost(self, i, j) -> np.ndarray:
+        """The excess over the limits at pairs ``i``, ``j``, eq. (9) breaking ties (the limits must be set)."""
+        i, j = np.asarray(i), np.asarray(j)
+        distance = self.distance(i, j)
+        frames = self.t1[j] - self.t0[i]
+        return self.excess(distance, frames) + 1e-6 * self._unlimited_cost(i, j, distance, frames)
+
+    def _unlimited_cost(self, i, j, distance, frames) -> np.ndarray:
+        """Eq. (9) with ``min_frames`` but without the speed and acceleration limits."""
+        cost = _cost(distance, self.v0[i], self.v1[j], frames, self.fps, self.phase_length_s, self.w)
+        return np.where(frames < self.min_frames, np.inf, cost) if self.min_frames > 1 else cost
 
     def excess(self, distance, frames) -> np.ndarray | None:
         """How far pairs exceed the speed and acceleration limits: 1 at the limit, None without limits.
@@ -583,15 +587,13 @@ def exhaustive_blend_range(
 
     Same arguments and result as :func:`optimal_blend_range` (without ``coarse_step``).
     """
-    min_frames = int(min(max(min_frames, 1), max(int(np.max(t1_candidates)) - int(np.min(t0_candidates)), 1)))
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
                      phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
                      max_accel=max_accel)
     everything = search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])
     if not np.isfinite(everything).any() and (max_speed is not None or max_accel is not None):
-        search.gentlest = True  # no pair keeps within the limits: the gentlest there is
-        return _gentlest(search)
+        return _gentlest(search)  # no pair keeps within the limits: the gentlest there is
     return search.result(*_best(everything))
 
 
@@ -668,8 +670,6 @@ def optimal_blend_range(
 
     Raises ValueError when a candidate set is empty or no pair has ``t0 < t1``.
     """
-    t0c, t1c = _candidates(t0_candidates, "t0_candidates"), _candidates(t1_candidates, "t1_candidates")
-    min_frames = int(min(max(min_frames, 1), max(t1c[-1] - t0c[0], 1)))
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
                      phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
@@ -677,8 +677,7 @@ def optimal_blend_range(
     found = _optimal(search, coarse_step, exhaustive_pairs)
     if max_speed is None and max_accel is None or search.excess(found.terms.pose, found.t1 - found.t0) <= 1.0:
         return found
-    search.gentlest = True  # no pair keeps within the limits: the gentlest there is
-    return _gentlest(search)
+    return _gentlest(search)  # no pair keeps within the limits: the gentlest there is
 
 
 def _optimal(search: "_Search", coarse_step: int | None, exhaustive_pairs: int) -> BlendRange:
@@ -756,7 +755,7 @@ def _gentlest(search: "_Search") -> BlendRange:
     Only reached when no pair keeps within them, and the coarse-to-fine
     bounds of :func:`_optimal` hold for eq. (9), not for the excess.
     """
-    return search.result(*_best(search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])))
+    return search.result(*_best(search.gentlest_cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])))
 
 
 def _best(cost: np.ndarray) -> tuple[int, int]:

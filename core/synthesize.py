@@ -41,7 +41,7 @@ from .analysis import Phase, foot_contacts, horizontal, moving_feet, pelvis_faci
 from .motion import Motion, forward_kinematics
 from .optimize import (blend_weights, distance_matrix, optimal_blend_range, pose_acceleration, pose_features,
                        pose_velocity, primary_joints)
-from .render import adapt_legs, blend, foot_lock_offsets, pelvis_shift, sample, smooth_warp
+from .render import adapt_legs, blend, foot_lock_offsets, pelvis_shift, sample, smooth_warp, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
 from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
 
@@ -619,10 +619,13 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     step_s = _step_duration(track, next_moving, ctx) / (1.0 - 2.0 * STEP_DELAY)
     alignment = None
     if (r.t1 - r.t0) / ctx.fps < step_s:
-        if not steps and not _swinging_at(track, r.t0):
+        # does a foot move during S1? one the plan steps, one in the air, or one too far to keep
+        moves = bool(steps) or not _contacts_at(track, r.t0).all()
+        if not moves:
             alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start,
                                foot=_base_foot_at(track, r.t0))
-        if steps or alignment is None or _too_far_to_keep(track, clip, alignment, r, ctx):
+            moves = _too_far_to_keep(track, clip, alignment, r, ctx)
+        if moves:
             longer = sides.optimal("lower", t0s, t1s, ctx, min_s=step_s)
             if (longer.t0, longer.t1) != (r.t0, r.t1):
                 r, alignment = longer, None
@@ -683,22 +686,12 @@ def _feet_home(clip, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
     return releases, steps
 
 
-def _swinging_at(track: _Track, t: int) -> bool:
-    """Whether the previous motion has a foot in the air at output frame ``t``."""
-    return not track.contacts[int(np.clip(t - track.first, 0, len(track.contacts) - 1))].all()
-
-
 def _too_far_to_keep(track: _Track, clip: Clip, alignment: Alignment, r, ctx: _Context) -> bool:
     """Whether a foot standing at the start of S1 ``r`` is too far from where the aligned
     clip wants it at its end to be kept (it steps there, see :func:`_adaptation_lower`)."""
-    i = int(np.clip(r.t0 - track.first, 0, len(track.contacts) - 1))
-    left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
-    joints = [left.ankle, right.ankle]
     parents = clip.motion.skeleton.parents
-    kept = forward_kinematics(track.rotations[i], track.positions[i], parents, joints)[0]
-    j = int(np.clip(r.t1 - clip.start, 0, clip.motion.n_frames - 1))
-    own = forward_kinematics(clip.motion.rotations[j], clip.motion.positions[j], parents, joints)[0]
-    own = alignment.apply_points(own)
+    kept = _ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)
+    own = alignment.apply_points(_ankles_at(clip.motion.rotations, clip.motion.positions, r.t1 - clip.start, parents, ctx.rig))
     gap = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1)
     return bool(np.any(gap >= KEEP_REACH * ctx.leg))
 
@@ -723,19 +716,12 @@ def _step_fits(track: _Track, clip: Clip, pair: PairPlan, p0: _Phase, ctx: _Cont
     which steps it home at the pace of the clips' own steps, does better.
     """
     moved = np.array(moving_feet(p0.phase), dtype=bool)
-    left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
-    ankles = [left.ankle, right.ankle]
     parents = clip.motion.skeleton.parents
-
-    def feet(rotations, positions, frame):
-        i = int(np.clip(frame, 0, len(rotations) - 1))
-        return forward_kinematics(rotations[i], positions[i], parents, ankles)[0]
-
-    takeoff = feet(track.rotations, track.positions, p0.first - track.first)
-    landing = feet(track.rotations, track.positions, p0.last + 1 - track.first)
+    takeoff = _ankles_at(track.rotations, track.positions, p0.first - track.first, parents, ctx.rig)
+    landing = _ankles_at(track.rotations, track.positions, p0.last + 1 - track.first, parents, ctx.rig)
     t1 = pair.segment("lower").end
-    target = feet(clip.motion.rotations, clip.motion.positions, t1 - clip.start)
-    target = pair.alignment.apply_points(target)
+    target = pair.alignment.apply_points(_ankles_at(clip.motion.rotations, clip.motion.positions, t1 - clip.start,
+                                                    parents, ctx.rig))
     own = np.linalg.norm(horizontal(landing - takeoff, ctx.up), axis=-1)
     bent = np.linalg.norm(horizontal(target - takeoff, ctx.up), axis=-1)
     # the moving foot: its step stretched by S_MAX at most; a standing foot: it stays
@@ -744,13 +730,24 @@ def _step_fits(track: _Track, clip: Clip, pair: PairPlan, p0: _Phase, ctx: _Cont
     return bool(np.all(bent <= limit))
 
 
+def _ankles_at(rotations: np.ndarray, positions: np.ndarray, frame: int, parents: np.ndarray, rig: Rig) -> np.ndarray:
+    """World positions ``(2, 3)`` of the left and right ankle at one frame (clamped) of a pose sequence."""
+    i = int(np.clip(frame, 0, len(rotations) - 1))
+    return forward_kinematics(rotations[i], positions[i], parents, [rig.leg("L").ankle, rig.leg("R").ankle])[0]
+
+
 def _stance_foot(phase: Phase) -> int:
     return {Phase.LS: 0, Phase.RS: 1}.get(Phase(phase), -1)
 
 
+def _contacts_at(track: _Track, t: int) -> np.ndarray:
+    """(left, right) contacts of the track at output frame ``t`` (clamped to the track)."""
+    return track.contacts[int(np.clip(t - track.first, 0, len(track.contacts) - 1))]
+
+
 def _base_foot_at(track: _Track, t: int) -> int:
     """The foot that supports the body at output frame ``t`` (2008, 4.2); both: the left."""
-    c = track.contacts[int(np.clip(t - track.first, 0, len(track.contacts) - 1))]
+    c = _contacts_at(track, t)
     return 0 if c[0] else (1 if c[1] else -1)
 
 
@@ -1026,9 +1023,7 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
         standing = stepping & ~swinging
         if standing.any():
             a, b = s1.start - t[0], s1.end - t[0]
-            u = np.clip((np.arange(T) - a) / max(b - a, 1) - STEP_DELAY, 0.0, 1.0 - 2.0 * STEP_DELAY)
-            u /= 1.0 - 2.0 * STEP_DELAY
-            along = (u * u * (3.0 - 2.0 * u))[:, None, None]
+            along = smoothstep(((np.arange(T) - a) / max(b - a, 1) - STEP_DELAY) / (1.0 - 2.0 * STEP_DELAY))[:, None, None]
             way = horizontal((1.0 - along) * kept[None, standing] + along * feet[:, standing], up)
             height = (targets[:, standing] @ up)[..., None] * up
             targets[:, standing] = np.where(during[:, None, None], way + height, targets[:, standing])

@@ -280,32 +280,29 @@ def print_rows(figs: list[PairFigures]) -> None:
               f"  {f.problem[:90]}")
 
 
+def row(label: str, values: list) -> None:
+    """One summary line: median, 90th percentile and count of ``values``; nothing if there are none."""
+    if values:
+        print(f"{label:<26} {np.median(values):7.2f} {pct(values, 90):7.2f} {len(values):6d}")
+
+
 def summary(figs: list[PairFigures], source_skate: dict, source_accel: dict) -> None:
     src = list(source_skate.values())
     src_median = float(np.median(src))
     print(f"\nsources' own skate (cm/s, whole clip): "
           + ", ".join(f"{short(n)} {v:.1f}" for n, v in source_skate.items()))
     print(f"{'skate cm/s':<26} {'median':>7} {'p90':>7} {'pairs':>6}")
-    print(f"{'sources (per clip)':<26} {src_median:7.2f} {pct(src, 90):7.2f} {len(src):6d}")
-    for kind in ("own", "common"):
-        pair_src = [f.skate["sources", kind] for f in figs if ("sources", kind) in f.skate]
-        if pair_src:
-            label = "sources (engine window)" if kind == "own" else "sources (common window)"
-            print(f"{label:<26} {np.median(pair_src):7.2f} {pct(pair_src, 90):7.2f} {len(pair_src):6d}")
+    row("sources (per clip)", src)
+    row("sources (engine window)", [f.skate["sources", "own"] for f in figs if ("sources", "own") in f.skate])
+    row("sources (common window)", [f.skate["sources", "common"] for f in figs])
     for method in ("engine", "naive"):
         for kind in ("own", "common"):
-            v = [f.skate[method, kind] for f in figs if (method, kind) in f.skate]
-            if v:
-                print(f"{method + ' (' + kind + ' window)':<26} {np.median(v):7.2f} {pct(v, 90):7.2f} {len(v):6d}")
+            row(f"{method} ({kind} window)", [f.skate[method, kind] for f in figs if (method, kind) in f.skate])
     print(f"\n{'acceleration / p99':<26} {'median':>7} {'p90':>7} {'pairs':>6}")
-    pair_src = [f.accel["sources", "own"] for f in figs if ("sources", "own") in f.accel]
-    if pair_src:
-        print(f"{'sources (engine window)':<26} {np.median(pair_src):7.2f} {pct(pair_src, 90):7.2f} {len(pair_src):6d}")
+    row("sources (engine window)", [f.accel["sources", "own"] for f in figs if ("sources", "own") in f.accel])
     for method in ("engine", "naive"):
         for kind in ("own", "common"):
-            v = [f.accel[method, kind] for f in figs if (method, kind) in f.accel]
-            if v:
-                print(f"{method + ' (' + kind + ' window)':<26} {np.median(v):7.2f} {pct(v, 90):7.2f} {len(v):6d}")
+            row(f"{method} ({kind} window)", [f.accel[method, kind] for f in figs if (method, kind) in f.accel])
     for n, r in source_accel.items():
         print(f"{'sources, ' + str(n) + '-frame windows':<26} {r:7.2f}")
 
