@@ -97,6 +97,23 @@ def primary_joints(rig: Rig, part: str) -> np.ndarray:
 def pose_features(motion: Motion, rig: Rig, joints: np.ndarray, up: np.ndarray | None = None) -> np.ndarray:
     """Aligned positions of ``joints`` per frame: ``(F, n, 3)`` in leg lengths.
 
+    Eq. (12) compares poses after aligning their pelvis positions and body
+    orientations; see :func:`body_frames`, which also returns the body's own
+    place and axes per frame.
+    """
+    return body_frames(motion, rig, joints, up)[0]
+
+
+def body_frames(motion: Motion, rig: Rig, joints: np.ndarray,
+                up: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(features (F, n, 3), pelvis (F, 3), axes (F, 3, 3))``, all lengths in leg lengths.
+
+    features  the positions of ``joints`` relative to the pelvis in the body's
+              axes: :func:`pose_features`.
+    pelvis    the pelvis's world position.
+    axes      per frame, rows ``(left, up, forward)``: ``axes @ v`` is ``v`` in
+              the body's axes (see :func:`body_velocity`).
+
     Eq. (12) compares poses "after two poses are aligned so that their pelvis
     positions and body orientations match":
 
@@ -130,7 +147,7 @@ def pose_features(motion: Motion, rig: Rig, joints: np.ndarray, up: np.ndarray |
     basis = np.stack([left, np.broadcast_to(up, left.shape), forward], axis=1)
     leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
     relative = gpos[:, 3:] - pelvis[:, None]
-    return np.matmul(relative, basis.transpose(0, 2, 1)) / leg
+    return np.matmul(relative, basis.transpose(0, 2, 1)) / leg, pelvis / leg, basis
 
 
 def part_features(motion: Motion, rig: Rig, part: str, up: np.ndarray | None = None) -> np.ndarray:
@@ -214,6 +231,23 @@ def pose_acceleration(feats: np.ndarray, fps: float, eps_frames: int = 1) -> np.
     second = feats[2 * e :] - 2.0 * feats[e:-e] + feats[: -2 * e]
     accel = np.linalg.norm(second, axis=-1).mean(axis=-1) * (fps / e) ** 2
     return np.concatenate([np.full(e, accel[0]), accel, np.full(e, accel[-1])])
+
+
+def body_velocity(pelvis: np.ndarray, axes: np.ndarray, fps: float) -> np.ndarray:
+    """The body's travel: the pelvis's horizontal velocity in the body's own axes, ``(F, 3)``, per second.
+
+    ``pelvis (F, 3)`` and ``axes (F, 3, 3)`` as :func:`body_frames` gives them;
+    the coordinates are ``(left, 0, forward)``, so two clips' body velocities
+    compare before either is turned or moved onto the other (alignment is a
+    turn about up and a move on the ground). The up component, the bounce of
+    a run say, is left out: it is part of the pose, not of where the body goes.
+    Central differences (one-sided at the ends); one frame: zeros.
+    """
+    if len(pelvis) < 2:
+        return np.zeros((len(pelvis), 3))
+    velocity = np.einsum("fij,fj->fi", axes, np.gradient(pelvis, axis=0) * fps)
+    velocity[:, 1] = 0.0
+    return velocity
 
 
 # --------------------------------------------------------------------------
@@ -384,7 +418,8 @@ class _Search:
 
     def __init__(self, prev_feats, next_feats, prev_velocity, next_velocity, *,
                  t0_candidates, t1_candidates, prev_offset, next_offset, fps, phase_length_s, weights,
-                 min_frames: int = 1, max_speed: float | None = None, max_accel: float | None = None):
+                 min_frames: int = 1, max_speed: float | None = None, max_accel: float | None = None,
+                 body_velocity=None, max_body_accel: float | None = None):
         prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
         _check_timing(fps, phase_length_s)
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
@@ -413,6 +448,15 @@ class _Search:
         self.min_frames = min(max(int(min_frames), 1), max(int(self.t1[-1] - self.t0[0]), 1))
         self.max_speed = _limit(max_speed, "max_speed")
         self.max_accel = _limit(max_accel, "max_accel")
+        self.max_body_accel = _limit(max_body_accel, "max_body_accel")
+        if self.max_body_accel is not None:
+            b0, b1 = _check_body_velocity(body_velocity, len(prev), len(nxt))
+            self.b0 = np.where(inside0[:, None], b0[f0], 0.0)
+            self.b1 = np.where(inside1[:, None], b1[f1], 0.0)
+
+    @property
+    def limited(self) -> bool:
+        return self.max_speed is not None or self.max_accel is not None or self.max_body_accel is not None
 
     def distance(self, i, j) -> np.ndarray:
         """D at pairs of candidate indices ``i``, ``j`` broadcast together (e.g. ``(a, 1)`` and ``(1, b)``)."""
@@ -428,7 +472,7 @@ class _Search:
             distance = self.distance(i, j)
         frames = self.t1[j] - self.t0[i]
         cost = self._unlimited_cost(i, j, distance, frames)
-        excess = self.excess(distance, frames)
+        excess = self.excess(i, j, distance, frames)
         return cost if excess is None else np.where(excess > 1.0, np.inf, cost)
 
     def gentlest_cost(self, i, j) -> np.ndarray:
@@ -436,18 +480,20 @@ class _Search:
         i, j = np.asarray(i), np.asarray(j)
         distance = self.distance(i, j)
         frames = self.t1[j] - self.t0[i]
-        return self.excess(distance, frames) + 1e-6 * self._unlimited_cost(i, j, distance, frames)
+        return self.excess(i, j, distance, frames) + 1e-6 * self._unlimited_cost(i, j, distance, frames)
 
     def _unlimited_cost(self, i, j, distance, frames) -> np.ndarray:
         """Eq. (9) with ``min_frames`` but without the speed and acceleration limits."""
         cost = _cost(distance, self.v0[i], self.v1[j], frames, self.fps, self.phase_length_s, self.w)
         return np.where(frames < self.min_frames, np.inf, cost) if self.min_frames > 1 else cost
 
-    def excess(self, distance, frames) -> np.ndarray | None:
-        """How far pairs exceed the speed and acceleration limits: 1 at the limit, None without limits.
+    def excess(self, i, j, distance, frames) -> np.ndarray | None:
+        """How far pairs ``i``, ``j`` exceed the limits: 1 at the limit, None without limits.
 
         The mean speed of a blend is ``D / (t1 - t0)``; the peak acceleration
-        of a smoothstep blend between two poses ``D`` apart is ``6 D / (t1 - t0)^2``.
+        of a smoothstep blend between two poses ``D`` apart is ``6 D / (t1 - t0)^2``,
+        and that of the body changing its velocity by ``dv`` over the blend
+        (a smoothstep in velocity) ``1.5 |dv| / (t1 - t0)``.
         """
         duration = np.maximum(frames, 1) / self.fps
         excess = None
@@ -456,7 +502,18 @@ class _Search:
         if self.max_accel is not None:
             accel = 6.0 * distance / duration**2 / self.max_accel
             excess = accel if excess is None else np.maximum(excess, accel)
+        if self.max_body_accel is not None:
+            change = np.linalg.norm(self.b1[np.asarray(j)] - self.b0[np.asarray(i)], axis=-1)
+            body = 1.5 * change / duration / self.max_body_accel
+            excess = body if excess is None else np.maximum(excess, body)
         return excess
+
+    def within_limits(self, found: BlendRange) -> bool:
+        """Whether ``found`` (a pair of this search's candidates) keeps within every limit."""
+        if not self.limited:
+            return True
+        i, j = int(np.searchsorted(self.t0, found.t0)), int(np.searchsorted(self.t1, found.t1))
+        return bool(self.excess(i, j, found.terms.pose, found.t1 - found.t0) <= 1.0)
 
     def durations_below(self, cost: float) -> tuple[int, int]:
         """Shortest and longest ``t1 - t0`` (frames, >= 1) whose ``w_t Q_t`` is at most ``cost``.
@@ -476,6 +533,16 @@ class _Search:
         terms = _terms(self.distance(i, j), self.v0[i], self.v1[j], (t1 - t0) * (1.0 / self.fps), self.phase_length_s)
         terms = BlendTerms(*(float(x) for x in terms))
         return BlendRange(t0, t1, float(np.dot(self.w, terms)), terms)
+
+
+def _check_body_velocity(body_velocity, n_prev: int, n_next: int) -> tuple[np.ndarray, np.ndarray]:
+    if body_velocity is None or len(body_velocity) != 2:
+        raise ValueError("max_body_accel needs body_velocity: (previous (F0, 3), following (F1, 3)) per frame")
+    out = tuple(np.asarray(v, dtype=np.float64) for v in body_velocity)
+    for v, n, side in zip(out, (n_prev, n_next), ("previous", "following")):
+        if v.shape != (n, 3) or not np.all(np.isfinite(v)):
+            raise ValueError(f"the {side} clip's body velocity must be finite ({n}, 3) (one per frame), got {v.shape}")
+    return out
 
 
 def _limit(value, name: str) -> float | None:
@@ -581,7 +648,7 @@ def exhaustive_blend_range(
     prev_feats, next_feats, prev_velocity, next_velocity, *,
     t0_candidates, t1_candidates, prev_offset: int, next_offset: int, fps: float,
     phase_length_s: float | None, weights, min_frames: int = 1, max_speed: float | None = None,
-    max_accel: float | None = None,
+    max_accel: float | None = None, body_velocity=None, max_body_accel: float | None = None,
 ) -> BlendRange:
     """Eq. (9) by evaluating every candidate pair; the reference for :func:`optimal_blend_range`.
 
@@ -590,9 +657,9 @@ def exhaustive_blend_range(
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
                      phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
-                     max_accel=max_accel)
+                     max_accel=max_accel, body_velocity=body_velocity, max_body_accel=max_body_accel)
     everything = search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])
-    if not np.isfinite(everything).any() and (max_speed is not None or max_accel is not None):
+    if not np.isfinite(everything).any() and search.limited:
         return _gentlest(search)  # no pair keeps within the limits: the gentlest there is
     return search.result(*_best(everything))
 
@@ -615,6 +682,8 @@ def optimal_blend_range(
     min_frames: int = 1,
     max_speed: float | None = None,
     max_accel: float | None = None,
+    body_velocity=None,
+    max_body_accel: float | None = None,
 ) -> BlendRange:
     """Eq. (9): the pair ``t0 < t1`` of candidates minimising ``w . (Q_t, Q_p, Q_v)``.
 
@@ -638,6 +707,14 @@ def optimal_blend_range(
                   typical :func:`pose_acceleration`. When no candidate pair keeps
                   within both limits, the pair exceeding them least wins (eq. 9
                   breaks ties): the gentlest blend the ranges allow.
+    body_velocity ``(previous (F0, 3), following (F1, 3))``: each clip's
+                  :func:`body_velocity` per frame, for ``max_body_accel``.
+    max_body_accel  the largest acceleration ``1.5 |v1 - v0| / (t1 - t0)`` (leg
+                  lengths per second squared) a range may ask of the body to go
+                  from the previous clip's velocity at t0 to the following one's
+                  at t1. The pose features leave the body's travel out (they
+                  are relative to the pelvis), so without it a blend from
+                  standing into a run may be as short as the poses allow.
     exhaustive_pairs  up to this many candidate pairs every pair is evaluated
                   (faster than searching at that size); 0 always searches.
     coarse_step   candidates between coarse samples; default about 0.1 s
@@ -673,9 +750,9 @@ def optimal_blend_range(
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
                      phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
-                     max_accel=max_accel)
+                     max_accel=max_accel, body_velocity=body_velocity, max_body_accel=max_body_accel)
     found = _optimal(search, coarse_step, exhaustive_pairs)
-    if max_speed is None and max_accel is None or search.excess(found.terms.pose, found.t1 - found.t0) <= 1.0:
+    if search.within_limits(found):
         return found
     return _gentlest(search)  # no pair keeps within the limits: the gentlest there is
 

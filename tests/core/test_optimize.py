@@ -14,6 +14,8 @@ from core.optimize import (
     SMOOTH_WEIGHTS,
     blend_cost_terms,
     blend_weights,
+    body_frames,
+    body_velocity,
     distance_matrix,
     exhaustive_blend_range,
     optimal_blend_range,
@@ -550,10 +552,58 @@ def test_when_no_range_keeps_within_the_limits_the_gentlest_wins():
         (6.0 * d * (fps / (b - a)) ** 2).min(), rel=1e-9)
 
 
+def with_body_velocities(problem: dict, seed: int) -> dict:
+    """``problem`` with random body velocities: smooth, of a few leg lengths per second, none upwards."""
+    rng = np.random.default_rng(seed)
+    out = dict(problem)
+    out["body_velocity"] = tuple(
+        np.cumsum(rng.normal(0.0, 0.2, (len(problem[k]), 3)), axis=0) * [1.0, 0.0, 1.0] + [0.0, 0.0, rng.uniform(0, 3)]
+        for k in ("prev_feats", "next_feats"))
+    return out
+
+
+def body_change(problem: dict, found) -> float:
+    """``1.5 |v1 - v0| / (t1 - t0)`` of a found range: the body's peak acceleration there."""
+    v0, v1 = problem["body_velocity"]
+    i = int(np.clip(found.t0 - problem["prev_offset"], 0, len(v0) - 1))
+    j = int(np.clip(found.t1 - problem["next_offset"], 0, len(v1) - 1))
+    return 1.5 * np.linalg.norm(v1[j] - v0[i]) * problem["fps"] / (found.t1 - found.t0)
+
+
+@pytest.mark.parametrize("seed", range(26, 32))
+def test_a_body_acceleration_limit_lengthens_blends_that_change_the_bodys_speed_too_fast(seed):
+    """The features are relative to the pelvis: only the body velocity sees standing give way to a run."""
+    problem = with_body_velocities(random_problem(seed), seed)
+    free = exhaustive_blend_range(**problem)
+    limit = 0.25 * body_change(problem, free)
+    limited = optimal_blend_range(**problem, max_body_accel=limit)
+    assert limited == exhaustive_blend_range(**problem, max_body_accel=limit)
+    assert body_change(problem, limited) < body_change(problem, free)
+
+
+def test_body_velocity_is_the_pelvis_travel_in_the_bodys_own_axes(mocap):
+    """A clip turned about up and moved on the ground keeps its body velocity; the bounce is left out."""
+    run = mocap("bandai1/run_normal_001")
+    rig = find_rig(run)
+    joints = primary_joints(rig, "lower")
+    up = detect_up(run, rig)
+    turned = run.transformed(quat.from_axis_angle(up, 2.0), np.array([120.0, 0.0, -40.0]))
+    velocity, again = (body_velocity(*body_frames(m, rig, joints, up)[1:], run.fps) for m in (run, turned))
+    np.testing.assert_allclose(again, velocity, atol=1e-9)
+    assert np.all(velocity[:, 1] == 0.0)
+    # running forward: the forward component dominates, a few leg lengths a second
+    assert np.median(velocity[:, 2]) > 3.0 * np.median(np.abs(velocity[:, 0])) and np.median(velocity[:, 2]) > 2.0
+
+
+def test_a_body_limit_needs_the_body_velocities():
+    with pytest.raises(ValueError, match="body_velocity"):
+        optimal_blend_range(**random_problem(14), max_body_accel=1.0)
+
+
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
 def test_limits_must_be_positive(bad):
-    problem = random_problem(14)
-    for name in ("max_speed", "max_accel"):
+    problem = with_body_velocities(random_problem(14), 14)
+    for name in ("max_speed", "max_accel", "max_body_accel"):
         with pytest.raises(ValueError, match=name):
             optimal_blend_range(**problem, **{name: bad})
 
