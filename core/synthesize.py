@@ -39,8 +39,8 @@ from . import quat
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, foot_contacts, horizontal, moving_feet, pelvis_facing, phase_segments, support_phases
 from .motion import Motion, forward_kinematics
-from .optimize import (blend_weights, distance_matrix, optimal_blend_range, pose_acceleration, pose_features,
-                       pose_velocity, primary_joints)
+from .optimize import (blend_weights, body_frames, body_velocity, distance_matrix, optimal_blend_range,
+                       pose_acceleration, pose_velocity, primary_joints)
 from .render import adapt_legs, blend, foot_lock_offsets, pelvis_shift, sample, smooth_warp, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
 from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
@@ -419,7 +419,7 @@ class _Sides:
         n_prev = len(track.rotations) - lo
         stacked = Motion._trusted(clip.motion.skeleton, np.concatenate([track.rotations[lo:], head.rotations]),
                                   np.concatenate([track.positions[lo:], head.positions]), ctx.fps)
-        feats = pose_features(stacked, ctx.rig, joints, ctx.up)
+        feats, pelvis, axes = body_frames(stacked, ctx.rig, joints, ctx.up)
         both = feats[:n_prev], feats[n_prev:]
         at = 0
         for part, js in parts.items():
@@ -431,6 +431,11 @@ class _Sides:
             step = max(int(round(ACCEL_STEP_S * ctx.fps)), 1)
             self.accel[part] = max(float(np.median(pose_acceleration(f, ctx.fps, step))) if len(f) else 0.0
                                    for f in (fp, fn))
+        # the body's own travel, which the pose features leave out: its velocity on
+        # each side and the typical acceleration of the livelier side
+        self.body = (body_velocity(pelvis[:n_prev], axes[:n_prev], ctx.fps),
+                     body_velocity(pelvis[n_prev:], axes[n_prev:], ctx.fps))
+        self.body_accel = max(_typical_change(v, step, ctx.fps) for v in self.body)
 
     def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None,
                 min_s=MIN_BLEND_S):
@@ -453,8 +458,16 @@ class _Sides:
             # nor add more acceleration than the clips typically have (W = 1) or
             # than 1 / W times that: a blend squeezed shorter than its change of
             # pose needs is a jerk; W = 0 leaves eq. (9) alone to be responsive
-            max_accel=self.accel[part] / ctx.responsiveness if self.accel[part] > 0 and ctx.responsiveness > 0 else None,
+            max_accel=self._limit(self.accel[part], ctx),
+            # and the lower body (which carries the pelvis) no faster a change of the
+            # body's velocity, from standing into a run say, than the clips' own
+            body_velocity=self.body, max_body_accel=self._limit(self.body_accel, ctx) if part == "lower" else None,
         )
+
+    @staticmethod
+    def _limit(typical: float, ctx: _Context) -> float | None:
+        """The clips' typical acceleration at W = 1, 1 / W times it below; none at W = 0."""
+        return typical / ctx.responsiveness if typical > 0 and ctx.responsiveness > 0 else None
 
     def prev_index(self, t):
         return int(np.clip(t - self.prev_offset, 0, len(self.feats["lower"][0]) - 1))
@@ -475,6 +488,13 @@ class _Sides:
         end_reverses = movement_reverses(distance_matrix(fp[i : i + 1], after)[0], 0, side="end")
         return _rendered(ctx, optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
                                                       start_reverses=start_reverses, end_reverses=end_reverses))
+
+
+def _typical_change(velocity: np.ndarray, step: int, fps: float) -> float:
+    """Median of ``|v(t + step) - v(t)|`` per second over ``velocity (F, 3)``; 0 when too short."""
+    if len(velocity) <= step:
+        return 0.0
+    return float(np.median(np.linalg.norm(velocity[step:] - velocity[:-step], axis=-1))) * fps / step
 
 
 def _long_enough(plan: WeightPlan, n_frames: int, ctx: _Context) -> WeightPlan:
@@ -613,7 +633,7 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
         t0s = _frames(c0e, c1b - 1)
     t1s = _frames(int(t0s[0]) + 1, c1b)
     r = sides.optimal("lower", t0s, t1s, ctx)
-    releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
+    releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
     # a foot that steps home during S1 takes no less than the clips' own steps (it
     # travels over the middle of S1 only, see _adaptation_lower)
     step_s = _step_duration(track, next_moving, ctx) / (1.0 - 2.0 * STEP_DELAY)
@@ -622,16 +642,15 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
         # does a foot move during S1? one the plan steps, one in the air, or one too far to keep
         moves = bool(steps) or not _contacts_at(track, r.t0).all()
         if not moves:
-            alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start,
-                               foot=_base_foot_at(track, r.t0))
+            alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
             moves = _too_far_to_keep(track, clip, alignment, r, ctx)
         if moves:
             longer = sides.optimal("lower", t0s, t1s, ctx, min_s=step_s)
             if (longer.t0, longer.t1) != (r.t0, r.t1):
                 r, alignment = longer, None
-                releases, steps = _feet_home(clip, next_moving, ctx, sides, c1b, r)
+                releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
     if alignment is None:
-        alignment = _align(track, clip, ctx, prev_frame=r.t0, next_frame=r.t1 - clip.start, foot=_base_foot_at(track, r.t0))
+        alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
     s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
@@ -647,7 +666,27 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple() if p1 else None, tuple(segments), alignment)
 
 
-def _feet_home(clip, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
+def _adaptation_alignment(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Context, r) -> Alignment:
+    """The following clip placed for adaptation over S1 ``r`` (2008, 4.2): on a foot
+    the previous motion stands on when S1 starts, where the following clip last
+    plants that foot by the end of S1.
+
+    Matching the foot at the end of S1 itself would put the kept foot where the
+    clip has it in the air when its first step is already under way there: the
+    foot would slide back along the floor to the clip's own stance and step
+    again. Of the feet standing at the start of S1, the one the clip plants
+    latest is used (at the end of S1 itself when the clip stands on it there).
+    """
+    j1 = int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))
+    best = (-1, _base_foot_at(track, r.t0), j1)  # (frame, foot, frame) of the choice
+    for foot in np.flatnonzero(_contacts_at(track, r.t0)):
+        planted = np.flatnonzero(clip_contacts[: j1 + 1, foot])
+        if len(planted) and planted[-1] > best[0]:
+            best = (int(planted[-1]), int(foot), int(planted[-1]))
+    return _align(track, clip, ctx, prev_frame=r.t0, next_frame=best[2], foot=best[1])
+
+
+def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
     """How each kept foot gets home after S1 ``r``: (releases, steps).
 
     releases  ``[(phase, segment)]``: the foot goes home during its own first
@@ -663,9 +702,15 @@ def _feet_home(clip, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
     later = [_Phase(p.phase, max(p.first, r.t1 + 1), p.last)
              for p in next_moving if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
     fn = sides.feats["lower"][1]  # the following clip up to its core
+    # a foot the clip has in the air at the end of S1 has no place of its own to be
+    # kept towards until its next phase: it steps onto its swing during S1 instead
+    aloft = ~clip_contacts[int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))]
     releases, steps = [], []
     for k, side in enumerate(("left", "right")):
         p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
+        if aloft[k] and (p1 is None or p1.first > r.t1 + 1):
+            steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
+            continue
         if p1 is None:
             if later:  # the clip moves, but never this foot: it steps home in S1
                 steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))

@@ -169,6 +169,76 @@ def test_a_foot_stepping_home_lifts_before_it_travels(clips, prev_name):
     assert checked, "the pair takes a step"
 
 
+def placed(prev, nxt, margin):
+    """The benchmark's placement: ``nxt`` starts ``margin`` frames before ``prev`` ends, cores ``margin`` in."""
+    return [Clip(prev, 0, (margin, prev.n_frames - 1 - margin), "prev"),
+            Clip(nxt, prev.n_frames - margin, (margin, nxt.n_frames - 1 - margin), "next")]
+
+
+@pytest.mark.parametrize("prev_name, next_name, margin", [(WALK, TURN, 15), (TURN, WALK_LEFT, 15), (WALK, TURN, 30)])
+def test_a_kept_foot_stays_where_it_stands_until_the_following_clip_lifts_it(clips, prev_name, next_name, margin):
+    """The following clip is aligned where it plants the kept foot (2008, 4.2), not where its first
+    step already has it in the air: a foot standing when S1 starts does not slide along the floor."""
+    prev = clips[prev_name]
+    result = synthesize(placed(prev, clips[next_name], margin))
+    s1 = result.plan.pairs[0].segment("lower", "pose-to-pose")
+    rig = find_rig(prev)
+    leg, up = leg_length(prev.skeleton, rig, "L"), prev.skeleton.up
+    standing = foot_contacts(result.motion, rig)[s1.start - result.start]
+    assert standing.any()
+    for k in np.flatnonzero(standing):
+        g = result.motion.global_positions()[s1.start - result.start : s1.end + 1 - result.start, rig.leg("LR"[k]).ankle]
+        lifted = np.flatnonzero(np.abs((g - g[0]) @ up) >= 0.02 * leg)
+        down = g[: lifted[0] if len(lifted) else len(g)]
+        across = down - np.outer(down @ up, up)
+        assert np.linalg.norm(across - across[0], axis=-1).max() < 0.05 * leg, f"the {'LR'[k]} foot slides"
+
+
+@pytest.mark.parametrize("prev_name", [DANCE, BOW])
+def test_a_foot_the_following_clip_has_in_the_air_when_s1_ends_steps_onto_its_swing(clips, prev_name):
+    """The run starts in flight: a foot it has in the air at the end of S1 has no place of its own
+    to be kept towards, so it steps onto its swing during S1, without a jerk where it joins it."""
+    prev, run = clips[prev_name], clips[RUN2]
+    timeline = placed(prev, run, 15)
+    result = synthesize(timeline)
+    pair = result.plan.pairs[0]
+    s1 = pair.segment("lower", "pose-to-pose")
+    rig = find_rig(prev)
+    aloft = ~foot_contacts(run, rig)[s1.end - timeline[1].start]
+    assert aloft.any()
+    stepping = {s.foot for s in pair.segments if s.blend == "step"}
+    released = {s.foot for s in pair.segments if s.foot and s.blend != "step"}
+    for k in np.flatnonzero(aloft):
+        side = ("left", "right")[k]
+        assert side in stepping and side not in released
+    ankles = [rig.leg(side).ankle for side in "LR"]
+    own = max(joint_accelerations(m)[:, ankles].max() for m in (prev, run))
+    assert joint_accelerations(result.motion)[:, ankles].max() <= 1.5 * own
+
+
+@pytest.mark.parametrize("prev_name, next_name, margin", [(BOW, RUN2, 30), (PUNCH, RUN2, 30), (RUN2, KICK, 15)])
+def test_the_body_speeds_up_and_slows_down_no_faster_than_the_clips_do(clips, prev_name, next_name, margin):
+    """The pose features are relative to the pelvis; the body's own travel limits the blend
+    too (from standing into a run, or a run into a kick), at 1.5 times the clips' peak at most."""
+    prev, nxt = clips[prev_name], clips[next_name]
+    result = synthesize(placed(prev, nxt, margin))
+    rig = find_rig(prev)
+    own = max(pelvis_acceleration(m, rig).max() for m in (prev, nxt))
+    assert pelvis_acceleration(result.motion, rig).max() <= 1.5 * own
+
+
+def pelvis_acceleration(motion, rig):
+    """Horizontal acceleration of the pelvis per frame (second differences)."""
+    g = motion.global_positions()[:, rig.pelvis]
+    a = (g[2:] - 2.0 * g[1:-1] + g[:-2]) * motion.fps**2
+    return np.linalg.norm(a - np.outer(a @ motion.skeleton.up, motion.skeleton.up), axis=-1)
+
+
+def joint_accelerations(motion):
+    g = motion.global_positions()
+    return np.linalg.norm(g[2:] - 2.0 * g[1:-1] + g[:-2], axis=-1) * motion.fps**2
+
+
 def test_adaptation_without_a_moving_foot_deforms_to_the_end_eq8(clips):
     result = synthesize(timelines(clips)[ADAPTATION_HOLD])
     pair = result.plan.pairs[0]
