@@ -284,12 +284,16 @@ class BlendRange:
              (following motion), ``t0 < t1``, each one of its candidates.
     cost     the minimised eq. (9) value.
     terms    Q_t, Q_p, Q_v at ``(t0, t1)`` as floats (see :class:`BlendTerms`).
+    excess   how far the range exceeds the search's speed and acceleration
+             limits (1 at a limit; 0 without limits): above 1 only when no
+             candidate pair keeps within them and this is the gentlest.
     """
 
     t0: int
     t1: int
     cost: float
     terms: BlendTerms
+    excess: float = 0.0
 
     @property
     def n_frames(self) -> int:
@@ -508,12 +512,6 @@ class _Search:
             excess = body if excess is None else np.maximum(excess, body)
         return excess
 
-    def within_limits(self, found: BlendRange) -> bool:
-        """Whether ``found`` (a pair of this search's candidates) keeps within every limit."""
-        if not self.limited:
-            return True
-        i, j = int(np.searchsorted(self.t0, found.t0)), int(np.searchsorted(self.t1, found.t1))
-        return bool(self.excess(i, j, found.terms.pose, found.t1 - found.t0) <= 1.0)
 
     def durations_below(self, cost: float) -> tuple[int, int]:
         """Shortest and longest ``t1 - t0`` (frames, >= 1) whose ``w_t Q_t`` is at most ``cost``.
@@ -530,9 +528,11 @@ class _Search:
 
     def result(self, i: int, j: int) -> BlendRange:
         t0, t1 = int(self.t0[i]), int(self.t1[j])
-        terms = _terms(self.distance(i, j), self.v0[i], self.v1[j], (t1 - t0) * (1.0 / self.fps), self.phase_length_s)
+        distance = self.distance(i, j)
+        terms = _terms(distance, self.v0[i], self.v1[j], (t1 - t0) * (1.0 / self.fps), self.phase_length_s)
         terms = BlendTerms(*(float(x) for x in terms))
-        return BlendRange(t0, t1, float(np.dot(self.w, terms)), terms)
+        excess = self.excess(i, j, distance, t1 - t0)
+        return BlendRange(t0, t1, float(np.dot(self.w, terms)), terms, 0.0 if excess is None else float(excess))
 
 
 def _check_body_velocity(body_velocity, n_prev: int, n_next: int) -> tuple[np.ndarray, np.ndarray]:
@@ -752,7 +752,7 @@ def optimal_blend_range(
                      phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
                      max_accel=max_accel, body_velocity=body_velocity, max_body_accel=max_body_accel)
     found = _optimal(search, coarse_step, exhaustive_pairs)
-    if search.within_limits(found):
+    if found.excess <= 1.0:
         return found
     return _gentlest(search)  # no pair keeps within the limits: the gentlest there is
 

@@ -114,6 +114,9 @@ class Segment:
     start, end  output frames, inclusive.
     weights  the weight function (None for a deformation).
     possible (first start, last start, first end, last end) of eqs. (1)-(8).
+    excess   how far the range asks more of the body than the clips do (the
+             speed and acceleration limits of the range search, 1 at a limit):
+             above 1 only when no range in ``possible`` keeps within them.
     """
 
     part: str
@@ -123,6 +126,7 @@ class Segment:
     weights: WeightFunction | None = None
     possible: tuple[int, int, int, int] | None = None
     foot: str | None = None  # "left"/"right" for a foot released (eq. 5) or stepping in adaptation
+    excess: float = 0.0
 
     def to_dict(self) -> dict:
         return {
@@ -133,6 +137,7 @@ class Segment:
             "weights": self.weights.to_dict() if self.weights else None,
             "possible": list(self.possible) if self.possible else None,
             **({"foot": self.foot} if self.foot else {}),
+            **({"excess": self.excess} if self.excess > 1.0 else {}),
         }
 
 
@@ -565,19 +570,29 @@ def plan_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Contex
         # a connection squeezed into less than MIN_BLEND_S would be a jump: adaptation does better
         if len(t1s) and t1s[-1] - p0.first >= MIN_BLEND_S * ctx.fps:
             options.append((t1s[-1] - p0.first, p0.first, p0, t1s))
+    # A connection whose landing is more abrupt than the clips ever move (no range
+    # keeps within the limits of the search) gives way to adaptation, which keeps
+    # the feet planted, unless adaptation is more abrupt still.
+    abrupt = None
     for _, _, p0, t1s in sorted(options, key=lambda o: (o[0], o[1]), reverse=True):
         pair = _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b)
-        if _step_fits(track, clip, pair, p0, ctx):
+        if not _step_fits(track, clip, pair, p0, ctx):
+            continue
+        if pair.segment("lower").excess <= 1.0:
             return pair
+        abrupt = abrupt or pair
 
     # motion adaptation (eqs. 5-8)
-    return _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c1b, m1e)
+    adapted = _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c1b, m1e)
+    if abrupt is not None and abrupt.segment("lower").excess < adapted.segment("lower", "pose-to-pose").excess:
+        return abrupt
+    return adapted
 
 
 def _upper_pose_to_pose(sides, ctx, t0s, t1s) -> Segment:
     r = sides.optimal("upper", t0s, t1s, ctx)
     return Segment("upper", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("upper", r.t0, r.t1, ctx),
-                   (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
+                   (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
 
 
 def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> PairPlan:
@@ -585,7 +600,7 @@ def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> Pai
     # the overlap P0..P1 is the core of the blend, its length the target of eq. (10)
     r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p1.last - p0.first) / ctx.fps)
     lower = Segment("lower", "motion-to-motion", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
-                    (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
+                    (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
     alignment = _align(track, clip, ctx, prev_frame=(p0.first + p0.last) // 2,
                        next_frame=_warp_transition_next(np.array([(p0.first + p0.last) // 2]), p0, p1)[0] - clip.start,
@@ -608,7 +623,8 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     d = distance_matrix(fp[idx], fn[sides.next_index(r.t1)][None])[:, 0]
     wp = _long_enough(motion_to_pose_weights(d, ctx.fps), len(d), ctx)
     lower = Segment("lower", "motion-to-pose" if wp.kind != "pose_to_pose" else "pose-to-pose",
-                    r.t0 + wp.start_index, r.t1, _rendered(ctx, wp.function), (p0.first, p0.first, int(t1s[0]), int(t1s[-1])))
+                    r.t0 + wp.start_index, r.t1, _rendered(ctx, wp.function), (p0.first, p0.first, int(t1s[0]), int(t1s[-1])),
+                    excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, _frames(p0.first, c1b - 1), _frames(p0.first + 1, c1b))
     # align on the foot that stood through the previous phase when the connection
     # pose stands on it too; otherwise on the foot that just landed
@@ -652,7 +668,7 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     if alignment is None:
         alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
-                 (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])))
+                 (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
     if not releases and not steps:
         s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8): no foot ever moves

@@ -522,6 +522,7 @@ def test_a_speed_limit_passes_over_fast_ranges(seed):
     speed = free.terms.pose * problem["fps"] / (free.t1 - free.t0)
     limited = optimal_blend_range(**problem, max_speed=0.5 * speed)
     assert limited == exhaustive_blend_range(**problem, max_speed=0.5 * speed)
+    assert free.excess == 0.0 and limited.excess <= 1.0
     assert limited.terms.pose * problem["fps"] / (limited.t1 - limited.t0) < speed
 
 
@@ -546,6 +547,7 @@ def test_when_no_range_keeps_within_the_limits_the_gentlest_wins():
     d = blend_cost_terms(**shared, t0=a, t1=b).pose
     slowest = optimal_blend_range(**problem, max_speed=1e-9)
     assert slowest == exhaustive_blend_range(**problem, max_speed=1e-9)
+    assert slowest.excess > 1.0  # the plan says the blend is more abrupt than the limits
     assert slowest.terms.pose * fps / (slowest.t1 - slowest.t0) == pytest.approx((d * fps / (b - a)).min(), rel=1e-9)
     gentlest = optimal_blend_range(**problem, max_accel=1e-9)
     assert 6.0 * gentlest.terms.pose * (fps / (gentlest.t1 - gentlest.t0)) ** 2 == pytest.approx(

@@ -227,6 +227,28 @@ def test_the_body_speeds_up_and_slows_down_no_faster_than_the_clips_do(clips, pr
     assert pelvis_acceleration(result.motion, rig).max() <= 1.5 * own
 
 
+@pytest.mark.parametrize("following", [BOW, KICK])
+def test_a_run_that_must_stop_dead_does_so_on_planted_feet(clips, following):
+    """Half a second from the run's core to a standing pose: a connection would land the run's
+    flight onto the pose faster than either clip ever moves (no range keeps within the limits),
+    sliding both feet to a stop. Adaptation keeps the foot the run stands on and steps the other."""
+    run, nxt = clips[RUN2], clips[following]
+    result = synthesize(placed(run, nxt, 15))
+    pair = result.plan.pairs[0]
+    assert pair.method in (ADAPTATION, ADAPTATION_HOLD)
+    rig = find_rig(run)
+    leg, up = leg_length(run.skeleton, rig, "L"), run.skeleton.up
+    first = min(s.start for s in pair.segments) - result.start
+    last = max(s.end for s in pair.segments if s.blend != "deformation") - result.start
+    ankles = result.motion.global_positions()[first - 1 : last + 2][:, [rig.leg(side).ankle for side in "LR"]]
+    height = ankles @ up
+    floor = min(np.percentile(m.global_positions()[:, [rig.leg(side).ankle for side in "LR"]] @ up, 2) for m in (run, nxt))
+    velocity = np.diff(ankles, axis=0) * result.motion.fps
+    speed = np.linalg.norm(velocity - (velocity @ up)[..., None] * up, axis=-1)
+    down = (height[1:] < floor + 0.05 * leg) & (height[:-1] < floor + 0.05 * leg)
+    assert down.any() and speed[down].mean() < 0.5 * leg, speed[down].mean() / leg
+
+
 def pelvis_acceleration(motion, rig):
     """Horizontal acceleration of the pelvis per frame (second differences)."""
     g = motion.global_positions()[:, rig.pelvis]
