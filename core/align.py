@@ -86,40 +86,49 @@ def orientation_near(
     return body_orientation(pelvis[frame:], facing[frame:], up, distance=distance)
 
 
-def body_track(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, rig: Rig, up: np.ndarray):
-    """Pelvis positions ``(F, 3)``, pelvis facing ``(F, 3)`` and ankles ``(F, 2, 3)`` of a pose sequence."""
+def body_track(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, rig: Rig, up: np.ndarray,
+               *, ankles: bool = True):
+    """Pelvis positions ``(F, 3)``, pelvis facing ``(F, 3)`` and ankles ``(F, 2, 3)`` of a pose sequence.
+
+    ``ankles=False`` leaves the legs below the hips unevaluated (ankles None):
+    the body orientation needs the pelvis and hips only.
+    """
     left, right = rig.leg("L"), rig.leg("R")
-    joints = [rig.pelvis, left.hip, right.hip, left.ankle, right.ankle]
-    g, _ = forward_kinematics(rotations, positions, parents, joints)
-    return g[:, 0], pelvis_facing(g[:, 1], g[:, 2], up), g[:, 3:5]
+    joints = [rig.pelvis, left.hip, right.hip] + ([left.ankle, right.ankle] if ankles else [])
+    g, _ = forward_kinematics(rotations, positions, parents, joints, rotations_out=False)
+    return g[:, 0], pelvis_facing(g[:, 1], g[:, 2], up), (g[:, 3:5] if ankles else None)
 
 
 def align_clip(
-    prev_track: tuple[np.ndarray, np.ndarray, np.ndarray],
+    prev_track: tuple[np.ndarray, np.ndarray, np.ndarray | None],
     prev_frame: int,
-    next_track: tuple[np.ndarray, np.ndarray, np.ndarray],
+    next_track: tuple[np.ndarray, np.ndarray, np.ndarray | None],
     next_frame: int,
     anchor_foot: int,
     up: np.ndarray,
     *,
     distance: float,
+    feet: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Alignment:
     """The alignment that puts the following clip on the previous one.
 
-    prev_track, next_track  (pelvis (F, 3), facing (F, 3), ankles (F, 2, 3)) of
-                            the previous output and of the unaligned clip.
+    prev_track, next_track  (pelvis (F, 3), facing (F, 3), ankles (F, 2, 3) or
+                            None) of the previous output and of the unaligned clip.
     prev_frame, next_frame  the frames that meet (indices into the tracks).
     anchor_foot             0 left, 1 right, -1 none (flight: the pelvis is used, 2008 4.2).
     distance                how far the pelvis must move to define the body orientation.
+    feet                    the ankles ``(2, 3)`` of both sides at the frames that
+                            meet, when the tracks carry none.
     """
-    p_pelvis, p_facing, p_feet = prev_track
-    n_pelvis, n_facing, n_feet = next_track
+    p_pelvis, p_facing, p_ankles = prev_track
+    n_pelvis, n_facing, n_ankles = next_track
+    p_feet, n_feet = (p_ankles[prev_frame], n_ankles[next_frame]) if feet is None else feet
     o_prev = orientation_near(p_pelvis, p_facing, up, prev_frame, distance=distance, before=True)
     o_next = orientation_near(n_pelvis, n_facing, up, next_frame, distance=distance, before=False)
     angle = signed_angle(o_next, o_prev, up)
     turn = quat.from_axis_angle(up, angle)
     if anchor_foot in (0, 1):
-        src, dst = n_feet[next_frame, anchor_foot], p_feet[prev_frame, anchor_foot]
+        src, dst = n_feet[anchor_foot], p_feet[anchor_foot]
         anchor = ("left", "right")[anchor_foot] + " foot"
     else:
         src, dst = n_pelvis[next_frame], p_pelvis[prev_frame]

@@ -291,30 +291,31 @@ def legs_ik(
     g_pos, g_rot = forward_kinematics(motion.rotations, motion.positions, parents, needed)
     identity = quat.identity((F,))
 
-    def world(j: int) -> np.ndarray:
-        return g_rot[:, column[j]] if j >= 0 else identity
+    def world(joints) -> np.ndarray:
+        """World rotations ``(F, L, 4)`` of one joint per leg (the identity above the root)."""
+        return np.stack([g_rot[:, column[j]] if j >= 0 else identity for j in joints], axis=1)
 
+    hips, knees, ankles = (np.array(j) for j in zip(*chains))
+    a, b, c = g_pos[:, [column[j] for j in hips]], g_pos[:, [column[j] for j in knees]], g_pos[:, [column[j] for j in ankles]]
+    if poles is None:
+        pole = np.stack([_bend_directions(a[:, k], b[:, k], c[:, k], world([parents[hip]])[:, 0],
+                                          [motion.skeleton.names[j] for j in chain])
+                         for k, (hip, chain) in enumerate(zip(hips, chains))], axis=1)
+    else:
+        pole = poles
+    # every leg in one call: the solver works on (..., 3) arrays
+    root_delta, mid_delta = two_bone_ik(a, b, c, targets, pole)
+    # Joints from the hip down to the knee's parent turn with root_delta; joints
+    # from the knee down to the ankle's parent also turn with mid_delta.
+    new_hip = quat.mul(root_delta, world(hips))
+    new_knee = quat.mul(root_delta, quat.mul(mid_delta, world(knees)))
+    new_knee_parent = quat.mul(root_delta, world(parents[knees]))
+    new_ankle_parent = quat.mul(root_delta, quat.mul(mid_delta, world(parents[ankles])))
+    ankle_world = world(ankles) if ankle_rotations is None else ankle_rotations
     rotations = motion.rotations.copy()
-    for k, (hip, knee, ankle) in enumerate(chains):
-        hip_parent, knee_parent, ankle_parent = parents[hip], parents[knee], parents[ankle]
-        if poles is None:
-            names = [motion.skeleton.names[j] for j in (hip, knee, ankle)]
-            pole = _bend_directions(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]],
-                                    world(hip_parent), names)
-        else:
-            pole = poles[:, k]
-        root_delta, mid_delta = two_bone_ik(g_pos[:, column[hip]], g_pos[:, column[knee]], g_pos[:, column[ankle]],
-                                            targets[:, k], pole)
-        # Joints from the hip down to the knee's parent turn with root_delta; joints
-        # from the knee down to the ankle's parent also turn with mid_delta.
-        new_hip = quat.mul(root_delta, world(hip))
-        new_knee = quat.mul(root_delta, quat.mul(mid_delta, world(knee)))
-        new_knee_parent = quat.mul(root_delta, world(knee_parent))
-        new_ankle_parent = quat.mul(root_delta, quat.mul(mid_delta, world(ankle_parent)))
-        ankle_world = world(ankle) if ankle_rotations is None else ankle_rotations[:, k]
-        rotations[:, hip] = quat.inv_mul(world(hip_parent), new_hip)
-        rotations[:, knee] = quat.inv_mul(new_knee_parent, new_knee)
-        rotations[:, ankle] = quat.inv_mul(new_ankle_parent, ankle_world)
+    rotations[:, hips] = quat.inv_mul(world(parents[hips]), new_hip)
+    rotations[:, knees] = quat.inv_mul(new_knee_parent, new_knee)
+    rotations[:, ankles] = quat.inv_mul(new_ankle_parent, ankle_world)
     return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
 
 

@@ -253,14 +253,16 @@ class Motion:
 
 
 def forward_kinematics(
-    rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, joints=None
-) -> tuple[np.ndarray, np.ndarray]:
+    rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, joints=None, *, rotations_out: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     """World joint transforms from local ones.
 
     rotations (F, J, 4), positions (F, J, 3), parents (J,) with parents[j] < j
     -> (global positions (F, J, 3), global rotations (F, J, 4)).
     With ``joints`` (K indices) only those joints and their ancestors are
     evaluated and the result is ``(F, K, 3), (F, K, 4)`` in that order.
+    ``rotations_out=False`` returns positions only (rotations None): the
+    world rotation of a joint no evaluated joint hangs from is then skipped.
 
     Loops over joints (a parent must be finished first), never over frames.
     Works on component planes ``(4, J, F)``/``(3, J, F)`` so that every
@@ -290,19 +292,29 @@ def forward_kinematics(
     F = rot.shape[0]
     gr = np.empty((4, len(keep), F))
     gp = np.empty((3, len(keep), F))
+    # a joint's world rotation is needed for its children, or when asked for
+    parent_of = np.zeros(J, dtype=bool)
+    parent_of[parents[keep][parents[keep] >= 0]] = True
     for k, j in enumerate(keep):
+        p = column[parents[j]] if parents[j] >= 0 else -1
         # one joint's frames as contiguous component planes: cheaper than
         # transposing (or fancy-indexing) the whole (F, J, 4) array at once
-        lr = np.ascontiguousarray(rot[:, j].T)
         lp = np.ascontiguousarray(pos[:, j].T)
-        p = column[parents[j]] if parents[j] >= 0 else -1
+        turned = rotations_out or parent_of[j]
+        lr = np.ascontiguousarray(rot[:, j].T) if turned else None
         if p < 0:
-            gr[:, k], gp[:, k] = lr, lp
+            gp[:, k] = lp
+            if turned:
+                gr[:, k] = lr
         else:
-            _mul_planes(gr[:, p], lr, out=gr[:, k])
+            if turned:
+                _mul_planes(gr[:, p], lr, out=gr[:, k])
             _rotate_planes(gr[:, p], lp, out=gp[:, k])
             gp[:, k] += gp[:, p]
     out = column[wanted]
+    if not rotations_out:
+        gp = gp[:, out] if joints is not None or len(keep) < J else gp
+        return gp.transpose(2, 1, 0).reshape(lead + (len(out), 3)), None
     if joints is not None or len(keep) < J:
         gr, gp = gr[:, out], gp[:, out]
     K = len(out)

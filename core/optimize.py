@@ -139,7 +139,7 @@ def body_frames(motion: Motion, rig: Rig, joints: np.ndarray,
     up = detect_up(motion, rig) if up is None else np.asarray(up, dtype=np.float64).reshape(3)
     hip_left, hip_right = rig.leg("L").hip, rig.leg("R").hip
     wanted = np.concatenate([[rig.pelvis, hip_left, hip_right], joints])
-    gpos = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, wanted)[0]
+    gpos = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, wanted, rotations_out=False)[0]
     pelvis = gpos[:, 0]
     forward = pelvis_facing(gpos[:, 1], gpos[:, 2], up)
     left = np.cross(up, forward)

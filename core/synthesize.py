@@ -794,7 +794,7 @@ def _step_fits(track: _Track, clip: Clip, pair: PairPlan, p0: _Phase, ctx: _Cont
 def _ankles_at(rotations: np.ndarray, positions: np.ndarray, frame: int, parents: np.ndarray, rig: Rig) -> np.ndarray:
     """World positions ``(2, 3)`` of the left and right ankle at one frame (clamped) of a pose sequence."""
     i = int(np.clip(frame, 0, len(rotations) - 1))
-    return forward_kinematics(rotations[i], positions[i], parents, [rig.leg("L").ankle, rig.leg("R").ankle])[0]
+    return forward_kinematics(rotations[i], positions[i], parents, [rig.leg("L").ankle, rig.leg("R").ankle], rotations_out=False)[0]
 
 
 def _stance_foot(phase: Phase) -> int:
@@ -822,12 +822,15 @@ def _align(track: _Track, clip: Clip, ctx: _Context, *, prev_frame: int, next_fr
     lo = max(i - reach, 0)
     # one pass over both sides' frames, split afterwards
     n_prev = i + 1 - lo
-    stacked = body_track(np.concatenate([track.rotations[lo : i + 1], clip.motion.rotations[j : j + reach]]),
-                         np.concatenate([track.positions[lo : i + 1], clip.motion.positions[j : j + reach]]),
-                         parents, ctx.rig, ctx.up)
-    prev = tuple(a[:n_prev] for a in stacked)
-    nxt = tuple(a[n_prev:] for a in stacked)
-    return align_clip(prev, i - lo, nxt, 0, foot, ctx.up, distance=0.2 * ctx.leg)
+    pelvis, facing, _ = body_track(np.concatenate([track.rotations[lo : i + 1], clip.motion.rotations[j : j + reach]]),
+                                   np.concatenate([track.positions[lo : i + 1], clip.motion.positions[j : j + reach]]),
+                                   parents, ctx.rig, ctx.up, ankles=False)
+    # the feet only where the clips meet
+    feet = forward_kinematics(np.stack([track.rotations[i], clip.motion.rotations[j]]),
+                              np.stack([track.positions[i], clip.motion.positions[j]]), parents,
+                              [ctx.rig.leg("L").ankle, ctx.rig.leg("R").ankle], rotations_out=False)[0]
+    return align_clip((pelvis[:n_prev], facing[:n_prev], None), i - lo, (pelvis[n_prev:], facing[n_prev:], None), 0,
+                      foot, ctx.up, distance=0.2 * ctx.leg, feet=(feet[0], feet[1]))
 
 
 # --------------------------------------------------------------------------
@@ -951,7 +954,7 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
 
     # planted feet stay planted: pin them by leg IK inside the blend (2008, 7.2)
     left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
-    ankles = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [left.ankle, right.ankle])[0]
+    ankles = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [left.ankle, right.ankle], rotations_out=False)[0]
     if adapt_targets is not None:
         targets, active = adapt_targets
     else:
@@ -1015,12 +1018,12 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     i0 = int(np.clip(s1.start - t[0], 0, T - 1))
     # the kept feet: where the previous motion has them at the start of S1
     feet_joints = [left.ankle, right.ankle]
-    kept = forward_kinematics(prev[0][i0 : i0 + 1], prev[1][i0 : i0 + 1], parents, feet_joints)[0][0]  # (2, 3)
+    kept = forward_kinematics(prev[0][i0 : i0 + 1], prev[1][i0 : i0 + 1], parents, feet_joints, rotations_out=False)[0][0]  # (2, 3)
     planted = prev_contacts[i0]
     swinging = ~planted  # a foot the previous motion has in the air when S1 starts
 
     # the following motion's own feet, pelvis and body orientation
-    g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip])[0]
+    g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip], rotations_out=False)[0]
     feet_own = g[:, :2]
     pelvis_own = g[:, 2]
     body = pelvis_facing(g[:, 3], g[:, 4], up)
@@ -1070,7 +1073,7 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     leaves = kept.copy()  # where each foot starts from at the start of S1
     if swinging.any():
         # it goes on along the previous motion's swing, bent onto its own place
-        prev_feet = forward_kinematics(prev[0], prev[1], parents, feet_joints)[0]
+        prev_feet = forward_kinematics(prev[0], prev[1], parents, feet_joints, rotations_out=False)[0]
         targets[:, swinging] = ((1.0 - w1)[:, None, None] * prev_feet[:, swinging]
                                 + w1[:, None, None] * feet[:, swinging])
         active[:, swinging] |= during[:, None]
