@@ -40,6 +40,19 @@ def test_forward_kinematics_matches_slow_version():
     np.testing.assert_allclose(quat.to_matrix(gr), sm, atol=1e-12)
 
 
+@pytest.mark.parametrize("joints", [None, [6, 2], [3], [1, 5, 6]])
+def test_positions_only_forward_kinematics_gives_the_same_positions(joints):
+    """Skipping the world rotations no evaluated joint hangs from changes no position."""
+    rng = np.random.default_rng(1)
+    skel = chain_skeleton(7)
+    rot = quat.normalize(rng.normal(size=(5, 7, 4)))
+    pos = rng.normal(size=(5, 7, 3))
+    full, _ = forward_kinematics(rot, pos, skel.parents, joints)
+    only, none = forward_kinematics(rot, pos, skel.parents, joints, rotations_out=False)
+    assert none is None
+    np.testing.assert_array_equal(only, full)
+
+
 def test_motion_arrays_are_read_only_and_edits_return_new_motions():
     skel = chain_skeleton()
     m = Motion.from_root(skel, quat.identity((4, len(skel))), np.zeros((4, 3)), 30)
