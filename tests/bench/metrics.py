@@ -16,6 +16,7 @@ second squared; multiply by ``skeleton.unit`` for metres.
 * :func:`peak_acceleration` — the largest joint acceleration (global
   positions, second differences times fps squared, every joint) in a window;
   benchmarks divide it by :func:`acceleration_percentile` of the source clips.
+  Given joints (:func:`leg_joints`, say), the largest of those joints only.
 * :func:`naive_crossfade` — what an animator does with the NLA: move the next
   clip onto the previous one by hand (pelvis onto pelvis on the ground, facing
   onto facing about the up axis) and crossfade every local rotation (slerp)
@@ -130,8 +131,8 @@ def joint_accelerations(motion: Motion) -> np.ndarray:
     return np.linalg.norm(g[2:] - 2.0 * g[1:-1] + g[:-2], axis=-1) * motion.fps**2
 
 
-def peak_acceleration(motion: Motion, window: tuple[int, int] | None) -> float:
-    """Largest joint acceleration (units/s^2) at any frame of ``window``, any joint.
+def peak_acceleration(motion: Motion, window: tuple[int, int] | None, joints=None) -> float:
+    """Largest joint acceleration (units/s^2) at any frame of ``window``, any joint (of ``joints`` if given).
 
     Frames without a neighbour on both sides (the first and the last of the
     motion) have no second difference and are skipped; 0.0 when none is left.
@@ -140,8 +141,14 @@ def peak_acceleration(motion: Motion, window: tuple[int, int] | None) -> float:
     frames = frames[(frames >= 1) & (frames <= motion.n_frames - 2)]
     if len(frames) == 0:
         return 0.0
-    accel = joint_accelerations(motion[frames[0] - 1 : frames[-1] + 2])
-    return float(accel[frames - frames[0]].max())
+    accel = joint_accelerations(motion[frames[0] - 1 : frames[-1] + 2])[frames - frames[0]]
+    return float((accel if joints is None else accel[:, list(joints)]).max())
+
+
+def leg_joints(rig: Rig) -> list[int]:
+    """Hip, knee, ankle and toe joints of both legs (toes where the rig has them)."""
+    return [j for side in ("L", "R") for leg in (rig.leg(side),)
+            for j in (leg.hip, leg.knee, leg.ankle, leg.toe) if j is not None]
 
 
 def acceleration_percentile(motions: Iterable[Motion], q: float = 99.0) -> float:

@@ -55,7 +55,9 @@ Metrics (tests/bench/metrics.py):
           source clips. For reference the script also prints what the sources
           score on their own windows of the same lengths, and the larger of
           the two untouched clips' peaks on the engine's own window frames
-          (what the clips do there by themselves).
+          (what the clips do there by themselves); both also split into the
+          legs (hips to toes) and the rest of the body, to show where the
+          peaks are and which of them the engine adds.
 
 Targets, as read here: over the engine's synthesized pairs (rejections and
 errors are counted and listed apart), measured in the engine's own window:
@@ -220,11 +222,21 @@ def measure_pair(prev_name: str, next_name: str, clips: dict, rig: Rig, overlap_
             metrics.foot_skate(prev, rig, own, floors) + metrics.foot_skate(nxt, rig, shifted(own, start), floors))
         fig.accel["sources", "own"] = max(metrics.peak_acceleration(prev, own),
                                           metrics.peak_acceleration(nxt, shifted(own, start))) / p99
+        # the same split by body part: the legs (hips to toes) and the rest
+        legs = metrics.leg_joints(rig)
+        rest = [j for j in range(len(prev.skeleton)) if j not in legs]
+        for part, joints in (("legs", legs), ("rest", rest)):
+            fig.accel["sources", part] = max(metrics.peak_acceleration(prev, own, joints),
+                                             metrics.peak_acceleration(nxt, shifted(own, start), joints)) / p99
     for method, (motion, first) in outputs.items():
         for kind, window in (("own", windows[method]), ("common", common)):
             local = shifted(window, first)
             fig.skate[method, kind] = metrics.foot_skate(motion, rig, local, floors) * cm(motion)
             fig.accel[method, kind] = metrics.peak_acceleration(motion, local) / p99
+    if "engine" in outputs:
+        motion, first = outputs["engine"]
+        for part, joints in (("legs", legs), ("rest", rest)):
+            fig.accel["engine", part] = metrics.peak_acceleration(motion, shifted(windows["engine"], first), joints) / p99
     if "engine" in outputs and fig.accel["engine", "own"] > JUMP_RATIO:
         fig.problem = f"jump: peak acceleration {fig.accel['engine', 'own']:.1f} x the sources' p99"
     return fig
@@ -305,6 +317,10 @@ def summary(figs: list[PairFigures], source_skate: dict, source_accel: dict) -> 
             row(f"{method} ({kind} window)", [f.accel[method, kind] for f in figs if (method, kind) in f.accel])
     for n, r in source_accel.items():
         print(f"{'sources, ' + str(n) + '-frame windows':<26} {r:7.2f}")
+    print("  by body part, on the engine's own window (legs: hips to toes; rest: pelvis, spine, arms, head):")
+    for method in ("sources", "engine"):
+        for part in ("legs", "rest"):
+            row(f"  {method}, {part}", [f.accel[method, part] for f in figs if (method, part) in f.accel])
 
     done = [f for f in figs if ("engine", "own") in f.skate]
     failed = [f for f in figs if ("engine", "own") not in f.skate]

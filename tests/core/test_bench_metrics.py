@@ -140,6 +140,22 @@ def test_a_jump_in_the_window_is_the_peak():
     assert metrics.peak_acceleration(m, (12, 19)) == pytest.approx(0.0, abs=1e-9)
 
 
+def test_the_peak_of_some_joints_is_the_largest_of_theirs(rig):
+    """The legs of the test skeleton are its hips, knees, ankles and toes; a jump of the spine alone
+    is in the whole body's peak, not in theirs."""
+    m = still(20)
+    spine = m.skeleton.index("Spine")
+    positions = m.positions.copy()
+    positions[10:, spine, 0] += 3.0
+    jumped = Motion(m.skeleton, m.rotations, positions, m.fps)
+    legs = metrics.leg_joints(rig)
+    assert sorted(m.skeleton.names[j] for j in legs) == sorted(
+        ["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToe", "RightUpLeg", "RightLeg", "RightFoot", "RightToe"])
+    assert metrics.peak_acceleration(jumped, None) > 0.0
+    assert metrics.peak_acceleration(jumped, None, legs) == pytest.approx(0.0, abs=1e-9)
+    assert metrics.peak_acceleration(jumped, None, [spine]) == pytest.approx(3.0 * FPS**2)
+
+
 def test_empty_windows_and_short_clips_give_zero_not_nan(rig):
     floors = metrics.floor_levels([still()], rig)
     m = sliding(10.0, F=2)
