@@ -1085,17 +1085,24 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
         # (its height as the pose blend has it), and every stepping foot rises by
         # a share of its step's length, from STEP_HEIGHT to STEP_MAX_HEIGHT.
         standing = stepping & ~swinging
+        a, b = s1.start - t[0], s1.end - t[0]
+        x = np.clip((np.arange(T) - a) / max(b - a, 1), 0.0, 1.0)  # time through S1
         if standing.any():
-            a, b = s1.start - t[0], s1.end - t[0]
-            along = smoothstep(((np.arange(T) - a) / max(b - a, 1) - STEP_DELAY) / (1.0 - 2.0 * STEP_DELAY))[:, None, None]
+            along = smoothstep((x - STEP_DELAY) / (1.0 - 2.0 * STEP_DELAY))[:, None, None]
             way = horizontal((1.0 - along) * kept[None, standing] + along * feet[:, standing], up)
             height = (targets[:, standing] @ up)[..., None] * up
             targets[:, standing] = np.where(during[:, None, None], way + height, targets[:, standing])
-        step_length = np.linalg.norm(horizontal(feet[i1] - leaves, up), axis=-1)
+        # the step's length: how far from where it leaves the foot's way takes it
+        # (to its own place, or out and back with a clip that turns on the spot)
+        reach = np.linalg.norm(horizontal(targets[during] - leaves[None], up), axis=-1)
+        step_length = reach.max(axis=0) if len(reach) else np.zeros(2)
         # (a short shuffle rises as far as it goes; a foot already home does not rise)
         rise = np.minimum(np.maximum(STEP_RISE * step_length, np.minimum(STEP_HEIGHT * ctx.leg, step_length)),
                           STEP_MAX_HEIGHT * ctx.leg)[stepping]
-        targets[:, stepping] += (np.sin(np.pi * w1)[:, None] * rise[None])[..., None] * up
+        # the rise is a smooth bump in time, highest half way through S1 (one in
+        # the blend's weight would stay near 0 while the foot already travels)
+        lift = smoothstep(1.0 - np.abs(2.0 * x - 1.0)) * during
+        targets[:, stepping] += (lift[:, None] * rise[None])[..., None] * up
         active[:, stepping] |= during[:, None]
         contacts[:, stepping] &= ~during[:, None]
     return lrot, lpos, contacts, (targets, active), (s1.start - t[0], T - 1)

@@ -142,29 +142,30 @@ def test_a_connection_that_would_sweep_a_foot_across_the_floor_gives_way_to_adap
     assert largest_step(result.motion) <= 3 * max(largest_step(slash), largest_step(nxt))
 
 
-@pytest.mark.parametrize("prev_name", [KICK, BOW])
-def test_a_foot_stepping_home_lifts_before_it_travels(clips, prev_name):
+@pytest.mark.parametrize("prev_name, next_name, margin", [(KICK, SLASH, 15), (BOW, SLASH, 15), (KICK, TURN, 30)])
+def test_a_foot_stepping_home_lifts_before_it_travels(clips, prev_name, next_name, margin):
     """No sliding on the way home: until a stepping foot is 2 % of a leg off the floor, and
     once it is back down, it moves less than 5 % of a leg across it."""
-    prev, slash = clips[prev_name], clips[SLASH]
-    timeline = [Clip(prev, 0, (15, prev.n_frames - 16), "prev"), Clip(slash, prev.n_frames - 15, (15, slash.n_frames - 16), "slash")]
-    result = synthesize(timeline)
+    prev = clips[prev_name]
+    result = synthesize(placed(prev, clips[next_name], margin))
     pair = result.plan.pairs[0]
     s1 = pair.segment("lower", "pose-to-pose")
     rig = find_rig(prev)
     leg = leg_length(prev.skeleton, rig, "L")
     up = prev.skeleton.up
     checked = 0
-    for step in (s for s in pair.segments if s.blend == "step"):
+    on_floor = foot_contacts(result.motion, rig)[s1.start - result.start]
+    for step in (s for s in pair.segments if s.blend == "step" and on_floor[("left", "right").index(s.foot)]):
         ankle = rig.leg("L" if step.foot == "left" else "R").ankle
         g = result.motion.global_positions()[s1.start - result.start : s1.end + 1 - result.start, ankle]
         height = (g - g[0]) @ up
         across = g - np.outer(g @ up, up)
-        if np.linalg.norm(across[-1] - across[0]) < 0.3 * leg or abs(height[-1]) > 0.02 * leg:
-            continue  # not a step from the floor to the floor (a foot already home does not rise)
+        if np.linalg.norm(across - across[0], axis=-1).max() < 0.3 * leg:
+            continue  # not a step (a foot already home does not rise)
         clear = np.flatnonzero(height > 0.02 * leg)
         assert np.linalg.norm(across[clear[0]] - across[0]) < 0.05 * leg, f"{step.foot} foot slides off"
-        assert np.linalg.norm(across[-1] - across[clear[-1]]) < 0.05 * leg, f"{step.foot} foot slides in"
+        if abs(height[-1]) <= 0.02 * leg:  # back on the floor (not joining the clip's own swing)
+            assert np.linalg.norm(across[-1] - across[clear[-1]]) < 0.05 * leg, f"{step.foot} foot slides in"
         checked += 1
     assert checked, "the pair takes a step"
 
