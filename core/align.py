@@ -74,7 +74,7 @@ class Alignment:
 
 def signed_angle(u: np.ndarray, v: np.ndarray, up: np.ndarray) -> float:
     """Angle (radians) turning horizontal direction ``u`` onto ``v`` about ``up``."""
-    return float(np.arctan2(np.cross(u, v) @ up, u @ v))
+    return float(np.arctan2(quat.cross(u, v) @ up, u @ v))
 
 
 def orientation_near(

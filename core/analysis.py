@@ -240,7 +240,7 @@ def pelvis_facing(hip_left: np.ndarray, hip_right: np.ndarray, up: np.ndarray) -
     The figure faces ``cross(left - right, up)``: with Y up and the left hip
     on +X that is +Z, the right-handed convention of BVH and Blender alike.
     """
-    return _unit(horizontal(np.cross(hip_left - hip_right, up), up))
+    return _unit(horizontal(quat.cross(hip_left - hip_right, up), up))
 
 
 def body_orientation(

@@ -54,7 +54,7 @@ def _unit(v: np.ndarray, fallback: np.ndarray) -> np.ndarray:
 def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     """A unit vector perpendicular to ``v (..., 3)`` (cross with the least-aligned basis axis)."""
     basis = np.eye(3)[np.argmin(np.abs(v), axis=-1)]
-    return _unit(np.cross(v, basis), np.broadcast_to([1.0, 0.0, 0.0], v.shape))
+    return _unit(quat.cross(v, basis), np.broadcast_to([1.0, 0.0, 0.0], v.shape))
 
 
 def _perpendicular_part(v: np.ndarray, axis: np.ndarray) -> np.ndarray:
@@ -64,7 +64,7 @@ def _perpendicular_part(v: np.ndarray, axis: np.ndarray) -> np.ndarray:
 
 def _signed_angle(u: np.ndarray, v: np.ndarray, axis: np.ndarray) -> np.ndarray:
     """Angle ``(...)`` turning ``u`` to ``v`` about ``axis`` (both perpendicular to it), right-handed."""
-    return np.arctan2(np.sum(axis * np.cross(u, v), axis=-1), np.sum(u * v, axis=-1))
+    return np.arctan2(np.sum(axis * quat.cross(u, v), axis=-1), np.sum(u * v, axis=-1))
 
 
 def two_bone_ik(
@@ -125,11 +125,11 @@ def two_bone_ik(
     thigh = _unit(ab, _unit(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape)))
 
     # 1. Knee angle from the law of cosines, turning about the current bend axis.
-    bend = np.cross(ab, bc)
+    bend = quat.cross(ab, bc)
     bent = _norm(bend)[..., 0] > _TINY * np.maximum(l_ab * l_bc, _TINY)
     # A straight chain bends so that the knee moves towards the pole: the shin
     # then swings away from it, i.e. about pole x thigh.
-    fallback_axis = _unit(np.cross(pole, thigh), _any_perpendicular(thigh))
+    fallback_axis = _unit(quat.cross(pole, thigh), _any_perpendicular(thigh))
     axis = np.where(bent[..., None], _unit(bend, fallback_axis), fallback_axis)
 
     l_at = np.clip(_norm(t - a)[..., 0], np.abs(l_ab - l_bc), l_ab + l_bc)
@@ -137,7 +137,7 @@ def two_bone_ik(
     has_bones = denom > _TINY
     cos_knee = (l_ab**2 + l_bc**2 - l_at**2) / np.where(has_bones, denom, 1.0)
     knee_new = np.arccos(np.clip(cos_knee, -1.0, 1.0))
-    knee_now = np.arctan2(_norm(np.cross(-ab, bc))[..., 0], np.sum(-ab * bc, axis=-1))
+    knee_now = np.arctan2(_norm(quat.cross(-ab, bc))[..., 0], np.sum(-ab * bc, axis=-1))
     mid_delta = quat.from_axis_angle(axis, np.where(has_bones, knee_now - knee_new, 0.0))
 
     # 2. Point the chain at the target by the shortest arc about the root.
@@ -166,7 +166,7 @@ def _shortest_arc(u: np.ndarray, v: np.ndarray, axis_if_opposite: np.ndarray) ->
     lies in the bend plane), so the half turn keeps the chain in its plane.
     """
     w = 1.0 + np.sum(u * v, axis=-1, keepdims=True)
-    xyz = np.cross(u, v)
+    xyz = quat.cross(u, v)
     opposite = w < 1e-12
     q = np.concatenate([np.where(opposite, 0.0, w), np.where(opposite, axis_if_opposite, xyz)], axis=-1)
     return q / _norm(q)

@@ -40,6 +40,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import quat
 from .analysis import pelvis_facing
 from .motion import Motion, forward_kinematics
 from .rig import Rig, detect_up, leg_length
@@ -142,7 +143,7 @@ def body_frames(motion: Motion, rig: Rig, joints: np.ndarray,
     gpos = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, wanted, rotations_out=False)[0]
     pelvis = gpos[:, 0]
     forward = pelvis_facing(gpos[:, 1], gpos[:, 2], up)
-    left = np.cross(up, forward)
+    left = quat.cross(up, forward)
     # rows are the body axes, so basis @ v gives v's (left, up, forward) coordinates
     basis = np.stack([left, np.broadcast_to(up, left.shape), forward], axis=1)
     leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))

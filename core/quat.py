@@ -73,12 +73,12 @@ def mul_vec(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     w = q[..., :1]
     u = q[..., 1:]
-    t = 2.0 * _cross(u, v)
-    return v + w * t + _cross(u, t)
+    t = 2.0 * cross(u, v)
+    return v + w * t + cross(u, t)
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.cross`` over the last axis of 3-vectors, without its axis bookkeeping (it is hot)."""
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross`` over the last axis of 3-vectors (broadcast), without its axis bookkeeping (it is hot)."""
     ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
     bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
     return np.stack([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx], axis=-1)
@@ -262,12 +262,12 @@ def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     u = u / np.linalg.norm(u, axis=-1, keepdims=True)
     v = v / np.linalg.norm(v, axis=-1, keepdims=True)
     w = 1.0 + np.sum(u * v, axis=-1, keepdims=True)
-    xyz = np.cross(u, v)
+    xyz = cross(u, v)
     opposite = w[..., 0] < 1e-9
     if np.any(opposite):
         # any axis perpendicular to u: cross with the least-aligned basis vector
         basis = np.eye(3)[np.argmin(np.abs(u), axis=-1)]
-        perp = np.cross(u, basis)
+        perp = cross(u, basis)
         perp /= np.linalg.norm(perp, axis=-1, keepdims=True)
         xyz = np.where(opposite[..., None], perp, xyz)
         w = np.where(opposite[..., None], 0.0, w)

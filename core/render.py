@@ -247,7 +247,7 @@ def pelvis_shift(
     forward = horizontal(body, up)
     forward = forward / np.maximum(np.linalg.norm(forward, axis=-1, keepdims=True), 1e-12)
     # root_x from the component of the pelvis across the body orientation (eq. 2 solved for root_x)
-    lateral = np.cross(forward, up)
+    lateral = quat.cross(forward, up)
     denom = np.sum(across * lateral, axis=-1)
     # how well the feet span the body's side-to-side axis: 1 across it, 0 along it;
     # root_x fades to the midpoint (0.5) as eq. (2) loses its grip, never jumping there

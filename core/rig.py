@@ -65,6 +65,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import quat
 from .motion import Motion, Skeleton
 
 SIDES = ("L", "R")
@@ -810,7 +811,7 @@ def _topology_legs(tree: _Tree, poses: _Poses, scores, fixed) -> dict:
     else:
         # knees bend forward
         forward = (P[:, [a[1], b[1]]] - 0.5 * (P[:, [a[0], b[0]]] + ankles)).mean(axis=1)
-    left = _unit(np.cross(up, forward))
+    left = _unit(quat.cross(up, forward))
     across = _unit(P[:, a[0]] - P[:, b[0]])
     vote = float(np.sum(np.sum(across * left, axis=-1)))
     # undecidable poses (no toes, straight legs) keep the hierarchy's order: first leg is left
