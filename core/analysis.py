@@ -191,7 +191,8 @@ def _foot_positions(motion: Motion, rig: Rig) -> _SomeJoints:
     """
     legs = [j for side in ("L", "R") for j in rig.leg(side).joints if j is not None]
     joints = np.array(sorted(set(legs) | {rig.pelvis}))
-    positions = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints, rotations_out=False)[0]
+    positions = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints,
+                                   rotations_out=False)[0]
     return _SomeJoints(positions, joints, len(motion.skeleton))
 
 

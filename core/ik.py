@@ -296,7 +296,7 @@ def legs_ik(
         return np.stack([g_rot[:, column[j]] if j >= 0 else identity for j in joints], axis=1)
 
     hips, knees, ankles = (np.array(j) for j in zip(*chains))
-    a, b, c = g_pos[:, [column[j] for j in hips]], g_pos[:, [column[j] for j in knees]], g_pos[:, [column[j] for j in ankles]]
+    a, b, c = (g_pos[:, [column[j] for j in joints]] for joints in (hips, knees, ankles))
     if poles is None:
         pole = np.stack([_bend_directions(a[:, k], b[:, k], c[:, k], world([parents[hip]])[:, 0],
                                           [motion.skeleton.names[j] for j in chain])

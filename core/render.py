@@ -178,7 +178,8 @@ def adapt_legs(
     left, right = rig.leg("L"), rig.leg("R")
     # ankles, then hips (which solving a leg does not move)
     joints = [left.ankle, right.ankle, left.hip, right.hip]
-    found = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, joints, rotations_out=False)[0]
+    found = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, joints,
+                               rotations_out=False)[0]
     gpos, hip_positions = found[:, :2], found[:, 2:]
     legs, columns, targets = [], [], []
     for side, col in (("L", 0), ("R", 1)):

@@ -694,12 +694,13 @@ def _adaptation_alignment(track: _Track, clip: Clip, clip_contacts: np.ndarray, 
     latest is used (at the end of S1 itself when the clip stands on it there).
     """
     j1 = int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))
-    best = (-1, _base_foot_at(track, r.t0), j1)  # (frame, foot, frame) of the choice
+    choice = None  # (clip frame, foot)
     for foot in np.flatnonzero(_contacts_at(track, r.t0)):
         planted = np.flatnonzero(clip_contacts[: j1 + 1, foot])
-        if len(planted) and planted[-1] > best[0]:
-            best = (int(planted[-1]), int(foot), int(planted[-1]))
-    return _align(track, clip, ctx, prev_frame=r.t0, next_frame=best[2], foot=best[1])
+        if len(planted) and (choice is None or planted[-1] > choice[0]):
+            choice = (int(planted[-1]), int(foot))
+    frame, foot = choice if choice is not None else (j1, _base_foot_at(track, r.t0))
+    return _align(track, clip, ctx, prev_frame=r.t0, next_frame=frame, foot=foot)
 
 
 def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
@@ -794,7 +795,8 @@ def _step_fits(track: _Track, clip: Clip, pair: PairPlan, p0: _Phase, ctx: _Cont
 def _ankles_at(rotations: np.ndarray, positions: np.ndarray, frame: int, parents: np.ndarray, rig: Rig) -> np.ndarray:
     """World positions ``(2, 3)`` of the left and right ankle at one frame (clamped) of a pose sequence."""
     i = int(np.clip(frame, 0, len(rotations) - 1))
-    return forward_kinematics(rotations[i], positions[i], parents, [rig.leg("L").ankle, rig.leg("R").ankle], rotations_out=False)[0]
+    ankles = [rig.leg("L").ankle, rig.leg("R").ankle]
+    return forward_kinematics(rotations[i], positions[i], parents, ankles, rotations_out=False)[0]
 
 
 def _stance_foot(phase: Phase) -> int:
@@ -954,7 +956,8 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
 
     # planted feet stay planted: pin them by leg IK inside the blend (2008, 7.2)
     left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
-    ankles = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [left.ankle, right.ankle], rotations_out=False)[0]
+    ankles = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [left.ankle, right.ankle],
+                                rotations_out=False)[0]
     if adapt_targets is not None:
         targets, active = adapt_targets
     else:
@@ -1018,12 +1021,13 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     i0 = int(np.clip(s1.start - t[0], 0, T - 1))
     # the kept feet: where the previous motion has them at the start of S1
     feet_joints = [left.ankle, right.ankle]
-    kept = forward_kinematics(prev[0][i0 : i0 + 1], prev[1][i0 : i0 + 1], parents, feet_joints, rotations_out=False)[0][0]  # (2, 3)
+    kept = forward_kinematics(prev[0][i0], prev[1][i0], parents, feet_joints, rotations_out=False)[0]  # (2, 3)
     planted = prev_contacts[i0]
     swinging = ~planted  # a foot the previous motion has in the air when S1 starts
 
     # the following motion's own feet, pelvis and body orientation
-    g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip], rotations_out=False)[0]
+    g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip],
+                           rotations_out=False)[0]
     feet_own = g[:, :2]
     pelvis_own = g[:, 2]
     body = pelvis_facing(g[:, 3], g[:, 4], up)
