@@ -56,6 +56,24 @@ def largest_step(motion):
     return np.linalg.norm(np.diff(g, axis=0), axis=-1).max()
 
 
+def placed(prev, nxt, margin):
+    """The benchmark's placement: ``nxt`` starts ``margin`` frames before ``prev`` ends, cores ``margin`` in."""
+    return [Clip(prev, 0, (margin, prev.n_frames - 1 - margin), "prev"),
+            Clip(nxt, prev.n_frames - margin, (margin, nxt.n_frames - 1 - margin), "next")]
+
+
+def pelvis_acceleration(motion, rig):
+    """Horizontal acceleration of the pelvis per frame (second differences)."""
+    g = motion.global_positions()[:, rig.pelvis]
+    a = (g[2:] - 2.0 * g[1:-1] + g[:-2]) * motion.fps**2
+    return np.linalg.norm(a - np.outer(a @ motion.skeleton.up, motion.skeleton.up), axis=-1)
+
+
+def joint_accelerations(motion):
+    g = motion.global_positions()
+    return np.linalg.norm(g[2:] - 2.0 * g[1:-1] + g[:-2], axis=-1) * motion.fps**2
+
+
 # ---------------------------------------------------------------- method selection
 
 
@@ -170,12 +188,6 @@ def test_a_foot_stepping_home_lifts_before_it_travels(clips, prev_name, next_nam
     assert checked, "the pair takes a step"
 
 
-def placed(prev, nxt, margin):
-    """The benchmark's placement: ``nxt`` starts ``margin`` frames before ``prev`` ends, cores ``margin`` in."""
-    return [Clip(prev, 0, (margin, prev.n_frames - 1 - margin), "prev"),
-            Clip(nxt, prev.n_frames - margin, (margin, nxt.n_frames - 1 - margin), "next")]
-
-
 @pytest.mark.parametrize("prev_name, next_name, margin", [(WALK, TURN, 15), (TURN, WALK_LEFT, 15), (WALK, TURN, 30)])
 def test_a_kept_foot_stays_where_it_stands_until_the_following_clip_lifts_it(clips, prev_name, next_name, margin):
     """The following clip is aligned where it plants the kept foot (2008, 4.2), not where its first
@@ -248,18 +260,6 @@ def test_a_run_that_must_stop_dead_does_so_on_planted_feet(clips, following):
     speed = np.linalg.norm(velocity - (velocity @ up)[..., None] * up, axis=-1)
     down = (height[1:] < floor + 0.05 * leg) & (height[:-1] < floor + 0.05 * leg)
     assert down.any() and speed[down].mean() < 0.5 * leg, speed[down].mean() / leg
-
-
-def pelvis_acceleration(motion, rig):
-    """Horizontal acceleration of the pelvis per frame (second differences)."""
-    g = motion.global_positions()[:, rig.pelvis]
-    a = (g[2:] - 2.0 * g[1:-1] + g[:-2]) * motion.fps**2
-    return np.linalg.norm(a - np.outer(a @ motion.skeleton.up, motion.skeleton.up), axis=-1)
-
-
-def joint_accelerations(motion):
-    g = motion.global_positions()
-    return np.linalg.norm(g[2:] - 2.0 * g[1:-1] + g[:-2], axis=-1) * motion.fps**2
 
 
 def test_adaptation_without_a_moving_foot_deforms_to_the_end_eq8(clips):
