@@ -357,6 +357,19 @@ def test_the_plan_prints_and_serialises(clips):
     assert "adaptation" in result.plan.summary()
 
 
+def test_the_plan_says_which_blends_are_more_abrupt_than_their_clips(clips):
+    """Half a second to stop a run dead: no range keeps within the limits, and the plan says so."""
+    result = synthesize(placed(clips[RUN2], clips[BOW], 15))
+    abrupt = [s for s in result.plan.pairs[0].segments if s.excess > 1.0]
+    assert abrupt
+    data = json.loads(result.plan.to_json())
+    assert any(seg.get("excess", 0.0) > 1.0 for seg in data["pairs"][0]["segments"])
+    assert "as abrupt as the clips allow" in result.plan.summary()
+    # a roomy placement of the same clips keeps within them
+    roomy = synthesize([Clip(clips[RUN2], 0, (0, 40), "run"), Clip(clips[BOW], 120, None, "bow")])
+    assert all(s.excess <= 1.0 for s in roomy.plan.pairs[0].segments)
+
+
 # ---------------------------------------------------------------- conventions of other rigs
 
 
