@@ -99,7 +99,10 @@ def _draw_plan(layout, armature) -> None:
     for pair in plan["pairs"]:
         box.label(text=f"{pair['prev']} → {pair['next']}: {pair['method']}")
         for segment in pair["segments"]:
-            box.label(text=f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}")
+            abrupt = segment.get("excess")
+            box.label(text=f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}"
+                           + (f", {abrupt:.1f}x as abrupt as the clips" if abrupt else ""),
+                      icon='ERROR' if abrupt else 'NONE')
         if pair.get("warning"):
             for line in nla.wrapped(pair["warning"]):
                 box.label(text=line, icon='INFO')

@@ -516,3 +516,16 @@ def test_panel_shows_buttons_strips_cores_phases_and_the_plan(walk_bow_punch):
     for segment in pair["segments"]:
         assert f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}" in labels
     assert {s["part"] for s in pair["segments"]} == {"lower", "upper"}
+
+
+def test_panel_names_a_blend_more_abrupt_than_its_clips(empty_scene):
+    """The bow's core ends half a second before the kick's starts: no range between them keeps
+    within the speed and acceleration the clips allow, and the panel says so with the figure."""
+    obj = clips_on_one_armature((("bow_normal_001", 1, (16, 123)), ("kick_normal_001", 124, (139, 466))))
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    abrupt = [s for s in plan_of(obj)["pairs"][0]["segments"] if s.get("excess", 0.0) > 1.0]
+    assert abrupt
+    labels = draw_panel().labels
+    for segment in abrupt:
+        assert (f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}, "
+                f"{segment['excess']:.1f}x as abrupt as the clips") in labels
