@@ -312,15 +312,12 @@ def forward_kinematics(
             _rotate_planes(gr[:, p], lp, out=gp[:, k])
             gp[:, k] += gp[:, p]
     out = column[wanted]
-    if not rotations_out:
-        gp = gp[:, out] if joints is not None or len(keep) < J else gp
-        return gp.transpose(2, 1, 0).reshape(lead + (len(out), 3)), None
-    if joints is not None or len(keep) < J:
-        gr, gp = gr[:, out], gp[:, out]
+    chosen = joints is not None or len(keep) < J  # columns to pick out of those evaluated
     K = len(out)
-    grot = gr.transpose(2, 1, 0).reshape(lead + (K, 4))
-    gpos = gp.transpose(2, 1, 0).reshape(lead + (K, 3))
-    return gpos, grot
+    gpos = (gp[:, out] if chosen else gp).transpose(2, 1, 0).reshape(lead + (K, 3))
+    if not rotations_out:
+        return gpos, None
+    return gpos, (gr[:, out] if chosen else gr).transpose(2, 1, 0).reshape(lead + (K, 4))
 
 
 def _mul_planes(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
