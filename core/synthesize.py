@@ -39,6 +39,7 @@ from . import quat
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, foot_contacts, horizontal, moving_feet, pelvis_facing, phase_segments, support_phases
 from .motion import Motion, forward_kinematics
+from .quality import GapQuality, SourceFigures, foot_levels, foot_positions, gap_quality
 from .optimize import (blend_weights, body_frames, body_velocity, distance_matrix, optimal_blend_range,
                        pose_acceleration, pose_velocity, primary_joints)
 from .render import adapt_legs, blend, foot_lock_offsets, pelvis_shift, sample, smooth_warp, smoothstep
@@ -153,6 +154,8 @@ class PairPlan:
     segments: tuple[Segment, ...]
     alignment: Alignment
     warning: str | None = None  # e.g. cores that leave no room for a smooth blend
+    gap: tuple[int, int] | None = None  # output frames from the previous core's last to the next core's first
+    quality: GapQuality | None = None  # the gap measured against the untouched clips (core.quality)
 
     def segment(self, part: str, blend: str | None = None) -> Segment | None:
         for s in self.segments:
@@ -170,6 +173,8 @@ class PairPlan:
             "segments": [s.to_dict() for s in self.segments],
             "alignment": self.alignment.to_dict(),
             "warning": self.warning,
+            "gap": list(self.gap) if self.gap else None,
+            "quality": self.quality.to_dict() if self.quality else None,
         }
 
 
@@ -212,6 +217,8 @@ class Plan:
             lines.append(f"{p.prev} -> {p.next}: {p.method}")
             if p.warning:
                 lines.append(f"    note: {p.warning}")
+            if p.quality:
+                lines.append(f"    gap {p.gap[0]} .. {p.gap[1]}: {p.quality.summary()}")
             for s in p.segments:
                 w = f", slopes {s.weights.slope_start:.2f}/{s.weights.slope_end:.2f}" if s.weights else ""
                 abrupt = f", {s.excess:.1f} x as abrupt as the clips allow" if s.excess > 1.0 else ""
@@ -314,7 +321,7 @@ def synthesize(
         core_end=clips[0].start + clips[0].core_range[1],
         name=clips[0].name,
     )
-    pairs, rejected = [], []
+    pairs, rejected, joined = [], [], [(clips[0], clips[0])]  # joined: (previous clip, next clip) per pair
     for clip, clip_contacts in zip(clips[1:], contacts[1:]):
         core_begin = clip.start + clip.core_range[0]
         if core_begin <= track.core_end:
@@ -329,9 +336,12 @@ def synthesize(
                 f"the cores of '{track.name}' (to frame {track.core_end}) and '{clip.name}' (from frame "
                 f"{core_begin}) leave {max(room, 0)} frame(s) to blend in, less than {MIN_BLEND_S:g} s: expect a "
                 f"jump there; start '{clip.name}' later or shorten one of the cores"))
+        pair = replace(pair, gap=(track.core_end, core_begin))
         track = render_pair(track, clip, clip_contacts, pair, ctx)
         pairs.append(pair)
+        joined.append((joined[-1][1], clip))
     motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
+    pairs = _measured(motion, track.first, pairs, joined[1:], ctx)
     plan = Plan(
         fps=ctx.fps,
         responsiveness=ctx.responsiveness,
@@ -342,6 +352,26 @@ def synthesize(
         rejected=tuple(rejected),
     )
     return Result(motion, plan)
+
+
+def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]],
+              ctx: _Context) -> list[PairPlan]:
+    """Each pair with its gap's quality figures against the untouched clips (core.quality)."""
+    if not pairs:
+        return pairs
+    feet = foot_positions(motion, ctx.rig)
+    levels = foot_levels(feet @ ctx.up)
+    figures = {}  # each clip's own figures, once
+
+    def of(clip: Clip) -> SourceFigures:
+        if id(clip) not in figures:
+            figures[id(clip)] = SourceFigures.of(clip.motion, ctx.rig, ctx.up)
+        return figures[id(clip)]
+
+    return [replace(p, quality=gap_quality(motion, first, p.gap, up=ctx.up, leg=ctx.leg, output_feet=feet,
+                                           output_levels=levels,
+                                           sources=[(of(prev), prev.start), (of(nxt), nxt.start)]))
+            for p, (prev, nxt) in zip(pairs, joined)]
 
 
 def _checked(clips: Sequence[Clip]) -> list[Clip]:

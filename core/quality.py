@@ -1,0 +1,187 @@
+"""How well a gap between two cores was filled: the one measure the project uses throughout.
+
+The gap is every output frame from one accepted core's last frame to the
+next core's first frame, inclusive: whatever the output does between two
+cores counts, not only its blending segments.
+
+Foot skate
+    For each ankle and toe joint, on consecutive frame pairs where the joint
+    is within a narrow band above its own floor level (both frames), the mean
+    horizontal speed from forward differences. The floor is the 2nd
+    percentile of that joint's height over the motion measured; the band is
+    3 % of that joint's own height range over it (about 1 cm on a walking
+    adult's ankle), so a planted foot that slides is caught and a swinging
+    toe skimming the floor is not.
+Acceleration
+    Per frame, the mean over every joint of its global acceleration (second
+    differences); its peak over the gap.
+
+Both come with what the untouched clips do on the same output frames: the
+previous clip after its core and the following clip before its core, each
+on its own frames, pooled (skate) or the larger (acceleration). Skate is in
+leg lengths per second (a BVH file does not say its unit; multiply by the leg
+length for the rig's own), accelerations are ratios to the 99th percentile of
+the two clips' own mean-joint acceleration, so the figures do not depend on
+the rig's unit, axes or frame rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .analysis import horizontal
+from .motion import Motion, forward_kinematics
+from .rig import Rig
+
+FLOOR_PERCENTILE = 2.0  # a joint's floor level: this low percentile of its height over the motion
+BAND = 0.03  # a joint is down while within this share of its own height range above its floor
+ACCEL_PERCENTILE = 99.0  # accelerations are given as ratios to this percentile of the clips' own
+FLAG_RATIO = 1.5  # a gap skating or accelerating more than this times the untouched clips is flagged
+
+
+def foot_joints(rig: Rig) -> list[int]:
+    """Ankle and toe joints of both legs (toes where the rig has them)."""
+    return [j for side in ("L", "R") for j in (rig.leg(side).ankle, rig.leg(side).toe) if j is not None]
+
+
+@dataclass(frozen=True)
+class FootLevels:
+    """Per foot joint: its floor level and the band above it that counts as down."""
+
+    floor: np.ndarray  # (K,) heights, in the motion's unit
+    band: np.ndarray  # (K,)
+
+
+def foot_levels(heights: np.ndarray) -> FootLevels:
+    """Floor and band of each column of ``heights (F, K)`` (see the module docstring)."""
+    floor = np.percentile(heights, FLOOR_PERCENTILE, axis=0)
+    return FootLevels(floor, BAND * (heights.max(axis=0) - floor))
+
+
+def foot_positions(motion: Motion, rig: Rig, frames: slice | None = None) -> np.ndarray:
+    """World positions ``(F, K, 3)`` of :func:`foot_joints` (over ``frames`` if given)."""
+    m = motion if frames is None else motion[frames]
+    return forward_kinematics(m.rotations, m.positions, m.skeleton.parents, foot_joints(rig), rotations_out=False)[0]
+
+
+def skate_samples(feet: np.ndarray, levels: FootLevels, up: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Horizontal speeds ``(F - 1, K)`` of consecutive frame pairs, and whether both frames are down."""
+    height = feet @ up - levels.floor
+    down = height <= levels.band
+    speed = np.linalg.norm(horizontal(np.diff(feet, axis=0), up), axis=-1) * fps
+    return speed, down[1:] & down[:-1]
+
+
+def mean_joint_acceleration(motion: Motion) -> np.ndarray:
+    """``(F - 2,)`` mean over joints of each joint's global acceleration at frames 1 .. F-2 (units/s^2)."""
+    if motion.n_frames < 3:
+        return np.zeros(0)
+    g = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, rotations_out=False)[0]
+    return np.linalg.norm(g[2:] - 2.0 * g[1:-1] + g[:-2], axis=-1).mean(axis=1) * motion.fps**2
+
+
+@dataclass(frozen=True)
+class SourceFigures:
+    """What a clip brings by itself: its foot levels and its mean-joint acceleration per frame."""
+
+    levels: FootLevels
+    accel: np.ndarray  # (F,) at every frame, 0 at the first and last (no second difference there)
+    feet: np.ndarray  # (F, K, 3)
+
+    @classmethod
+    def of(cls, motion: Motion, rig: Rig, up: np.ndarray) -> "SourceFigures":
+        feet = foot_positions(motion, rig)
+        accel = np.zeros(motion.n_frames)
+        accel[1:-1] = mean_joint_acceleration(motion)
+        return cls(foot_levels(feet @ up), accel, feet)
+
+
+@dataclass(frozen=True)
+class GapQuality:
+    """The figures of one gap; ``None`` where there is nothing to measure.
+
+    skate            leg lengths per second of the output's foot joints while down in the gap.
+    skate_untouched  the same of the untouched clips on the same frames, pooled.
+    accel            the output's peak mean-joint acceleration in the gap, over
+                     the two clips' 99th percentile.
+    accel_untouched  the untouched clips' peak on the same frames, likewise.
+    """
+
+    skate: float | None
+    skate_untouched: float | None
+    accel: float | None
+    accel_untouched: float | None
+
+    @property
+    def flags(self) -> list[str]:
+        """What exceeds FLAG_RATIO times the untouched clips."""
+        out = []
+        for name, mine, theirs in (("skate", self.skate, self.skate_untouched),
+                                   ("acceleration", self.accel, self.accel_untouched)):
+            if mine is not None and theirs is not None and mine > FLAG_RATIO * theirs:
+                out.append(f"{name} {mine / max(theirs, 1e-12):.1f} x the untouched clips'")
+        return out
+
+    def to_dict(self) -> dict:
+        return {"skate": self.skate, "skate_untouched": self.skate_untouched,
+                "accel": self.accel, "accel_untouched": self.accel_untouched}
+
+    def summary(self) -> str:
+        def f(x, digits):
+            return "-" if x is None else f"{x:.{digits}f}"
+        text = (f"skate {f(self.skate, 3)} legs/s (untouched clips {f(self.skate_untouched, 3)}), "
+                f"peak acceleration {f(self.accel, 2)} x p99 (untouched {f(self.accel_untouched, 2)})")
+        flags = self.flags
+        return text + (f"  ! {'; '.join(flags)}" if flags else "")
+
+
+def _pooled_mean(speeds: list[np.ndarray], down: list[np.ndarray]) -> float | None:
+    n = sum(int(d.sum()) for d in down)
+    return float(sum(float(s[d].sum()) for s, d in zip(speeds, down)) / n) if n else None
+
+
+def gap_quality(
+    output: Motion, output_start: int, gap: tuple[int, int], *, up: np.ndarray, leg: float,
+    output_feet: np.ndarray, output_levels: FootLevels,
+    sources: list[tuple[SourceFigures, int]],
+) -> GapQuality:
+    """The figures of output frames ``gap = (first, last)`` (inclusive, on the timeline).
+
+    output, output_start  the output motion and the timeline frame of its frame 0;
+    up, leg               the up axis and the leg length (skate comes out in legs/s);
+    output_feet, output_levels  its :func:`foot_positions` and :func:`foot_levels`;
+    sources               the two untouched clips, each with the timeline
+                          frame its frame 0 plays at (as placed, so the gap's
+                          frames are theirs too where they have them).
+    """
+    fps = output.fps
+    first, last = gap
+    # skate over the frame pairs (t, t + 1), t = first .. last - 1
+    a, b = max(first - output_start, 0), min(last - output_start, output.n_frames - 1)
+    speed, down = skate_samples(output_feet[a : b + 1], output_levels, up, fps)
+    skate = _pooled_mean([speed], [down])
+    speeds, downs, peaks = [], [], []
+    for src, start in sources:
+        i, j = max(first - start, 0), min(last - start, len(src.accel) - 1)
+        if j - i >= 1:
+            s, d = skate_samples(src.feet[i : j + 1], src.levels, up, fps)
+            speeds.append(s)
+            downs.append(d)
+        i, j = max(i, 1), min(j, len(src.accel) - 2)
+        if j >= i:
+            peaks.append(float(src.accel[i : j + 1].max()))
+    untouched = _pooled_mean(speeds, downs)
+    p99 = float(np.percentile(np.concatenate([s.accel[1:-1] for s, _ in sources]), ACCEL_PERCENTILE))
+    # acceleration at the gap's frames, each with a neighbour either side in the output
+    a, b = max(first - output_start, 1), min(last - output_start, output.n_frames - 2)
+    accel = None
+    if b >= a and p99 > 0:
+        accel = float(mean_joint_acceleration(output[a - 1 : b + 2]).max()) / p99
+    return GapQuality(
+        skate=None if skate is None else skate / leg,
+        skate_untouched=None if untouched is None else untouched / leg,
+        accel=accel,
+        accel_untouched=max(peaks) / p99 if peaks and p99 > 0 else None,
+    )
