@@ -110,64 +110,21 @@ def smoothstep(u: np.ndarray) -> np.ndarray:
     return u * u * (3.0 - 2.0 * u)
 
 
-def foot_lock_offsets(
-    ankles: np.ndarray, contacts: np.ndarray, *, window: tuple[int, int], release_frames: int
-) -> np.ndarray:
-    """Offsets ``(T, 3)`` that hold one ankle still through each contact inside ``window``.
-
-    ankles (T, 3) ankle positions of the blended poses, contacts (T,) bool.
-    Outside the window the output must stay as it is, so a contact that began
-    before the window is held where the window finds it, and one that goes on
-    after it is held where the window leaves it; a contact with both ends
-    fixed that way, and the two ends apart, glides from one to the other with
-    zero speed at both ends. A contact wholly inside the window is held where
-    it starts. Where the pinned foot is in the air just before touching down
-    or just after lifting off, the correction eases in or out over
-    ``release_frames`` (while the foot is moving anyway), so it never jumps.
-    """
-    T = len(ankles)
-    lo, hi = max(window[0], 0), min(window[1], T - 1)
-    offsets = np.zeros((T, 3))
-    if hi < lo:
-        return offsets
-    inside = np.zeros(T, dtype=bool)
-    inside[lo : hi + 1] = True
-    for start, end in contact_runs(contacts & inside):
-        began_before = start == lo and lo > 0 and contacts[lo - 1]
-        goes_on = end == hi and hi + 1 < T and contacts[hi + 1]
-        n = end - start + 1
-        if began_before and goes_on:
-            u = smoothstep(np.arange(n + 2)[1:-1] / (n + 1))[:, None]
-            target = (1.0 - u) * ankles[lo - 1] + u * ankles[hi + 1]
-        elif began_before:
-            target = np.broadcast_to(ankles[lo - 1], (n, 3))
-        else:
-            # a foot that touches down inside the blend lands where the blend
-            # brings it: the weight function already ends on the following pose
-            continue
-        offsets[start : end + 1] = target - ankles[start : end + 1]
-        # ease the correction in before touch-down and out after lift-off, inside the window
-        k_in = min(release_frames, start - lo)
-        if k_in > 0 and not began_before:
-            offsets[start - k_in : start] = offsets[start] * smoothstep(np.arange(1, k_in + 1) / (k_in + 1))[:, None]
-        k_out = min(release_frames, hi - end)
-        if k_out > 0 and not goes_on:
-            offsets[end + 1 : end + 1 + k_out] = offsets[end] * smoothstep(1.0 - np.arange(1, k_out + 1) / (k_out + 1))[:, None]
-    return offsets
-
-
 def adapt_legs(
     motion: Motion,
     rig,
     ankle_targets: np.ndarray,
     active: np.ndarray,
+    *,
+    ankle_rotations: np.ndarray | None = None,
 ) -> Motion:
     """Legs of ``motion`` solved by two-bone IK so that each ankle reaches its target.
 
     ankle_targets (F, 2, 3) world targets of the left and right ankle;
     active (F, 2) bool, where False the leg is left as it is (2008, 7.2).
     The knee keeps bending in its own plane; the foot keeps its world
-    orientation, so a flat foot stays flat.
+    orientation, so a flat foot stays flat, unless ``ankle_rotations (F, 2,
+    4)`` gives the world orientation each foot should have.
     """
     rows = np.flatnonzero(active.any(axis=1))
     if not len(rows):
@@ -182,6 +139,7 @@ def adapt_legs(
                                rotations_out=False)[0]
     gpos, hip_positions = found[:, :2], found[:, 2:]
     legs, columns, targets = [], [], []
+    given = None if ankle_rotations is None else ankle_rotations[part]
     for side, col in (("L", 0), ("R", 1)):
         on = active[part, col]
         if not on.any():
@@ -196,7 +154,8 @@ def adapt_legs(
         legs.append((leg.hip, leg.knee, leg.ankle))
         columns.append(col)
     # both legs on one evaluation of their chains (solving one leg does not move the other)
-    solved = legs_ik(window, legs, np.stack(targets, axis=1)).rotations
+    solved = legs_ik(window, legs, np.stack(targets, axis=1),
+                     ankle_rotations=None if given is None else given[:, columns]).rotations
     # frames left alone keep their leg bit for bit
     kept = window.rotations
     new = kept.copy()

@@ -39,17 +39,17 @@ from . import quat
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, foot_contacts, horizontal, moving_feet, pelvis_facing, phase_segments, support_phases
 from .motion import Motion, forward_kinematics
+from .contacts import hold_feet
 from .quality import GapQuality, SourceFigures, foot_levels, foot_positions, gap_quality
 from .optimize import (blend_weights, body_frames, body_velocity, distance_matrix, optimal_blend_range,
                        pose_acceleration, pose_velocity, primary_joints)
-from .render import adapt_legs, blend, foot_lock_offsets, pelvis_shift, sample, smooth_warp, smoothstep
+from .render import adapt_legs, blend, pelvis_shift, sample, smooth_warp, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
 from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
 
 # 2008, eq. (1): each original segment of a transition is time-scaled by a
 # factor between S_MIN and S_MAX at most (the values of the paper's experiments).
 S_MIN, S_MAX = 0.7, 1.5
-RELEASE_S = 0.1  # a foot pinned by IK lets go over this long after it lifts off
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
 KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
 # a foot adaptation cannot keep steps home during S1, rising STEP_RISE times its
@@ -341,6 +341,7 @@ def synthesize(
         pairs.append(pair)
         joined.append((joined[-1][1], clip))
     motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
+    motion = _feet_held(motion, track, pairs, ctx)
     pairs = _measured(motion, track.first, pairs, joined[1:], ctx)
     plan = Plan(
         fps=ctx.fps,
@@ -352,6 +353,17 @@ def synthesize(
         rejected=tuple(rejected),
     )
     return Result(motion, plan)
+
+
+def _feet_held(motion: Motion, track: _Track, pairs: list[PairPlan], ctx: _Context) -> Motion:
+    """The contact stage (core.contacts) over every gap between cores."""
+    if not pairs:
+        return motion
+    levels = foot_levels(foot_positions(motion, ctx.rig) @ ctx.up).floor
+    floors = levels.reshape(2, 2) if len(levels) == 4 else np.repeat(levels[:, None], 2, axis=1)
+    for p in pairs:
+        motion = hold_feet(motion, track.first, track.contacts, p.gap, ctx.rig, up=ctx.up, leg=ctx.leg, floors=floors)
+    return motion
 
 
 def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]],
@@ -970,35 +982,23 @@ def render_pair(track: _Track, clip: Clip, clip_contacts: np.ndarray, pair: Pair
         seg = pair.segment("lower")
         lrot, lpos = through(prev, new, seg, "motion", "motion")
         contacts = np.where((weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
-        lock_window = (seg.start - t[0], seg.end - t[0])
     elif pair.method == CONNECTION:  # eq. (3): motion to the connection pose
         seg = pair.segment("lower")
         # Fig. 4c: when no weight function can follow the motion, blend from its held pose
         lrot, lpos = through(prev, new, seg, "motion" if seg.blend == "motion-to-pose" else "source", "held")
         contacts = np.where((weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
-        lock_window = (seg.start - t[0], seg.end - t[0])
     else:
-        lrot, lpos, contacts, adapt_targets, lock_window = _adaptation_lower(
+        lrot, lpos, contacts, adapt_targets = _adaptation_lower(
             track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, through)
 
     rot = np.where(lower_mask[None, :, None], lrot, upper_rot)
     pos = np.where(lower_mask[None, :, None], lpos, upper_pos)
     motion = Motion(nxt.skeleton, rot, pos, ctx.fps)
 
-    # planted feet stay planted: pin them by leg IK inside the blend (2008, 7.2)
-    left, right = ctx.rig.leg("L"), ctx.rig.leg("R")
-    ankles = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [left.ankle, right.ankle],
-                                rotations_out=False)[0]
-    if adapt_targets is not None:
-        targets, active = adapt_targets
-    else:
-        release = max(1, int(round(RELEASE_S * ctx.fps)))
-        offsets = np.stack([foot_lock_offsets(ankles[:, k], contacts[:, k], window=lock_window, release_frames=release)
-                            for k in (0, 1)], axis=1)
-        targets = ankles + offsets
-        active = np.linalg.norm(offsets, axis=-1) > 1e-9 * ctx.leg
-    if active.any():
-        motion = adapt_legs(motion, ctx.rig, targets, active)
+    # adaptation's kept and stepping feet by leg IK (2008, 7.2); every planted foot
+    # is held afterwards, over the whole gap, by the contact stage (core.contacts)
+    if adapt_targets is not None and adapt_targets[1].any():
+        motion = adapt_legs(motion, ctx.rig, *adapt_targets)
 
     keep = first_blend - track.first
     if keep > len(track.rotations):
@@ -1095,7 +1095,7 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     before = t < s1.start
 
     contacts = np.where(after[:, None], new_contacts, prev_contacts)
-    held_feet = (release < 1.0) & planted[None]
+    held_feet = (release <= 0.0) & planted[None]  # kept, not yet on its way home
     contacts = np.where(held_feet & ~before[:, None], True, contacts)
     # IK from S1 on (before it the previous motion plays as it was): kept feet, and
     # every foot while the pelvis is shifted, released ones onto their own places,
@@ -1140,7 +1140,7 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
         targets[:, stepping] += (lift[:, None] * rise[None])[..., None] * up
         active[:, stepping] |= during[:, None]
         contacts[:, stepping] &= ~during[:, None]
-    return lrot, lpos, contacts, (targets, active), (s1.start - t[0], T - 1)
+    return lrot, lpos, contacts, (targets, active)
 
 
 def _move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):
