@@ -693,6 +693,12 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     t1s = _frames(int(t0s[0]) + 1, c1b)
     r = sides.optimal("lower", t0s, t1s, ctx)
     releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
+    # eq. (8): the following clip never moves a foot, so nothing would ever take the
+    # previous stance away; the legs step into the clip's own during S1 instead, so
+    # that its core is its own (a foot already where the clip has it does not rise)
+    hold = not releases and not steps
+    if hold:
+        releases, steps = [], _both_feet_step(r)
     # a foot that steps home during S1 takes no less than the clips' own steps (it
     # travels over the middle of S1 only, see _adaptation_lower)
     step_s = _step_duration(track, next_moving, ctx) / (1.0 - 2.0 * STEP_DELAY)
@@ -708,14 +714,15 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
             if (longer.t0, longer.t1) != (r.t0, r.t1):
                 r, alignment = longer, None
                 releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
+                if hold:
+                    releases, steps = [], _both_feet_step(r)
     if alignment is None:
         alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
-    if not releases and not steps:
-        s3 = Segment("lower", "deformation", r.t1, m1e)  # eq. (8): no foot ever moves
-        return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, s3), alignment)
+    if hold:
+        return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, *steps), alignment)
     releases.sort(key=lambda x: x[1].start)
     segments = [s1, s2]
     if releases:
@@ -723,6 +730,10 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     segments += [x[1] for x in releases] + steps
     p1 = releases[0][0] if releases else None
     return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple() if p1 else None, tuple(segments), alignment)
+
+
+def _both_feet_step(r) -> list[Segment]:
+    return [Segment("lower", "step", r.t0, r.t1, foot=side) for side in ("left", "right")]
 
 
 def _adaptation_alignment(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Context, r) -> Alignment:
