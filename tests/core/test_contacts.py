@@ -1,0 +1,119 @@
+"""The contact stage (core.contacts): feet the sources hold down stay planted between cores.
+
+Each test slides a real walk's body across the floor inside a gap, as a blend of two
+clips planted in different places does, and checks what the stage promises.
+"""
+
+import numpy as np
+import pytest
+
+from core import quat
+from core.analysis import foot_contacts, horizontal
+from core.contacts import hold_feet, twist_free
+from core.quality import foot_levels, foot_positions
+from core.rig import detect_up, find_rig, leg_length
+
+WALK = "bandai1/walk_normal_001"
+GAP = (40, 120)  # output frames between two cores (the walk plays from output frame 0)
+
+
+@pytest.fixture(scope="module")
+def walk(mocap):
+    return mocap(WALK)
+
+
+def slid(motion, rig, up, distance):
+    """The motion with its pelvis carried ``distance`` across the floor over the gap's inner frames
+    (a smoothstep in time): every planted foot slides, as in a blend of two placements."""
+    pos = np.array(motion.positions)
+    n = GAP[1] - GAP[0]
+    u = np.zeros(motion.n_frames)
+    x = np.arange(1, n) / n
+    u[GAP[0] + 1 : GAP[1]] = x * x * (3 - 2 * x) * (1 - x) * 4  # out and back: zero at both cores
+    forward = horizontal(np.array([0.0, 0.0, 1.0]), up)
+    pos[:, rig.pelvis] += u[:, None] * distance * forward
+    return motion.with_arrays(positions=pos)
+
+
+def held(motion, rig, up, contacts):
+    leg = leg_length(motion.skeleton, rig, "L")
+    levels = foot_levels(foot_positions(motion, rig) @ up)
+    return hold_feet(motion, 0, contacts, GAP, rig, up=up, leg=leg, floors=levels.floor.reshape(2, 2)), leg, levels
+
+
+def test_a_foot_the_sources_hold_down_moves_less_than_half_a_percent_of_a_leg_per_frame(walk):
+    rig = find_rig(walk)
+    up = detect_up(walk, rig)
+    contacts = foot_contacts(walk, rig, up=up)
+    leg = leg_length(walk.skeleton, rig, "L")
+    sliding = slid(walk, rig, up, 0.1 * leg)
+    out, _, _ = held(sliding, rig, up, contacts)
+    pairs = np.zeros(walk.n_frames - 1, bool)
+    pairs[GAP[0] : GAP[1]] = True
+    for k, side in enumerate("LR"):
+        # held down by the source: in contact, and flat and still in the untouched walk itself
+        # (contact also covers heel-off and the start of a swing, where capture's own foot travels)
+        down = contacts[:-1, k] & contacts[1:, k] & pairs & (foot_travel(walk, rig, side, up, np.max) < 0.005 * leg)
+        assert down.sum() > 10, "the walk stands on this foot in the gap"
+        # a foot that stays down keeps a point on the floor: its ankle, or its toe through heel-off
+        assert foot_travel(sliding, rig, side, up)[down].max() > 0.005 * leg, "the slide moves the planted foot"
+        assert foot_travel(out, rig, side, up)[down].max() < 0.005 * leg, f"the {side} foot slides while down"
+
+
+def foot_travel(motion, rig, side, up, of=np.min):
+    """Per frame pair, the horizontal move of whichever of the foot's ankle and toe moves least
+    (the point it stands on), or with ``of=np.max`` most (both still: the foot is flat and still)."""
+    g = motion.global_positions()[:, [rig.leg(side).ankle, rig.leg(side).toe]]
+    return of(np.linalg.norm(horizontal(np.diff(g, axis=0), up), axis=-1), axis=1)
+
+
+def test_toes_never_sink_below_the_floor_by_more_than_the_band(walk):
+    rig = find_rig(walk)
+    up = detect_up(walk, rig)
+    # push the body down into the floor as well: the feet must not follow it below
+    pos = np.array(walk.positions)
+    x = np.arange(GAP[1] - GAP[0] + 1) / (GAP[1] - GAP[0])
+    pos[GAP[0] : GAP[1] + 1, rig.pelvis] -= (np.sin(np.pi * x) * 0.05 * leg_length(walk.skeleton, rig, "L"))[:, None] * up
+    sunk = walk.with_arrays(positions=pos)
+    out, leg, levels = held(sunk, rig, up, foot_contacts(walk, rig, up=up))
+    toes = foot_positions(out, rig)[GAP[0] : GAP[1] + 1][:, [1, 3]] @ up
+    assert toes.min(axis=0).min() < (foot_positions(walk, rig)[:, [1, 3]] @ up).max()  # sanity: heights compare
+    floor, band = levels.floor[[1, 3]], levels.band[[1, 3]]
+    assert np.all(toes >= floor - band), f"toes sink {float((floor - band - toes).max()):.3g} below the band"
+
+
+def test_cores_and_frames_outside_the_gap_stay_bit_for_bit(walk):
+    rig = find_rig(walk)
+    up = detect_up(walk, rig)
+    sliding = slid(walk, rig, up, 0.1 * leg_length(walk.skeleton, rig, "L"))
+    out, _, _ = held(sliding, rig, up, foot_contacts(walk, rig, up=up))
+    outside = np.r_[0 : GAP[0] + 1, GAP[1] : walk.n_frames]
+    assert np.array_equal(out.rotations[outside], sliding.rotations[outside])
+    assert np.array_equal(out.positions, sliding.positions)
+
+
+def test_a_contact_that_began_in_the_previous_core_is_held_where_the_core_leaves_it(walk):
+    """The old foot locks treated a contact already under way when the window opened as a touch-down
+    and left it free: the standing foot of a connection slid."""
+    rig = find_rig(walk)
+    up = detect_up(walk, rig)
+    contacts = foot_contacts(walk, rig, up=up)
+    standing = int(np.flatnonzero(contacts[GAP[0]])[0])
+    sliding = slid(walk, rig, up, 0.1 * leg_length(walk.skeleton, rig, "L"))
+    out, leg, _ = held(sliding, rig, up, contacts)
+    ankle = rig.leg("LR"[standing]).ankle
+    run_end = GAP[0] + int(np.argmin(contacts[GAP[0]:, standing]))
+    g = out.global_positions()[GAP[0] : run_end, ankle]
+    heel_down = (g @ up) <= (g[0] @ up) + 0.01 * leg
+    assert np.linalg.norm(horizontal(g[heel_down] - g[0], up), axis=-1).max() < 0.005 * leg
+
+
+def test_a_held_foot_keeps_its_heading_but_rolls_with_the_blend():
+    up = np.array([0.0, 1.0, 0.0])
+    yaw = quat.from_axis_angle(up, 0.7)
+    pitch = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 0.3)
+    swing = twist_free(quat.mul(pitch, yaw), up)
+    # the twist about up (heading) is gone; what is left turns no horizontal direction about up
+    forward = quat.mul_vec(swing, np.array([0.0, 0.0, 1.0]))
+    assert abs(np.arctan2(forward[0], forward[2])) < 1e-9
+    np.testing.assert_allclose(twist_free(yaw, up), quat.identity(), atol=1e-12)
