@@ -106,6 +106,14 @@ def _draw_plan(layout, armature) -> None:
         if pair.get("warning"):
             for line in nla.wrapped(pair["warning"]):
                 box.label(text=line, icon='INFO')
+        if pair.get("quality"):
+            # the gap measured against the untouched clips on the same frames (core.quality)
+            from ..core.quality import GapQuality
+
+            quality = GapQuality.from_dict(pair["quality"])
+            first, last = pair["gap"]
+            box.label(text=f"    gap {first}-{last}: {quality.ratios()}",
+                      icon='ERROR' if quality.flags else 'CHECKMARK')
     for rejected in plan["rejected"]:
         box.label(text=f"Rejected {rejected['clip']}", icon='ERROR')
         for line in nla.wrapped(rejected["reason"]):

@@ -128,6 +128,16 @@ class GapQuality:
         return {"skate": self.skate, "skate_untouched": self.skate_untouched,
                 "accel": self.accel, "accel_untouched": self.accel_untouched}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "GapQuality":
+        return cls(d.get("skate"), d.get("skate_untouched"), d.get("accel"), d.get("accel_untouched"))
+
+    def ratios(self) -> str:
+        """The figures as multiples of the untouched clips', for a narrow display."""
+        def r(mine, theirs):
+            return "-" if mine is None or not theirs else f"{mine / theirs:.1f}x"
+        return f"skate {r(self.skate, self.skate_untouched)}, accel {r(self.accel, self.accel_untouched)} the clips'"
+
     def summary(self) -> str:
         def f(x, digits):
             return "-" if x is None else f"{x:.{digits}f}"

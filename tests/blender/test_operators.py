@@ -516,6 +516,13 @@ def test_panel_shows_buttons_strips_cores_phases_and_the_plan(walk_bow_punch):
     for segment in pair["segments"]:
         assert f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}" in labels
     assert {s["part"] for s in pair["segments"]} == {"lower", "upper"}
+    # each gap's quality against the untouched clips, as multiples of theirs
+    for pair in plan_of(obj)["pairs"]:
+        q = pair["quality"]
+        assert set(q) == {"skate", "skate_untouched", "accel", "accel_untouched"}
+        line = next(label for label in labels if label.startswith(f"    gap {pair['gap'][0]}-{pair['gap'][1]}: "))
+        if q["accel"] is not None and q["accel_untouched"]:
+            assert f"accel {q['accel'] / q['accel_untouched']:.1f}x" in line
 
 
 def test_panel_names_a_blend_more_abrupt_than_its_clips(empty_scene):
