@@ -523,8 +523,9 @@ class _Sides:
     def next_index(self, t):
         return int(np.clip(t - self.next_offset, 0, len(self.feats["lower"][1]) - 1))
 
-    def pose_to_pose_weights(self, part, t0, t1, ctx) -> WeightFunction:
-        """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1)."""
+    def pose_to_pose_weights(self, part, t0, t1, ctx, *, eased=(True, True)) -> WeightFunction:
+        """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1);
+        ``eased`` says which ends render as eased poses (see :func:`_rendered`)."""
         fp, fn = self.feats[part]
         vp, vn = self.vel[part]
         i, j = self.prev_index(t0), self.next_index(t1)
@@ -535,7 +536,8 @@ class _Sides:
         start_reverses = movement_reverses(distance_matrix(before, fn[j : j + 1])[:, 0], len(before) - 1, side="start")
         end_reverses = movement_reverses(distance_matrix(fp[i : i + 1], after)[0], 0, side="end")
         return _rendered(ctx, optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
-                                                      start_reverses=start_reverses, end_reverses=end_reverses))
+                                                      start_reverses=start_reverses, end_reverses=end_reverses),
+                         *eased)
 
 
 def _typical_change(velocity: np.ndarray, step: int, fps: float) -> float:
@@ -550,22 +552,28 @@ def _long_enough(plan: WeightPlan, n_frames: int, ctx: _Context) -> WeightPlan:
 
     A turning point close to the fixed pose would squeeze the whole change of
     pose into a frame or two, a jump far worse than the overshoot Fig. 4b
-    avoids; then the whole range is blended (Fig. 4a) instead.
+    avoids; then the whole range is blended (Fig. 4a) instead. The slopes
+    stay as found: at the end where the motion turns back, 0 (Fig. 3c: it
+    reverses there, as it does just past the whole range's end too), at the
+    other, eq. (16)'s.
     """
     if plan.kind != "turning_point":
         return plan
     shortest = max(MIN_BLEND_S * ctx.fps, 0.5 * (n_frames - 1))
     if plan.n_blend_frames - 1 >= shortest:
         return plan
-    return WeightPlan("hermite", 0, n_frames - 1, plan.slope_start, plan.slope_start)
+    return WeightPlan("hermite", 0, n_frames - 1, plan.slope_start, plan.slope_end)
 
 
-def _rendered(ctx: _Context, function: WeightFunction) -> WeightFunction:
-    """The weight function as rendered: with eased ends (see :func:`synthesize`) the
-    motions carry their own velocity into the blend and the end slopes are 0."""
-    if ctx.pose_ends == "eased":
-        return WeightFunction(0.0, 0.0, function.kind)
-    return function
+def _rendered(ctx: _Context, function: WeightFunction, eased_start: bool = True, eased_end: bool = True) -> WeightFunction:
+    """The weight function as rendered. With eased ends (see :func:`synthesize`) an end
+    pose eases out of (into) its own motion, carrying the motion's velocity into the
+    blend, and the slope there is 0; an end where a motion plays on (motion-to-motion,
+    the motion side of motion-to-pose) or a pose is held keeps eq. (16)'s slope."""
+    if ctx.pose_ends != "eased":
+        return function
+    return WeightFunction(0.0 if eased_start else function.slope_start, 0.0 if eased_end else function.slope_end,
+                          function.kind)
 
 
 def _frames(lo: int, hi: int) -> np.ndarray:
@@ -642,7 +650,8 @@ def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> Pai
     # eq. (1): the lower body blends the two foot-moving phases, motion to motion;
     # the overlap P0..P1 is the core of the blend, its length the target of eq. (10)
     r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p1.last - p0.first) / ctx.fps)
-    lower = Segment("lower", "motion-to-motion", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
+    lower = Segment("lower", "motion-to-motion", r.t0, r.t1,
+                    sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx, eased=(False, False)),
                     (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
     alignment = _align(track, clip, ctx, prev_frame=(p0.first + p0.last) // 2,
@@ -666,7 +675,8 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     d = distance_matrix(fp[idx], fn[sides.next_index(r.t1)][None])[:, 0]
     wp = _long_enough(motion_to_pose_weights(d, ctx.fps), len(d), ctx)
     lower = Segment("lower", "motion-to-pose" if wp.kind != "pose_to_pose" else "pose-to-pose",
-                    r.t0 + wp.start_index, r.t1, _rendered(ctx, wp.function), (p0.first, p0.first, int(t1s[0]), int(t1s[-1])),
+                    r.t0 + wp.start_index, r.t1, _rendered(ctx, wp.function, wp.kind == "pose_to_pose", False),
+                    (p0.first, p0.first, int(t1s[0]), int(t1s[-1])),
                     excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, _frames(p0.first, c1b - 1), _frames(p0.first + 1, c1b))
     # align on the foot that stood through the previous phase when the connection
