@@ -143,6 +143,18 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     return normalize(wa * a + wb * b)
 
 
+def power(q: np.ndarray, t: np.ndarray | float) -> np.ndarray:
+    """``q`` to the power ``t``: the fraction ``t`` of its own arc, the long way round
+    when its real part is negative (unlike :func:`slerp` from the identity, which
+    takes the shorter arc). ``t`` broadcasts against ``(...)``."""
+    q = _check(q)
+    t = np.asarray(t, dtype=np.float64)[..., None]
+    s = np.linalg.norm(q[..., 1:], axis=-1, keepdims=True)
+    half = np.arctan2(s, q[..., :1])  # in [0, pi]
+    axis = q[..., 1:] / np.where(s < 1e-12, 1.0, s)
+    return np.concatenate([np.cos(t * half), np.sin(t * half) * axis], axis=-1) * np.ones_like(q)
+
+
 def from_axis_angle(axis: np.ndarray, angle_rad: np.ndarray) -> np.ndarray:
     """Rotation of ``angle_rad (...)`` about unit ``axis (..., 3)``."""
     axis = np.asarray(axis, dtype=np.float64)

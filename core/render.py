@@ -14,7 +14,7 @@ from . import quat
 from .analysis import horizontal
 from .ik import legs_ik
 from .motion import Motion, forward_kinematics
-from .rig import leg_length
+from .rig import Rig, leg_length
 
 
 def sample(rotations: np.ndarray, positions: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,13 +84,19 @@ def smooth_warp(t: np.ndarray, knots_out: tuple[float, float], knots_in: tuple[f
 def blend(
     src: tuple[np.ndarray, np.ndarray], dst: tuple[np.ndarray, np.ndarray], weights: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Poses blended from ``src`` (weight 0) to ``dst`` (weight 1), per frame.
+    """Poses blended from ``src`` (weight 0) to ``dst`` (weight 1), over consecutive frames.
 
-    Joint rotations by slerp (the shorter arc, so opposite quaternion signs are
-    harmless), translations linearly. ``weights (T,)`` broadcast over joints.
+    Joint rotations by slerp, translations linearly; ``weights (T,)`` broadcast
+    over joints. Each joint turns from ``src`` towards ``dst`` the same way round
+    on every frame: the shorter arc on the first frame, and from there on the
+    arc that continues it. Taking the shorter arc frame by frame flips the body
+    the other way round in one frame wherever the two sides come to face half a
+    turn apart (a spin into a walk), a jump of up to 180 degrees.
     """
     w = np.asarray(weights, dtype=np.float64)
-    rot = quat.slerp(src[0], dst[0], w[:, None] * np.ones(src[0].shape[1]))
+    relative = quat.inv_mul(src[0], dst[0])
+    relative = quat.unroll(np.where(relative[:1, ..., :1] < 0.0, -relative, relative), axis=0)
+    rot = quat.mul(src[0], quat.power(relative, w[:, None]))
     pos = src[1] + w[:, None, None] * (dst[1] - src[1])
     return rot, pos
 
@@ -216,3 +222,18 @@ def pelvis_shift(
     root_x = (grip * np.clip(raw, 0.0, 1.0) + (1.0 - grip) * 0.5)[:, None]
     shift = (1.0 - root_x) * (new_left - left) + root_x * (new_right - right)
     return horizontal(shift, up)
+
+
+def move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):
+    """Poses with the pelvis moved by ``shift (T, 3)`` in world space (its children follow)."""
+    rot, pos = pose
+    pos = pos.copy()
+    pelvis = rig.pelvis
+    parent = skeleton.parents[pelvis]
+    if parent < 0:
+        pos[:, pelvis] += shift
+    else:
+        # the shift expressed in the parent's frame
+        _, grot = forward_kinematics(rot, pos, skeleton.parents, [parent])
+        pos[:, pelvis] += quat.inv_mul_vec(grot[:, 0], shift)
+    return rot, pos

@@ -93,3 +93,12 @@ def test_between_handles_opposite_directions():
 def test_bad_shapes_name_the_shape():
     with pytest.raises(ValueError, match=r"\(5, 3\)"):
         quat.mul(np.zeros((5, 3)), np.zeros((5, 4)))
+
+
+def test_power_takes_its_own_arc_even_the_long_way():
+    up = np.array([0.0, 0.0, 1.0])
+    long_way = -quat.from_axis_angle(up, 0.5)  # the same rotation, its arc the long way round (2 pi - 0.5)
+    half = quat.power(long_way, 0.5)
+    assert np.isclose(quat.angle(half, quat.identity()), np.pi - 0.25)
+    np.testing.assert_allclose(np.abs(quat.dot(quat.power(long_way, 1.0), long_way)), 1.0)
+    np.testing.assert_allclose(quat.power(quat.from_axis_angle(up, 0.5), 0.5), quat.from_axis_angle(up, 0.25))
