@@ -50,8 +50,9 @@ class ContactOptions:
     step_apart: float = 0.01  # leg lengths: a foot held at both ends of a gap further apart than this steps
     step_s: float = 0.4  # seconds a foot takes for such a step (less when the gap is shorter)
     min_step_s: float = 0.1  # a gap leaving less than this for a step glides instead
+    step_delay: float = 0.1  # a step travels across only between this share of its time and 1 minus it
     step_rise: float = 0.25  # a step rises this share of its length ...
-    step_height: tuple[float, float] = (0.02, 0.25)  # ... within these leg lengths
+    step_height: tuple[float, float] = (0.04, 0.25)  # ... within these leg lengths
 
 
 def twist_free(q: np.ndarray, up: np.ndarray) -> np.ndarray:
@@ -73,12 +74,16 @@ class _Foot:
 
 
 def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gap: tuple[int, int], rig: Rig, *,
-              up: np.ndarray, leg: float, floors: np.ndarray, options: ContactOptions = ContactOptions()) -> Motion:
+              up: np.ndarray, leg: float, floors: np.ndarray, steps: dict | None = None,
+              options: ContactOptions = ContactOptions()) -> Motion:
     """``motion`` with its feet held over output frames ``gap`` (inclusive, cores at both ends).
 
     motion, first  the output and the timeline frame of its frame 0;
     contacts       (F, 2) bool, left and right foot down, as the blended sources say;
-    floors         (2, 2) floor heights of (ankle, toe) for (left, right) (see core.quality).
+    floors         (2, 2) floor heights of (ankle, toe) for (left, right) (see core.quality);
+    steps          {foot (0 left, 1 right): [(first, last), ...]} output frames over which
+                   the plan has that foot step: it stands on the first, is in the air
+                   after it and lands on the last (inside the gap).
     """
     g0, g1 = gap[0] - first, gap[1] - first
     if g1 - g0 < 2 or g0 < 0 or g1 >= motion.n_frames:
@@ -94,12 +99,17 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gap: tuple[int, 
     rotations = np.zeros((n, 2, 4))
     active = np.zeros((n, 2), dtype=bool)
     down = np.array(contacts[g0 : g1 + 1], dtype=bool)
-    slots = _step_slots(down, gpos[:, :2], n, window.fps, leg, up, options)
+    # a planned step stands on its first frame and lands on its last, in the air between
+    planned = {k: [(max(a + 1 - first - g0, 1), min(b - 1 - first - g0, n - 2)) for a, b in (steps or {}).get(k, [])]
+               for k in range(2)}
+    # a foot's ankle and toe (the ankle again without a toe): its place and its heading
+    points = gpos[:, [0, 2, 1, 3]].reshape(n, 2, 2, 3) if has_toes else np.repeat(gpos[:, :2, None], 2, axis=2)
+    own = _step_slots(down, points, n, window.fps, leg, up, options)
     for k in range(2):
         toe_local = quat.inv_mul_vec(grot[:, k], gpos[:, 2 + k] - gpos[:, k]) if has_toes else None
         foot = _Foot(gpos[:, k], grot[:, k], toe_local)
-        targets[:, k], rotations[:, k], active[:, k] = _held_foot(
-            foot, down[:, k], slots.get(k), up, leg, floors[k], options)
+        slots = [(a, b) for a, b in planned[k] if b >= a] or ([own[k]] if k in own else [])
+        targets[:, k], rotations[:, k], active[:, k] = _held_foot(foot, down[:, k], slots, up, leg, floors[k], options)
     if not active.any():
         return motion
     adapted = adapt_legs(window, rig, targets, active, ankle_rotations=rotations)
@@ -108,13 +118,14 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gap: tuple[int, 
     return Motion._trusted(motion.skeleton, rot, motion.positions, motion.fps)
 
 
-def _step_slots(down: np.ndarray, ankles: np.ndarray, n: int, fps: float, leg: float, up: np.ndarray,
+def _step_slots(down: np.ndarray, points: np.ndarray, n: int, fps: float, leg: float, up: np.ndarray,
                 options: ContactOptions) -> dict[int, tuple[int, int]]:
     """Frames ``{foot: (first, last)}`` in which a foot down through the whole gap, with its
-    two ends apart, steps from one to the other: one foot after the other, each in the
-    middle of its share of the gap."""
-    apart = [k for k in range(2) if down[:, k].all()
-             and np.linalg.norm(_horizontal(ankles[-1, k] - ankles[0, k], up)) > options.step_apart * leg]
+    two ends apart (its ankle or its toe, ``points (n, 2, 2, 3)``: a turn on the spot
+    counts), steps from one to the other: one foot after the other, each in the middle
+    of its share of the gap."""
+    moved = np.linalg.norm(_horizontal(points[-1] - points[0], up), axis=-1).max(axis=-1)
+    apart = [k for k in range(2) if down[:, k].all() and moved[k] > options.step_apart * leg]
     slots = {}
     share = (n - 2) / max(len(apart), 1)
     for i, k in enumerate(apart):
@@ -131,21 +142,20 @@ def _horizontal(v: np.ndarray, up: np.ndarray) -> np.ndarray:
     return v - (v @ up)[..., None] * up
 
 
-def _held_foot(foot: _Foot, down: np.ndarray, slot: tuple[int, int] | None, up: np.ndarray, leg: float,
+def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: np.ndarray, leg: float,
                floors: np.ndarray, options: ContactOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World ankle targets ``(n, 3)``, ankle rotations ``(n, 4)`` and where they apply ``(n,)``
-    for one foot over the gap (frame 0 and n - 1 are the cores' and stay as they are)."""
+    for one foot over the gap (frame 0 and n - 1 are the cores' and stay as they are).
+
+    slots  frames ``(first, last)`` in which the foot steps: it is in the air there,
+           whatever the sources say, along :func:`_step_path`.
+    """
     n = len(down)
     down = down.copy()
-    lift = np.zeros(n)
     # no lower than the floor, nor than the cores at either end already have the foot
     floors = np.minimum(floors, _heights(foot, [0, n - 1], up).min(axis=0))
-    if slot is not None:
-        a, b = slot
+    for a, b in slots:
         down[a : b + 1] = False
-        length = np.linalg.norm(_horizontal(foot.ankle[-1] - foot.ankle[0], up))
-        height = np.clip(options.step_rise * length, *(h * leg for h in options.step_height))
-        lift[a : b + 1] = height * smoothstep(1.0 - np.abs(2.0 * (np.arange(a, b + 1) - a + 0.5) / (b - a + 1) - 1.0))
     # the correction at each frame: a translation of the ankle and a rotation of the foot
     offset = np.full((n, 3), np.nan)
     turn = np.full((n, 4), np.nan)
@@ -163,6 +173,26 @@ def _held_foot(foot: _Foot, down: np.ndarray, slot: tuple[int, int] | None, up: 
         place = _above_floor(place, rotation, foot, frames, up, floors)
         offset[frames] = place - foot.ankle[frames]
         turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
+    # A step goes from where the foot stands before it (where it is not down just
+    # before, from where the blend has it) to where it lands, clear of the floor. A
+    # step that does not land (onto a swing of the clip's own, a run starting in
+    # flight) leaves the same way and merges into that swing over its second half,
+    # so that it joins the swing at the swing's own speed.
+    for a, b in slots:
+        lands = down[b + 1]
+        ends = np.array([a - 1, b + 1])
+        unknown = ends[np.isnan(offset[ends, 0])]
+        offset[unknown], turn[unknown] = 0.0, quat.identity()
+        places, rotations = foot.ankle[ends] + offset[ends], quat.mul(turn[ends], foot.rotation[ends])
+        frames = np.arange(a, b + 1)
+        x = (frames - a + 1) / (b - a + 2)
+        place, rotation = _step_path(places, rotations, x, up, leg, options)
+        if not lands:
+            v = smoothstep(2.0 * x - 1.0)
+            place = (1.0 - v)[:, None] * place + v[:, None] * foot.ankle[frames]
+            rotation = quat.slerp(rotation, foot.rotation[frames], v)
+        offset[frames] = place - foot.ankle[frames]
+        turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
     # in the air the correction eases from where the foot left the floor to where it lands
     known = np.flatnonzero(~np.isnan(offset[:, 0]))
     air = np.flatnonzero(np.isnan(offset[:, 0]))
@@ -172,11 +202,36 @@ def _held_foot(foot: _Foot, down: np.ndarray, slot: tuple[int, int] | None, up: 
         u = smoothstep((air - before) / (after - before))
         offset[air] = (1.0 - u)[:, None] * offset[before] + u[:, None] * offset[after]
         turn[air] = quat.slerp(turn[before], turn[after], u)
-    target = foot.ankle + offset + lift[:, None] * up
+    target = foot.ankle + offset
     rotation = quat.mul(turn, foot.rotation)
-    active = (np.linalg.norm(offset, axis=-1) > 1e-9 * leg) | (lift > 0) | (quat.angle(turn, quat.identity()) > 1e-9)
+    active = (np.linalg.norm(offset, axis=-1) > 1e-9 * leg) | (quat.angle(turn, quat.identity()) > 1e-9)
     active[[0, -1]] = False
     return target, rotation, active
+
+
+def _step_path(places: np.ndarray, rotations: np.ndarray, x: np.ndarray, up: np.ndarray, leg: float,
+               options: ContactOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Ankle places and world rotations of a step from ``places[0]`` (rotation ``rotations[0]``)
+    to ``places[1]`` at times ``x`` in (0, 1).
+
+    The foot clears the floor before it travels and comes down before it lands:
+    it moves across only over the middle of the step, while it rises by a share
+    of the step's length (within ``step_height``) along a bump highest half way.
+    Speeds are zero at both ends, so the step leaves and lands without a jerk.
+    """
+    d = options.step_delay
+    along = smoothstep((x - d) / (1.0 - 2.0 * d))
+    u = smoothstep(x)
+    start, end = places
+    across = _horizontal(end - start, up)
+    # how far it goes: its ankle, or its toe where the foot turns (foot length ~ 0.3 leg)
+    turn = quat.angle(rotations[0], rotations[1]) * 0.3 * leg
+    height = np.clip(options.step_rise * max(np.linalg.norm(across), turn), *(h * leg for h in options.step_height))
+    lift = height * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
+    level = (1.0 - u) * (start @ up) + u * (end @ up) + lift
+    place = _horizontal(start, up) + along[:, None] * across + level[:, None] * up
+    # it turns while it travels, clear of the floor
+    return place, quat.slerp(rotations[0], rotations[1], along)
 
 
 def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float,

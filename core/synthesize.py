@@ -43,7 +43,7 @@ from .contacts import hold_feet
 from .quality import GapQuality, SourceFigures, foot_levels, foot_positions, gap_quality
 from .optimize import (blend_weights, body_frames, body_velocity, distance_matrix, optimal_blend_range,
                        pose_acceleration, pose_velocity, primary_joints)
-from .render import adapt_legs, blend, pelvis_shift, sample, smooth_warp, smoothstep
+from .render import adapt_legs, blend, move_pelvis, pelvis_shift, sample, smooth_warp, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
 from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function, pose_to_motion_weights
 
@@ -52,6 +52,7 @@ from .weights import WeightFunction, WeightPlan, motion_to_pose_weights, movemen
 S_MIN, S_MAX = 0.7, 1.5
 ORIENTATION_WINDOW_S = 3.0  # how far body orientation looks from a connection (2008, 4.3)
 KEEP_REACH = 0.5  # leg lengths: adaptation keeps a previous foot only this close to the clip's own
+STEP_APART = 0.01  # leg lengths: under eq. (8) a foot this far from the clip's stance steps into it
 # a foot adaptation cannot keep steps home during S1, rising STEP_RISE times its
 # step's length, but no less than STEP_HEIGHT nor more than STEP_MAX_HEIGHT (leg
 # lengths), and only rising or coming down in the first and last STEP_DELAY of S1
@@ -154,6 +155,7 @@ class PairPlan:
     segments: tuple[Segment, ...]
     alignment: Alignment
     warning: str | None = None  # e.g. cores that leave no room for a smooth blend
+    note: str | None = None  # e.g. a blend lengthened so that feet can step one at a time
     gap: tuple[int, int] | None = None  # output frames from the previous core's last to the next core's first
     quality: GapQuality | None = None  # the gap measured against the untouched clips (core.quality)
 
@@ -173,6 +175,7 @@ class PairPlan:
             "segments": [s.to_dict() for s in self.segments],
             "alignment": self.alignment.to_dict(),
             "warning": self.warning,
+            "note": self.note,
             "gap": list(self.gap) if self.gap else None,
             "quality": self.quality.to_dict() if self.quality else None,
         }
@@ -217,6 +220,8 @@ class Plan:
             lines.append(f"{p.prev} -> {p.next}: {p.method}")
             if p.warning:
                 lines.append(f"    note: {p.warning}")
+            if p.note:
+                lines.append(f"    note: {p.note}")
             if p.quality:
                 lines.append(f"    gap {p.gap[0]} .. {p.gap[1]}: {p.quality.summary()}")
             for s in p.segments:
@@ -362,7 +367,12 @@ def _feet_held(motion: Motion, track: _Track, pairs: list[PairPlan], ctx: _Conte
     levels = foot_levels(foot_positions(motion, ctx.rig) @ ctx.up).floor
     floors = levels.reshape(2, 2) if len(levels) == 4 else np.repeat(levels[:, None], 2, axis=1)
     for p in pairs:
-        motion = hold_feet(motion, track.first, track.contacts, p.gap, ctx.rig, up=ctx.up, leg=ctx.leg, floors=floors)
+        steps = {}
+        for s in p.segments:
+            if s.blend == "step":
+                steps.setdefault(("left", "right").index(s.foot), []).append((s.start, s.end))
+        motion = hold_feet(motion, track.first, track.contacts, p.gap, ctx.rig, up=ctx.up, leg=ctx.leg, floors=floors,
+                           steps=steps)
     return motion
 
 
@@ -702,48 +712,107 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
         t0s = _frames(c0e, c1b - 1)
     t1s = _frames(int(t0s[0]) + 1, c1b)
     r = sides.optimal("lower", t0s, t1s, ctx)
-    releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
-    # eq. (8): the following clip never moves a foot, so nothing would ever take the
-    # previous stance away; the legs step into the clip's own during S1 instead, so
-    # that its core is its own (a foot already where the clip has it does not rise)
-    hold = not releases and not steps
-    if hold:
-        releases, steps = [], _both_feet_step(r)
-    # a foot that steps home during S1 takes no less than the clips' own steps (it
-    # travels over the middle of S1 only, see _adaptation_lower)
+    releases, stepping, alignment, hold = _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r)
+    # Feet step one at a time, each taking no less than the clips' own steps (it
+    # travels over the middle of its step only, see core.contacts): S1 is
+    # lengthened to that where its possible range allows, and the plan says so.
     step_s = _step_duration(track, next_moving, ctx) / (1.0 - 2.0 * STEP_DELAY)
-    alignment = None
-    if (r.t1 - r.t0) / ctx.fps < step_s:
-        # does a foot move during S1? one the plan steps, one in the air, or one too far to keep
-        moves = bool(steps) or not _contacts_at(track, r.t0).all()
-        if not moves:
-            alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
-            moves = _too_far_to_keep(track, clip, alignment, r, ctx)
-        if moves:
-            longer = sides.optimal("lower", t0s, t1s, ctx, min_s=step_s)
-            if (longer.t0, longer.t1) != (r.t0, r.t1):
-                r, alignment = longer, None
-                releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
-                if hold:
-                    releases, steps = [], _both_feet_step(r)
-    if alignment is None:
-        alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
+    needed = len(stepping)
+    note = None
+    if needed and (r.t1 - r.t0) / ctx.fps < needed * step_s:
+        longer = sides.optimal("lower", t0s, t1s, ctx, min_s=needed * step_s)
+        if (longer.t0, longer.t1) != (r.t0, r.t1):
+            note = (f"S1 lengthened from {(r.t1 - r.t0) / ctx.fps:.2f} s to {(longer.t1 - longer.t0) / ctx.fps:.2f} s "
+                    f"for {needed} step(s) at the clips' pace")
+            r = longer
+            releases, stepping, alignment, hold = _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides,
+                                                                   c1b, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
+    steps = _one_at_a_time(stepping, r, step_s * ctx.fps)
     if hold:
-        return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, *steps), alignment)
+        return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, *steps), alignment, note=note)
     releases.sort(key=lambda x: x[1].start)
     segments = [s1, s2]
     if releases:
         segments.append(Segment("lower", "deformation", r.t1, releases[-1][1].start))  # eq. (7)
     segments += [x[1] for x in releases] + steps
     p1 = releases[0][0] if releases else None
-    return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple() if p1 else None, tuple(segments), alignment)
+    return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple() if p1 else None, tuple(segments), alignment,
+                    note=note)
 
 
-def _both_feet_step(r) -> list[Segment]:
-    return [Segment("lower", "step", r.t0, r.t1, foot=side) for side in ("left", "right")]
+def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r):
+    """How each previous foot gets to the following clip over S1 ``r``:
+    ``(releases, stepping, alignment, hold)``.
+
+    releases   ``[(phase, segment)]``: kept, then home during its own first moving phase (eq. 5);
+    stepping   ``[(foot, aloft)]``: steps home during S1, standing before and after, in the
+               order they step; ``aloft``: the clip has it in the air at the end of S1;
+    hold       eq. (8): the following clip never moves a foot.
+
+    A standing foot steps when the clip moves it only inside its core or never
+    while moving the other, when the clip has it in the air at the end of S1,
+    or when it stands too far from where the aligned clip wants it to be kept
+    (KEEP_REACH). (A foot in the air when S1 starts is bent onto its own place
+    over S1 by the render: landing it first and stepping the other after it
+    was tried and measured worse, the steps coming too quick.) Under eq. (8) nothing would ever take the previous stance
+    away: every foot not already where the clip has it steps into the clip's
+    stance during S1 (so that the core is the clip's own).
+    """
+    releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
+    alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
+    hold = not releases and not steps
+    parents = clip.motion.skeleton.parents
+    kept = _ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)
+    own = alignment.apply_points(_ankles_at(clip.motion.rotations, clip.motion.positions, r.t1 - clip.start, parents,
+                                            ctx.rig))
+    apart = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1)
+    standing = _contacts_at(track, r.t0)
+    planned = {("left", "right").index(s.foot) for s in steps}
+    far = apart >= (STEP_APART if hold else KEEP_REACH) * ctx.leg
+    # (a foot the clip has in the air at the end of S1 steps last, onto its swing)
+    aloft = ~clip_contacts[int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))]
+    feet = sorted((k for k in range(2) if not standing[k] or k in planned or far[k]),
+                  key=lambda k: (bool(standing[k]), aloft[k], -apart[k]))
+    lands = {k: _landing(track, k, r) for k in feet if not standing[k]}
+    stepping = [(("left", "right")[k], bool(aloft[k]), lands.get(k)) for k in feet]
+    releases = [] if hold else [x for x in releases if x[1].foot not in {s[0] for s in stepping}]
+    return releases, stepping, alignment, hold
+
+
+def _one_at_a_time(stepping: list, r, step_frames: float) -> list[Segment]:
+    """Step segments over S1 ``r``, one foot after the other.
+
+    A foot already in the air lands when the previous motion lands it; the
+    standing feet then step in turn over the rest of S1, each no quicker than
+    the clips' own steps (``step_frames``) where S1 has room for that, and
+    overlapping in the middle where it has not (the plan's note says S1 could
+    not be lengthened). A foot the clip has in the air at the end of S1 stays in
+    the air from its step on, joining the clip's own swing (a run starting in
+    flight has both feet up there).
+    """
+    segments, start = [], r.t0
+    standing = [x for x in stepping if x[2] is None]
+    for foot, aloft, landing in stepping:
+        if landing is not None:
+            end = int(np.clip(landing, min(start + 1, r.t1), r.t1))
+            segments.append(Segment("lower", "step", int(start), r.t1 if aloft else end, foot=foot))
+            start = end
+    room = r.t1 - start
+    length = min(room, max(room / max(len(standing), 1), step_frames))
+    for i, (foot, aloft, _) in enumerate(standing):
+        first = start + (i * (room - length) / (len(standing) - 1) if len(standing) > 1 else 0.0)
+        last = r.t1 if aloft or len(standing) == 1 else first + length
+        segments.append(Segment("lower", "step", int(round(first)), int(round(last)), foot=foot))
+    return segments
+
+
+def _landing(track: _Track, foot: int, r) -> int:
+    i = r.t0 - track.first
+    down = np.flatnonzero(track.contacts[i : r.t1 - track.first + 1, foot])
+    return int(r.t0 + down[0]) if len(down) else int(r.t1)
 
 
 def _adaptation_alignment(track: _Track, clip: Clip, clip_contacts: np.ndarray, ctx: _Context, r) -> Alignment:
@@ -810,16 +879,6 @@ def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[li
                           (p1.first, p1.first, p1.first + 1, p1.last), foot=side)
         releases.append((p1, release))
     return releases, steps
-
-
-def _too_far_to_keep(track: _Track, clip: Clip, alignment: Alignment, r, ctx: _Context) -> bool:
-    """Whether a foot standing at the start of S1 ``r`` is too far from where the aligned
-    clip wants it at its end to be kept (it steps there, see :func:`_adaptation_lower`)."""
-    parents = clip.motion.skeleton.parents
-    kept = _ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)
-    own = alignment.apply_points(_ankles_at(clip.motion.rotations, clip.motion.positions, r.t1 - clip.start, parents, ctx.rig))
-    gap = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1)
-    return bool(np.any(gap >= KEEP_REACH * ctx.leg))
 
 
 def _step_duration(track: _Track, next_moving: list[_Phase], ctx: _Context) -> float:
@@ -1057,16 +1116,17 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     The previous motion's feet are kept: the following motion's legs reach
     them by IK, its pelvis placed from the feet and body orientation by eq.
     (2). During its first foot-moving phase each foot goes from the kept
-    position to its own (pose to motion, eq. 5). A foot the plan marks as
-    stepping, or that stands too far from the clip's own to keep, steps
-    there during S1 instead, lifted off the floor. A foot the previous
+    position to its own (pose to motion, eq. 5). A foot the plan steps is
+    down before and after its step and in the air during it; the contact
+    stage (core.contacts) holds it and carries it across. A foot the previous
     motion has in the air when S1 starts carries on along its swing, bent
-    onto its own place by the end of S1.
+    onto its own place by the end of S1. Under eq. (8) (ADAPTATION_HOLD) no
+    foot is kept: the plan steps every foot not already where the clip has it.
     """
     T = len(t)
     s1 = pair.segment("lower", "pose-to-pose")
     released = {s.foot: s for s in pair.segments if s.foot and s.blend != "step"}
-    stepped = np.array([any(s.blend == "step" and s.foot == side for s in pair.segments) for side in ("left", "right")])
+    steps = {("left", "right").index(s.foot): s for s in pair.segments if s.blend == "step"}
     rig, up = ctx.rig, ctx.up
     left, right = rig.leg("L"), rig.leg("R")
     parents = nxt.skeleton.parents
@@ -1074,8 +1134,9 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     # the kept feet: where the previous motion has them at the start of S1
     feet_joints = [left.ankle, right.ankle]
     kept = forward_kinematics(prev[0][i0], prev[1][i0], parents, feet_joints, rotations_out=False)[0]  # (2, 3)
-    planted = prev_contacts[i0]
-    swinging = ~planted  # a foot the previous motion has in the air when S1 starts
+    swinging = ~prev_contacts[i0]  # a foot the previous motion has in the air when S1 starts
+    stepping = np.array([k in steps for k in range(2)])
+    planted = ~swinging & ~stepping & (pair.method != ADAPTATION_HOLD)
 
     # the following motion's own feet, pelvis and body orientation
     g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip],
@@ -1083,13 +1144,7 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     feet_own = g[:, :2]
     pelvis_own = g[:, 2]
     body = pelvis_facing(g[:, 3], g[:, 4], up)
-    # A foot kept far from where the clip wants it would stretch the legs past
-    # their reach once the clip moves: such a foot is not kept but steps to its
-    # own place during S1, lifted clear of the floor on the way.
     i1 = int(np.clip(s1.end - t[0], 0, T - 1))
-    gap = np.linalg.norm(horizontal(kept - feet_own[i1], up), axis=-1)
-    stepping = planted & ((gap >= KEEP_REACH * ctx.leg) | stepped)
-    planted = planted & ~stepping
 
     # how far each foot has returned to its own position: 0 kept, 1 own
     release = np.zeros((T, 2))
@@ -1107,17 +1162,25 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     # eq. (2): the pelvis keeps its place relative to the feet and the body orientation
     shift = pelvis_shift(pelvis_own, home[None, 0], home[None, 1], body, up, home[None, 0] + offset[:, 0],
                          home[None, 1] + offset[:, 1])
-    adapted_rot, adapted_pos = _move_pelvis(new, nxt.skeleton, rig, shift)
+    adapted_rot, adapted_pos = move_pelvis(new, nxt.skeleton, rig, shift)
 
     # S1: pose to pose from the previous pose to the adapted pose at its end
     w1 = weights_of(s1)
     lrot, lpos = through(prev, (adapted_rot, adapted_pos), s1, "source", "target")
     after = t > s1.end
     before = t < s1.start
+    during = ~before & ~after
 
-    contacts = np.where(after[:, None], new_contacts, prev_contacts)
+    # the sides' own contacts, the previous before half way through S1, the following after
+    contacts = np.where((w1 < 0.5)[:, None], prev_contacts, new_contacts)
     held_feet = (release <= 0.0) & planted[None]  # kept, not yet on its way home
     contacts = np.where(held_feet & ~before[:, None], True, contacts)
+    # a stepping foot stands on its step's first frame, is in the air after it, and lands
+    # on its last frame (unless the clip has it in the air there: it joins the clip's swing)
+    for k, step in steps.items():
+        in_step = (t > step.start) & (t < step.end)
+        lands = new_contacts[:, k] | (step.end < s1.end)
+        contacts[:, k] = np.where(during, ~in_step & ((t != step.end) | lands), contacts[:, k])
     # IK from S1 on (before it the previous motion plays as it was): kept feet, and
     # every foot while the pelvis is shifted, released ones onto their own places,
     # so that a foot back home stays home while the other one is still kept.
@@ -1125,55 +1188,21 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     active = ~before[:, None] & (((release < 1.0) & planted[None]) | shifted[:, None])
     # during S1 the targets move with the pose blend, from where the previous feet stand
     targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
-    during = ~before & ~after
-    leaves = kept.copy()  # where each foot starts from at the start of S1
     if swinging.any():
-        # it goes on along the previous motion's swing, bent onto its own place
         prev_feet = forward_kinematics(prev[0], prev[1], parents, feet_joints, rotations_out=False)[0]
-        targets[:, swinging] = ((1.0 - w1)[:, None, None] * prev_feet[:, swinging]
-                                + w1[:, None, None] * feet[:, swinging])
-        active[:, swinging] |= during[:, None]
-        leaves[swinging] = prev_feet[i0, swinging]
-        stepping = stepping | swinging
-    if stepping.any():
-        # A stepping foot clears the floor before it travels and comes down before
-        # it lands: a standing foot's way home runs over the middle of S1 only
-        # (its height as the pose blend has it), and every stepping foot rises by
-        # a share of its step's length, from STEP_HEIGHT to STEP_MAX_HEIGHT.
-        standing = stepping & ~swinging
-        a, b = s1.start - t[0], s1.end - t[0]
-        x = np.clip((np.arange(T) - a) / max(b - a, 1), 0.0, 1.0)  # time through S1
-        if standing.any():
-            along = smoothstep((x - STEP_DELAY) / (1.0 - 2.0 * STEP_DELAY))[:, None, None]
-            way = horizontal((1.0 - along) * kept[None, standing] + along * feet[:, standing], up)
-            height = (targets[:, standing] @ up)[..., None] * up
-            targets[:, standing] = np.where(during[:, None, None], way + height, targets[:, standing])
-        # the step's length: how far from where it leaves the foot's way takes it
-        # (to its own place, or out and back with a clip that turns on the spot)
-        reach = np.linalg.norm(horizontal(targets[during] - leaves[None], up), axis=-1)
-        step_length = reach.max(axis=0) if len(reach) else np.zeros(2)
-        # (a short shuffle rises as far as it goes; a foot already home does not rise)
-        rise = np.minimum(np.maximum(STEP_RISE * step_length, np.minimum(STEP_HEIGHT * ctx.leg, step_length)),
-                          STEP_MAX_HEIGHT * ctx.leg)[stepping]
-        # the rise is a smooth bump in time, highest half way through S1 (one in
-        # the blend's weight would stay near 0 while the foot already travels)
-        lift = smoothstep(1.0 - np.abs(2.0 * x - 1.0)) * during
-        targets[:, stepping] += (lift[:, None] * rise[None])[..., None] * up
-        active[:, stepping] |= during[:, None]
-        contacts[:, stepping] &= ~during[:, None]
+    for k in np.flatnonzero(swinging):
+        # it goes on along the previous motion's swing, bent onto its own place over its
+        # step, rising by a share of its way's length (STEP_HEIGHT to STEP_MAX_HEIGHT leg
+        # lengths) on a smooth bump in time, highest half way through
+        step = steps.get(k, s1)
+        a, b = step.start - t[0], step.end - t[0]
+        x = np.clip((np.arange(T) - a) / max(b - a, 1), 0.0, 1.0)  # time through its step
+        wk = smoothstep(x)
+        targets[:, k] = (1.0 - wk)[:, None] * prev_feet[:, k] + wk[:, None] * feet[:, k]
+        in_step = (np.arange(T) >= a) & (np.arange(T) <= b)
+        reach = np.linalg.norm(horizontal(targets[in_step, k] - prev_feet[i0, k], up), axis=-1)
+        length = reach.max() if len(reach) else 0.0
+        rise = min(max(STEP_RISE * length, min(STEP_HEIGHT * ctx.leg, length)), STEP_MAX_HEIGHT * ctx.leg)
+        targets[:, k] += (smoothstep(1.0 - np.abs(2.0 * x - 1.0)) * in_step * rise)[:, None] * up
+        active[:, k] |= during
     return lrot, lpos, contacts, (targets, active)
-
-
-def _move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):
-    """Poses with the pelvis moved by ``shift (T, 3)`` in world space (its children follow)."""
-    rot, pos = pose
-    pos = pos.copy()
-    pelvis = rig.pelvis
-    parent = skeleton.parents[pelvis]
-    if parent < 0:
-        pos[:, pelvis] += shift
-    else:
-        # the shift expressed in the parent's frame
-        _, grot = forward_kinematics(rot, pos, skeleton.parents, [parent])
-        pos[:, pelvis] += quat.inv_mul_vec(grot[:, 0], shift)
-    return rot, pos

@@ -168,32 +168,36 @@ def test_a_connection_that_would_sweep_a_foot_across_the_floor_gives_way_to_adap
     assert largest_step(result.motion) <= 3 * max(largest_step(slash), largest_step(nxt))
 
 
-@pytest.mark.parametrize("prev_name, next_name, margin", [(KICK, SLASH, 15), (BOW, SLASH, 15), (KICK, TURN, 30)])
+@pytest.mark.parametrize("prev_name, next_name, margin", [(KICK, SLASH, 30), (BOW, SLASH, 30), (KICK, TURN, 30)])
 def test_a_foot_stepping_home_lifts_before_it_travels(clips, prev_name, next_name, margin):
     """No sliding on the way home: until a stepping foot is 2 % of a leg off the floor, and
-    once it is back down, it moves less than 5 % of a leg across it."""
+    once it is back down, it moves less than 5 % of a leg across it; and feet step one at a
+    time where S1 has room for steps at the clips' pace (the plan notes where it has not)."""
     prev = clips[prev_name]
     result = synthesize(placed(prev, clips[next_name], margin))
     pair = result.plan.pairs[0]
-    s1 = pair.segment("lower", "pose-to-pose")
     rig = find_rig(prev)
     leg = leg_length(prev.skeleton, rig, "L")
     up = prev.skeleton.up
-    checked = 0
-    on_floor = foot_contacts(result.motion, rig)[s1.start - result.start]
-    for step in (s for s in pair.segments if s.blend == "step" and on_floor[("left", "right").index(s.foot)]):
+    steps = [s for s in pair.segments if s.blend == "step"]
+    assert steps, "the pair takes a step"
+    s1 = pair.segment("lower", "pose-to-pose")
+    for one, other in zip(steps, steps[1:]):
+        # (a foot the clip has in the air at the end of S1 joins its swing there)
+        assert one.end <= other.start or one.end == s1.end or "overlap" in (pair.note or ""), "one after the other"
+    standing = foot_contacts(result.motion, rig)
+    for step in steps:
+        if not standing[step.start - result.start, ("left", "right").index(step.foot)]:
+            continue  # already in the air (the previous motion's swing), bent onto its place
         ankle = rig.leg("L" if step.foot == "left" else "R").ankle
-        g = result.motion.global_positions()[s1.start - result.start : s1.end + 1 - result.start, ankle]
+        g = result.motion.global_positions()[step.start - result.start : step.end + 1 - result.start, ankle]
         height = (g - g[0]) @ up
         across = g - np.outer(g @ up, up)
-        if np.linalg.norm(across - across[0], axis=-1).max() < 0.3 * leg:
-            continue  # not a step (a foot already home does not rise)
         clear = np.flatnonzero(height > 0.02 * leg)
+        assert len(clear), f"the {step.foot} foot leaves the floor"
         assert np.linalg.norm(across[clear[0]] - across[0]) < 0.05 * leg, f"{step.foot} foot slides off"
         if abs(height[-1]) <= 0.02 * leg:  # back on the floor (not joining the clip's own swing)
             assert np.linalg.norm(across[-1] - across[clear[-1]]) < 0.05 * leg, f"{step.foot} foot slides in"
-        checked += 1
-    assert checked, "the pair takes a step"
 
 
 @pytest.mark.parametrize("prev_name, next_name, margin", [(WALK, TURN, 15), (TURN, WALK_LEFT, 15), (WALK, TURN, 30)])
@@ -271,14 +275,18 @@ def test_a_run_that_must_stop_dead_does_so_on_planted_feet(clips, following):
 
 
 def test_adaptation_without_a_moving_foot_steps_into_the_clips_stance_before_its_core_eq8(clips):
-    """Eq. (8) keeps the previous stance, but not into the core: the legs step into the clip's own
-    stance during S1, and nothing of the pair reaches past the core's first frame."""
-    timeline = timelines(clips)[ADAPTATION_HOLD]
-    result = synthesize(timeline)
-    pair = result.plan.pairs[0]
+    """Eq. (8) keeps the previous stance, but not into the core: a walk stopping into a bow steps
+    into the bow's stance during S1, one foot at a time, and nothing of the pair reaches past the
+    core's first frame (a bow following a bow stands where it stood: no step)."""
+    walk, bow = clips[WALK], clips[BOW]
+    timeline = [Clip(walk, 0, (15, walk.n_frames - 16), "walk"), Clip(bow, walk.n_frames, (30, 137), "bow")]
+    pair = synthesize(timeline).plan.pairs[0]
     assert pair.method == ADAPTATION_HOLD
-    assert {s.foot for s in pair.segments if s.blend == "step"} == {"left", "right"}
+    steps = [s for s in pair.segments if s.blend == "step"]
+    assert steps and all(one.end <= other.start for one, other in zip(steps, steps[1:]))
     assert max(s.end for s in pair.segments) <= timeline[1].start + timeline[1].core_range[0]
+    same = synthesize(timelines(clips)[ADAPTATION_HOLD]).plan.pairs[0]
+    assert same.method == ADAPTATION_HOLD and not [s for s in same.segments if s.blend == "step"]
 
 
 def test_overlapping_cores_reject_the_following_clip_and_the_rest_still_synthesize(clips):
@@ -483,3 +491,17 @@ def test_cores_that_leave_no_room_to_blend_are_pointed_out(clips):
     assert "note:" in tight.summary() and json.loads(tight.to_json())["pairs"][0]["warning"]
     roomy = synthesize(timelines(clips)[CONNECTION]).plan
     assert roomy.pairs[0].warning is None
+
+
+def test_a_blend_between_sides_half_a_turn_apart_turns_one_way():
+    """Two sides whose headings pass through half a turn apart while they blend (a spin into a
+    walk): the shorter arc frame by frame would flip the body round in one frame."""
+    from core.render import blend
+
+    up = np.array([0.0, 1.0, 0.0])
+    T = 21
+    src = (quat.identity((T, 1)), np.zeros((T, 1, 3)))
+    dst = (quat.from_axis_angle(up, np.linspace(np.radians(170), np.radians(190), T))[:, None], np.zeros((T, 1, 3)))
+    rot, _ = blend(src, dst, np.full(T, 0.5))
+    turn = np.degrees(quat.angle(rot[1:, 0], rot[:-1, 0]))
+    assert turn.max() < 1.0, f"the body flips by {turn.max():.0f} degrees in one frame"
