@@ -731,6 +731,10 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, _frames(c0e, c1b - 1), _frames(c0e + 1, c1b))
     steps = _one_at_a_time(stepping, r, step_s * ctx.fps)
+    if any(one.end > other.start and one.end < r.t1 for one, other in zip(steps, steps[1:])):
+        overlap = (f"steps overlap: S1's {(r.t1 - r.t0) / ctx.fps:.2f} s leave no room for {len(steps)} steps of "
+                   f"{step_s:.2f} s, the clips' pace; give the clips more room")
+        note = f"{note}; {overlap}" if note else overlap
     if hold:
         return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, *steps), alignment, note=note)
     releases.sort(key=lambda x: x[1].start)
