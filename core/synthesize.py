@@ -775,7 +775,10 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     apart = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1)
     standing = _contacts_at(track, r.t0)
     planned = {("left", "right").index(s.foot) for s in steps}
-    far = apart >= (STEP_APART if hold else KEEP_REACH) * ctx.leg
+    # a standing foot nothing takes home (the clip never moves it after S1) steps
+    # into the clip's stance unless it already stands there, as under eq. (8)
+    unreleased = np.array([not any(x[1].foot == side for x in releases) for side in ("left", "right")])
+    far = apart >= np.where(hold | unreleased, STEP_APART, KEEP_REACH) * ctx.leg
     # (a foot the clip has in the air at the end of S1 steps last, onto its swing)
     aloft = ~clip_contacts[int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))]
     feet = sorted((k for k in range(2) if not standing[k] or k in planned or far[k]),
@@ -1140,7 +1143,9 @@ def _adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, 
     kept = forward_kinematics(prev[0][i0], prev[1][i0], parents, feet_joints, rotations_out=False)[0]  # (2, 3)
     swinging = ~prev_contacts[i0]  # a foot the previous motion has in the air when S1 starts
     stepping = np.array([k in steps for k in range(2)])
-    planted = ~swinging & ~stepping & (pair.method != ADAPTATION_HOLD)
+    # kept: a standing foot the plan releases in its own moving phase (eq. 5); any other
+    # foot follows the clip (it steps, or already stands where the clip has it)
+    planted = ~swinging & ~stepping & np.array([side in released for side in ("left", "right")])
 
     # the following motion's own feet, pelvis and body orientation
     g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip],
