@@ -1,9 +1,21 @@
-"""What the benchmark scripts share: a median timer and the ten-clip timeline."""
+"""What the benchmark scripts share: the clips' folder and loader, the placements of
+the speed benchmark, a median timer and the ten-clip timeline."""
 
 from __future__ import annotations
 
 import statistics
+import sys
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from core.bvh import read_bvh  # noqa: E402
+from core.motion import Motion  # noqa: E402
+
+MOCAP = ROOT.parent / "shared" / "mocap"
 
 # ten real clips of different kinds, the dance cut to its first 900 frames:
 # about 3,000 output frames once each next clip overlaps its previous one
@@ -19,6 +31,27 @@ TIMELINE = (
     ("bandai1/dance-short_normal_001", 900),
     ("bandai1/slash_normal_002", None),
 )
+
+
+def load(name: str) -> Motion:
+    """A clip of ../shared/mocap by ``"bandai1/walk_normal_001"``, lengths in cm (unit 0.01 m)."""
+    return read_bvh(MOCAP / f"{name}.bvh", unit=0.01)
+
+
+def short(name: str) -> str:
+    """A clip's label: ``"bandai1/walk_sad_001"`` -> ``walk_sad``, ``"bandai1/bow_normal_001"`` -> ``bow``."""
+    return name.split("/")[-1].removesuffix("_001").removesuffix("_normal")
+
+
+def core_range(motion: Motion, margin_s: float) -> tuple[int, int]:
+    """The clip without ``margin_s`` seconds at either end (at most a quarter of it each)."""
+    margin = min(int(round(margin_s * motion.fps)), motion.n_frames // 4)
+    return margin, motion.n_frames - 1 - margin
+
+
+def next_start(prev: Motion, overlap_s: float) -> int:
+    """Output frame of the next clip's frame 0 when the previous clip starts at 0 and they overlap ``overlap_s``."""
+    return prev.n_frames - int(round(overlap_s * prev.fps))
 
 
 def timed(fn, repeat: int = 5) -> float:

@@ -1,33 +1,30 @@
-"""Measures of a synthesized transition, and the naive crossfade it is compared with.
+"""Helpers of the quality benchmark: the naive crossfade it compares with, another rig's
+copy of a clip, the core error and the body speeds of the paper's Fig. 5.
 
 Shared by the benchmark scripts in this folder (not a test, not a package:
-scripts import it from their own directory, tests load it by path).
+scripts import it from their own directory, tests load it by path). The
+quality measure itself is core.quality's, not redefined here.
 
 Conventions are those of :mod:`core.motion`: lengths in the skeleton's unit,
-the up axis is ``motion.skeleton.up``, frame windows are ``(first, last)``
-*inclusive* frame indices of the motion measured, or ``None`` for every frame.
-Speeds come out in skeleton units per second and accelerations in units per
-second squared; multiply by ``skeleton.unit`` for metres.
+the up axis is ``motion.skeleton.up``, frame ranges are ``(first, last)``
+*inclusive*.
 
-* :func:`foot_skate` — mean horizontal speed of the ankle and toe joints over
-  the frames where that joint is within ``height_threshold`` leg lengths of its
-  floor level (a planted foot should not move; 0.0375 leg lengths is 3 cm on
-  the 80 cm legs of the Bandai Namco capture).
-* :func:`peak_acceleration` — the largest joint acceleration (global
-  positions, second differences times fps squared, every joint) in a window;
-  benchmarks divide it by :func:`acceleration_percentile` of the source clips.
-  Given joints (:func:`leg_joints`, say), the largest of those joints only.
 * :func:`naive_crossfade` — what an animator does with the NLA: move the next
   clip onto the previous one by hand (pelvis onto pelvis on the ground, facing
   onto facing about the up axis) and crossfade every local rotation (slerp)
   and translation (linear) over a few frames.
+* :func:`cmu_metres_z_up` — a Bandai Namco clip as another rig stores the
+  same motion: CMU joint names, metres, Z up. Measures that claim not to
+  depend on the rig must give the same figures on both.
+* :func:`core_error` — how far an output strays from a clip on its core frames.
+* :func:`mean_speed`, :func:`lower_body_joints`, :func:`upper_body_joints` —
+  the lower- and upper-body speeds of Oshita 2014, Fig. 5.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -38,123 +35,67 @@ if str(ROOT) not in sys.path:
 from core import quat  # noqa: E402
 from core.analysis import horizontal, pelvis_facing  # noqa: E402
 from core.motion import Motion, forward_kinematics  # noqa: E402
-from core.rig import Rig, leg_length  # noqa: E402
+from core.rig import Rig  # noqa: E402
 
-SKATE_HEIGHT = 0.0375  # leg lengths: 3 cm on an 80 cm leg
-FLOOR_PERCENTILE = 2.0  # the floor level of a joint is this low percentile of its height
+# The Bandai Namco joints under the names of the CMU capture (as converted to
+# BVH by cgspeed); the still joint_Root above the hips has no CMU counterpart.
+BANDAI_TO_CMU = {
+    "joint_Root": "Root", "Hips": "Hips", "Spine": "Spine", "Chest": "Spine1", "Neck": "Neck", "Head": "Head",
+    **{f"{bandai}_{s}": f"{side}{cmu}" for s, side in (("L", "Left"), ("R", "Right"))
+       for bandai, cmu in (("Shoulder", "Shoulder"), ("UpperArm", "Arm"), ("LowerArm", "ForeArm"), ("Hand", "Hand"),
+                           ("UpperLeg", "UpLeg"), ("LowerLeg", "Leg"), ("Foot", "Foot"), ("Toes", "ToeBase"))},
+}
+Y_TO_Z_UP = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)  # a quarter turn about X takes +Y to +Z
 
 
-def foot_joints(rig: Rig) -> list[int]:
-    """Ankle and toe joints of both legs (toes where the rig has them)."""
-    return [j for side in ("L", "R") for j in (rig.leg(side).ankle, rig.leg(side).toe) if j is not None]
+def cmu_metres_z_up(motion: Motion) -> Motion:
+    """A Y-up clip renamed to CMU joint names, in metres (from its skeleton's unit) and turned Z up.
 
-
-def _frames(window, n_frames: int) -> np.ndarray:
-    """Frame indices of a window, clipped to ``[0, n_frames)``.
-
-    ``window`` is an inclusive ``(first, last)`` pair, an array of frame
-    indices (several separate blends), or None for every frame.
+    The motion itself is unchanged: the same poses in another rig's
+    conventions, as a second exporter would write the same capture.
     """
-    if window is None:
-        return np.arange(n_frames)
-    if isinstance(window, np.ndarray):
-        frames = np.unique(window.astype(np.int64))
-        return frames[(frames >= 0) & (frames < n_frames)]
-    first, last = int(window[0]), int(window[1])
-    return np.arange(max(first, 0), min(last, n_frames - 1) + 1)
+    if not np.allclose(motion.skeleton.up, [0.0, 1.0, 0.0]):
+        raise ValueError(f"cmu_metres_z_up turns a Y-up clip, this one is up along {motion.skeleton.up}")
+    return motion.renamed(BANDAI_TO_CMU).scaled(motion.skeleton.unit).transformed(Y_TO_Z_UP)
 
 
-def floor_levels(
-    motions: Iterable[Motion],
-    rig: Rig,
-    *,
-    percentile: float = FLOOR_PERCENTILE,
-) -> dict[int, float]:
-    """{foot joint: floor level}: a low percentile of the joint's height over all ``motions``.
+def core_error(output: Motion, output_start: int, source: Motion, source_start: int, core: tuple[int, int]) -> float:
+    """Largest distance (the output's unit) of any joint on any core frame from where ``source`` has it.
 
-    Heights are measured along each motion's ``skeleton.up``. A kick lifts one
-    foot for a long time, but its planted frames still set the low percentile.
+    output, output_start  the output and the timeline frame of its frame 0;
+    source, source_start  the clip as placed (aligned as the output should
+                          have it) and the timeline frame of its frame 0;
+    core                  its core, clip frames, inclusive.
+    An output that does not cover the core has an infinite error.
     """
-    joints = foot_joints(rig)
-    heights = []
-    for motion in motions:
-        g = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints)[0]
-        heights.append(g @ motion.skeleton.up)
-    h = np.concatenate(heights, axis=0)
-    if len(h) == 0:
-        raise ValueError("floor levels need at least one frame")
-    return {j: float(np.percentile(h[:, k], percentile)) for k, j in enumerate(joints)}
+    first, last = core
+    a = source_start + first - output_start
+    if a < 0 or a + last - first >= output.n_frames:
+        return float("inf")
+    out = output[a : a + last - first + 1].global_positions()
+    return float(np.linalg.norm(out - source[first : last + 1].global_positions(), axis=-1).max())
 
 
-def foot_skate(
-    motion: Motion,
-    rig: Rig,
-    window: tuple[int, int] | None,
-    floor_levels: Mapping[int, float],
-    *,
-    height_threshold: float = SKATE_HEIGHT,
-) -> float:
-    """Mean horizontal speed (units/s) of planted foot joints in ``window``.
+def lower_body_joints(rig: Rig) -> list[int]:
+    """Both ankles and the pelvis: the lower body of Oshita 2014, Fig. 5 ("left foot, right foot, and pelvis")."""
+    return [*rig.feet, rig.pelvis]
 
-    A sample is one joint at one frame; it counts when the joint is less than
-    ``height_threshold`` leg lengths above its floor level. The joints are the
-    keys of ``floor_levels`` (see :func:`floor_levels`). Velocities are central
-    differences over the whole motion (one-sided at its ends) times fps, so a
-    window at the edge of the motion is measured like any other. A window with
-    no planted sample has no skate: 0.0.
+
+def upper_body_joints(rig: Rig) -> list[int]:
+    """Both wrists, the chest and the head (those the rig has): the upper body of Oshita 2014, Fig. 5."""
+    wrists = [arm.wrist for arm in (rig.arm("L"), rig.arm("R")) if arm is not None]
+    return wrists + [j for j in (rig.chest, rig.head) if j is not None]
+
+
+def mean_speed(motion: Motion, joints: list[int]) -> np.ndarray:
+    """``(F,)`` mean over ``joints`` of each one's global speed, units/s.
+
+    Central differences, one-sided at the ends: a curve to look at, not the skate measure.
     """
-    frames = _frames(window, motion.n_frames)
-    if len(frames) == 0 or motion.n_frames < 2:
-        return 0.0
-    joints = list(floor_levels)
-    up = motion.skeleton.up
-    # one frame either side is all the central difference needs
-    lo, hi = max(frames[0] - 1, 0), min(frames[-1] + 1, motion.n_frames - 1)
-    part = motion[lo : hi + 1]
-    g = forward_kinematics(part.rotations, part.positions, part.skeleton.parents, joints)[0]
-    velocity = horizontal(np.gradient(g, axis=0), up) * motion.fps
-    speed = np.linalg.norm(velocity, axis=-1)[frames - lo]
-    height = (g @ up)[frames - lo] - np.array([floor_levels[j] for j in joints])
-    leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
-    planted = height < height_threshold * leg
-    return float(speed[planted].mean()) if planted.any() else 0.0
-
-
-def joint_accelerations(motion: Motion) -> np.ndarray:
-    """``(F - 2, J)`` magnitudes of every joint's global acceleration at frames 1 .. F-2.
-
-    Second differences of global positions times fps squared (units/s^2).
-    """
-    if motion.n_frames < 3:
-        return np.zeros((0, len(motion.skeleton)))
-    g = motion.global_positions()
-    return np.linalg.norm(g[2:] - 2.0 * g[1:-1] + g[:-2], axis=-1) * motion.fps**2
-
-
-def peak_acceleration(motion: Motion, window: tuple[int, int] | None, joints=None) -> float:
-    """Largest joint acceleration (units/s^2) at any frame of ``window``, any joint (of ``joints`` if given).
-
-    Frames without a neighbour on both sides (the first and the last of the
-    motion) have no second difference and are skipped; 0.0 when none is left.
-    """
-    frames = _frames(window, motion.n_frames)
-    frames = frames[(frames >= 1) & (frames <= motion.n_frames - 2)]
-    if len(frames) == 0:
-        return 0.0
-    accel = joint_accelerations(motion[frames[0] - 1 : frames[-1] + 2])[frames - frames[0]]
-    return float((accel if joints is None else accel[:, list(joints)]).max())
-
-
-def leg_joints(rig: Rig) -> list[int]:
-    """Hip, knee, ankle and toe joints of both legs (toes where the rig has them)."""
-    return [j for side in ("L", "R") for leg in (rig.leg(side),)
-            for j in (leg.hip, leg.knee, leg.ankle, leg.toe) if j is not None]
-
-
-def acceleration_percentile(motions: Iterable[Motion], q: float = 99.0) -> float:
-    """The ``q``-th percentile of :func:`joint_accelerations` over all frames and joints of ``motions``."""
-    accel = np.concatenate([joint_accelerations(m).ravel() for m in motions])
-    return float(np.percentile(accel, q)) if len(accel) else 0.0
+    if motion.n_frames < 2:
+        return np.zeros(motion.n_frames)
+    g = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints, rotations_out=False)[0]
+    return np.linalg.norm(np.gradient(g, axis=0), axis=-1).mean(axis=1) * motion.fps
 
 
 def _rooted(motion: Motion, pelvis: int) -> tuple[np.ndarray, np.ndarray]:
@@ -182,7 +123,8 @@ def _facing(rot: np.ndarray, pos: np.ndarray, motion: Motion, rig: Rig, frame: i
     return g[0], pelvis_facing(g[1], g[2], motion.skeleton.up)
 
 
-def naive_crossfade(src: Motion, dst: Motion, start: int, rig: Rig, *, blend_frames: int = 10) -> Motion:
+def naive_crossfade(src: Motion, dst: Motion, start: int, rig: Rig, *, blend_frames: int = 10,
+                    auto_blend: bool = False) -> Motion:
     """The NLA way: ``dst`` placed by hand onto ``src`` and crossfaded linearly.
 
     src, dst      the previous and the next clip, on the same skeleton.
@@ -194,6 +136,12 @@ def naive_crossfade(src: Motion, dst: Motion, start: int, rig: Rig, *, blend_fra
                   blend_frames - 1`` mix the two clips with weights
                   ``(i + 1) / (blend_frames + 1)`` of ``dst``, so no mixed
                   frame is a copy of either side.
+    auto_blend    weights ``i / (blend_frames - 1)`` instead: 0 on the first
+                  blend frame and 1 on the last, as Blender's NLA auto blend
+                  in/out has it over two strips that overlap on exactly those
+                  frames: the first blend frame is ``src``'s own pose and the
+                  last ``dst``'s (placed), so a core ending on the first or
+                  starting on the last plays untouched.
 
     Placing by hand: ``dst`` is turned about the up axis so that its pelvis
     facing at frame 0 matches that of ``src`` at ``start``, then moved on the
@@ -207,8 +155,8 @@ def naive_crossfade(src: Motion, dst: Motion, start: int, rig: Rig, *, blend_fra
     """
     if src.skeleton.names != dst.skeleton.names:
         raise ValueError("naive_crossfade needs both clips on the same skeleton")
-    if start < 0 or blend_frames < 1:
-        raise ValueError(f"start must be >= 0 and blend_frames >= 1, got {start} and {blend_frames}")
+    if start < 0 or blend_frames < 1 + auto_blend:
+        raise ValueError(f"start must be >= 0 and blend_frames >= {1 + auto_blend}, got {start} and {blend_frames}")
     if src.n_frames == 0 or dst.n_frames == 0:
         raise ValueError("naive_crossfade needs clips with frames")
     up = src.skeleton.up
@@ -227,7 +175,7 @@ def naive_crossfade(src: Motion, dst: Motion, start: int, rig: Rig, *, blend_fra
 
     n = min(blend_frames, dst.n_frames)
     held = np.minimum(np.arange(start, start + n), src.n_frames - 1)
-    w = (np.arange(n) + 1.0) / (blend_frames + 1.0)
+    w = np.arange(n) / (blend_frames - 1.0) if auto_blend else (np.arange(n) + 1.0) / (blend_frames + 1.0)
     mixed_rot = quat.slerp(src_rot[held], dst_rot[:n], w[:, None])
     mixed_pos = src_pos[held] + w[:, None, None] * (dst_pos[:n] - src_pos[held])
     before = np.minimum(np.arange(start), src.n_frames - 1)

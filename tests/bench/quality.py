@@ -1,70 +1,84 @@
-"""Transition quality of the synthesis engine against a hand-made NLA crossfade, on real capture.
+"""Synthesis quality on real capture, gap by gap: the engine against a plain NLA crossfade.
 
-Run by hand (not collected as a test):  .venv/bin/python tests/bench/quality.py [--help]
+Run by hand (not collected as a test):
+    .venv/bin/python tests/bench/quality.py [--quick] [--plot DIR] [--help]
 
-Clips: nine real clips of different kinds from ../shared/mocap (Bandai Namco,
-Y up, centimetres, 30 fps; read with ``unit=0.01`` so that figures come out in
-cm): a walk, a run, a side step, a walking turn, a kick, a punch, a slash, a
-bow and a dance. Every ordered pair of different clips is one two-clip
-timeline (72 pairs per placement).
+Clips: fourteen real clips from ../shared/mocap (Bandai Namco, Y up,
+centimetres, 30 fps, read with ``unit=0.01``): walks, runs and dashes in six
+styles (walk normal and sad, run happy and proud, dash angry and childish),
+bow, bye, guide, punch, kick, the short dance, and the walking turns left and
+right of dataset 2. Every ordered pair of different clips is one two-clip
+timeline: 182 pairs per placement.
 
-Placement (the same timeline for both methods; frames at 30 fps):
-  * the previous clip starts at output frame 0;
-  * the next clip starts where the previous one ends minus an overlap:
-    ``start = len(prev) - overlap``;
-  * each clip's core (the part the engine must keep as captured) is the clip
-    without ``margin`` frames at either end (at most a quarter of the clip
-    each), so the engine has ``2 * margin - overlap`` frames between the two
-    cores for its transition.
-  Two placements by default: overlap 0.5 s with 0.5 s margins (15 free
-  frames, a tight cut), and overlap 1.0 s with 1.0 s margins (30 free frames).
+Placements (frames at 30 fps), three, with the cores D = 0.3, 0.6 and 1.0 s
+apart, i.e. the next core's first frame D * fps frames after the previous
+core's last frame:
+  * each clip's core is the clip without a margin of D at either end (at most
+    a third of the clip: the dashes and the guide at D = 1 s);
+  * the previous clip starts at frame 0, the next one where its core then
+    starts D after the previous core ends: ``next_start = prev_core_last + D *
+    fps - next_margin``.
+  So the two strips overlap exactly on the gap (both margins D): the next strip
+  starts on the previous core's last frame, the previous strip ends on the next
+  core's first frame. Where a margin is capped the overlap is shorter than the
+  gap and each untouched clip covers less of it.
 
-The two methods:
-  engine  core.synthesize.synthesize([Clip(prev, 0, core), Clip(next, start, core)]).
-  naive   what an animator does with the NLA (tests/bench/metrics.py,
-          naive_crossfade): the next strip moved by hand so that its pelvis at
-          its first frame sits on the previous clip's pelvis at the crossfade
-          start (on the ground) and its pelvis faces the same way (about the up
-          axis), then a linear 10-frame crossfade of every local rotation
-          (slerp) and translation starting at the next strip's first frame.
+The measure (core.quality, the project's one definition, not redefined here):
+for each pair the gap is the output frames from the previous core's last frame
+to the next core's first frame, inclusive, and core.quality.gap_quality gives
+  skate   mean horizontal speed of the ankle and toe joints on consecutive
+          frame pairs where the joint is within 3 % of its own height range
+          above its own floor (2nd percentile of its height over the motion),
+          forward differences; printed in cm/s (leg lengths/s times the rig's
+          leg length in cm);
+  accel   the peak over the gap of the per-frame mean over every joint of its
+          acceleration, over the two clips' 99th percentile of the same;
+each with the untouched clips on the same timeline frames (the previous clip
+after its core, the following one before its core, pooled for skate, the
+larger peak for accel). The benchmark calls gap_quality itself on each
+method's output with the gap frames of its own placement: the engine's
+figures in its plan (result.plan.pairs[k].quality) are not used to grade it,
+only compared with ours at the end. The sources' own skate is the same measure
+over each whole clip (its own floor and band); their median over the clips is
+a target's reference.
 
-Windows (output frames, end inclusive):
-  engine  from the start of the first blending segment of the pair's plan to
-          the end of the last one;
-  naive   the 10 crossfade frames and the frame either side where the
-          weight is 0 and 1 (as an engine segment runs from t0, all previous
-          motion, to t1, all following motion): the kinks of a linear
-          crossfade, and so its acceleration peaks, are on those two frames;
-  common  the union of the two, widened by 5 frames each side; both methods
-          are measured on it too, so a short window cannot flatter either.
+The two methods, on the same timeline:
+  engine     core.synthesize.synthesize([Clip(prev, 0, core), Clip(next, start, core)]).
+  crossfade  what an animator does with two overlapping NLA strips and auto
+             blend in/out (tests/bench/metrics.py, naive_crossfade with
+             auto_blend): the next strip moved by hand so that its pelvis at
+             its first frame sits on the previous clip's pelvis there (on the
+             ground, facing the same way), then a linear crossfade of every
+             local rotation (slerp) and translation over the strips' overlap,
+             weight 0 on its first frame and 1 on its last, so both cores
+             play untouched and all the blending is inside the gap.
 
-Metrics (tests/bench/metrics.py):
-  skate   mean horizontal speed (cm/s) of the ankle and toe joints over the
-          samples where that joint is within 0.0375 leg lengths (3.0 cm here)
-          of its floor level; floor level = 2nd percentile of that joint's
-          height over the pair's two source clips. The sources' own skate is
-          the same measure over each whole source clip (its own floor); the
-          column c.src is the two untouched clips on the common window's frames
-          (each where it has frames, averaged), the skate a pair starts from;
-          the summary also gives the same on the engine's own window.
-          Real capture is not 0: heel strike, toe-off and the low swing of the
-          toes pass through the 3 cm band at walking speed.
-  accel   peak joint acceleration (every joint, global positions, second
-          differences x fps^2) in the window, divided by the 99th percentile
-          of the same quantity over every frame and joint of the pair's two
-          source clips. For reference the script also prints what the sources
-          score on their own windows of the same lengths, and the larger of
-          the two untouched clips' peaks on the engine's own window frames
-          (what the clips do there by themselves); both also split into the
-          legs (hips to toes) and the rest of the body, to show where the
-          peaks are and which of them the engine adds.
+Three rigs, the same pairs and placements on each (--quick runs the first only):
+  original   the clips as read;
+  CMU        renamed to CMU joint names, in metres and turned Z up
+             (metrics.cmu_metres_z_up): every figure must be identical (max
+             relative difference 1e-6);
+  120 fps    resampled to 120 fps, starts and cores at four times the frames:
+             the summary medians must agree within 5 %.
 
-Targets, as read here: over the engine's synthesized pairs (rejections and
-errors are counted and listed apart), measured in the engine's own window:
-  median skate <= 1.5 x the median of the sources' per-clip skate;
-  90th percentile of skate <= 2 x that same sources' median;
-  median acceleration ratio <= 1.2.
-The verdict on the common windows is printed next to it.
+Targets, over every gap of the original rig (a gap whose untouched clips have
+no contact frame, or whose output has none, is listed but left out of the
+skate ratios; an engine failure is listed and left out of all):
+  skate  the median over gaps of the engine's skate over the untouched clips'
+         at most 1.2 (the ratio of the medians is printed too), its median at
+         most 1.5 x the sources' whole-clip median, at most 10 % of gaps above
+         2 x the untouched clips;
+  accel  the median over gaps of the engine's peak over the untouched clips'
+         at most 1.2, its median at most 1.2 (x the clips' p99), at most 5 %
+         of gaps above 2 x the untouched clips' peak;
+  cores  every joint on every core frame where the (aligned) clip has it, to
+         1e-6 of the body height (core.rig.body_height), on every rig: the
+         first clip as it is, the next one by its pair's plan alignment.
+
+--plot DIR draws Oshita 2014's Fig. 5 for a few pairs: the lower-body speed
+(mean of both feet and the pelvis) and the upper-body speed (mean of both
+hands, the chest and the head) over time for the engine, the crossfade and the
+untouched clips, cores shaded (matplotlib, needed only then).
 """
 
 from __future__ import annotations
@@ -75,6 +89,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -82,181 +97,571 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import metrics  # noqa: E402  (tests/bench, next to this script)
-from core.bvh import read_bvh  # noqa: E402
+# core_range and next_start place the speed benchmark's pairs (synthesis_speed.py reaches them through here)
+from common import MOCAP, core_range, load, next_start, short  # noqa: E402,F401
 from core.motion import Motion  # noqa: E402
-from core.rig import Rig, find_rig  # noqa: E402
+from core.quality import (GapQuality, SourceFigures, foot_levels, foot_positions, gap_quality,  # noqa: E402
+                          skate_samples)
+from core.rig import Rig, body_height, find_rig, leg_length  # noqa: E402
 
-MOCAP = ROOT.parent / "shared" / "mocap"
 CLIPS = (
     "bandai1/walk_normal_001",
-    "bandai2/run_normal_001",
-    "bandai1/walk-left_normal_001",
-    "bandai2/walk-turn-left_normal_001",
-    "bandai1/kick_normal_001",
-    "bandai1/punch_normal_001",
-    "bandai1/slash_normal_001",
+    "bandai1/walk_sad_001",
+    "bandai1/run_happy_001",
+    "bandai1/run_proud_001",
+    "bandai1/dash_angry_001",
+    "bandai1/dash_childish_001",
     "bandai1/bow_normal_001",
+    "bandai1/bye_normal_001",
+    "bandai1/guide_normal_001",
+    "bandai1/punch_normal_001",
+    "bandai1/kick_normal_001",
     "bandai1/dance-short_normal_001",
+    "bandai2/walk-turn-left_normal_001",
+    "bandai2/walk-turn-right_normal_001",
 )
-PLACEMENTS = ((0.5, 0.5), (1.0, 1.0))  # (overlap s, core margin s)
-NAIVE_BLEND = 10  # frames
-COMMON_PAD = 5  # frames either side of the union of both windows
-JUMP_RATIO = 3.0  # an acceleration ratio above this is reported as a jump
+GAPS_S = (0.3, 0.6, 1.0)  # how far apart the cores are
+MAX_MARGIN_SHARE = 1.0 / 3.0  # a core leaves at most this share of its clip at either end
+RESAMPLED_FPS = 120.0
+IDENTICAL = 1e-6  # relative: figures of the same motion in another rig's names, unit and axes
+RESAMPLED_AGREEMENT = 0.05  # relative: summary medians at RESAMPLED_FPS against the original rate
+CORE_TOLERANCE = 1e-6  # body heights
+PLOT_PAIRS = (("walk", "bow"), ("run_happy", "kick"), ("walk-turn-left", "dash_angry"), ("dance-short", "punch"))
+PLOT_GAP_S = 0.6
+PLOT_MARGIN_S = 2.0  # the figures show this long either side of the gap
 
 
-def short(name: str) -> str:
-    return name.split("/")[-1].replace("_normal_001", "")
+# --------------------------------------------------------------------------
+# placement
 
 
-def load(name: str) -> Motion:
-    """A clip of ../shared/mocap by ``"bandai1/walk_normal_001"``, lengths in cm (unit 0.01 m)."""
-    return read_bvh(MOCAP / f"{name}.bvh", unit=0.01)
+@dataclass(frozen=True)
+class Placement:
+    """Two clips on the timeline: the previous one from frame 0, the next one from ``next_start``.
 
-
-def core_range(motion: Motion, margin_s: float) -> tuple[int, int]:
-    """The clip without ``margin_s`` seconds at either end (at most a quarter of it each)."""
-    margin = min(int(round(margin_s * motion.fps)), motion.n_frames // 4)
-    return margin, motion.n_frames - 1 - margin
-
-
-def next_start(prev: Motion, overlap_s: float) -> int:
-    """Output frame of the next clip's frame 0 when the previous clip starts at 0."""
-    return prev.n_frames - int(round(overlap_s * prev.fps))
-
-
-def engine_window(result) -> np.ndarray | None:
-    """Output frames of the blending segments, each from one frame before it to one after.
-
-    Adaptation can release its feet well after its pose blends, so the
-    frames are a set, not a span: the clip's own motion between two blends
-    is not part of any transition. Deformation segments (the kept feet, held
-    by IK, which may run to the end of the clip) are not blends either.
+    Cores are clip frames, inclusive.
     """
-    segments = [s for pair in result.plan.pairs for s in pair.segments if s.blend != "deformation"]
-    if not segments:
-        return None
-    return np.unique(np.concatenate([np.arange(s.start - 1, s.end + 2) for s in segments]))
+
+    prev_core: tuple[int, int]
+    next_start: int
+    next_core: tuple[int, int]
+
+    @property
+    def gap(self) -> tuple[int, int]:
+        """Timeline frames from the previous core's last to the next core's first, inclusive."""
+        return self.prev_core[1], self.next_start + self.next_core[0]
+
+    def scaled(self, k: int) -> "Placement":
+        """The same placement at ``k`` times the frame rate (a clip resampled so, frame ``i`` is frame ``k i``)."""
+        return Placement((k * self.prev_core[0], k * self.prev_core[1]), k * self.next_start,
+                         (k * self.next_core[0], k * self.next_core[1]))
 
 
-def span(window) -> tuple[int, int]:
-    """First and last frame of a window given as a pair or as frames."""
-    return (int(window[0]), int(window[-1])) if isinstance(window, np.ndarray) else window
+def core_margin(n_frames: int, gap_frames: int) -> int:
+    """Frames a core leaves at either end of its clip: the gap's length, at most a third of the clip."""
+    return min(gap_frames, int(n_frames * MAX_MARGIN_SHARE))
 
 
-def shifted(window, by: int):
-    return window - by if isinstance(window, np.ndarray) else (window[0] - by, window[1] - by)
+def placed(prev_frames: int, next_frames: int, gap_frames: int) -> Placement:
+    """The placement whose cores are ``gap_frames`` apart (see the module docstring)."""
+    mp, mn = core_margin(prev_frames, gap_frames), core_margin(next_frames, gap_frames)
+    prev_core = (mp, prev_frames - 1 - mp)
+    return Placement(prev_core, prev_core[1] + gap_frames - mn, (mn, next_frames - 1 - mn))
 
 
-def cm(motion: Motion) -> float:
-    """Centimetres per unit of a motion's skeleton."""
-    return motion.skeleton.unit * 100.0
+def strips_overlap(prev_frames: int, placement: Placement) -> int:
+    """Timeline frames both strips cover (0 when the next one starts after the previous one ends)."""
+    return max(prev_frames - placement.next_start, 0)
+
+
+# --------------------------------------------------------------------------
+# rigs: the same clips in other conventions
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A way of storing the clips: a conversion of each, and how many frames a source frame becomes."""
+
+    name: str
+    convert: Callable[[Motion], Motion]
+    frames_per_frame: int = 1
+
+
+VARIANTS = (
+    Variant("original", lambda m: m),
+    Variant("CMU names, metres, Z up", metrics.cmu_metres_z_up),
+    Variant(f"{RESAMPLED_FPS:g} fps", lambda m: m.resampled(RESAMPLED_FPS), 4),
+)
+
+
+@dataclass(frozen=True)
+class Rigged:
+    """The clips of one variant and what measuring them needs."""
+
+    variant: Variant
+    clips: dict  # label -> Motion
+    rig: Rig
+    up: np.ndarray
+    leg: float  # mean leg length, the clips' unit
+    cm: float  # centimetres per unit
+    body: float  # body height, the clips' unit
+    sources: dict  # label -> SourceFigures
+
+    @classmethod
+    def of(cls, variant: Variant, originals: dict) -> "Rigged":
+        clips = {label: variant.convert(m) for label, m in originals.items()}
+        first = next(iter(clips.values()))
+        rig = find_rig(first)
+        up = first.skeleton.up  # the conversion knows where up is; the engine finds it itself
+        sources = {label: SourceFigures.of(m, rig, up) for label, m in clips.items()}
+        return cls(variant, clips, rig, up, 0.5 * (leg_length(first, rig, "L") + leg_length(first, rig, "R")),
+                   100.0 * first.skeleton.unit, body_height(first, rig), sources)
+
+    @property
+    def leg_cm(self) -> float:
+        return self.leg * self.cm
+
+    @property
+    def fps(self) -> float:
+        return next(iter(self.clips.values())).fps
+
+
+def whole_clip_skate(src: SourceFigures, up: np.ndarray, fps: float, leg: float) -> float | None:
+    """A clip's own skate (leg lengths/s): the measure over the whole clip, its own floor and band."""
+    speed, down = skate_samples(src.feet, src.levels, up, fps)
+    return float(speed[down].mean()) / leg if down.any() else None
+
+
+# --------------------------------------------------------------------------
+# one pair
 
 
 @dataclass
-class PairFigures:
+class GapRecord:
+    """The figures of one pair at one placement on one rig (skate in legs/s, accel over p99)."""
+
     prev: str
     next: str
-    overlap_s: float
-    margin_s: float
+    gap_s: float
+    gap: tuple[int, int]
+    crossfade: GapQuality
+    engine: GapQuality | None = None
+    plan_quality: GapQuality | None = None  # what the engine's own plan says, to compare with
+    plan_gap: tuple[int, int] | None = None
+    core_error: float | None = None  # body heights
     method: str = ""
-    window: tuple[int, int] | None = None
-    naive_window: tuple[int, int] = (0, 0)
-    skate: dict = field(default_factory=dict)  # (method, window kind) -> cm/s
-    accel: dict = field(default_factory=dict)  # (method, window kind) -> ratio to p99
-    problem: str = ""  # engine exception, rejection or jump
-    seconds: float = 0.0
+    seconds: float | None = None
+    failure: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, float]:
+        return self.prev, self.next, self.gap_s
 
 
-def measure_pair(prev_name: str, next_name: str, clips: dict, rig: Rig, overlap_s: float, margin_s: float,
-                 engine, responsiveness: float, pose_ends: str = "eased") -> PairFigures:
-    prev, nxt = clips[prev_name], clips[next_name]
-    fig = PairFigures(short(prev_name), short(next_name), overlap_s, margin_s)
-    start = next_start(prev, overlap_s)
-    floors = metrics.floor_levels([prev, nxt], rig)
-    p99 = metrics.acceleration_percentile([prev, nxt])
-    # the mixed frames plus the unmixed frame either side (weights 0 and 1),
-    # as an engine segment runs from t0 to t1: a crossfade's kinks are there
-    fig.naive_window = (start - 1, start + NAIVE_BLEND)
+def measured(output: Motion, output_start: int, gap: tuple[int, int], sources: list, rigged: Rigged) -> GapQuality:
+    """core.quality.gap_quality of ``output`` on ``gap``, its floor levels its own (as the engine's plan does)."""
+    feet = foot_positions(output, rigged.rig)
+    return gap_quality(output, output_start, gap, up=rigged.up, leg=rigged.leg, output_feet=feet,
+                       output_levels=foot_levels(feet @ rigged.up), sources=sources)
 
-    naive = metrics.naive_crossfade(prev, nxt, start, rig, blend_frames=NAIVE_BLEND)
-    outputs = {"naive": (naive, 0)}  # motion, output frame of its frame 0
-    windows = {"naive": fig.naive_window}
 
-    if engine is not None:
-        Clip, synthesize = engine
-        timeline = [
-            Clip(prev, 0, core=core_range(prev, margin_s), name=fig.prev),
-            Clip(nxt, start, core=core_range(nxt, margin_s), name=fig.next),
-        ]
+def crossfaded(prev: Motion, nxt: Motion, placement: Placement, rig: Rig) -> Motion:
+    """The NLA crossfade over the strips' overlap (two frames at least: its weights run from 0 to 1)."""
+    blend = max(strips_overlap(prev.n_frames, placement), 2)
+    return metrics.naive_crossfade(prev, nxt, placement.next_start, rig, blend_frames=blend, auto_blend=True)
+
+
+def engine_core_error(result, prev: Motion, nxt: Motion, placement: Placement, rig: Rig) -> float:
+    """Largest distance of any joint on any core frame of the output from its clip.
+
+    The first clip plays as it is; the next one as the pair's plan aligned it.
+    """
+    aligned = result.plan.pairs[0].alignment.apply(nxt, rig.pelvis)
+    return max(metrics.core_error(result.motion, result.start, prev, 0, placement.prev_core),
+               metrics.core_error(result.motion, result.start, aligned, placement.next_start, placement.next_core))
+
+
+def measure_pair(prev_label: str, next_label: str, gap_s: float, placement: Placement, rigged: Rigged,
+                 engine, responsiveness: float, pose_ends: str) -> GapRecord:
+    prev, nxt = rigged.clips[prev_label], rigged.clips[next_label]
+    sources = [(rigged.sources[prev_label], 0), (rigged.sources[next_label], placement.next_start)]
+    gap = placement.gap
+    record = GapRecord(prev_label, next_label, gap_s, gap,
+                       crossfade=measured(crossfaded(prev, nxt, placement, rigged.rig), 0, gap, sources, rigged))
+    if engine is None:
+        record.failure = "engine not available"
+        return record
+    Clip, synthesize = engine
+    timeline = [Clip(prev, 0, core=placement.prev_core, name=prev_label),
+                Clip(nxt, placement.next_start, core=placement.next_core, name=next_label)]
+    t = time.perf_counter()
+    try:
+        result = synthesize(timeline, responsiveness=responsiveness, pose_ends=pose_ends)
+    except Exception as error:  # a benchmark reports every failure and goes on
+        record.failure = f"{type(error).__name__}: {error}"
+        return record
+    record.seconds = time.perf_counter() - t
+    if result.plan.rejected or len(result.plan.pairs) != 1:
+        reasons = "; ".join(r.reason for r in result.plan.rejected)
+        record.failure = f"rejected: {reasons}" if reasons else f"{len(result.plan.pairs)} pairs in the plan"
+        return record
+    pair = result.plan.pairs[0]
+    record.method = str(pair.method)
+    record.plan_quality, record.plan_gap = getattr(pair, "quality", None), getattr(pair, "gap", None)
+    record.engine = measured(result.motion, result.start, gap, sources, rigged)
+    record.core_error = engine_core_error(result, prev, nxt, placement, rigged.rig) / rigged.body
+    return record
+
+
+def placement_of(rigged: Rigged, prev_label: str, next_label: str, gap_s: float) -> Placement:
+    """The pair's placement in the source clips' frames, then at the variant's rate (the same in seconds)."""
+    k = rigged.variant.frames_per_frame
+    frames = [(rigged.clips[label].n_frames - 1) // k + 1 for label in (prev_label, next_label)]
+    return placed(*frames, int(round(gap_s * rigged.fps / k))).scaled(k)
+
+
+def run_variant(rigged: Rigged, labels: list[str], gaps_s: tuple[float, ...], engine, args) -> list[GapRecord]:
+    """Every ordered pair of ``labels`` at every placement, one progress line per placement."""
+    records = []
+    for gap_s in gaps_s:
         t = time.perf_counter()
+        for a in labels:
+            for b in labels:
+                if a != b:
+                    pl = placement_of(rigged, a, b, gap_s)
+                    records.append(measure_pair(a, b, gap_s, pl, rigged, engine, args.responsiveness, args.pose_ends))
+        print(f"  [{rigged.variant.name}] cores {gap_s:g} s apart: {len(labels) * (len(labels) - 1)} pairs, "
+              f"{time.perf_counter() - t:.0f} s", flush=True)
+    return records
+
+
+# --------------------------------------------------------------------------
+# figures over many gaps
+
+METHODS = ("engine", "crossfade", "untouched")
+
+
+def figure(record: GapRecord, method: str, kind: str) -> float | None:
+    """``kind`` ("skate" or "accel") of ``method`` on the record's gap; the untouched clips' from the crossfade's."""
+    if method == "untouched":
+        return getattr(record.crossfade, f"{kind}_untouched")
+    q = getattr(record, method)
+    return None if q is None else getattr(q, kind)
+
+
+def values(records: list[GapRecord], method: str, kind: str) -> np.ndarray:
+    return np.array([v for r in records if (v := figure(r, method, kind)) is not None])
+
+
+def ratio(record: GapRecord, method: str, kind: str) -> float | None:
+    """The method's figure over the untouched clips' on the same frames; None where either is missing."""
+    mine, theirs = figure(record, method, kind), figure(record, "untouched", kind)
+    return None if mine is None or theirs is None or theirs <= 0 else mine / theirs
+
+
+def ratios(records: list[GapRecord], method: str, kind: str) -> np.ndarray:
+    return np.array([v for r in records if (v := ratio(r, method, kind)) is not None])
+
+
+def median(x: np.ndarray) -> float:
+    return float(np.median(x)) if len(x) else float("nan")
+
+
+def p90(x: np.ndarray) -> float:
+    return float(np.percentile(x, 90)) if len(x) else float("nan")
+
+
+def share_above(x: np.ndarray, limit: float) -> float:
+    return float(np.mean(x > limit)) if len(x) else float("nan")
+
+
+def fmt(x: float | None, width: int = 6, digits: int = 2) -> str:
+    return f"{'-':>{width}}" if x is None or not np.isfinite(x) else f"{x:{width}.{digits}f}"
+
+
+def pct(x: float) -> str:
+    return f"{'-':>5}" if not np.isfinite(x) else f"{100 * x:4.0f}%"
+
+
+def print_summary(records: list[GapRecord], gaps_s: tuple[float, ...], leg_cm: float) -> None:
+    """Per method and placement: medians, p90 and the shares of gaps above 1.5x and 2x the untouched clips."""
+    print(f"{'':25}| {'skate cm/s':^13} | {'skate / untouched clips':^30} | {'peak accel / p99':^13} |"
+          f" {'accel / untouched clips':^30}")
+    head = f"{'median':>6} {'p90':>6} | {'median':>6} {'p90':>6} {'>1.5x':>5} {'>2x':>5} {'n':>4}"
+    print(f"{'method':<10} {'cores':>6} {'gaps':>5}  |" + f" {head} |" + f" {head[:13]} |" f" {head}")
+    for method in METHODS:
+        for gap_s in (*gaps_s, None):
+            rs = [r for r in records if gap_s is None or r.gap_s == gap_s]
+            done = [r for r in rs if method == "untouched" or getattr(r, method) is not None]
+            cells = []
+            for kind, scale in (("skate", leg_cm), ("accel", 1.0)):
+                v = values(done, method, kind) * scale
+                cells.append(f"{fmt(median(v))} {fmt(p90(v))}")
+                if method == "untouched":
+                    cells.append(f"{'':30}")
+                else:
+                    q = ratios(done, method, kind)
+                    cells.append(f"{fmt(median(q))} {fmt(p90(q))} {pct(share_above(q, 1.5))} {pct(share_above(q, 2.0))}"
+                                 f" {len(q):4d}")
+            label = "all" if gap_s is None else f"{gap_s:g} s"
+            print(f"{method:<10} {label:>6} {len(done):5d}  | " + " | ".join(cells))
+        print()
+
+
+@dataclass(frozen=True)
+class Check:
+    text: str
+    ok: bool
+
+    def __str__(self) -> str:
+        return f"  {self.text:<100} {'met' if self.ok else 'NOT met'}"
+
+
+def targets(records: list[GapRecord], source_skate: float, leg_cm: float) -> list[Check]:
+    """The targets of the module docstring, computed on ``records`` (the crossfade's figure alongside)."""
+    done = [r for r in records if r.engine is not None]
+
+    def both(fn) -> str:
+        return f"{fn('engine'):.2f} [crossfade {fn('crossfade'):.2f}]"
+
+    def ratio_of_medians(method):
+        pairs = [(figure(r, method, "skate"), figure(r, "untouched", "skate")) for r in done]
+        pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+        return median(np.array([a for a, _ in pairs])) / median(np.array([b for _, b in pairs]))
+
+    skate_q = {m: ratios(done, m, "skate") for m in ("engine", "crossfade")}
+    accel_q = {m: ratios(done, m, "accel") for m in ("engine", "crossfade")}
+    skate_2x = {m: 100 * share_above(skate_q[m], 2.0) for m in skate_q}
+    accel_2x = {m: 100 * share_above(accel_q[m], 2.0) for m in accel_q}
+    skate_cm = {m: median(values(done, m, "skate")) * leg_cm for m in ("engine", "crossfade")}
+    accel = {m: median(values(done, m, "accel")) for m in ("engine", "crossfade")}
+    src_cm = source_skate * leg_cm
+    return [
+        Check(f"skate: median of per-gap ratios to the untouched clips {both(lambda m: median(skate_q[m]))} <= 1.2"
+              f"  (ratio of medians {both(ratio_of_medians)})", median(skate_q["engine"]) <= 1.2),
+        Check(f"skate: median {both(lambda m: skate_cm[m])} cm/s <= 1.5 x the sources' whole-clip median "
+              f"{src_cm:.2f} = {1.5 * src_cm:.2f}", skate_cm["engine"] <= 1.5 * src_cm),
+        Check(f"skate: share of gaps above 2 x the untouched clips {both(skate_2x.get)} % <= 10 %",
+              skate_2x["engine"] <= 10.0),
+        Check(f"accel: median of per-gap ratios to the untouched clips' peak {both(lambda m: median(accel_q[m]))}"
+              f" <= 1.2", median(accel_q["engine"]) <= 1.2),
+        Check(f"accel: median peak {both(lambda m: accel[m])} x the clips' p99 <= 1.2", accel["engine"] <= 1.2),
+        Check(f"accel: share of gaps above 2 x the untouched clips' peak {both(accel_2x.get)} % <= 5 %",
+              accel_2x["engine"] <= 5.0),
+    ]
+
+
+def core_check(runs: dict) -> Check:
+    """The largest core error over every rig, placement and pair, where, and how many gaps exceed the tolerance."""
+    errors = [(r.core_error, name, r) for name, (_, records) in runs.items() for r in records
+              if r.core_error is not None]
+    if not errors:
+        return Check("cores: no engine output to check", False)
+    err, name, r = max(errors, key=lambda x: x[0])
+    over = sum(e > CORE_TOLERANCE for e, _, _ in errors)
+    return Check(f"cores: max error {err:.2e} body heights <= {CORE_TOLERANCE:g} ({r.prev} > {r.next}, cores "
+                 f"{r.gap_s:g} s apart, {name}); {over} of {len(errors)} gaps above", over == 0)
+
+
+def print_by_method(records: list[GapRecord]) -> None:
+    """The engine's gaps by the method its plan chose: how many, their median ratios and the worst core error."""
+    done = [r for r in records if r.engine is not None]
+    print(f"by the engine's method: {'':19} {'gaps':>5} {'skate / untouched':>18} {'accel / untouched':>18}"
+          f" {'max core error':>15}")
+    for method in sorted({r.method for r in done}):
+        rs = [r for r in done if r.method == method]
+        print(f"  {method:<42} {len(rs):5d} {fmt(median(ratios(rs, 'engine', 'skate')), 18)}"
+              f" {fmt(median(ratios(rs, 'engine', 'accel')), 18)} {max(r.core_error for r in rs):15.1e}")
+
+
+def print_row(r: GapRecord, leg_cm: float) -> None:
+    def cm(x):
+        return fmt(None if x is None else x * leg_cm, 6, 1)
+    e = r.engine
+    print(f"  {r.prev + ' > ' + r.next:<30} {r.gap_s:4g} s {r.gap[0]:5d}..{r.gap[1]:<5d} {r.method[:28]:<28}"
+          f" skate {cm(e and e.skate)} {cm(r.crossfade.skate)} {cm(r.crossfade.skate_untouched)}"
+          f"  accel {fmt(e and e.accel, 5)} {fmt(r.crossfade.accel, 5)} {fmt(r.crossfade.accel_untouched, 5)}"
+          f"  core {fmt(r.core_error, 8, 1) if r.core_error is None else f'{r.core_error:8.1e}'}  {r.failure[:80]}")
+
+
+def print_rows(title: str, rows: list[GapRecord], leg_cm: float, limit: int | None = None) -> None:
+    """A titled table of gaps (the first ``limit`` of them if given)."""
+    if not rows:
+        return
+    print(f"{title}\n  {'prev > next':<30} {'cores':>6} {'gap':^12} {'method':<28} skate cm/s: engine, crossfade,"
+          f" untouched; accel / p99: the same; core error (body heights)")
+    for r in rows[:limit]:
+        print_row(r, leg_cm)
+    if limit is not None and len(rows) > limit:
+        print(f"  ... and {len(rows) - limit} more (--rows prints every gap)")
+
+
+def print_failures(records: list[GapRecord]) -> None:
+    failed = [r for r in records if r.failure]
+    if not failed:
+        print("engine failures: none")
+        return
+    by_reason: dict[str, list[GapRecord]] = {}
+    for r in failed:
+        by_reason.setdefault(r.failure, []).append(r)
+    print(f"engine failures: {len(failed)} gaps")
+    for reason, rs in by_reason.items():
+        shown = ", ".join(f"{r.prev} > {r.next} ({r.gap_s:g} s)" for r in rs[:4])
+        print(f"  {len(rs)} x {reason[:160]}\n      {shown}{', ...' if len(rs) > 4 else ''}")
+
+
+def plan_agreement(records: list[GapRecord]) -> str:
+    """How the engine's own figures in its plan compare with this measure (they should agree)."""
+    diffs, gaps_differ, missing = [], 0, 0
+    for r in records:
+        if r.engine is None:
+            continue
+        if r.plan_quality is None:
+            missing += 1
+            continue
+        gaps_differ += r.plan_gap is not None and tuple(r.plan_gap) != tuple(r.gap)
+        diffs += [relative_difference(getattr(r.engine, k), getattr(r.plan_quality, k)) for k in r.engine.to_dict()]
+    worst = max(diffs, default=float("nan"))
+    return (f"the engine's own figures (plan.pairs[k].quality) against this measure: max relative difference "
+            f"{worst:.1e}; its gap differs from this placement's on {gaps_differ} pairs"
+            + (f"; no figures in the plan on {missing}" if missing else ""))
+
+
+# --------------------------------------------------------------------------
+# the same pairs on another rig
+
+
+def relative_difference(a: float | None, b: float | None) -> float:
+    """|a - b| over the larger magnitude; 0 for two Nones or two zeros, inf for one None."""
+    if a is None or b is None:
+        return 0.0 if a is None and b is None else float("inf")
+    scale = max(abs(a), abs(b))
+    return abs(a - b) / scale if scale > 0 else 0.0
+
+
+COMPARED = [(m, k) for m in METHODS for k in ("skate", "accel")]
+
+
+def pair_differences(base: list[GapRecord], other: list[GapRecord]) -> list[tuple[float, GapRecord, str]]:
+    """Per pair and figure compared, the relative difference between two runs of the same pairs."""
+    theirs = {r.key: r for r in other}
+    out = []
+    for r in base:
+        o = theirs[r.key]
+        for m, k in COMPARED:
+            if m == "engine" and (r.engine is None or o.engine is None):
+                # a failure on one rig only is a difference; on both, nothing to compare
+                out.append((0.0 if r.engine is None and o.engine is None else float("inf"), r, "engine"))
+                continue
+            out.append((relative_difference(figure(r, m, k), figure(o, m, k)), r, f"{m} {k}"))
+    return out
+
+
+def summary_medians(records: list[GapRecord], source_skate: float | None, leg_cm: float) -> dict[str, float]:
+    done = [r for r in records if r.engine is not None]
+    out = {"sources' whole-clip skate, cm/s": (source_skate or float("nan")) * leg_cm}
+    for m in METHODS:
+        out[f"{m} skate, cm/s"] = median(values(done, m, "skate")) * leg_cm
+        out[f"{m} peak accel / p99"] = median(values(done, m, "accel"))
+        if m != "untouched":
+            out[f"{m} skate / untouched"] = median(ratios(done, m, "skate"))
+            out[f"{m} accel / untouched"] = median(ratios(done, m, "accel"))
+    return out
+
+
+def identical_check(name: str, base: tuple, other: tuple) -> Check:
+    """Every figure of every pair, and the sources' median, against the original rig's."""
+    (b_src, b_records), (o_src, o_records) = base, other
+    diffs = pair_differences(b_records, o_records)
+    diffs.append((relative_difference(b_src, o_src), None, "sources' whole-clip skate"))
+    worst, r, what = max(diffs, key=lambda d: d[0])
+    where = what if r is None else f"{what}, {r.prev} > {r.next} ({r.gap_s:g} s)"
+    return Check(f"[{name}] every figure identical to the original's: max relative difference {worst:.1e} "
+                 f"({where}) <= {IDENTICAL:g}", worst <= IDENTICAL)
+
+
+def compare_resampled(name: str, base: tuple, other: tuple, leg_cm: float) -> list[Check]:
+    """Prints the per-pair relative differences; checks the summary medians against the original rate's."""
+    (b_src, b_records), (o_src, o_records) = base, other
+    diffs = pair_differences(b_records, o_records)
+    print(f"[{name}] against the original rate, per pair (median / p90 of the relative differences):")
+    for m, k in COMPARED:
+        d = np.array([x for x, _, what in diffs if what == f"{m} {k}" and np.isfinite(x)])
+        print(f"  {m + ' ' + k:<20} {fmt(median(d))} / {fmt(p90(d))}")
+    a, b = summary_medians(b_records, b_src, leg_cm), summary_medians(o_records, o_src, leg_cm)
+    checks = []
+    for key in a:
+        d = relative_difference(a[key], b[key])
+        checks.append(Check(f"[{name}] median {key:<32} {a[key]:8.3f} vs {b[key]:8.3f}: {100 * d:5.1f} % "
+                            f"<= {100 * RESAMPLED_AGREEMENT:g} %", d <= RESAMPLED_AGREEMENT))
+    met = sum(c.ok for c in checks)
+    return checks + [Check(f"[{name}] summary medians within {100 * RESAMPLED_AGREEMENT:g} % of the original's: "
+                           f"{met} of {len(checks)}", met == len(checks))]
+
+
+# --------------------------------------------------------------------------
+# Fig. 5 of Oshita 2014
+
+
+def speeds_on_timeline(motion: Motion, start: int, rig: Rig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Timeline frames, lower- and upper-body speeds (units/s) of a motion whose frame 0 plays at ``start``."""
+    return (start + np.arange(motion.n_frames), metrics.mean_speed(motion, metrics.lower_body_joints(rig)),
+            metrics.mean_speed(motion, metrics.upper_body_joints(rig)))
+
+
+def plot_fig5(out_dir: Path, rigged: Rigged, engine, args) -> list[Path]:
+    """One PNG per pair of PLOT_PAIRS: lower- and upper-body speed over time, cores shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    Clip, synthesize = engine
+    fps, rig, to_m = rigged.fps, rigged.rig, rigged.cm / 100.0
+    written = []
+    for a, b in PLOT_PAIRS:
+        if a not in rigged.clips or b not in rigged.clips:
+            continue
+        prev, nxt = rigged.clips[a], rigged.clips[b]
+        pl = placement_of(rigged, a, b, PLOT_GAP_S)
+        lines = {"untouched clips": [speeds_on_timeline(prev, 0, rig), speeds_on_timeline(nxt, pl.next_start, rig)],
+                 "crossfade": [speeds_on_timeline(crossfaded(prev, nxt, pl, rig), 0, rig)]}
         try:
-            result = synthesize(timeline, responsiveness=responsiveness, pose_ends=pose_ends)
-        except Exception as error:  # a benchmark reports every failure and goes on
-            fig.problem = f"{type(error).__name__}: {error}"
-        else:
-            fig.seconds = time.perf_counter() - t
-            fig.method = "+".join(str(getattr(p.method, "name", p.method)) for p in result.plan.pairs)
-            fig.window = engine_window(result)
-            motion = result.motion
-            if result.plan.rejected:
-                fig.problem = f"rejected: {result.plan.rejected}"
-            elif fig.window is None:
-                fig.problem = "no blending segment in the plan"
-            elif not (np.all(np.isfinite(motion.rotations)) and np.all(np.isfinite(motion.positions))):
-                fig.problem = "NaN in the output"
-            else:
-                outputs["engine"] = (motion, int(result.start))
-                windows["engine"] = fig.window
-
-    union = (min(span(w)[0] for w in windows.values()), max(span(w)[1] for w in windows.values()))
-    common = (union[0] - COMMON_PAD, union[1] + COMMON_PAD)
-    # what the two untouched clips do on the common window's frames (each on
-    # those of its own frames that fall in it): the skate the pair starts from
-    fig.skate["sources", "common"] = 0.5 * cm(prev) * (
-        metrics.foot_skate(prev, rig, common, floors) + metrics.foot_skate(nxt, rig, shifted(common, start), floors))
-    if "engine" in windows:
-        # the two untouched clips on the engine's own frames: how much of the
-        # window's skate and acceleration the clips bring by themselves there
-        own = windows["engine"]
-        fig.skate["sources", "own"] = 0.5 * cm(prev) * (
-            metrics.foot_skate(prev, rig, own, floors) + metrics.foot_skate(nxt, rig, shifted(own, start), floors))
-        fig.accel["sources", "own"] = max(metrics.peak_acceleration(prev, own),
-                                          metrics.peak_acceleration(nxt, shifted(own, start))) / p99
-        # the same split by body part: the legs (hips to toes) and the rest
-        legs = metrics.leg_joints(rig)
-        rest = [j for j in range(len(prev.skeleton)) if j not in legs]
-        for part, joints in (("legs", legs), ("rest", rest)):
-            fig.accel["sources", part] = max(metrics.peak_acceleration(prev, own, joints),
-                                             metrics.peak_acceleration(nxt, shifted(own, start), joints)) / p99
-    for method, (motion, first) in outputs.items():
-        for kind, window in (("own", windows[method]), ("common", common)):
-            local = shifted(window, first)
-            fig.skate[method, kind] = metrics.foot_skate(motion, rig, local, floors) * cm(motion)
-            fig.accel[method, kind] = metrics.peak_acceleration(motion, local) / p99
-    if "engine" in outputs:
-        motion, first = outputs["engine"]
-        for part, joints in (("legs", legs), ("rest", rest)):
-            fig.accel["engine", part] = metrics.peak_acceleration(motion, shifted(windows["engine"], first), joints) / p99
-    if "engine" in outputs and fig.accel["engine", "own"] > JUMP_RATIO:
-        fig.problem = f"jump: peak acceleration {fig.accel['engine', 'own']:.1f} x the sources' p99"
-    return fig
+            timeline = [Clip(prev, 0, core=pl.prev_core, name=a), Clip(nxt, pl.next_start, core=pl.next_core, name=b)]
+            result = synthesize(timeline, responsiveness=args.responsiveness, pose_ends=args.pose_ends)
+            lines["engine"] = [speeds_on_timeline(result.motion, result.start, rig)]
+            method = str(result.plan.pairs[0].method)
+        except Exception as error:  # draw what there is
+            method = f"engine failed: {type(error).__name__}"
+        g0, g1 = pl.gap
+        lo, hi = g0 - PLOT_MARGIN_S * fps, g1 + PLOT_MARGIN_S * fps
+        fig, axes = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
+        style = {"engine": dict(color="C0", lw=1.8), "crossfade": dict(color="C3", lw=1.2, ls="--"),
+                 "untouched clips": dict(color="0.45", lw=1.0, ls=":")}
+        for ax, part, title in ((axes[0], 1, "lower body (feet, pelvis)"),
+                                (axes[1], 2, "upper body (hands, chest, head)")):
+            for c0, c1 in (pl.prev_core, (pl.next_start + pl.next_core[0], pl.next_start + pl.next_core[1])):
+                ax.axvspan(max(c0, lo) / fps, min(c1, hi) / fps, color="0.9", lw=0)
+            for name, parts in lines.items():
+                for i, series in enumerate(parts):
+                    t, v = series[0], series[part]
+                    keep = (t >= lo) & (t <= hi)
+                    ax.plot(t[keep] / fps, v[keep] * to_m, label=name if i == 0 else None, **style[name])
+            ax.set_ylabel(f"{title}\nspeed (m/s)")
+            ax.set_xlim(lo / fps, hi / fps)
+        axes[0].legend(loc="upper right", fontsize=8)
+        axes[1].set_xlabel("time (s); shaded: the cores")
+        fig.suptitle(f"{a} > {b}, cores {PLOT_GAP_S:g} s apart ({rigged.variant.name}; engine: {method})", fontsize=10)
+        fig.tight_layout()
+        path = out_dir / f"fig5_{a}_{b}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
 
 
-def source_figures(clips: dict, rig: Rig, window_lengths: list[int]) -> tuple[dict, dict]:
-    """Each clip's own skate (cm/s, whole clip, own floor), and the sources' acceleration
-    ratio on their own windows: for each length, the median over every window of
-    that length in every clip of (peak in the window) / (that clip's p99)."""
-    skate = {}
-    ratios = {n: [] for n in window_lengths}
-    for name, motion in clips.items():
-        skate[name] = metrics.foot_skate(motion, rig, None, metrics.floor_levels([motion], rig)) * cm(motion)
-        accel = metrics.joint_accelerations(motion).max(axis=1)
-        p99 = metrics.acceleration_percentile([motion])
-        for n in window_lengths:
-            if len(accel) >= n:
-                peaks = np.lib.stride_tricks.sliding_window_view(accel, n).max(axis=1)
-                ratios[n].extend(peaks / p99)
-    return skate, {n: float(np.median(r)) for n, r in ratios.items() if r}
+# --------------------------------------------------------------------------
 
 
 def engine_or_reason():
@@ -267,133 +672,115 @@ def engine_or_reason():
     return (Clip, synthesize), ""
 
 
-def pct(values, q) -> float:
-    return float(np.percentile(values, q)) if len(values) else float("nan")
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--responsiveness", type=float, default=0.5, help="the engine's W (default 0.5)")
+    parser.add_argument("--pose-ends", choices=("eased", "held"), default="eased",
+                        help="the engine's pose ends: eased (default) or held with eq. (16) slopes, as in the paper")
+    parser.add_argument("--gaps", type=float, nargs="+", default=GAPS_S, metavar="S",
+                        help=f"how far apart the cores are, seconds (default {' '.join(map(str, GAPS_S))})")
+    parser.add_argument("--quick", action="store_true", help="the original rig only (no CMU, no 120 fps run)")
+    parser.add_argument("--clips", nargs="+", metavar="LABEL", help="only these clips (labels as printed)")
+    parser.add_argument("--rows", action="store_true", help="print every gap of the original rig")
+    parser.add_argument("--plot", type=Path, metavar="DIR", help="write Oshita 2014 Fig. 5 plots of a few pairs to DIR")
+    return parser.parse_args()
 
 
-def fmt(x: float | None, width: int = 6, digits: int = 1) -> str:
-    return " " * (width - 1) + "-" if x is None else f"{x:{width}.{digits}f}"
+def chosen_clips(only: list[str] | None) -> dict:
+    """{label: clip} of CLIPS, or of those of them named in ``only``."""
+    labels = [short(name) for name in CLIPS]
+    unknown = sorted(set(only or ()) - set(labels))
+    if unknown:
+        sys.exit(f"unknown clips {unknown}; the clips are {labels}")
+    return {short(name): load(name) for name in CLIPS if not only or short(name) in only}
 
 
-def print_rows(figs: list[PairFigures]) -> None:
-    print(f"{'prev > next':<30} {'method':<22} {'eng win':>9} {'nai win':>9} |"
-          f" {'skate cm/s: eng':>15} {'naive':>6} {'c.eng':>6} {'c.nai':>6} {'c.src':>6} |"
-          f" {'acc/p99: eng':>12} {'naive':>6} {'c.eng':>6} {'c.nai':>6}  problem")
-    for f in figs:
-        w = f.window
-        ew = "-" if w is None else "{}..{}".format(*span(w))
-        nw = f"{f.naive_window[0]}..{f.naive_window[1]}"
-        print(f"{f.prev + ' > ' + f.next:<30} {f.method[:22]:<22} {ew:>9} {nw:>9} |"
-              f" {fmt(f.skate.get(('engine', 'own')), 15)} {fmt(f.skate.get(('naive', 'own')))}"
-              f" {fmt(f.skate.get(('engine', 'common')))} {fmt(f.skate.get(('naive', 'common')))}"
-              f" {fmt(f.skate.get(('sources', 'common')))} |"
-              f" {fmt(f.accel.get(('engine', 'own')), 12, 2)} {fmt(f.accel.get(('naive', 'own')), 6, 2)}"
-              f" {fmt(f.accel.get(('engine', 'common')), 6, 2)} {fmt(f.accel.get(('naive', 'common')), 6, 2)}"
-              f"  {f.problem[:90]}")
+def run_all(originals: dict, variants, gaps_s, engine, args) -> tuple[dict, Rigged]:
+    """{variant name: (the sources' median whole-clip skate, the records)}, and the first variant's clips."""
+    runs, first = {}, None
+    for variant in variants:
+        rigged = Rigged.of(variant, originals)
+        own = [s for src in rigged.sources.values()
+               if (s := whole_clip_skate(src, rigged.up, rigged.fps, rigged.leg)) is not None]
+        runs[variant.name] = (median(np.array(own)) if own else None,
+                              run_variant(rigged, list(originals), gaps_s, engine, args))
+        first = first or rigged
+    return runs, first
 
 
-def row(label: str, values: list) -> None:
-    """One summary line: median, 90th percentile and count of ``values``; nothing if there are none."""
-    if values:
-        print(f"{label:<26} {np.median(values):7.2f} {pct(values, 90):7.2f} {len(values):6d}")
+def print_report(runs: dict, base: Rigged, gaps_s, args) -> None:
+    leg_cm = base.leg_cm
+    source_skate, records = runs[base.variant.name]
+    per_clip = {label: whole_clip_skate(src, base.up, base.fps, base.leg) for label, src in base.sources.items()}
+    print(f"\nthe sources' own skate (cm/s, whole clip): "
+          + ", ".join(f"{label} {fmt(None if v is None else v * leg_cm, 0, 1)}" for label, v in per_clip.items())
+          + f"; median {fmt(None if source_skate is None else source_skate * leg_cm, 0, 2)}  (leg {leg_cm:.1f} cm)")
+    print(f"\n{base.variant.name} rig, {len(records)} gaps:")
+    print_summary(records, gaps_s, leg_cm)
+    print_by_method(records)
+    print_failures(records)
+    no_contact = [r for r in records if not (r.crossfade.skate_untouched or 0.0) > 0.0]
+    print_rows(f"gaps whose untouched clips have no contact frame (left out of the skate ratios): {len(no_contact)}",
+               no_contact, leg_cm)
+    silent = [r for r in records if r.engine is not None and r.engine.skate is None and r not in no_contact]
+    print_rows(f"gaps where the engine's output has no contact frame (left out of the skate ratios): {len(silent)}",
+               silent, leg_cm, limit=8)
+    done = [r for r in records if r.engine is not None]
+    for kind in ("skate", "accel"):
+        # by how much the engine adds, not by the ratio: a near-still pair's tiny figures make any ratio large
+        worst = sorted((r for r in done if ratio(r, "engine", kind) is not None),
+                       key=lambda r: figure(r, "untouched", kind) - figure(r, "engine", kind))
+        print_rows(f"the engine's worst gaps: the most {kind} above the untouched clips'", worst[:6], leg_cm)
+    if args.rows:
+        print_rows("every gap:", records, leg_cm)
+    times = {name: [r.seconds for r in rs if r.seconds is not None] for name, (_, rs) in runs.items()}
+    if any(times.values()):
+        print("\nengine: median time a pair " + "; ".join(
+            f"{1000 * statistics.median(t):.1f} ms ({name}, {len(t)} pairs)" for name, t in times.items() if t))
+        print(plan_agreement(records))
 
-
-def summary(figs: list[PairFigures], source_skate: dict, source_accel: dict) -> None:
-    src = list(source_skate.values())
-    src_median = float(np.median(src))
-    print(f"\nsources' own skate (cm/s, whole clip): "
-          + ", ".join(f"{short(n)} {v:.1f}" for n, v in source_skate.items()))
-    print(f"{'skate cm/s':<26} {'median':>7} {'p90':>7} {'pairs':>6}")
-    row("sources (per clip)", src)
-    row("sources (engine window)", [f.skate["sources", "own"] for f in figs if ("sources", "own") in f.skate])
-    row("sources (common window)", [f.skate["sources", "common"] for f in figs])
-    for method in ("engine", "naive"):
-        for kind in ("own", "common"):
-            row(f"{method} ({kind} window)", [f.skate[method, kind] for f in figs if (method, kind) in f.skate])
-    print(f"\n{'acceleration / p99':<26} {'median':>7} {'p90':>7} {'pairs':>6}")
-    row("sources (engine window)", [f.accel["sources", "own"] for f in figs if ("sources", "own") in f.accel])
-    for method in ("engine", "naive"):
-        for kind in ("own", "common"):
-            row(f"{method} ({kind} window)", [f.accel[method, kind] for f in figs if (method, kind) in f.accel])
-    for n, r in source_accel.items():
-        print(f"{'sources, ' + str(n) + '-frame windows':<26} {r:7.2f}")
-    print("  by body part, on the engine's own window (legs: hips to toes; rest: pelvis, spine, arms, head):")
-    for method in ("sources", "engine"):
-        for part in ("legs", "rest"):
-            row(f"  {method}, {part}", [f.accel[method, part] for f in figs if (method, part) in f.accel])
-
-    done = [f for f in figs if ("engine", "own") in f.skate]
-    failed = [f for f in figs if ("engine", "own") not in f.skate]
-    if not done and failed and all(not f.problem for f in failed):
-        return
-    times = [f.seconds for f in done]
-    if times:
-        print(f"\nengine: {len(done)} pairs synthesized, median {1000 * statistics.median(times):.1f} ms a pair")
-    if failed:
-        print(f"engine: {len(failed)} pairs not measured:")
-        for f in failed:
-            print(f"  {f.prev} > {f.next} (overlap {f.overlap_s} s): {f.problem}")
-    jumps = sorted((f for f in done if f.problem), key=lambda f: -f.accel["engine", "own"])
-    if jumps:
-        print(f"engine: {len(jumps)} pairs with a jump (peak acceleration > {JUMP_RATIO:g} x p99); the worst:")
-        for f in jumps[:8]:
-            print(f"  {f.prev} > {f.next} (overlap {f.overlap_s} s, {f.method}, frames {span(f.window)[0]}..{span(f.window)[1]}): "
-                  f"{f.accel['engine', 'own']:.1f} x p99, skate {f.skate['engine', 'own']:.0f} cm/s")
-    if not done:
-        return
-    print("\ntargets (engine, over synthesized pairs):")
-    for kind in ("own", "common"):
-        skate = [f.skate["engine", kind] for f in done]
-        accel = [f.accel["engine", kind] for f in done]
-        checks = [
-            (f"median skate {np.median(skate):.2f} <= 1.5 x sources' median {src_median:.2f} = {1.5 * src_median:.2f}",
-             np.median(skate) <= 1.5 * src_median),
-            (f"p90 skate {pct(skate, 90):.2f} <= 2 x sources' median = {2 * src_median:.2f}",
-             pct(skate, 90) <= 2 * src_median),
-            (f"median acceleration ratio {np.median(accel):.2f} <= 1.2", np.median(accel) <= 1.2),
-        ]
-        label = "engine's own window" if kind == "own" else "common window"
-        for text, ok in checks:
-            print(f"  [{label:>19}] {text:<70} {'met' if ok else 'NOT met'}")
+    skated = [r for r in done if ratio(r, "engine", "skate") is not None]
+    print(f"\ntargets ({base.variant.name} rig, every placement; the crossfade's figure in brackets; the engine's "
+          f"skate ratios over {len(skated)} of its {len(done)} gaps, {len(no_contact)} without contact in the "
+          f"untouched clips and {len(silent)} without contact in its output left out):")
+    checks = targets(records, source_skate, leg_cm) if done and source_skate is not None else []
+    for c in checks + [core_check(runs)]:
+        print(c)
+    if len(runs) > 1:
+        print("\ninvariance:")
+        for variant in VARIANTS[1:]:
+            if variant.name not in runs:
+                continue
+            if variant.frames_per_frame == 1:
+                print(identical_check(variant.name, runs[base.variant.name], runs[variant.name]))
+            else:
+                for c in compare_resampled(variant.name, runs[base.variant.name], runs[variant.name], leg_cm):
+                    print(c)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--overlap", type=float, nargs="*", default=None,
-                        help="overlaps in seconds (core margin = overlap); default 0.5 and 1.0")
-    parser.add_argument("--responsiveness", type=float, default=0.5)
-    parser.add_argument("--pose-ends", choices=("eased", "held"), default="eased",
-                        help="the engine's pose ends: eased (default) or held with eq. (16) slopes, as in the paper")
-    parser.add_argument("--no-engine", action="store_true", help="measure the naive crossfade and the sources only")
-    args = parser.parse_args()
-    placements = PLACEMENTS if args.overlap is None else tuple((o, o) for o in args.overlap)
-
+    args = parse_args()
+    gaps_s = tuple(args.gaps)
     if not MOCAP.is_dir():
         sys.exit(f"real motion capture not found at {MOCAP}")
-    clips = {name: load(name) for name in CLIPS}
-    rig = find_rig(clips[CLIPS[0]])
-    names = {m.skeleton.names for m in clips.values()}
-    if len(names) != 1:
-        sys.exit("the benchmark clips must share one skeleton")
-    engine, reason = (None, "--no-engine") if args.no_engine else engine_or_reason()
-    print(f"{len(CLIPS)} clips, {len(CLIPS) * (len(CLIPS) - 1)} ordered pairs x {len(placements)} placements; "
-          f"engine {'not available (' + reason + ')' if engine is None else 'core.synthesize'}, "
-          f"responsiveness {args.responsiveness}, pose ends {args.pose_ends}")
-
-    figs = []
-    for overlap_s, margin_s in placements:
-        print(f"\n--- next clip starts {overlap_s} s before the previous one ends; cores leave {margin_s} s at each end")
-        rows = [
-            measure_pair(a, b, clips, rig, overlap_s, margin_s, engine, args.responsiveness, args.pose_ends)
-            for a in CLIPS for b in CLIPS if a != b
-        ]
-        print_rows(rows)
-        figs += rows
-
-    lengths = sorted({NAIVE_BLEND + 2} | {
-        int(np.median([len(f.window) for f in figs if ("engine", "own") in f.skate] or [NAIVE_BLEND]))})
-    source_skate, source_accel = source_figures(clips, rig, lengths)
-    summary(figs, source_skate, source_accel)
+    started = time.perf_counter()
+    originals = chosen_clips(args.clips)
+    engine, reason = engine_or_reason()
+    variants = VARIANTS[:1] if args.quick else VARIANTS
+    n = len(originals) * (len(originals) - 1)
+    print(f"{len(originals)} clips, {n} ordered pairs x {len(gaps_s)} placements (cores "
+          f"{', '.join(f'{g:g}' for g in gaps_s)} s apart) x {len(variants)} rigs; engine "
+          f"{'not available (' + reason + ')' if engine is None else 'core.synthesize'}, "
+          f"responsiveness {args.responsiveness:g}, pose ends {args.pose_ends}", flush=True)
+    runs, base = run_all(originals, variants, gaps_s, engine, args)
+    print_report(runs, base, gaps_s, args)
+    print(f"\nruntime {time.perf_counter() - started:.0f} s (loading, every rig, every pair, summaries)")
+    if args.plot:
+        if engine is None:
+            print("--plot: no engine to plot")
+        else:
+            for path in plot_fig5(args.plot, base, engine, args):
+                print(f"wrote {path}")
 
 
 if __name__ == "__main__":

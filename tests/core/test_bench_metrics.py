@@ -1,5 +1,6 @@
-"""The benchmarks' measures (tests/bench/metrics.py) on clips whose answer is known."""
+"""The benchmarks' helpers (tests/bench/metrics.py) on clips whose answer is known."""
 
+import dataclasses
 import importlib.util
 from pathlib import Path
 
@@ -8,7 +9,8 @@ import pytest
 
 from core import quat
 from core.motion import Motion, Skeleton
-from core.rig import find_rig
+from core.quality import SourceFigures, skate_samples
+from core.rig import find_rig, leg_length
 
 _PATH = Path(__file__).resolve().parents[1] / "bench" / "metrics.py"
 # tests/bench is a folder of scripts, not a package: load the module by path
@@ -75,96 +77,6 @@ def rig():
     return find_rig(still())
 
 
-def test_foot_joints_are_ankles_and_toes(rig):
-    names = [legs_skeleton().names[j] for j in metrics.foot_joints(rig)]
-    assert sorted(names) == ["LeftFoot", "LeftToe", "RightFoot", "RightToe"]
-
-
-def test_floor_level_is_each_joints_lowest_height(rig):
-    floors = metrics.floor_levels([still()], rig)
-    names = legs_skeleton().names
-    assert {names[j]: round(h, 9) for j, h in floors.items()} == {
-        "LeftFoot": 5.0, "LeftToe": 0.0, "RightFoot": 5.0, "RightToe": 0.0}
-
-
-def test_a_still_clip_has_no_skate(rig):
-    m = still()
-    assert metrics.foot_skate(m, rig, None, metrics.floor_levels([m], rig)) == 0.0
-
-
-@pytest.mark.parametrize("v", [7.0, 50.0])
-def test_a_planted_foot_sliding_at_constant_speed_skates_at_that_speed(rig, v):
-    m = sliding(v)
-    floors = metrics.floor_levels([still()], rig)
-    assert metrics.foot_skate(m, rig, None, floors) == pytest.approx(v, rel=1e-9)
-    # a window at either end is measured like the middle (one-sided differences there)
-    assert metrics.foot_skate(m, rig, (0, 3), floors) == pytest.approx(v, rel=1e-9)
-    assert metrics.foot_skate(m, rig, (26, 40), floors) == pytest.approx(v, rel=1e-9)
-
-
-def test_feet_in_the_air_do_not_skate(rig):
-    """4 units above the floor is more than 0.0375 leg lengths (3 units): nothing is planted."""
-    floors = metrics.floor_levels([still()], rig)
-    assert metrics.foot_skate(sliding(50.0, lift=4.0), rig, None, floors) == 0.0
-    assert metrics.foot_skate(sliding(50.0, lift=2.0), rig, None, floors) == pytest.approx(50.0)
-
-
-def test_skate_is_the_mean_over_planted_samples_only(rig):
-    """The hips slide at 60 units/s, then stand still: the still samples count as zero in the mean."""
-    hips = np.r_[np.c_[np.arange(10) * 2.0, np.full(10, 90.0), np.zeros(10)],
-                 np.c_[np.full(10, 20.0), np.full(10, 90.0), np.zeros(10)]]
-    floors = metrics.floor_levels([still()], rig)
-    # frames 0..9 move at 60; frame 10 (central difference, half a step) at 30; then still
-    got = metrics.foot_skate(clip(hips), rig, (0, 19), floors)
-    assert got == pytest.approx((10 * 60 + 30) / 20)
-
-
-def test_a_constant_velocity_clip_has_no_acceleration():
-    m = sliding(80.0)
-    assert metrics.peak_acceleration(m, None) == pytest.approx(0.0, abs=1e-6)
-    assert metrics.acceleration_percentile([m]) == pytest.approx(0.0, abs=1e-6)
-
-
-def test_constant_acceleration_is_measured_in_units_per_second_squared():
-    t = np.arange(30) / FPS
-    m = clip(np.c_[0.5 * 40.0 * t**2, np.full(30, 90.0), np.zeros(30)])
-    assert metrics.peak_acceleration(m, (5, 20)) == pytest.approx(40.0, rel=1e-6)
-    assert metrics.acceleration_percentile([m, m], 99) == pytest.approx(40.0, rel=1e-6)
-
-
-def test_a_jump_in_the_window_is_the_peak():
-    hips = np.tile([0.0, 90.0, 0.0], (20, 1))
-    hips[10:, 0] = 3.0  # 3 units in one frame
-    m = clip(hips)
-    assert metrics.peak_acceleration(m, (0, 19)) == pytest.approx(3.0 * FPS**2)
-    assert metrics.peak_acceleration(m, (12, 19)) == pytest.approx(0.0, abs=1e-9)
-
-
-def test_the_peak_of_some_joints_is_the_largest_of_theirs(rig):
-    """The legs of the test skeleton are its hips, knees, ankles and toes; a jump of the spine alone
-    is in the whole body's peak, not in theirs."""
-    m = still(20)
-    spine = m.skeleton.index("Spine")
-    positions = m.positions.copy()
-    positions[10:, spine, 0] += 3.0
-    jumped = Motion(m.skeleton, m.rotations, positions, m.fps)
-    legs = metrics.leg_joints(rig)
-    assert sorted(m.skeleton.names[j] for j in legs) == sorted(
-        ["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToe", "RightUpLeg", "RightLeg", "RightFoot", "RightToe"])
-    assert metrics.peak_acceleration(jumped, None) > 0.0
-    assert metrics.peak_acceleration(jumped, None, legs) == pytest.approx(0.0, abs=1e-9)
-    assert metrics.peak_acceleration(jumped, None, [spine]) == pytest.approx(3.0 * FPS**2)
-
-
-def test_empty_windows_and_short_clips_give_zero_not_nan(rig):
-    floors = metrics.floor_levels([still()], rig)
-    m = sliding(10.0, F=2)
-    assert metrics.foot_skate(m, rig, (5, 9), floors) == 0.0
-    assert metrics.foot_skate(m[:1], rig, None, floors) == 0.0
-    assert metrics.peak_acceleration(m, None) == 0.0
-    assert metrics.acceleration_percentile([m]) == 0.0
-
-
 @pytest.mark.parametrize("start", [0, 17, 40])
 def test_crossfading_a_clip_into_its_own_continuation_changes_nothing(rig, start):
     m = swaying()
@@ -219,3 +131,74 @@ def test_bad_arguments_raise(rig):
         metrics.naive_crossfade(m, m, -1, rig)
     with pytest.raises(ValueError, match="same skeleton"):
         metrics.naive_crossfade(m, m.renamed({"Head": "Skull"}), 0, rig)
+    with pytest.raises(ValueError, match="blend_frames >= 2"):
+        metrics.naive_crossfade(m, m, 0, rig, blend_frames=1, auto_blend=True)
+
+
+@pytest.mark.parametrize("start", [0, 17, 40])
+def test_an_auto_blend_into_the_clips_own_continuation_changes_nothing(rig, start):
+    m = swaying()
+    out = metrics.naive_crossfade(m, m[start:], start, rig, blend_frames=12, auto_blend=True)
+    np.testing.assert_allclose(out.global_positions(), m.global_positions(), atol=1e-9)
+
+
+def test_an_auto_blend_runs_from_the_previous_clip_on_its_first_frame_to_the_next_on_its_last(rig):
+    """As Blender's NLA blends two strips overlapping on frames 25..34: weight 0 on 25, 1 on 34."""
+    out = metrics.naive_crossfade(still(40), sliding(60.0, F=30), 25, rig, blend_frames=10, auto_blend=True)
+    hips = out.global_positions()[:, 1, 0]
+    dst = 60.0 * np.arange(30) / FPS  # placed with its first hips position on the still clip's
+    np.testing.assert_allclose(hips[:26], 0.0, atol=1e-9)
+    np.testing.assert_allclose(hips[25:35], np.arange(10) / 9.0 * dst[:10], atol=1e-9)
+    np.testing.assert_allclose(hips[34:], dst[9:], atol=1e-9)
+
+
+def test_the_core_error_is_how_far_the_output_strays_from_the_placed_clip_on_its_core():
+    m = swaying()
+    # the clip placed at timeline frame 10 is the same motion's frames from 10 on
+    assert metrics.core_error(m, 0, m[10:], 10, (0, 49)) == 0.0
+    moved = m.transformed(quat.identity(), np.array([0.0, 0.0, 3.0]))
+    assert metrics.core_error(moved, 0, m, 0, (5, 40)) == pytest.approx(3.0)
+    # an output that stops inside the core misses it entirely
+    assert metrics.core_error(m[:20], 0, m, 0, (10, 30)) == float("inf")
+
+
+def test_fig5_body_parts_and_speeds(rig):
+    names = legs_skeleton().names
+    assert sorted(names[j] for j in metrics.lower_body_joints(rig)) == ["Hips", "LeftFoot", "RightFoot"]
+    # no arms on the test skeleton: its chest (the spine) and head
+    assert sorted(names[j] for j in metrics.upper_body_joints(rig)) == ["Head", "Spine"]
+    m = sliding(45.0)
+    np.testing.assert_allclose(metrics.mean_speed(m, metrics.lower_body_joints(rig)), 45.0)
+    np.testing.assert_allclose(metrics.mean_speed(still(), metrics.upper_body_joints(rig)), 0.0)
+
+
+def test_a_clip_in_cmu_names_metres_and_z_up_gives_the_same_quality_figures(mocap):
+    """The same capture as another exporter writes it: core.quality's figures must not change."""
+    raw = mocap("bandai1/walk_normal_001")
+    clip = dataclasses.replace(raw, skeleton=dataclasses.replace(raw.skeleton, unit=0.01))  # centimetres
+    other = metrics.cmu_metres_z_up(clip)
+    assert other.skeleton.unit == pytest.approx(1.0)
+    np.testing.assert_allclose(other.skeleton.up, [0.0, 0.0, 1.0], atol=1e-12)
+    cmu = {"Hips", "LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase", "Spine", "Spine1", "RightHand"}
+    assert cmu <= set(other.skeleton.names)
+    # the same poses, in metres and turned a quarter about X: (x, y, z) -> (x, -z, y)
+    g = clip.global_positions()
+    np.testing.assert_allclose(other.global_positions(), 0.01 * np.stack([g[..., 0], -g[..., 2], g[..., 1]], -1),
+                               atol=1e-9)
+
+    def figures(motion):
+        rig = find_rig(motion)
+        up = motion.skeleton.up
+        src = SourceFigures.of(motion, rig, up)
+        speed, down = skate_samples(src.feet, src.levels, up, motion.fps)
+        skate = speed[down].mean() / leg_length(motion, rig, "L")  # leg lengths per second
+        return rig.roles, skate, down, src.accel / np.percentile(src.accel[1:-1], 99)
+
+    roles, skate, down, accel = figures(clip)
+    roles_o, skate_o, down_o, accel_o = figures(other)
+    assert roles_o == roles
+    assert down.any() and np.array_equal(down_o, down)
+    assert skate_o == pytest.approx(skate, rel=1e-9)
+    np.testing.assert_allclose(accel_o, accel, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="Y-up"):
+        metrics.cmu_metres_z_up(other)
