@@ -109,6 +109,7 @@ def align_clip(
     *,
     distance: float,
     feet: tuple[np.ndarray, np.ndarray] | None = None,
+    foot_headings: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Alignment:
     """The alignment that puts the following clip on the previous one.
 
@@ -119,6 +120,11 @@ def align_clip(
     distance                how far the pelvis must move to define the body orientation.
     feet                    the ankles ``(2, 3)`` of both sides at the frames that
                             meet, when the tracks carry none.
+    foot_headings           (previous, next) directions ``(3,)`` the anchor foot
+                            points in at the frames that meet: the clip is then
+                            turned so that the foot keeps its heading, rather than
+                            by the body orientation (a foot standing through the
+                            join must not pivot).
     """
     p_pelvis, p_facing, p_ankles = prev_track
     n_pelvis, n_facing, n_ankles = next_track
@@ -126,6 +132,10 @@ def align_clip(
     o_prev = orientation_near(p_pelvis, p_facing, up, prev_frame, distance=distance, before=True)
     o_next = orientation_near(n_pelvis, n_facing, up, next_frame, distance=distance, before=False)
     angle = signed_angle(o_next, o_prev, up)
+    if foot_headings is not None and anchor_foot in (0, 1):
+        prev_heading, next_heading = (horizontal(np.asarray(h, dtype=np.float64), up) for h in foot_headings)
+        if min(np.linalg.norm(prev_heading), np.linalg.norm(next_heading)) > 1e-9:
+            angle = signed_angle(next_heading, prev_heading, up)
     turn = quat.from_axis_angle(up, angle)
     if anchor_foot in (0, 1):
         src, dst = n_feet[anchor_foot], p_feet[anchor_foot]

@@ -5,16 +5,16 @@ next core's first frame, inclusive: whatever the output does between two
 cores counts, not only its blending segments.
 
 Foot skate
-    For each ankle and toe joint, on consecutive frame pairs where the joint
-    is within a narrow band above its own floor level (both frames), the mean
-    horizontal speed from forward differences. The floor is the 2nd
-    percentile of that joint's height over the motion measured; the band is
-    3 % of that joint's own height range over it (about 1 cm on a walking
-    adult's ankle), so a planted foot that slides is caught and a swinging
-    toe skimming the floor is not.
+    For each ankle and toe joint, on frame pairs 1/30 s apart (consecutive
+    frames at 30 fps) where the joint is within a narrow band above its own
+    floor level at both, the mean horizontal speed from forward differences.
+    The floor is the 2nd percentile of that joint's height over the motion
+    measured; the band is 3 % of that joint's own height range over it (about
+    1 cm on a walking adult's ankle), so a planted foot that slides is caught
+    and a swinging toe skimming the floor is not.
 Acceleration
     Per frame, the mean over every joint of its global acceleration (second
-    differences); its peak over the gap.
+    differences over 1/30 s); its peak over the gap.
 
 Both come with what the untouched clips do on the same output frames: the
 previous clip after its core and the following clip before its core, each
@@ -38,6 +38,7 @@ from .rig import Rig
 FLOOR_PERCENTILE = 2.0  # a joint's floor level: this low percentile of its height over the motion
 BAND = 0.03  # a joint is down while within this share of its own height range above its floor
 ACCEL_PERCENTILE = 99.0  # accelerations are given as ratios to this percentile of the clips' own
+MEASURE_STEP_S = 1.0 / 30.0  # seconds between the frames a speed or an acceleration is taken over
 FLAG_RATIO = 1.5  # a gap skating or accelerating more than this times the untouched clips is flagged
 
 
@@ -54,8 +55,10 @@ class FootLevels:
     band: np.ndarray  # (K,)
 
 
-def foot_levels(heights: np.ndarray) -> FootLevels:
-    """Floor and band of each column of ``heights (F, K)`` (see the module docstring)."""
+def foot_levels(heights: np.ndarray, fps: float) -> FootLevels:
+    """Floor and band of each column of ``heights (F, K)`` at ``fps`` (see the module docstring),
+    on the measure's samples from frame 0 (so that a resampled clip has the same levels)."""
+    heights = heights[:: measure_step(fps)]
     floor = np.percentile(heights, FLOOR_PERCENTILE, axis=0)
     return FootLevels(floor, BAND * (heights.max(axis=0) - floor))
 
@@ -66,20 +69,39 @@ def foot_positions(motion: Motion, rig: Rig, frames: slice | None = None) -> np.
     return forward_kinematics(m.rotations, m.positions, m.skeleton.parents, foot_joints(rig), rotations_out=False)[0]
 
 
+def measure_step(fps: float) -> int:
+    """Frames between two samples of the measure: MEASURE_STEP_S, at least one frame.
+
+    The measure samples every motion at the same times (every k-th frame from a
+    window's first frame), so that a clip resampled to 120 fps measures as it
+    does at 30: over single frames the landing and lift-off of a foot would count
+    in more, and faster, samples at the higher rate, and an interpolated clip's
+    acceleration would gather at its original frames.
+    """
+    return max(int(round(MEASURE_STEP_S * fps)), 1)
+
+
 def skate_samples(feet: np.ndarray, levels: FootLevels, up: np.ndarray, fps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Horizontal speeds ``(F - 1, K)`` of consecutive frame pairs, and whether both frames are down."""
+    """Horizontal speeds of consecutive samples ``(t, t + k)``, t = 0, k, 2k, ... of ``feet (F, K, 3)``
+    (:func:`measure_step` ``k`` frames; forward differences), and whether the joint is down on
+    every frame from t to t + k."""
+    k = measure_step(fps)
     height = feet @ up - levels.floor
-    down = height <= levels.band
-    speed = np.linalg.norm(horizontal(np.diff(feet, axis=0), up), axis=-1) * fps
-    return speed, down[1:] & down[:-1]
+    down = (height <= levels.band).astype(np.int64)
+    runs = np.concatenate([np.zeros((1,) + down.shape[1:], np.int64), np.cumsum(down, axis=0)])
+    t = np.arange(0, len(feet) - k, k)
+    speed = np.linalg.norm(horizontal(feet[t + k] - feet[t], up), axis=-1) * fps / k
+    return speed, (runs[t + k + 1] - runs[t]) == k + 1
 
 
 def mean_joint_acceleration(motion: Motion) -> np.ndarray:
-    """``(F - 2,)`` mean over joints of each joint's global acceleration at frames 1 .. F-2 (units/s^2)."""
-    if motion.n_frames < 3:
+    """``(F - 2k,)`` mean over joints of each joint's global acceleration at frames k .. F-1-k
+    (units/s^2; second differences over :func:`measure_step` ``k`` frames)."""
+    k = measure_step(motion.fps)
+    if motion.n_frames < 2 * k + 1:
         return np.zeros(0)
     g = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, rotations_out=False)[0]
-    return np.linalg.norm(g[2:] - 2.0 * g[1:-1] + g[:-2], axis=-1).mean(axis=1) * motion.fps**2
+    return np.linalg.norm(g[2 * k :] - 2.0 * g[k:-k] + g[: -2 * k], axis=-1).mean(axis=1) * (motion.fps / k) ** 2
 
 
 @dataclass(frozen=True)
@@ -87,15 +109,17 @@ class SourceFigures:
     """What a clip brings by itself: its foot levels and its mean-joint acceleration per frame."""
 
     levels: FootLevels
-    accel: np.ndarray  # (F,) at every frame, 0 at the first and last (no second difference there)
+    accel: np.ndarray  # (F,) at every frame, 0 within measure_step of either end (no second difference there)
     feet: np.ndarray  # (F, K, 3)
 
     @classmethod
     def of(cls, motion: Motion, rig: Rig, up: np.ndarray) -> "SourceFigures":
         feet = foot_positions(motion, rig)
+        k = measure_step(motion.fps)
         accel = np.zeros(motion.n_frames)
-        accel[1:-1] = mean_joint_acceleration(motion)
-        return cls(foot_levels(feet @ up), accel, feet)
+        if motion.n_frames > 2 * k:
+            accel[k:-k] = mean_joint_acceleration(motion)
+        return cls(foot_levels(feet @ up, motion.fps), accel, feet)
 
 
 @dataclass(frozen=True)
@@ -167,28 +191,33 @@ def gap_quality(
                           frames are theirs too where they have them).
     """
     fps = output.fps
+    k = measure_step(fps)
     first, last = gap
-    # skate over the frame pairs (t, t + 1), t = first .. last - 1
+    # skate over the samples (t, t + k) from the gap's first frame on
     a, b = max(first - output_start, 0), min(last - output_start, output.n_frames - 1)
     speed, down = skate_samples(output_feet[a : b + 1], output_levels, up, fps)
     skate = _pooled_mean([speed], [down])
     speeds, downs, peaks = [], [], []
     for src, start in sources:
         i, j = max(first - start, 0), min(last - start, len(src.accel) - 1)
-        if j - i >= 1:
+        i += (first - start - i) % k  # on the gap's samples
+        if j - i >= k:
             s, d = skate_samples(src.feet[i : j + 1], src.levels, up, fps)
             speeds.append(s)
             downs.append(d)
-        i, j = max(i, 1), min(j, len(src.accel) - 2)
-        if j >= i:
-            peaks.append(float(src.accel[i : j + 1].max()))
+        on = np.arange(i, j + 1, k)
+        on = on[(on >= k) & (on <= len(src.accel) - 1 - k)]
+        if len(on):
+            peaks.append(float(src.accel[on].max()))
     untouched = _pooled_mean(speeds, downs)
-    p99 = float(np.percentile(np.concatenate([s.accel[1:-1] for s, _ in sources]), ACCEL_PERCENTILE))
-    # acceleration at the gap's frames, each with a neighbour either side in the output
-    a, b = max(first - output_start, 1), min(last - output_start, output.n_frames - 2)
+    # the clips' own 99th percentile, on their samples from frame 0
+    p99 = float(np.percentile(np.concatenate([s.accel[k:-k:k] for s, _ in sources]), ACCEL_PERCENTILE))
+    # acceleration at the gap's samples, each with k frames either side in the output
+    on = np.arange(first - output_start, last - output_start + 1, k)
+    on = on[(on >= k) & (on <= output.n_frames - 1 - k)]
     accel = None
-    if b >= a and p99 > 0:
-        accel = float(mean_joint_acceleration(output[a - 1 : b + 2]).max()) / p99
+    if len(on) and p99 > 0:
+        accel = float(mean_joint_acceleration(output[on[0] - k : on[-1] + k + 1])[on - on[0]].max()) / p99
     return GapQuality(
         skate=None if skate is None else skate / leg,
         skate_untouched=None if untouched is None else untouched / leg,

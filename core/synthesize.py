@@ -364,7 +364,7 @@ def _feet_held(motion: Motion, track: _Track, pairs: list[PairPlan], ctx: _Conte
     """The contact stage (core.contacts) over every gap between cores."""
     if not pairs:
         return motion
-    levels = foot_levels(foot_positions(motion, ctx.rig) @ ctx.up).floor
+    levels = foot_levels(foot_positions(motion, ctx.rig) @ ctx.up, ctx.fps).floor
     floors = levels.reshape(2, 2) if len(levels) == 4 else np.repeat(levels[:, None], 2, axis=1)
     for p in pairs:
         steps = {}
@@ -382,7 +382,7 @@ def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tu
     if not pairs:
         return pairs
     feet = foot_positions(motion, ctx.rig)
-    levels = foot_levels(feet @ ctx.up)
+    levels = foot_levels(feet @ ctx.up, ctx.fps)
     figures = {}  # each clip's own figures, once
 
     def of(clip: Clip) -> SourceFigures:
@@ -694,7 +694,8 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     stance = _stance_foot(p0.phase)
     j = int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))
     if stance >= 0 and clip_contacts[j, stance]:
-        alignment = _align(track, clip, ctx, prev_frame=p0.last, next_frame=j, foot=stance)
+        # on the standing foot's place and heading: it stands through the join
+        alignment = _align(track, clip, ctx, prev_frame=p0.last, next_frame=j, foot=stance, heading=True)
     else:
         moved = 1 - stance if stance >= 0 else -1
         alignment = _align(track, clip, ctx, prev_frame=min(p0.last + 1, track.last), next_frame=j, foot=moved)
@@ -944,7 +945,10 @@ def _base_foot_at(track: _Track, t: int) -> int:
     return 0 if c[0] else (1 if c[1] else -1)
 
 
-def _align(track: _Track, clip: Clip, ctx: _Context, *, prev_frame: int, next_frame: float, foot: int) -> Alignment:
+def _align(track: _Track, clip: Clip, ctx: _Context, *, prev_frame: int, next_frame: float, foot: int,
+           heading: bool = False) -> Alignment:
+    """The following clip placed on the previous motion (2008, 4.2-4.3); with ``heading``, turned
+    by the anchor foot's heading (ankle to toe) instead of the body orientation."""
     parents = clip.motion.skeleton.parents
     i = int(np.clip(prev_frame - track.first, 0, len(track.rotations) - 1))
     j = int(np.clip(round(float(next_frame)), 0, clip.motion.n_frames - 1))
@@ -961,8 +965,15 @@ def _align(track: _Track, clip: Clip, ctx: _Context, *, prev_frame: int, next_fr
     feet = forward_kinematics(np.stack([track.rotations[i], clip.motion.rotations[j]]),
                               np.stack([track.positions[i], clip.motion.positions[j]]), parents,
                               [ctx.rig.leg("L").ankle, ctx.rig.leg("R").ankle], rotations_out=False)[0]
+    headings = None
+    toe = ctx.rig.leg("LR"[foot]).toe if foot in (0, 1) else None
+    if heading and toe is not None:
+        ends = forward_kinematics(np.stack([track.rotations[i], clip.motion.rotations[j]]),
+                                  np.stack([track.positions[i], clip.motion.positions[j]]), parents,
+                                  [ctx.rig.leg("LR"[foot]).ankle, toe], rotations_out=False)[0]
+        headings = (ends[0, 1] - ends[0, 0], ends[1, 1] - ends[1, 0])
     return align_clip((pelvis[:n_prev], facing[:n_prev], None), i - lo, (pelvis[n_prev:], facing[n_prev:], None), 0,
-                      foot, ctx.up, distance=0.2 * ctx.leg, feet=(feet[0], feet[1]))
+                      foot, ctx.up, distance=0.2 * ctx.leg, feet=(feet[0], feet[1]), foot_headings=headings)
 
 
 # --------------------------------------------------------------------------

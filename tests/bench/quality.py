@@ -262,7 +262,7 @@ def measured(output: Motion, output_start: int, gap: tuple[int, int], sources: l
     """core.quality.gap_quality of ``output`` on ``gap``, its floor levels its own (as the engine's plan does)."""
     feet = foot_positions(output, rigged.rig)
     return gap_quality(output, output_start, gap, up=rigged.up, leg=rigged.leg, output_feet=feet,
-                       output_levels=foot_levels(feet @ rigged.up), sources=sources)
+                       output_levels=foot_levels(feet @ rigged.up, output.fps), sources=sources)
 
 
 def crossfaded(prev: Motion, nxt: Motion, placement: Placement, rig: Rig) -> Motion:

@@ -37,7 +37,7 @@ def slid(motion, rig, up, distance):
 
 def held(motion, rig, up, contacts):
     leg = leg_length(motion.skeleton, rig, "L")
-    levels = foot_levels(foot_positions(motion, rig) @ up)
+    levels = foot_levels(foot_positions(motion, rig) @ up, motion.fps)
     return hold_feet(motion, 0, contacts, GAP, rig, up=up, leg=leg, floors=levels.floor.reshape(2, 2)), leg, levels
 
 

@@ -505,3 +505,25 @@ def test_a_blend_between_sides_half_a_turn_apart_turns_one_way():
     rot, _ = blend(src, dst, np.full(T, 0.5))
     turn = np.degrees(quat.angle(rot[1:, 0], rot[:-1, 0]))
     assert turn.max() < 1.0, f"the body flips by {turn.max():.0f} degrees in one frame"
+
+
+def test_a_connection_standing_on_the_previous_stance_foot_is_aligned_on_it(mocap):
+    """A connection pose standing on the foot the previous motion stands on is placed on that
+    foot's place and heading (not on the snapped body orientation), so the planted foot does not
+    pivot: from the previous phase's start to the connection it turns less than 3 degrees."""
+    walk, kick = mocap("bandai1/walk_sad_001"), mocap(KICK)
+    margin = 30
+    timeline = [Clip(walk, 0, (margin, walk.n_frames - 1 - margin), "walk"),
+                Clip(kick, walk.n_frames - 1 - margin, (margin, kick.n_frames - 1 - margin), "kick")]
+    result = synthesize(timeline)
+    pair = result.plan.pairs[0]
+    assert pair.method == CONNECTION
+    rig = find_rig(walk)
+    leg = rig.leg("L" if pair.alignment.anchor == "left foot" else "R")
+    lo, hi = pair.prev_phase[1], pair.segment("lower").end
+    g = result.motion.global_positions()[lo - result.start : hi + 1 - result.start]
+    toward = g[:, leg.toe] - g[:, leg.ankle]
+    up = walk.skeleton.up
+    across = toward - np.outer(toward @ up, up)
+    heading = np.unwrap(np.arctan2(np.cross(across[0], across) @ up, across @ across[0]))
+    assert np.degrees(np.ptp(heading)) < 3.0

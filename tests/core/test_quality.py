@@ -1,0 +1,91 @@
+"""The project's one measure of a gap (core.quality): what it counts, and that a rig's names,
+unit, axes and frame rate do not change it."""
+
+import numpy as np
+import pytest
+
+from core import quat
+from core.motion import Motion
+from core.quality import (SourceFigures, foot_joints, foot_levels, foot_positions, gap_quality, measure_step,
+                          skate_samples)
+from core.rig import detect_up, find_rig, leg_length
+
+WALK = "bandai1/walk_normal_001"
+BOW = "bandai1/bow_normal_001"
+
+
+def figures(prev: Motion, nxt: Motion, start: int, gap: tuple[int, int], output: Motion):
+    """The figures of ``gap`` in ``output`` (frame 0 at timeline frame 0), against the two clips."""
+    rig = find_rig(prev)
+    up = detect_up(prev, rig)
+    feet = foot_positions(output, rig)
+    return gap_quality(output, 0, gap, up=up, leg=leg_length(prev.skeleton, rig, "L"), output_feet=feet,
+                       output_levels=foot_levels(feet @ up, output.fps),
+                       sources=[(SourceFigures.of(prev, rig, up), 0), (SourceFigures.of(nxt, rig, up), start)])
+
+
+def test_a_planted_foot_that_slides_is_caught_and_a_swinging_foot_is_not():
+    """Band and floor are each joint's own: a foot sliding on the floor counts, the same foot
+    moving as fast a little above its band does not."""
+    up = np.array([0.0, 1.0, 0.0])
+    t = np.arange(60) / 30.0
+    lifted = 0.2 * (np.sin(2 * np.pi * t) > 0.5)  # up and down, mostly on the floor
+    feet = np.stack([t, lifted, np.zeros_like(t)], axis=-1)[:, None]  # (F, 1, 3), 1 unit/s across
+    levels = foot_levels(feet @ up, 30.0)
+    speed, down = skate_samples(feet, levels, up, 30.0)
+    assert down.any() and not down.all()
+    np.testing.assert_allclose(speed[down], 1.0)
+    assert np.all((lifted[:-1] + lifted[1:])[~down[:, 0]] > 0)
+
+
+@pytest.fixture(scope="module")
+def pair(mocap):
+    walk, bow = mocap(WALK), mocap(BOW)
+    start = walk.n_frames - 20
+    # the plain juxtaposition of the two clips: the walk, then the bow from where it starts
+    output = Motion(walk.skeleton, np.concatenate([walk.rotations[:start], bow.rotations]),
+                    np.concatenate([walk.positions[:start], bow.positions]), walk.fps)
+    return walk, bow, start, output
+
+
+def test_the_untouched_clips_on_their_own_frames_measure_as_themselves(pair):
+    walk, bow, start, output = pair
+    q = figures(walk, bow, start, (start - 15, start - 3), output)  # frames where the output is the walk
+    assert q.skate is not None and q.skate_untouched is not None
+    # the output there is the walk itself (its own floor and band differ from the output's)
+    assert q.accel == pytest.approx(q.accel_untouched, rel=0.02)
+
+
+def rotated_metres(motion: Motion) -> Motion:
+    """The clip renamed, in metres instead of centimetres, and turned Z up."""
+    turn = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)
+    names = {n: f"rig:{n}" for n in motion.skeleton.names}
+    return motion.renamed(names).scaled(0.01).transformed(turn)
+
+
+def test_names_units_and_axes_do_not_change_the_figures(pair):
+    walk, bow, start, output = pair
+    gap = (start - 10, start + 10)
+    base = figures(walk, bow, start, gap, output)
+    other = figures(rotated_metres(walk), rotated_metres(bow), start, gap, rotated_metres(output))
+    for name in ("skate", "skate_untouched", "accel", "accel_untouched"):
+        assert getattr(other, name) == pytest.approx(getattr(base, name), rel=1e-6), name
+
+
+def test_a_clip_at_120_fps_measures_as_at_30(mocap):
+    """Differences over 1/30 s whatever the rate: the walk's own skate and acceleration peaks
+    resampled to 120 fps are within 5 % of the same at 30."""
+    walk = mocap(WALK)
+    fast = walk.resampled(120.0)
+    rig = find_rig(walk)
+    up = detect_up(walk, rig)
+
+    def own(m):
+        src = SourceFigures.of(m, rig, up)
+        speed, down = skate_samples(src.feet, src.levels, up, m.fps)
+        k = measure_step(m.fps)
+        return speed[down].mean(), np.percentile(src.accel[k:-k:k], 99)
+
+    for slow_figure, fast_figure in zip(own(walk), own(fast)):
+        assert fast_figure == pytest.approx(slow_figure, rel=0.05)
+    assert len(foot_joints(rig)) == 4
