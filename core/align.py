@@ -68,8 +68,14 @@ class Alignment:
         return {
             "angle_deg": float(np.degrees(self.angle)),
             "translation": [float(v) for v in self.translation],
+            "up": [float(v) for v in self.up],
             "anchor": self.anchor,
         }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Alignment":
+        return cls(float(np.radians(d["angle_deg"])), np.array(d["translation"], dtype=np.float64),
+                   np.array(d["up"], dtype=np.float64), d["anchor"])
 
 
 def signed_angle(u: np.ndarray, v: np.ndarray, up: np.ndarray) -> float:

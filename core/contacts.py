@@ -39,20 +39,8 @@ import numpy as np
 from . import quat
 from .motion import Motion, forward_kinematics
 from .render import adapt_legs, contact_runs, smoothstep
+from .options import ContactOptions
 from .rig import Rig
-
-
-@dataclass(frozen=True, kw_only=True)
-class ContactOptions:
-    """Constants of the contact stage, each relative to the body or in seconds."""
-
-    heel_rise: float = 0.05  # leg lengths: the ankle risen this far above its hold pivots fully about the toe
-    step_apart: float = 0.01  # leg lengths: a foot held at both ends of a gap further apart than this steps
-    step_s: float = 0.4  # seconds a foot takes for such a step (less when the gap is shorter)
-    min_step_s: float = 0.1  # a gap leaving less than this for a step glides instead
-    step_delay: float = 0.1  # a step travels across only between this share of its time and 1 minus it
-    step_rise: float = 0.25  # a step rises this share of its length ...
-    step_height: tuple[float, float] = (0.04, 0.25)  # ... within these leg lengths
 
 
 def twist_free(q: np.ndarray, up: np.ndarray) -> np.ndarray:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import quat
-from .analysis import horizontal
+from .analysis import Phase, horizontal, pelvis_facing
 from .ik import legs_ik
 from .motion import Motion, forward_kinematics
+from .plan import CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .rig import Rig, leg_length
+from .track import Context, PhaseSpan, Track, warp_connection_prev, warp_transition_next, warp_transition_prev
 
 
 def sample(rotations: np.ndarray, positions: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -32,53 +34,6 @@ def sample(rotations: np.ndarray, positions: np.ndarray, frames: np.ndarray) -> 
     rot = quat.slerp(rotations[i0], rotations[i1], np.broadcast_to(a, (len(frames), rotations.shape[1])))
     pos = positions[i0] + a[..., None] * (positions[i1] - positions[i0])
     return rot, pos
-
-
-def piecewise_warp(t: np.ndarray, knots_out: tuple[float, float], knots_in: tuple[float, float]) -> np.ndarray:
-    """Time warp mapping output interval ``knots_out`` onto source interval ``knots_in``.
-
-    Linear inside; outside the interval the source plays at its own speed,
-    continuing from the nearer knot, so the warp is continuous everywhere.
-    """
-    t = np.asarray(t, dtype=np.float64)
-    (a, b), (c, d) = knots_out, knots_in
-    scale = (d - c) / (b - a) if b > a else 1.0
-    inside = c + (t - a) * scale
-    return np.where(t < a, c + (t - a), np.where(t > b, d + (t - b), inside))
-
-
-def smooth_warp(t: np.ndarray, knots_out: tuple[float, float], knots_in: tuple[float, float], *, ramp: float) -> np.ndarray:
-    """:func:`piecewise_warp` with its speed changes eased over ``ramp`` frames.
-
-    A piecewise linear warp changes the source's playback speed in one frame,
-    a kink every joint feels as a jolt. Here the speed goes from 1 to the
-    warp's rate and back along smoothsteps, each within the interval, and the
-    rate in between is chosen so that the interval still maps exactly onto
-    ``knots_in``: the poses at both knots are the ones the plan asked for.
-    """
-    t = np.asarray(t, dtype=np.float64)
-    (a, b), (c, d) = knots_out, knots_in
-    k = min(float(ramp), 0.5 * (b - a), 0.5 * (d - c))
-    if b <= a or k <= 0.0:
-        return piecewise_warp(t, knots_out, knots_in)
-    r = (d - c - k) / (b - a - k)
-
-    def ramp_area(x):  # integral of smoothstep from 0 to x
-        x = np.clip(x, 0.0, 1.0)
-        return x**3 - 0.5 * x**4
-
-    u1 = c + k + (r - 1.0) * 0.5 * k  # at a + k
-    u2 = u1 + r * (b - a - 2.0 * k)  # at b - k
-    return np.select(
-        [t <= a, t <= a + k, t <= b - k, t <= b],
-        [
-            c + (t - a),
-            c + (t - a) + (r - 1.0) * k * ramp_area((t - a) / k),
-            u1 + r * (t - (a + k)),
-            u2 + r * (t - (b - k)) + (1.0 - r) * k * ramp_area((t - (b - k)) / k),
-        ],
-        d + (t - b),
-    )
 
 
 def blend(
@@ -237,3 +192,238 @@ def move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):
         _, grot = forward_kinematics(rot, pos, skeleton.parents, [parent])
         pos[:, pelvis] += quat.inv_mul_vec(grot[:, 0], shift)
     return rot, pos
+
+
+# --------------------------------------------------------------------------
+# a pair's frames, as its plan says
+
+
+def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairPlan, ctx: Context) -> Track:
+    """The track extended by ``clip`` as ``pair`` says (2014, 4.2; 2008, 5.2, 6.2, 7.2)."""
+    nxt = pair.alignment.apply(clip.motion, ctx.rig.pelvis)
+    segs = [s for s in pair.segments if s.blend != "deformation"]
+    first_blend = min(s.start for s in segs)
+    # after the last frame the pair touches, the aligned clip plays as it is
+    last = max(s.end for s in pair.segments)
+    if pair.method == TRANSITION:
+        last = max(last, pair.next_phase[2])  # the clip's time warp ends with its phase
+    # (a clip that starts after the blend waits in its first pose until then)
+    stop = int(min(max(last + 1, clip.start), clip.end))
+    t = np.arange(first_blend, stop + 1)
+    T = len(t)
+
+    # time warps: which source frame each side shows at each output frame
+    if pair.method == TRANSITION:
+        p0, p1 = (PhaseSpan(Phase[n], a, b) for n, a, b in (pair.prev_phase, pair.next_phase))
+        u_prev = warp_transition_prev(t, p0, p1, ctx.options.warp_ramp)
+        u_next = warp_transition_next(t, p0, p1, ctx.options.warp_ramp)
+    elif pair.method == CONNECTION:
+        p0 = PhaseSpan(Phase[pair.prev_phase[0]], *pair.prev_phase[1:])
+        lower = pair.segment("lower")
+        u_prev, u_next = warp_connection_prev(t, p0, lower.end, ctx.options.warp_ramp), t.astype(float)
+    else:
+        u_prev, u_next = t.astype(float), t.astype(float)
+    prev = sample(track.rotations, track.positions, u_prev - track.first)
+    new = sample(nxt.rotations, nxt.positions, u_next - clip.start)
+    prev_contacts = track.contacts[np.clip(np.round(u_prev - track.first).astype(int), 0, len(track.contacts) - 1)]
+    new_contacts = clip_contacts[np.clip(np.round(u_next - clip.start).astype(int), 0, clip.motion.n_frames - 1)]
+
+    def end_pose(side, seg: Segment, mode: str, frames: np.ndarray):
+        """One side of a blend at ``frames`` (window indices inside ``seg``).
+
+        "motion": the side as it plays; "held": its pose at the segment's
+        start (the source) or end (the target) held still, as the paper
+        blends poses; "source"/"target": with eased ends (the default) the
+        source keeps moving at its own speed at the start and comes to rest
+        half way through, the target starts at rest and reaches its own
+        speed at the end, so the output's velocity matches both motions at
+        the segment's ends; with held ends, as "held".
+        """
+        a, b = seg.start - t[0], seg.end - t[0]
+        if mode == "motion":
+            return side[0][frames], side[1][frames]
+        if mode == "held" or ctx.pose_ends != "eased":
+            i = int(np.clip(a if mode == "source" else b, 0, T - 1))
+            return side[0][i : i + 1].repeat(len(frames), 0), side[1][i : i + 1].repeat(len(frames), 0)
+        dur = max(b - a, 1)
+        k = np.clip(frames - a, 0, dur).astype(float)
+        idx = a + k - k * k / (2.0 * dur) if mode == "source" else b - dur / 2.0 + k * k / (2.0 * dur)
+        return sample(side[0], side[1], idx)
+
+    def through(src, dst, seg: Segment, src_mode: str, dst_mode: str):
+        """``src`` before the segment, the blend inside it, ``dst`` after it: ``(T, J, 4), (T, J, 3)``."""
+        a, b = seg.start - t[0], seg.end - t[0]
+        rot, pos = dst[0].copy(), dst[1].copy()
+        head = slice(0, max(a, 0))
+        rot[head], pos[head] = src[0][head], src[1][head]
+        frames = np.arange(max(a, 0), min(b, T - 1) + 1)
+        if len(frames):
+            w = seg.weights.evaluate(b - a + 1)[frames - a] if b > a else np.ones(len(frames))
+            rot[frames], pos[frames] = blend(end_pose(src, seg, src_mode, frames),
+                                             end_pose(dst, seg, dst_mode, frames), w)
+        return rot, pos
+
+    def weights_of(seg: Segment) -> np.ndarray:
+        w = np.zeros(T)
+        a, b = seg.start - t[0], seg.end - t[0]
+        w[b + 1 :] = 1.0
+        if b >= a:
+            w[a : b + 1] = seg.weights.evaluate(b - a + 1)
+        return w
+
+    lower_mask = ctx.lower
+    # upper body: pose to pose (eqs. 2, 4, 6)
+    upper_rot, upper_pos = through(prev, new, pair.segment("upper"), "source", "target")
+
+    # lower body
+    adapt_targets = None
+    if pair.method == TRANSITION:  # eq. (1): motion to motion
+        seg = pair.segment("lower")
+        lrot, lpos = through(prev, new, seg, "motion", "motion")
+        contacts = np.where((weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
+    elif pair.method == CONNECTION:  # eq. (3): motion to the connection pose
+        seg = pair.segment("lower")
+        # Fig. 4c: when no weight function can follow the motion, blend from its held pose
+        lrot, lpos = through(prev, new, seg, "motion" if seg.blend == "motion-to-pose" else "source", "held")
+        contacts = np.where((weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
+    else:
+        lrot, lpos, contacts, adapt_targets = adaptation_lower(
+            track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, through)
+
+    rot = np.where(lower_mask[None, :, None], lrot, upper_rot)
+    pos = np.where(lower_mask[None, :, None], lpos, upper_pos)
+    motion = Motion(nxt.skeleton, rot, pos, ctx.fps)
+
+    # adaptation's kept and stepping feet by leg IK (2008, 7.2); every planted foot
+    # is held afterwards, over the whole gap, by the contact stage (core.contacts)
+    if adapt_targets is not None and adapt_targets[1].any():
+        motion = adapt_legs(motion, ctx.rig, *adapt_targets)
+
+    keep = first_blend - track.first
+    if keep > len(track.rotations):
+        # a gap before the blend: the previous motion holds its last pose (2008, 6.2)
+        track = held_until(track, first_blend - 1)
+    rest = slice(stop + 1 - clip.start, None)
+    return Track(
+        rotations=np.concatenate([track.rotations[:keep], motion.rotations, nxt.rotations[rest]]),
+        positions=np.concatenate([track.positions[:keep], motion.positions, nxt.positions[rest]]),
+        contacts=np.concatenate([track.contacts[:keep], contacts, clip_contacts[rest]]),
+        first=track.first,
+        core_end=clip.start + clip.core_range[1],
+        name=clip.name,
+    )
+
+
+def held_until(track: Track, frame: int) -> Track:
+    """The track extended to output ``frame`` by holding its last pose (and contacts)."""
+    n = frame - track.last
+    if n <= 0:
+        return track
+    return Track(
+        rotations=np.concatenate([track.rotations, np.repeat(track.rotations[-1:], n, 0)]),
+        positions=np.concatenate([track.positions, np.repeat(track.positions[-1:], n, 0)]),
+        contacts=np.concatenate([track.contacts, np.repeat(track.contacts[-1:], n, 0)]),
+        first=track.first,
+        core_end=track.core_end,
+        name=track.name,
+    )
+
+
+def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, through):
+    """Lower body of motion adaptation (2008, 7.2; 2014, 4.2.3-4.2.4).
+
+    The previous motion's feet are kept: the following motion's legs reach
+    them by IK, its pelvis placed from the feet and body orientation by eq.
+    (2). During its first foot-moving phase each foot goes from the kept
+    position to its own (pose to motion, eq. 5). A foot the plan steps is
+    down before and after its step and in the air during it; the contact
+    stage (core.contacts) holds it and carries it across. A foot the previous
+    motion has in the air when S1 starts carries on along its swing, bent
+    onto its own place by the end of S1. Under eq. (8) (ADAPTATION_HOLD) no
+    foot is kept: the plan steps every foot not already where the clip has it.
+    """
+    T = len(t)
+    s1 = pair.segment("lower", "pose-to-pose")
+    released = {s.foot: s for s in pair.segments if s.foot and s.blend != "step"}
+    steps = {("left", "right").index(s.foot): s for s in pair.segments if s.blend == "step"}
+    rig, up = ctx.rig, ctx.up
+    left, right = rig.leg("L"), rig.leg("R")
+    parents = nxt.skeleton.parents
+    i0 = int(np.clip(s1.start - t[0], 0, T - 1))
+    # the kept feet: where the previous motion has them at the start of S1
+    feet_joints = [left.ankle, right.ankle]
+    kept = forward_kinematics(prev[0][i0], prev[1][i0], parents, feet_joints, rotations_out=False)[0]  # (2, 3)
+    swinging = ~prev_contacts[i0]  # a foot the previous motion has in the air when S1 starts
+    stepping = np.array([k in steps for k in range(2)])
+    # kept: a standing foot the plan releases in its own moving phase (eq. 5); any other
+    # foot follows the clip (it steps, or already stands where the clip has it)
+    planted = ~swinging & ~stepping & np.array([side in released for side in ("left", "right")])
+
+    # the following motion's own feet, pelvis and body orientation
+    g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip],
+                           rotations_out=False)[0]
+    feet_own = g[:, :2]
+    pelvis_own = g[:, 2]
+    body = pelvis_facing(g[:, 3], g[:, 4], up)
+    i1 = int(np.clip(s1.end - t[0], 0, T - 1))
+
+    # how far each foot has returned to its own position: 0 kept, 1 own
+    release = np.zeros((T, 2))
+    home = feet_own[i1].copy()  # where each foot stands in the clip before it first moves
+    for k, side in enumerate(("left", "right")):
+        if side in released:
+            release[:, k] = weights_of(released[side])
+            home[k] = feet_own[int(np.clip(released[side].start - t[0], 0, T - 1)), k]
+    release[:, ~planted] = 1.0
+    # Each foot is the clip's own foot moved by its offset from home, which fades
+    # out while the foot is released: the kept foot until it moves, then its own
+    # swing bent smoothly onto its own landing spot (2008, 7.2, t5..t6).
+    offset = (1.0 - release[..., None]) * (kept - home)[None]
+    feet = feet_own + offset
+    # eq. (2): the pelvis keeps its place relative to the feet and the body orientation
+    shift = pelvis_shift(pelvis_own, home[None, 0], home[None, 1], body, up, home[None, 0] + offset[:, 0],
+                         home[None, 1] + offset[:, 1])
+    adapted_rot, adapted_pos = move_pelvis(new, nxt.skeleton, rig, shift)
+
+    # S1: pose to pose from the previous pose to the adapted pose at its end
+    w1 = weights_of(s1)
+    lrot, lpos = through(prev, (adapted_rot, adapted_pos), s1, "source", "target")
+    after = t > s1.end
+    before = t < s1.start
+    during = ~before & ~after
+
+    # the sides' own contacts, the previous before half way through S1, the following after
+    contacts = np.where((w1 < 0.5)[:, None], prev_contacts, new_contacts)
+    held_feet = (release <= 0.0) & planted[None]  # kept, not yet on its way home
+    contacts = np.where(held_feet & ~before[:, None], True, contacts)
+    # a stepping foot stands on its step's first frame, is in the air after it, and lands
+    # on its last frame (unless the clip has it in the air there: it joins the clip's swing)
+    for k, step in steps.items():
+        in_step = (t > step.start) & (t < step.end)
+        lands = new_contacts[:, k] | (step.end < s1.end)
+        contacts[:, k] = np.where(during, ~in_step & ((t != step.end) | lands), contacts[:, k])
+    # IK from S1 on (before it the previous motion plays as it was): kept feet, and
+    # every foot while the pelvis is shifted, released ones onto their own places,
+    # so that a foot back home stays home while the other one is still kept.
+    shifted = np.linalg.norm(shift, axis=-1) > 1e-9 * ctx.leg
+    active = ~before[:, None] & (((release < 1.0) & planted[None]) | shifted[:, None])
+    # during S1 the targets move with the pose blend, from where the previous feet stand
+    targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
+    if swinging.any():
+        prev_feet = forward_kinematics(prev[0], prev[1], parents, feet_joints, rotations_out=False)[0]
+    for k in np.flatnonzero(swinging):
+        # it goes on along the previous motion's swing, bent onto its own place over its
+        # step, rising by a share of its way's length (ctx.options.step_height to ctx.options.step_max_height leg
+        # lengths) on a smooth bump in time, highest half way through
+        step = steps.get(k, s1)
+        a, b = step.start - t[0], step.end - t[0]
+        x = np.clip((np.arange(T) - a) / max(b - a, 1), 0.0, 1.0)  # time through its step
+        wk = smoothstep(x)
+        targets[:, k] = (1.0 - wk)[:, None] * prev_feet[:, k] + wk[:, None] * feet[:, k]
+        in_step = (np.arange(T) >= a) & (np.arange(T) <= b)
+        reach = np.linalg.norm(horizontal(targets[in_step, k] - prev_feet[i0, k], up), axis=-1)
+        length = reach.max() if len(reach) else 0.0
+        rise = min(max(ctx.options.step_rise * length, min(ctx.options.step_height * ctx.leg, length)), ctx.options.step_max_height * ctx.leg)
+        targets[:, k] += (smoothstep(1.0 - np.abs(2.0 * x - 1.0)) * in_step * rise)[:, None] * up
+        active[:, k] |= during
+    return lrot, lpos, contacts, (targets, active)

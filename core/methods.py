@@ -1,0 +1,526 @@
+"""Planning one pair: method, blending segments, optimal ranges, weights, alignment and feet
+(Oshita 2014, sections 4.1-4.4, eqs. (1)-(16); 2008, sections 4-7).
+
+For each pair the previous motion is everything synthesized so far and the
+following motion the next clip. :func:`plan_pair`
+
+1. reads the support phases of both sides (2008, section 4),
+2. picks the method by priority, transition > connection > adaptation
+   (2014, 4.1 and 4.2.5; 2008, 3.2 and Fig. 7), and among several usable
+   foot-moving phases the one with the longest possible blending range,
+3. builds the blending segments with their possible ranges, eqs. (1)-(8),
+   separately for the lower and the upper body,
+4. finds each segment's optimal range, eq. (9), with responsiveness W,
+5. chooses each segment's weight function (section 4.4),
+6. aligns the following clip on the previous one (2008, 4.2-4.3),
+7. decides how adaptation's feet get to the following clip: kept and
+   released in their own moving phases (eqs. 5, 7), or stepping, one at a time.
+
+Everything it decides is in the :class:`core.plan.PairPlan` it returns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .align import Alignment, align_clip, body_track
+from .analysis import Phase, horizontal, moving_feet
+from .motion import Motion, forward_kinematics
+from .optimize import (body_frames, body_velocity, distance_matrix, optimal_blend_range, pose_acceleration,
+                       pose_velocity, primary_joints)
+from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
+from .track import (Context, PhaseSpan, Track, ankles_at, base_foot_at, contacts_at, frame_range, moving_phases,
+                    stance_foot, warp_connection_prev, warp_transition_next)
+from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
+                      pose_to_motion_weights)
+
+
+class _Sides:
+    """Pose features and velocities of both sides of a pair, per body part."""
+
+    def __init__(self, track: Track, clip: Clip, ctx: Context):
+        # the previous side is only read from its core end on: features of that tail only
+        lo = max(track.core_end - track.first - 1, 0)
+        self.prev_offset = track.first + lo
+        self.next_offset = clip.start
+        # and the following side up to its core start (blends end there at the latest)
+        head = clip.motion[: clip.core_range[0] + 2]
+        self.feats, self.vel, self.accel = {}, {}, {}
+        parts = {part: primary_joints(ctx.rig, part) for part in ("lower", "upper")}
+        joints = np.concatenate(list(parts.values()))
+        # one pass of forward kinematics over both sides' frames (features are per
+        # frame), split by side and body part afterwards
+        n_prev = len(track.rotations) - lo
+        stacked = Motion._trusted(clip.motion.skeleton, np.concatenate([track.rotations[lo:], head.rotations]),
+                                  np.concatenate([track.positions[lo:], head.positions]), ctx.fps)
+        feats, pelvis, axes = body_frames(stacked, ctx.rig, joints, ctx.up)
+        both = feats[:n_prev], feats[n_prev:]
+        at = 0
+        for part, js in parts.items():
+            fp, fn = (f[:, at : at + len(js)] for f in both)
+            at += len(js)
+            self.feats[part] = (fp, fn)
+            self.vel[part] = (pose_velocity(fp, ctx.fps), pose_velocity(fn, ctx.fps))
+            # the typical acceleration of the livelier side, over a fixed time step
+            step = max(int(round(ctx.options.accel_step_s * ctx.fps)), 1)
+            self.accel[part] = max(float(np.median(pose_acceleration(f, ctx.fps, step))) if len(f) else 0.0
+                                   for f in (fp, fn))
+        # the body's own travel, which the pose features leave out: its velocity on
+        # each side and the typical acceleration of the livelier side
+        self.body = (body_velocity(pelvis[:n_prev], axes[:n_prev], ctx.fps),
+                     body_velocity(pelvis[n_prev:], axes[n_prev:], ctx.fps))
+        self.body_accel = max(_typical_change(v, step, ctx.fps) for v in self.body)
+
+    def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None,
+                min_s=0.0):
+        fp, fn = self.feats[part]
+        vp, vn = self.vel[part]
+        if prev_pose_frame is not None:
+            # a single fixed t0 whose pose stands for the one at prev_pose_frame
+            fp = fp.copy()
+            fp[self.prev_index(int(t0_candidates[0]))] = fp[self.prev_index(prev_pose_frame)]
+        return optimal_blend_range(
+            fp, fn, vp, vn,
+            t0_candidates=np.asarray(t0_candidates), t1_candidates=np.asarray(t1_candidates),
+            prev_offset=self.prev_offset, next_offset=self.next_offset, fps=ctx.fps,
+            phase_length_s=phase_length_s, weights=ctx.weights,
+            # no blend shorter than ctx.options.min_blend_s where the possible ranges allow it:
+            # eq. (11) alone would take a one-frame jump between two similar poses
+            min_frames=int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps)),
+            # nor one that moves the body faster than the two clips ever move it
+            max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
+            # nor add more acceleration than the clips typically have (W = 1) or
+            # than 1 / W times that: a blend squeezed shorter than its change of
+            # pose needs is a jerk; W = 0 leaves eq. (9) alone to be responsive
+            max_accel=self._limit(self.accel[part], ctx),
+            # and the lower body (which carries the pelvis) no faster a change of the
+            # body's velocity, from standing into a run say, than the clips' own
+            body_velocity=self.body, max_body_accel=self._limit(self.body_accel, ctx) if part == "lower" else None,
+        )
+
+    @staticmethod
+    def _limit(typical: float, ctx: Context) -> float | None:
+        """The clips' typical acceleration at W = 1, 1 / W times it below; none at W = 0."""
+        return typical / ctx.responsiveness if typical > 0 and ctx.responsiveness > 0 else None
+
+    def prev_index(self, t):
+        return int(np.clip(t - self.prev_offset, 0, len(self.feats["lower"][0]) - 1))
+
+    def next_index(self, t):
+        return int(np.clip(t - self.next_offset, 0, len(self.feats["lower"][1]) - 1))
+
+    def pose_to_pose_weights(self, part, t0, t1, ctx, *, eased=(True, True)) -> WeightFunction:
+        """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1);
+        ``eased`` says which ends render as eased poses (see :func:`_rendered`)."""
+        fp, fn = self.feats[part]
+        vp, vn = self.vel[part]
+        i, j = self.prev_index(t0), self.next_index(t1)
+        d = float(distance_matrix(fp[i : i + 1], fn[j : j + 1])[0, 0])
+        # Fig. 3c: does the motion come back towards the other end's pose just outside the range?
+        before = fp[max(i - 1, 0) : i + 1]
+        after = fn[j : j + 2]
+        start_reverses = movement_reverses(distance_matrix(before, fn[j : j + 1])[:, 0], len(before) - 1, side="start")
+        end_reverses = movement_reverses(distance_matrix(fp[i : i + 1], after)[0], 0, side="end")
+        return _rendered(ctx, optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
+                                                      start_reverses=start_reverses, end_reverses=end_reverses),
+                         *eased)
+
+
+def _typical_change(velocity: np.ndarray, step: int, fps: float) -> float:
+    """Median of ``|v(t + step) - v(t)|`` per second over ``velocity (F, 3)``; 0 when too short."""
+    if len(velocity) <= step:
+        return 0.0
+    return float(np.median(np.linalg.norm(velocity[step:] - velocity[:-step], axis=-1))) * fps / step
+
+
+def _long_enough(plan: WeightPlan, n_frames: int, ctx: Context) -> WeightPlan:
+    """A Fig. 4b plan, unless moving the end to the turning point leaves too short a blend.
+
+    A turning point close to the fixed pose would squeeze the whole change of
+    pose into a frame or two, a jump far worse than the overshoot Fig. 4b
+    avoids; then the whole range is blended (Fig. 4a) instead. The slopes
+    stay as found: at the end where the motion turns back, 0 (Fig. 3c: it
+    reverses there, as it does just past the whole range's end too), at the
+    other, eq. (16)'s.
+    """
+    if plan.kind != "turning_point":
+        return plan
+    shortest = max(ctx.options.min_blend_s * ctx.fps, 0.5 * (n_frames - 1))
+    if plan.n_blend_frames - 1 >= shortest:
+        return plan
+    return WeightPlan("hermite", 0, n_frames - 1, plan.slope_start, plan.slope_end)
+
+
+def _rendered(ctx: Context, function: WeightFunction, eased_start: bool = True, eased_end: bool = True) -> WeightFunction:
+    """The weight function as rendered. With eased ends (see :func:`synthesize`) an end
+    pose eases out of (into) its own motion, carrying the motion's velocity into the
+    blend, and the slope there is 0; an end where a motion plays on (motion-to-motion,
+    the motion side of motion-to-pose) or a pose is held keeps eq. (16)'s slope."""
+    if ctx.pose_ends != "eased":
+        return function
+    return WeightFunction(0.0 if eased_start else function.slope_start, 0.0 if eased_end else function.slope_end,
+                          function.kind)
+
+
+def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context) -> PairPlan:
+    """Method, segments, optimal ranges and weight functions for one pair (2014, 4.1-4.4)."""
+    c0e = track.core_end
+    c1b = clip.start + clip.core_range[0]
+    m1e = clip.end
+    sides = _Sides(track, clip, ctx)
+    # the previous side only matters after its core: its phases from there on
+    tail = max(c0e - track.first, 0)
+    prev_moving = moving_phases(track.contacts[tail:], track.first + tail, c0e + 1, track.last)
+    next_moving = moving_phases(clip_contacts, clip.start, clip.start, m1e)
+    next_before_core = [p for p in next_moving if p.last <= c1b - 1]
+
+    # motion transition (eqs. 1, 2; 2008 eq. 1): the same foot moving in both
+    options = []
+    for p0 in prev_moving:
+        for p1 in next_before_core:
+            if p0.phase != p1.phase or not p0.first < p1.last:
+                continue
+            span = p1.last - p0.first
+            if not (ctx.options.s_min <= span / max(p0.last - p0.first, 1) <= ctx.options.s_max and ctx.options.s_min <= span / max(p1.last - p1.first, 1) <= ctx.options.s_max):
+                continue
+            t0s, t1s = frame_range(c0e, p1.last), frame_range(p0.first, c1b)
+            if len(t0s) and len(t1s) and t0s[0] < t1s[-1]:
+                options.append((t1s[-1] - t0s[0], p0.first, p0, p1, t0s, t1s))
+    if options:
+        _, _, p0, p1, t0s, t1s = max(options, key=lambda o: (o[0], o[1]))
+        return _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b)
+
+    # motion connection (eqs. 3, 4): a foot moving in the previous motion. The
+    # connection pose must stand on the foot that moved (2008, 6.1 and Fig. 7b),
+    # and the previous phase is time-scaled by ctx.options.s_min..ctx.options.s_max at most (2008, 6.2).
+    options = []
+    for p0 in prev_moving:
+        length = p0.last - p0.first
+        t1s = frame_range(max(p0.first + int(np.ceil(ctx.options.s_min * length)), p0.first + 1), min(p0.first + int(ctx.options.s_max * length), c1b))
+        moved = [k for k, m in enumerate(moving_feet(p0.phase)) if m]
+        landed = clip_contacts[np.clip(t1s - clip.start, 0, len(clip_contacts) - 1)][:, moved].all(axis=1)
+        t1s = t1s[landed]
+        # a connection squeezed into less than ctx.options.min_blend_s would be a jump: adaptation does better
+        if len(t1s) and t1s[-1] - p0.first >= ctx.options.min_blend_s * ctx.fps:
+            options.append((t1s[-1] - p0.first, p0.first, p0, t1s))
+    # A connection whose landing is more abrupt than the clips ever move (no range
+    # keeps within the limits of the search) gives way to adaptation, which keeps
+    # the feet planted, unless adaptation is more abrupt still.
+    abrupt = None
+    for _, _, p0, t1s in sorted(options, key=lambda o: (o[0], o[1]), reverse=True):
+        pair = _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b)
+        if not _step_fits(track, clip, pair, p0, ctx):
+            continue
+        if pair.segment("lower").excess <= 1.0:
+            return pair
+        abrupt = abrupt or pair
+
+    # motion adaptation (eqs. 5-8)
+    adapted = _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c1b, m1e)
+    if abrupt is not None and abrupt.segment("lower").excess < adapted.segment("lower", "pose-to-pose").excess:
+        return abrupt
+    return adapted
+
+
+def _upper_pose_to_pose(sides, ctx, t0s, t1s) -> Segment:
+    r = sides.optimal("upper", t0s, t1s, ctx)
+    return Segment("upper", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("upper", r.t0, r.t1, ctx),
+                   (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
+
+
+def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> PairPlan:
+    # eq. (1): the lower body blends the two foot-moving phases, motion to motion;
+    # the overlap P0..P1 is the core of the blend, its length the target of eq. (10)
+    r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p1.last - p0.first) / ctx.fps)
+    lower = Segment("lower", "motion-to-motion", r.t0, r.t1,
+                    sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx, eased=(False, False)),
+                    (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
+    upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
+    alignment = _align(track, clip, ctx, prev_frame=(p0.first + p0.last) // 2,
+                       next_frame=warp_transition_next(np.array([(p0.first + p0.last) // 2]), p0, p1, ctx.options.warp_ramp)[0] - clip.start,
+                       foot=stance_foot(p0.phase))
+    return PairPlan(track.name, clip.name, TRANSITION, p0.as_tuple(), p1.as_tuple(), (lower, upper), alignment)
+
+
+def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) -> PairPlan:
+    # eq. (3): the lower body starts blending where the previous foot starts moving,
+    # motion to pose; eq. (4): the upper body pose to pose anywhere after that
+    t0s = np.array([p0.first])
+    # The previous phase is time-warped to end at t1 (2008, 6.2), so the poses the
+    # blend joins are the one that phase ends in and the connection pose: eq. (12)
+    # compares those two (t0 itself is fixed by eq. 3).
+    r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p0.last - p0.first) / ctx.fps, prev_pose_frame=p0.last)
+    # 4.4.2: the weight function from the distances of the previous motion to the connection pose
+    fp, fn = sides.feats["lower"]
+    u = warp_connection_prev(np.arange(r.t0, r.t1 + 1), p0, r.t1, ctx.options.warp_ramp) - sides.prev_offset
+    idx = np.clip(np.round(u).astype(int), 0, len(fp) - 1)
+    d = distance_matrix(fp[idx], fn[sides.next_index(r.t1)][None])[:, 0]
+    wp = _long_enough(motion_to_pose_weights(d, ctx.fps), len(d), ctx)
+    lower = Segment("lower", "motion-to-pose" if wp.kind != "pose_to_pose" else "pose-to-pose",
+                    r.t0 + wp.start_index, r.t1, _rendered(ctx, wp.function, wp.kind == "pose_to_pose", False),
+                    (p0.first, p0.first, int(t1s[0]), int(t1s[-1])),
+                    excess=r.excess)
+    upper = _upper_pose_to_pose(sides, ctx, frame_range(p0.first, c1b - 1), frame_range(p0.first + 1, c1b))
+    # align on the foot that stood through the previous phase when the connection
+    # pose stands on it too; otherwise on the foot that just landed
+    stance = stance_foot(p0.phase)
+    j = int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))
+    if stance >= 0 and clip_contacts[j, stance]:
+        # on the standing foot's place and heading: it stands through the join
+        alignment = _align(track, clip, ctx, prev_frame=p0.last, next_frame=j, foot=stance, heading=True)
+    else:
+        moved = 1 - stance if stance >= 0 else -1
+        alignment = _align(track, clip, ctx, prev_frame=min(p0.last + 1, track.last), next_frame=j, foot=moved)
+    return PairPlan(track.name, clip.name, CONNECTION, p0.as_tuple(), None, (lower, upper), alignment)
+
+
+def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c1b, m1e) -> PairPlan:
+    # eq. (6): lower (S1) and upper (S2) transitions between the cores, pose to pose.
+    # S1 starts where the previous motion stands on a foot, which is kept; a foot
+    # it has in the air then carries on along its swing onto its own place
+    # (adaptation_lower), so S1 need not wait for the previous step to land.
+    standing = np.flatnonzero(track.contacts.any(axis=1)) + track.first
+    t0s = standing[(standing >= c0e) & (standing < c1b)]
+    if not len(t0s):
+        t0s = frame_range(c0e, c1b - 1)
+    t1s = frame_range(int(t0s[0]) + 1, c1b)
+    r = sides.optimal("lower", t0s, t1s, ctx)
+    releases, stepping, alignment, hold = _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r)
+    # Feet step one at a time, each taking no less than the clips' own steps (it
+    # travels over the middle of its step only, see core.contacts): S1 is
+    # lengthened to that where its possible range allows, and the plan says so.
+    step_s = _step_duration(track, next_moving, ctx) / (1.0 - 2.0 * ctx.options.step_delay)
+    needed = len(stepping)
+    note = None
+    if needed and (r.t1 - r.t0) / ctx.fps < needed * step_s:
+        longer = sides.optimal("lower", t0s, t1s, ctx, min_s=needed * step_s)
+        if (longer.t0, longer.t1) != (r.t0, r.t1):
+            note = (f"S1 lengthened from {(r.t1 - r.t0) / ctx.fps:.2f} s to {(longer.t1 - longer.t0) / ctx.fps:.2f} s "
+                    f"for {needed} step(s) at the clips' pace")
+            r = longer
+            releases, stepping, alignment, hold = _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides,
+                                                                   c1b, r)
+    s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
+                 (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
+    s2 = _upper_pose_to_pose(sides, ctx, frame_range(c0e, c1b - 1), frame_range(c0e + 1, c1b))
+    steps = _one_at_a_time(stepping, r, step_s * ctx.fps)
+    if any(one.end > other.start and one.end < r.t1 for one, other in zip(steps, steps[1:])):
+        overlap = (f"steps overlap: S1's {(r.t1 - r.t0) / ctx.fps:.2f} s leave no room for {len(steps)} steps of "
+                   f"{step_s:.2f} s, the clips' pace; give the clips more room")
+        note = f"{note}; {overlap}" if note else overlap
+    if hold:
+        return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, *steps), alignment, note=note)
+    releases.sort(key=lambda x: x[1].start)
+    segments = [s1, s2]
+    if releases:
+        segments.append(Segment("lower", "deformation", r.t1, releases[-1][1].start))  # eq. (7)
+    segments += [x[1] for x in releases] + steps
+    p1 = releases[0][0] if releases else None
+    return PairPlan(track.name, clip.name, ADAPTATION, None, p1.as_tuple() if p1 else None, tuple(segments), alignment,
+                    note=note)
+
+
+def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r):
+    """How each previous foot gets to the following clip over S1 ``r``:
+    ``(releases, stepping, alignment, hold)``.
+
+    releases   ``[(phase, segment)]``: kept, then home during its own first moving phase (eq. 5);
+    stepping   ``[(foot, aloft)]``: steps home during S1, standing before and after, in the
+               order they step; ``aloft``: the clip has it in the air at the end of S1;
+    hold       eq. (8): the following clip never moves a foot.
+
+    A standing foot steps when the clip moves it only inside its core or never
+    while moving the other, when the clip has it in the air at the end of S1,
+    or when it stands too far from where the aligned clip wants it to be kept
+    (ctx.options.keep_reach). (A foot in the air when S1 starts is bent onto its own place
+    over S1 by the render: landing it first and stepping the other after it
+    was tried and measured worse, the steps coming too quick.) Under eq. (8) nothing would ever take the previous stance
+    away: every foot not already where the clip has it steps into the clip's
+    stance during S1 (so that the core is the clip's own).
+    """
+    releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
+    alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
+    hold = not releases and not steps
+    parents = clip.motion.skeleton.parents
+    kept = ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)
+    own = alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, r.t1 - clip.start, parents,
+                                            ctx.rig))
+    apart = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1)
+    standing = contacts_at(track, r.t0)
+    planned = {("left", "right").index(s.foot) for s in steps}
+    # a standing foot nothing takes home (the clip never moves it after S1) steps
+    # into the clip's stance unless it already stands there, as under eq. (8)
+    unreleased = np.array([not any(x[1].foot == side for x in releases) for side in ("left", "right")])
+    far = apart >= np.where(hold | unreleased, ctx.options.step_apart, ctx.options.keep_reach) * ctx.leg
+    # (a foot the clip has in the air at the end of S1 steps last, onto its swing)
+    aloft = ~clip_contacts[int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))]
+    feet = sorted((k for k in range(2) if not standing[k] or k in planned or far[k]),
+                  key=lambda k: (bool(standing[k]), aloft[k], -apart[k]))
+    lands = {k: _landing(track, k, r) for k in feet if not standing[k]}
+    stepping = [(("left", "right")[k], bool(aloft[k]), lands.get(k)) for k in feet]
+    releases = [] if hold else [x for x in releases if x[1].foot not in {s[0] for s in stepping}]
+    return releases, stepping, alignment, hold
+
+
+def _one_at_a_time(stepping: list, r, step_frames: float) -> list[Segment]:
+    """Step segments over S1 ``r``, one foot after the other.
+
+    A foot already in the air lands when the previous motion lands it; the
+    standing feet then step in turn over the rest of S1, each no quicker than
+    the clips' own steps (``step_frames``) where S1 has room for that, and
+    overlapping in the middle where it has not (the plan's note says S1 could
+    not be lengthened). A foot the clip has in the air at the end of S1 stays in
+    the air from its step on, joining the clip's own swing (a run starting in
+    flight has both feet up there).
+    """
+    segments, start = [], r.t0
+    standing = [x for x in stepping if x[2] is None]
+    for foot, aloft, landing in stepping:
+        if landing is not None:
+            end = int(np.clip(landing, min(start + 1, r.t1), r.t1))
+            segments.append(Segment("lower", "step", int(start), r.t1 if aloft else end, foot=foot))
+            start = end
+    room = r.t1 - start
+    length = min(room, max(room / max(len(standing), 1), step_frames))
+    for i, (foot, aloft, _) in enumerate(standing):
+        first = start + (i * (room - length) / (len(standing) - 1) if len(standing) > 1 else 0.0)
+        last = r.t1 if aloft or len(standing) == 1 else first + length
+        segments.append(Segment("lower", "step", int(round(first)), int(round(last)), foot=foot))
+    return segments
+
+
+def _landing(track: Track, foot: int, r) -> int:
+    i = r.t0 - track.first
+    down = np.flatnonzero(track.contacts[i : r.t1 - track.first + 1, foot])
+    return int(r.t0 + down[0]) if len(down) else int(r.t1)
+
+
+def _adaptation_alignment(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context, r) -> Alignment:
+    """The following clip placed for adaptation over S1 ``r`` (2008, 4.2): on a foot
+    the previous motion stands on when S1 starts, where the following clip last
+    plants that foot by the end of S1.
+
+    Matching the foot at the end of S1 itself would put the kept foot where the
+    clip has it in the air when its first step is already under way there: the
+    foot would slide back along the floor to the clip's own stance and step
+    again. Of the feet standing at the start of S1, the one the clip plants
+    latest is used (at the end of S1 itself when the clip stands on it there).
+    """
+    j1 = int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))
+    choice = None  # (clip frame, foot)
+    for foot in np.flatnonzero(contacts_at(track, r.t0)):
+        planted = np.flatnonzero(clip_contacts[: j1 + 1, foot])
+        if len(planted) and (choice is None or planted[-1] > choice[0]):
+            choice = (int(planted[-1]), int(foot))
+    frame, foot = choice if choice is not None else (j1, base_foot_at(track, r.t0))
+    return _align(track, clip, ctx, prev_frame=r.t0, next_frame=frame, foot=foot)
+
+
+def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
+    """How each kept foot gets home after S1 ``r``: (releases, steps).
+
+    releases  ``[(phase, segment)]``: the foot goes home during its own first
+              moving phase after S1 (eq. 5), pose to motion.
+    steps     ``[segment]``: the foot steps home during S1 instead.
+    """
+    # eq. (5): each kept foot goes home during its own first moving phase after S1
+    # (2008 7.2, "the foot position is blended from the constrained position to the
+    # original position"), pose to motion; a foot that never moves stays kept (eq. 8)
+    # (a phase already under way when S1 ends counts from there: that foot is moving)
+    # (a foot has at least ctx.options.min_blend_s of its phase to get home: shorter shuffles are skipped)
+    shortest = int(round(ctx.options.min_blend_s * ctx.fps))
+    later = [PhaseSpan(p.phase, max(p.first, r.t1 + 1), p.last)
+             for p in next_moving if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
+    fn = sides.feats["lower"][1]  # the following clip up to its core
+    # a foot the clip has in the air at the end of S1 has no place of its own to be
+    # kept towards until its next phase: it steps onto its swing during S1 instead
+    aloft = ~clip_contacts[int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))]
+    releases, steps = [], []
+    for k, side in enumerate(("left", "right")):
+        p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
+        if aloft[k] and (p1 is None or p1.first > r.t1 + 1):
+            steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
+            continue
+        if p1 is None:
+            if later:  # the clip moves, but never this foot: it steps home in S1
+                steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
+            continue
+        if p1.last >= c1b:
+            # home only inside the core: the core would not be the clip's own, so this
+            # foot steps home during S1 instead, before the core starts
+            steps.append(Segment("lower", "step", r.t0, r.t1, foot=side))
+            continue
+        # 4.4.2: distances from the pose the foot leaves in to each pose of its phase
+        fp1 = fn[p1.first - clip.start : p1.last - clip.start + 1]
+        d = distance_matrix(fp1[:1], fp1)[0]
+        wp = _long_enough(pose_to_motion_weights(d, ctx.fps), len(d), ctx)
+        release = Segment("lower", "pose-to-motion" if wp.kind != "pose_to_pose" else "pose-to-pose",
+                          p1.first, p1.first + max(wp.end_index, 1), _rendered(ctx, wp.function),
+                          (p1.first, p1.first, p1.first + 1, p1.last), foot=side)
+        releases.append((p1, release))
+    return releases, steps
+
+
+def _step_duration(track: Track, next_moving: list[PhaseSpan], ctx: Context) -> float:
+    """How long the clips' own steps take, seconds: the median single-support phase
+    of the previous motion's last ctx.options.step_window_s and of the following clip, or
+    ctx.options.step_s if neither steps."""
+    tail = track.contacts[-int(ctx.options.step_window_s * ctx.fps):]
+    phases = moving_phases(tail, 0, 0, len(tail) - 1) + next_moving
+    lengths = [p.last - p.first + 1 for p in phases if p.phase in (Phase.LS, Phase.RS)]
+    return float(np.median(lengths)) / ctx.fps if lengths else ctx.options.step_s
+
+
+def _step_fits(track: Track, clip: Clip, pair: PairPlan, p0: PhaseSpan, ctx: Context) -> bool:
+    """Whether a connection's step is the previous phase's, scaled by ctx.options.s_max at most.
+
+    The connection bends the previous phase's moving foot onto where the
+    connection pose has it. The phase may be time-scaled by ctx.options.s_min..ctx.options.s_max
+    (2008, 6.2); a step stretched beyond ctx.options.s_max times its own length (plus a
+    tenth of a leg) would be a foot sweeping across the floor: adaptation,
+    which steps it home at the pace of the clips' own steps, does better.
+    """
+    moved = np.array(moving_feet(p0.phase), dtype=bool)
+    parents = clip.motion.skeleton.parents
+    takeoff = ankles_at(track.rotations, track.positions, p0.first - track.first, parents, ctx.rig)
+    landing = ankles_at(track.rotations, track.positions, p0.last + 1 - track.first, parents, ctx.rig)
+    t1 = pair.segment("lower").end
+    target = pair.alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, t1 - clip.start,
+                                                    parents, ctx.rig))
+    own = np.linalg.norm(horizontal(landing - takeoff, ctx.up), axis=-1)
+    bent = np.linalg.norm(horizontal(target - takeoff, ctx.up), axis=-1)
+    # the moving foot: its step stretched by ctx.options.s_max at most; a standing foot: it stays
+    # where it stands (a connection pose on the other foot would slide it there)
+    limit = np.where(moved, ctx.options.s_max * own, 0.0) + ctx.options.stand_reach * ctx.leg
+    return bool(np.all(bent <= limit))
+
+
+def _align(track: Track, clip: Clip, ctx: Context, *, prev_frame: int, next_frame: float, foot: int,
+           heading: bool = False) -> Alignment:
+    """The following clip placed on the previous motion (2008, 4.2-4.3); with ``heading``, turned
+    by the anchor foot's heading (ankle to toe) instead of the body orientation."""
+    parents = clip.motion.skeleton.parents
+    i = int(np.clip(prev_frame - track.first, 0, len(track.rotations) - 1))
+    j = int(np.clip(round(float(next_frame)), 0, clip.motion.n_frames - 1))
+    # the body orientation only looks a few seconds back from the previous frame
+    # and ahead from the following one (2008, 4.3)
+    reach = int(ctx.options.orientation_window_s * ctx.fps)
+    lo = max(i - reach, 0)
+    # one pass over both sides' frames, split afterwards
+    n_prev = i + 1 - lo
+    pelvis, facing, _ = body_track(np.concatenate([track.rotations[lo : i + 1], clip.motion.rotations[j : j + reach]]),
+                                   np.concatenate([track.positions[lo : i + 1], clip.motion.positions[j : j + reach]]),
+                                   parents, ctx.rig, ctx.up, ankles=False)
+    # the feet only where the clips meet
+    feet = forward_kinematics(np.stack([track.rotations[i], clip.motion.rotations[j]]),
+                              np.stack([track.positions[i], clip.motion.positions[j]]), parents,
+                              [ctx.rig.leg("L").ankle, ctx.rig.leg("R").ankle], rotations_out=False)[0]
+    headings = None
+    toe = ctx.rig.leg("LR"[foot]).toe if foot in (0, 1) else None
+    if heading and toe is not None:
+        ends = forward_kinematics(np.stack([track.rotations[i], clip.motion.rotations[j]]),
+                                  np.stack([track.positions[i], clip.motion.positions[j]]), parents,
+                                  [ctx.rig.leg("LR"[foot]).ankle, toe], rotations_out=False)[0]
+        headings = (ends[0, 1] - ends[0, 0], ends[1, 1] - ends[1, 0])
+    return align_clip((pelvis[:n_prev], facing[:n_prev], None), i - lo, (pelvis[n_prev:], facing[n_prev:], None), 0,
+                      foot, ctx.up, distance=0.2 * ctx.leg, feet=(feet[0], feet[1]), foot_headings=headings)

@@ -1,0 +1,51 @@
+"""The engine's tuning constants, in one keyword-only dataclass with their units.
+
+Every length is in leg lengths (hip to knee to ankle) and every duration in
+seconds, so that a rig's unit and frame rate do not change what they mean.
+``synthesize(..., options=SynthesisOptions(...))`` overrides any of them;
+``docs/design.md`` lists them with the reasons for their values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContactOptions:
+    """Constants of the contact stage, each relative to the body or in seconds."""
+
+    heel_rise: float = 0.05  # leg lengths: the ankle risen this far above its hold pivots fully about the toe
+    step_apart: float = 0.01  # leg lengths: a foot held at both ends of a gap further apart than this steps
+    step_s: float = 0.4  # seconds a foot takes for such a step (less when the gap is shorter)
+    min_step_s: float = 0.1  # seconds: a gap leaving less than this for a step glides instead
+    step_delay: float = 0.1  # share of a step's time at either end in which it rises or lands, not travels
+    step_rise: float = 0.25  # a step rises this share of its length ...
+    step_height: tuple[float, float] = (0.04, 0.25)  # ... within these leg lengths
+
+
+@dataclass(frozen=True, kw_only=True)
+class SynthesisOptions:
+    """Constants of planning and rendering (``synthesize(..., options=...)``)."""
+
+    # 2008, eq. (1): each original segment of a transition is time-scaled by a factor
+    # between s_min and s_max at most (the values of the paper's experiments); a
+    # connection's step may stretch to s_max times its own length
+    s_min: float = 0.7  # ratio
+    s_max: float = 1.5  # ratio
+    orientation_window_s: float = 3.0  # s: how far body orientation looks from a join (2008, 4.3)
+    min_blend_s: float = 0.2  # s: no blend shorter where its possible range allows (nor by Fig. 4b)
+    accel_step_s: float = 1.0 / 30.0  # s: time step of the clips' pose acceleration (the blend limit)
+    warp_ramp: int = 3  # frames over which a time warp changes a clip's playback speed
+    stand_reach: float = 0.1  # legs: how far a connection may bend a foot beyond the previous phase's own step
+    keep_reach: float = 0.5  # legs: adaptation keeps a previous foot only this close to the clip's own
+    step_apart: float = 0.01  # legs: a foot nothing takes home steps when this far from the clip's stance
+    step_window_s: float = 5.0  # s: the previous motion's steps are timed over its last this long
+    step_s: float = 0.4  # s: a step's length in time when neither clip takes a step
+    step_delay: float = 0.1  # share of a step at either end in which a foot rises or lands, not travels
+    # a foot already in the air when adaptation starts rises step_rise times its way's
+    # length, no less than step_height nor more than step_max_height
+    step_height: float = 0.1  # legs
+    step_rise: float = 0.25  # ratio
+    step_max_height: float = 0.25  # legs
+    contacts: ContactOptions = field(default_factory=ContactOptions)  # the contact stage's own

@@ -1,0 +1,221 @@
+"""The plan of a synthesis: every decision as data (Oshita 2014, section 4).
+
+A :class:`Plan` records, per pair of clips, the method (transition,
+connection, adaptation), every blending segment with its possible and chosen
+range and weight function, the alignment, the feet adaptation keeps or steps,
+the gap's quality figures, and every clip rejected with its reason. It prints
+(:meth:`Plan.summary`), serialises (:meth:`Plan.to_dict`, ``--plan`` JSON) and
+loads back (:meth:`Plan.from_dict`). Rendering (``core.render``) and the
+contact stage (``core.contacts``) draw frames from it without deciding again.
+
+Timeline conventions: output frames are integers on the clips' common
+timeline (clip frame ``k`` of a clip starting at ``s`` plays at ``s + k``);
+every range is end inclusive. Core ranges are clip frames.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .align import Alignment
+from .motion import Motion
+from .quality import GapQuality
+from .weights import WeightFunction
+
+TRANSITION = "transition"
+CONNECTION = "connection"
+ADAPTATION = "adaptation"
+ADAPTATION_HOLD = "adaptation without lower-body transition"
+
+
+@dataclass(frozen=True, eq=False)
+class Clip:
+    """A clip placed on the output timeline.
+
+    motion  the clip.
+    start   output frame at which clip frame 0 plays.
+    core    (first, last) clip frames of the core part, inclusive; None: the whole clip.
+    name    for messages and the plan.
+    """
+
+    motion: Motion
+    start: int
+    core: tuple[int, int] | None = None
+    name: str = ""
+
+    @property
+    def core_range(self) -> tuple[int, int]:
+        return self.core if self.core is not None else (0, self.motion.n_frames - 1)
+
+    @property
+    def end(self) -> int:
+        """Output frame of the clip's last frame."""
+        return self.start + self.motion.n_frames - 1
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One blending segment of a pair (2014, 4.2).
+
+    part     "lower" or "upper" body.
+    blend    "motion-to-motion", "motion-to-pose", "pose-to-motion",
+             "pose-to-pose", "deformation" (the lower-body deformation of
+             adaptation, eqs. 7-8, which keeps the previous feet), or "step"
+             (adaptation: a previous foot that could only get home inside the
+             following core, or is too far to keep, steps home during S1).
+    start, end  output frames, inclusive.
+    weights  the weight function (None for a deformation).
+    possible (first start, last start, first end, last end) of eqs. (1)-(8).
+    excess   how far the range asks more of the body than the clips do (the
+             speed and acceleration limits of the range search, 1 at a limit):
+             above 1 only when no range in ``possible`` keeps within them.
+    """
+
+    part: str
+    blend: str
+    start: int
+    end: int
+    weights: WeightFunction | None = None
+    possible: tuple[int, int, int, int] | None = None
+    foot: str | None = None  # "left"/"right" for a foot released (eq. 5) or stepping in adaptation
+    excess: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "part": self.part,
+            "blend": self.blend,
+            "start": self.start,
+            "end": self.end,
+            "weights": self.weights.to_dict() if self.weights else None,
+            "possible": list(self.possible) if self.possible else None,
+            **({"foot": self.foot} if self.foot else {}),
+            **({"excess": self.excess} if self.excess > 1.0 else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Segment":
+        return cls(d["part"], d["blend"], int(d["start"]), int(d["end"]),
+                   WeightFunction.from_dict(d["weights"]) if d.get("weights") else None,
+                   tuple(d["possible"]) if d.get("possible") else None, d.get("foot"), float(d.get("excess", 0.0)))
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """How one clip was joined to everything before it."""
+
+    prev: str
+    next: str
+    method: str
+    prev_phase: tuple[str, int, int] | None  # (phase, first, last) output frames, foot-moving phase used
+    next_phase: tuple[str, int, int] | None
+    segments: tuple[Segment, ...]
+    alignment: Alignment
+    warning: str | None = None  # e.g. cores that leave no room for a smooth blend
+    note: str | None = None  # e.g. a blend lengthened so that feet can step one at a time
+    gap: tuple[int, int] | None = None  # output frames from the previous core's last to the next core's first
+    quality: GapQuality | None = None  # the gap measured against the untouched clips (core.quality)
+
+    def segment(self, part: str, blend: str | None = None) -> Segment | None:
+        for s in self.segments:
+            if s.part == part and (blend is None or s.blend == blend):
+                return s
+        return None
+
+    def to_dict(self) -> dict:
+        return {
+            "prev": self.prev,
+            "next": self.next,
+            "method": self.method,
+            "prev_phase": list(self.prev_phase) if self.prev_phase else None,
+            "next_phase": list(self.next_phase) if self.next_phase else None,
+            "segments": [s.to_dict() for s in self.segments],
+            "alignment": self.alignment.to_dict(),
+            "warning": self.warning,
+            "note": self.note,
+            "gap": list(self.gap) if self.gap else None,
+            "quality": self.quality.to_dict() if self.quality else None,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PairPlan":
+        def phase(p):
+            return (p[0], int(p[1]), int(p[2])) if p else None
+        return cls(d["prev"], d["next"], d["method"], phase(d.get("prev_phase")), phase(d.get("next_phase")),
+                   tuple(Segment.from_dict(s) for s in d["segments"]), Alignment.from_dict(d["alignment"]),
+                   d.get("warning"), d.get("note"), tuple(d["gap"]) if d.get("gap") else None,
+                   GapQuality.from_dict(d["quality"]) if d.get("quality") else None)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    clip: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"clip": self.clip, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Rejection":
+        return cls(d["clip"], d["reason"])
+
+
+@dataclass(frozen=True)
+class Plan:
+    fps: float
+    responsiveness: float
+    start: int  # output frame of the first frame of the result
+    end: int
+    clips: tuple[str, ...]
+    pairs: tuple[PairPlan, ...]
+    rejected: tuple[Rejection, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "fps": self.fps,
+            "responsiveness": self.responsiveness,
+            "start": self.start,
+            "end": self.end,
+            "clips": list(self.clips),
+            "pairs": [p.to_dict() for p in self.pairs],
+            "rejected": [r.to_dict() for r in self.rejected],
+        }
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Plan":
+        """The plan :meth:`to_dict` wrote (the JSON of ``--plan``), back as data."""
+        return cls(float(d["fps"]), float(d["responsiveness"]), int(d["start"]), int(d["end"]), tuple(d["clips"]),
+                   tuple(PairPlan.from_dict(p) for p in d["pairs"]), tuple(Rejection.from_dict(r) for r in d["rejected"]))
+
+    def summary(self) -> str:
+        lines = [f"frames {self.start}..{self.end} at {self.fps:g} fps, responsiveness W = {self.responsiveness:g}"]
+        for p in self.pairs:
+            lines.append(f"{p.prev} -> {p.next}: {p.method}")
+            if p.warning:
+                lines.append(f"    note: {p.warning}")
+            if p.note:
+                lines.append(f"    note: {p.note}")
+            if p.quality:
+                lines.append(f"    gap {p.gap[0]} .. {p.gap[1]}: {p.quality.summary()}")
+            for s in p.segments:
+                w = f", slopes {s.weights.slope_start:.2f}/{s.weights.slope_end:.2f}" if s.weights else ""
+                abrupt = f", {s.excess:.1f} x as abrupt as the clips allow" if s.excess > 1.0 else ""
+                lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:5d} .. {s.end:5d}{w}{abrupt}")
+        for r in self.rejected:
+            lines.append(f"rejected {r.clip}: {r.reason}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """The output motion (frame 0 plays at output frame ``plan.start``) and its plan."""
+
+    motion: Motion
+    plan: Plan
+
+    @property
+    def start(self) -> int:
+        return self.plan.start
