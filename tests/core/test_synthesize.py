@@ -382,6 +382,28 @@ def test_the_plan_prints_and_serialises(clips):
     assert "adaptation" in result.plan.summary()
 
 
+@pytest.mark.parametrize("method", [TRANSITION, CONNECTION, ADAPTATION, ADAPTATION_HOLD])
+def test_the_plan_loads_back_from_its_json(clips, method):
+    """Plan.from_dict reads what to_dict wrote: the same plan, steps, alignment and quality included."""
+    from core.plan import Plan
+
+    plan = synthesize(timelines(clips)[method]).plan
+    again = Plan.from_dict(json.loads(plan.to_json()))
+    assert again.to_dict() == plan.to_dict()
+    assert again.summary() == plan.summary()
+    np.testing.assert_allclose(again.pairs[0].alignment.rotation, plan.pairs[0].alignment.rotation)
+
+
+def test_the_tuning_constants_are_options(clips):
+    """Every constant is a keyword of one options object: a longer minimum blend gives longer blends."""
+    from core.options import SynthesisOptions
+
+    timeline = timelines(clips)[ADAPTATION]
+    short = synthesize(timeline).plan.pairs[0].segment("upper")
+    longer = synthesize(timeline, options=SynthesisOptions(min_blend_s=0.6)).plan.pairs[0].segment("upper")
+    assert longer.end - longer.start >= round(0.6 * clips[WALK].fps) > short.end - short.start
+
+
 def test_the_plan_says_which_blends_are_more_abrupt_than_their_clips(clips):
     """Half a second to stop a run dead: no range keeps within the limits, and the plan says so."""
     result = synthesize(placed(clips[RUN2], clips[BOW], 15))
