@@ -61,49 +61,57 @@ class _Foot:
     toe_local: np.ndarray | None  # (n, 3) the toe in the ankle's frame (None: no toe joint)
 
 
-def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gap: tuple[int, int], rig: Rig, *,
-              up: np.ndarray, leg: float, floors: np.ndarray, steps: dict | None = None,
+def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple[int, int]], rig: Rig, *,
+              up: np.ndarray, leg: float, floors: np.ndarray, steps: list[dict] | None = None,
               options: ContactOptions = ContactOptions()) -> Motion:
-    """``motion`` with its feet held over output frames ``gap`` (inclusive, cores at both ends).
+    """``motion`` with its feet held over each of output frames ``gaps`` (inclusive, cores at both ends).
 
     motion, first  the output and the timeline frame of its frame 0;
     contacts       (F, 2) bool, left and right foot down, as the blended sources say;
     floors         (2, 2) floor heights of (ankle, toe) for (left, right) (see core.quality);
-    steps          {foot (0 left, 1 right): [(first, last), ...]} output frames over which
-                   the plan has that foot step: it stands on the first, is in the air
-                   after it and lands on the last (inside the gap).
+    steps          per gap, {foot (0 left, 1 right): [(first, last), ...]} output frames
+                   over which the plan has that foot step: it stands on the first, is in
+                   the air after it and lands on the last (inside the gap).
+
+    The legs of every gap are solved in one evaluation of the whole motion.
     """
-    g0, g1 = gap[0] - first, gap[1] - first
-    if g1 - g0 < 2 or g0 < 0 or g1 >= motion.n_frames:
-        return motion
-    window = motion[g0 : g1 + 1]
-    parents = motion.skeleton.parents
+    F = motion.n_frames
     legs = [rig.leg("L"), rig.leg("R")]
     joints = [leg.ankle for leg in legs] + [leg.toe for leg in legs if leg.toe is not None]
-    gpos, grot = forward_kinematics(window.rotations, window.positions, parents, joints)
     has_toes = len(joints) == 4
-    n = len(window.rotations)
-    targets = np.zeros((n, 2, 3))
-    rotations = np.zeros((n, 2, 4))
-    active = np.zeros((n, 2), dtype=bool)
-    down = np.array(contacts[g0 : g1 + 1], dtype=bool)
-    # a planned step stands on its first frame and lands on its last, in the air between
-    planned = {k: [(max(a + 1 - first - g0, 1), min(b - 1 - first - g0, n - 2)) for a, b in (steps or {}).get(k, [])]
-               for k in range(2)}
-    # a foot's ankle and toe (the ankle again without a toe): its place and its heading
-    points = gpos[:, [0, 2, 1, 3]].reshape(n, 2, 2, 3) if has_toes else np.repeat(gpos[:, :2, None], 2, axis=2)
-    own = _step_slots(down, points, n, window.fps, leg, up, options)
-    for k in range(2):
-        toe_local = quat.inv_mul_vec(grot[:, k], gpos[:, 2 + k] - gpos[:, k]) if has_toes else None
-        foot = _Foot(gpos[:, k], grot[:, k], toe_local)
-        slots = [(a, b) for a, b in planned[k] if b >= a] or ([own[k]] if k in own else [])
-        targets[:, k], rotations[:, k], active[:, k] = _held_foot(foot, down[:, k], slots, up, leg, floors[k], options)
+    targets = np.zeros((F, 2, 3))
+    rotations = np.zeros((F, 2, 4))
+    active = np.zeros((F, 2), dtype=bool)
+    spans = [(g0 - first, g1 - first) for g0, g1 in gaps]
+    spans = [(g0, g1) for g0, g1 in spans if g1 - g0 >= 2 and g0 >= 0 and g1 < F]
+    if not spans:
+        return motion
+    # the feet over every gap, in one pass of forward kinematics
+    frames = np.concatenate([np.arange(g0, g1 + 1) for g0, g1 in spans])
+    gpos_all, grot_all = forward_kinematics(motion.rotations[frames], motion.positions[frames], motion.skeleton.parents,
+                                            joints)
+    at = 0
+    for (g0, g1), planned_steps in zip(spans, steps or [{}] * len(spans)):
+        n = g1 - g0 + 1
+        gpos, grot = gpos_all[at : at + n], grot_all[at : at + n]
+        at += n
+        down = np.array(contacts[g0 : g1 + 1], dtype=bool)
+        # a planned step stands on its first frame and lands on its last, in the air between
+        planned = {k: [(max(a + 1 - first - g0, 1), min(b - 1 - first - g0, n - 2)) for a, b in planned_steps.get(k, [])]
+                   for k in range(2)}
+        # a foot's ankle and toe (the ankle again without a toe): its place and its heading
+        points = gpos[:, [0, 2, 1, 3]].reshape(n, 2, 2, 3) if has_toes else np.repeat(gpos[:, :2, None], 2, axis=2)
+        own = _step_slots(down, points, n, motion.fps, leg, up, options)
+        for k in range(2):
+            toe_local = quat.inv_mul_vec(grot[:, k], gpos[:, 2 + k] - gpos[:, k]) if has_toes else None
+            foot = _Foot(gpos[:, k], grot[:, k], toe_local)
+            slots = [(a, b) for a, b in planned[k] if b >= a] or ([own[k]] if k in own else [])
+            window = slice(g0, g1 + 1)
+            targets[window, k], rotations[window, k], active[window, k] = _held_foot(
+                foot, down[:, k], slots, up, leg, floors[k], options)
     if not active.any():
         return motion
-    adapted = adapt_legs(window, rig, targets, active, ankle_rotations=rotations)
-    rot = np.array(motion.rotations)
-    rot[g0 : g1 + 1] = adapted.rotations
-    return Motion._trusted(motion.skeleton, rot, motion.positions, motion.fps)
+    return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations)
 
 
 def _step_slots(down: np.ndarray, points: np.ndarray, n: int, fps: float, leg: float, up: np.ndarray,

@@ -94,13 +94,15 @@ def skate_samples(feet: np.ndarray, levels: FootLevels, up: np.ndarray, fps: flo
     return speed, (runs[t + k + 1] - runs[t]) == k + 1
 
 
-def mean_joint_acceleration(motion: Motion) -> np.ndarray:
+def mean_joint_acceleration(motion: Motion, positions: np.ndarray | None = None) -> np.ndarray:
     """``(F - 2k,)`` mean over joints of each joint's global acceleration at frames k .. F-1-k
-    (units/s^2; second differences over :func:`measure_step` ``k`` frames)."""
+    (units/s^2; second differences over :func:`measure_step` ``k`` frames). ``positions``:
+    the motion's global joint positions ``(F, J, 3)`` when already at hand."""
     k = measure_step(motion.fps)
     if motion.n_frames < 2 * k + 1:
         return np.zeros(0)
-    g = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, rotations_out=False)[0]
+    g = positions if positions is not None else forward_kinematics(
+        motion.rotations, motion.positions, motion.skeleton.parents, rotations_out=False)[0]
     return np.linalg.norm(g[2 * k :] - 2.0 * g[k:-k] + g[: -2 * k], axis=-1).mean(axis=1) * (motion.fps / k) ** 2
 
 
@@ -113,12 +115,15 @@ class SourceFigures:
     feet: np.ndarray  # (F, K, 3)
 
     @classmethod
-    def of(cls, motion: Motion, rig: Rig, up: np.ndarray) -> "SourceFigures":
-        feet = foot_positions(motion, rig)
+    def of(cls, motion: Motion, rig: Rig, up: np.ndarray, positions: np.ndarray | None = None) -> "SourceFigures":
+        """The figures of ``motion``; ``positions``, its global joint positions when at hand."""
+        g = positions if positions is not None else forward_kinematics(
+            motion.rotations, motion.positions, motion.skeleton.parents, rotations_out=False)[0]
+        feet = g[:, foot_joints(rig)]
         k = measure_step(motion.fps)
         accel = np.zeros(motion.n_frames)
         if motion.n_frames > 2 * k:
-            accel[k:-k] = mean_joint_acceleration(motion)
+            accel[k:-k] = mean_joint_acceleration(motion, g)
         return cls(foot_levels(feet @ up, motion.fps), accel, feet)
 
 

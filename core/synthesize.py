@@ -26,7 +26,7 @@ import numpy as np
 from .analysis import foot_contacts
 from .contacts import hold_feet
 from .methods import plan_pair
-from .motion import Motion
+from .motion import Motion, forward_kinematics
 from .optimize import blend_weights
 from .options import SynthesisOptions
 from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Plan, Rejection, Result,
@@ -80,7 +80,11 @@ def synthesize(
         pose_ends=pose_ends,
         options=options or SynthesisOptions(),
     )
-    contacts = [foot_contacts(c.motion, rig, up=up) for c in clips]
+    # each clip's joints once: its contacts (2008, 4.1) and its own figures (core.quality)
+    joints = [forward_kinematics(c.motion.rotations, c.motion.positions, c.motion.skeleton.parents,
+                                 rotations_out=False)[0] for c in clips]
+    contacts = [foot_contacts(c.motion, rig, up=up, positions=g) for c, g in zip(clips, joints)]
+    figures = {id(c): SourceFigures.of(c.motion, rig, up, g) for c, g in zip(clips, joints)}
     track = Track(
         rotations=np.array(first.rotations),
         positions=np.array(first.positions),
@@ -110,7 +114,7 @@ def synthesize(
         joined.append((joined[-1][1], clip))
     motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
     motion = _feet_held(motion, track, pairs, ctx)
-    pairs = _measured(motion, track.first, pairs, joined[1:], ctx)
+    pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
     plan = Plan(
         fps=ctx.fps,
         responsiveness=ctx.responsiveness,
@@ -129,33 +133,27 @@ def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], ctx: Context
         return motion
     levels = foot_levels(foot_positions(motion, ctx.rig) @ ctx.up, ctx.fps).floor
     floors = levels.reshape(2, 2) if len(levels) == 4 else np.repeat(levels[:, None], 2, axis=1)
-    for p in pairs:
-        steps = {}
+    steps = [{} for _ in pairs]
+    for p, planned in zip(pairs, steps):
         for s in p.segments:
             if s.blend == "step":
-                steps.setdefault(("left", "right").index(s.foot), []).append((s.start, s.end))
-        motion = hold_feet(motion, track.first, track.contacts, p.gap, ctx.rig, up=ctx.up, leg=ctx.leg, floors=floors,
-                           steps=steps, options=ctx.options.contacts)
+                planned.setdefault(("left", "right").index(s.foot), []).append((s.start, s.end))
+    motion = hold_feet(motion, track.first, track.contacts, [p.gap for p in pairs], ctx.rig, up=ctx.up, leg=ctx.leg,
+                       floors=floors, steps=steps, options=ctx.options.contacts)
     return motion
 
 
-def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]],
+def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]], figures: dict,
               ctx: Context) -> list[PairPlan]:
-    """Each pair with its gap's quality figures against the untouched clips (core.quality)."""
+    """Each pair with its gap's quality figures against the untouched clips (core.quality);
+    ``figures``: each clip's own (:class:`core.quality.SourceFigures`) by ``id``."""
     if not pairs:
         return pairs
     feet = foot_positions(motion, ctx.rig)
     levels = foot_levels(feet @ ctx.up, ctx.fps)
-    figures = {}  # each clip's own figures, once
-
-    def of(clip: Clip) -> SourceFigures:
-        if id(clip) not in figures:
-            figures[id(clip)] = SourceFigures.of(clip.motion, ctx.rig, ctx.up)
-        return figures[id(clip)]
-
     return [replace(p, quality=gap_quality(motion, first, p.gap, up=ctx.up, leg=ctx.leg, output_feet=feet,
                                            output_levels=levels,
-                                           sources=[(of(prev), prev.start), (of(nxt), nxt.start)]))
+                                           sources=[(figures[id(prev)], prev.start), (figures[id(nxt)], nxt.start)]))
             for p, (prev, nxt) in zip(pairs, joined)]
 
 
