@@ -83,7 +83,12 @@ def test_synthesize_writes_the_motion_and_the_plan(tmp_path, capsys):
     assert motion.n_frames == 150 + 138 and motion.skeleton.names == read_bvh(walk).skeleton.names
     data = json.loads(plan.read_text())
     assert data["responsiveness"] == 0.2 and data["pairs"][0]["method"] == "connection"
-    assert "connection" in capsys.readouterr().out
+    # each gap's quality against the untouched clips, in the JSON and the summary
+    quality = data["pairs"][0]["quality"]
+    assert set(quality) == {"skate", "skate_untouched", "accel", "accel_untouched"}
+    assert data["pairs"][0]["gap"] == [100, 180]
+    printed = capsys.readouterr().out
+    assert "connection" in printed and "gap 100 .. 180: skate" in printed and "untouched clips" in printed
 
 
 @pytest.mark.parametrize("spec", ["walk.bvh", "walk.bvh@x", "walk.bvh@0:5", "@3"])

@@ -89,3 +89,15 @@ def test_a_clip_at_120_fps_measures_as_at_30(mocap):
     for slow_figure, fast_figure in zip(own(walk), own(fast)):
         assert fast_figure == pytest.approx(slow_figure, rel=0.05)
     assert len(foot_joints(rig)) == 4
+
+
+def test_a_gap_above_one_and_a_half_times_the_untouched_clips_is_flagged():
+    from core.quality import GapQuality
+
+    calm = GapQuality(skate=0.03, skate_untouched=0.025, accel=1.1, accel_untouched=1.0)
+    sliding = GapQuality(skate=0.08, skate_untouched=0.025, accel=1.1, accel_untouched=1.0)
+    jerky = GapQuality(skate=None, skate_untouched=None, accel=1.6, accel_untouched=1.0)
+    assert calm.flags == [] and "!" not in calm.summary()
+    assert sliding.flags == ["skate 3.2 x the untouched clips'"] and "!" in sliding.summary()
+    assert jerky.flags == ["acceleration 1.6 x the untouched clips'"]
+    assert GapQuality.from_dict(sliding.to_dict()) == sliding
