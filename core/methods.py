@@ -84,7 +84,7 @@ class _Sides:
             t0_candidates=np.asarray(t0_candidates), t1_candidates=np.asarray(t1_candidates),
             prev_offset=self.prev_offset, next_offset=self.next_offset, fps=ctx.fps,
             phase_length_s=phase_length_s, weights=ctx.weights,
-            # no blend shorter than ctx.options.min_blend_s where the possible ranges allow it:
+            # no blend shorter than min_blend_s where the possible ranges allow it:
             # eq. (11) alone would take a one-frame jump between two similar poses
             min_frames=int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps)),
             # nor one that moves the body faster than the two clips ever move it
@@ -181,7 +181,8 @@ def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context)
             if p0.phase != p1.phase or not p0.first < p1.last:
                 continue
             span = p1.last - p0.first
-            if not (ctx.options.s_min <= span / max(p0.last - p0.first, 1) <= ctx.options.s_max and ctx.options.s_min <= span / max(p1.last - p1.first, 1) <= ctx.options.s_max):
+            s_min, s_max = ctx.options.s_min, ctx.options.s_max
+            if not (s_min <= span / max(p0.last - p0.first, 1) <= s_max and s_min <= span / max(p1.last - p1.first, 1) <= s_max):
                 continue
             t0s, t1s = frame_range(c0e, p1.last), frame_range(p0.first, c1b)
             if len(t0s) and len(t1s) and t0s[0] < t1s[-1]:
@@ -192,15 +193,16 @@ def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context)
 
     # motion connection (eqs. 3, 4): a foot moving in the previous motion. The
     # connection pose must stand on the foot that moved (2008, 6.1 and Fig. 7b),
-    # and the previous phase is time-scaled by ctx.options.s_min..ctx.options.s_max at most (2008, 6.2).
+    # and the previous phase is time-scaled by s_min..s_max at most (2008, 6.2).
     options = []
     for p0 in prev_moving:
         length = p0.last - p0.first
-        t1s = frame_range(max(p0.first + int(np.ceil(ctx.options.s_min * length)), p0.first + 1), min(p0.first + int(ctx.options.s_max * length), c1b))
+        t1s = frame_range(max(p0.first + int(np.ceil(ctx.options.s_min * length)), p0.first + 1),
+                          min(p0.first + int(ctx.options.s_max * length), c1b))
         moved = [k for k, m in enumerate(moving_feet(p0.phase)) if m]
         landed = clip_contacts[np.clip(t1s - clip.start, 0, len(clip_contacts) - 1)][:, moved].all(axis=1)
         t1s = t1s[landed]
-        # a connection squeezed into less than ctx.options.min_blend_s would be a jump: adaptation does better
+        # a connection squeezed into less than min_blend_s would be a jump: adaptation does better
         if len(t1s) and t1s[-1] - p0.first >= ctx.options.min_blend_s * ctx.fps:
             options.append((t1s[-1] - p0.first, p0.first, p0, t1s))
     # A connection whose landing is more abrupt than the clips ever move (no range
@@ -237,7 +239,8 @@ def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> Pai
                     (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
     alignment = _align(track, clip, ctx, prev_frame=(p0.first + p0.last) // 2,
-                       next_frame=warp_transition_next(np.array([(p0.first + p0.last) // 2]), p0, p1, ctx.options.warp_ramp)[0] - clip.start,
+                       next_frame=warp_transition_next(np.array([(p0.first + p0.last) // 2]), p0, p1,
+                                                       ctx.options.warp_ramp)[0] - clip.start,
                        foot=stance_foot(p0.phase))
     return PairPlan(track.name, clip.name, TRANSITION, p0.as_tuple(), p1.as_tuple(), (lower, upper), alignment)
 
@@ -252,7 +255,8 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p0.last - p0.first) / ctx.fps, prev_pose_frame=p0.last)
     # 4.4.2: the weight function from the distances of the previous motion to the connection pose
     fp, fn = sides.feats["lower"]
-    u = warp_connection_prev(np.arange(r.t0, r.t1 + 1), p0, r.t1, ctx.options.warp_ramp) - sides.prev_offset
+    u = warp_connection_prev(np.arange(r.t0, r.t1 + 1), p0, r.t1, ctx.options.warp_ramp)
+    u = u - sides.prev_offset
     idx = np.clip(np.round(u).astype(int), 0, len(fp) - 1)
     d = distance_matrix(fp[idx], fn[sides.next_index(r.t1)][None])[:, 0]
     wp = _long_enough(motion_to_pose_weights(d, ctx.fps), len(d), ctx)
@@ -332,7 +336,7 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     A standing foot steps when the clip moves it only inside its core or never
     while moving the other, when the clip has it in the air at the end of S1,
     or when it stands too far from where the aligned clip wants it to be kept
-    (ctx.options.keep_reach). (A foot in the air when S1 starts is bent onto its own place
+    (keep_reach). (A foot in the air when S1 starts is bent onto its own place
     over S1 by the render: landing it first and stepping the other after it
     was tried and measured worse, the steps coming too quick.) Under eq. (8) nothing would ever take the previous stance
     away: every foot not already where the clip has it steps into the clip's
@@ -427,7 +431,7 @@ def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[li
     # (2008 7.2, "the foot position is blended from the constrained position to the
     # original position"), pose to motion; a foot that never moves stays kept (eq. 8)
     # (a phase already under way when S1 ends counts from there: that foot is moving)
-    # (a foot has at least ctx.options.min_blend_s of its phase to get home: shorter shuffles are skipped)
+    # (a foot has at least min_blend_s of its phase to get home: shorter shuffles are skipped)
     shortest = int(round(ctx.options.min_blend_s * ctx.fps))
     later = [PhaseSpan(p.phase, max(p.first, r.t1 + 1), p.last)
              for p in next_moving if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
@@ -463,8 +467,8 @@ def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[li
 
 def _step_duration(track: Track, next_moving: list[PhaseSpan], ctx: Context) -> float:
     """How long the clips' own steps take, seconds: the median single-support phase
-    of the previous motion's last ctx.options.step_window_s and of the following clip, or
-    ctx.options.step_s if neither steps."""
+    of the previous motion's last step_window_s and of the following clip, or
+    step_s if neither steps."""
     tail = track.contacts[-int(ctx.options.step_window_s * ctx.fps):]
     phases = moving_phases(tail, 0, 0, len(tail) - 1) + next_moving
     lengths = [p.last - p.first + 1 for p in phases if p.phase in (Phase.LS, Phase.RS)]
@@ -472,11 +476,11 @@ def _step_duration(track: Track, next_moving: list[PhaseSpan], ctx: Context) -> 
 
 
 def _step_fits(track: Track, clip: Clip, pair: PairPlan, p0: PhaseSpan, ctx: Context) -> bool:
-    """Whether a connection's step is the previous phase's, scaled by ctx.options.s_max at most.
+    """Whether a connection's step is the previous phase's, scaled by s_max at most.
 
     The connection bends the previous phase's moving foot onto where the
-    connection pose has it. The phase may be time-scaled by ctx.options.s_min..ctx.options.s_max
-    (2008, 6.2); a step stretched beyond ctx.options.s_max times its own length (plus a
+    connection pose has it. The phase may be time-scaled by s_min..s_max
+    (2008, 6.2); a step stretched beyond s_max times its own length (plus a
     tenth of a leg) would be a foot sweeping across the floor: adaptation,
     which steps it home at the pace of the clips' own steps, does better.
     """
@@ -489,7 +493,7 @@ def _step_fits(track: Track, clip: Clip, pair: PairPlan, p0: PhaseSpan, ctx: Con
                                                     parents, ctx.rig))
     own = np.linalg.norm(horizontal(landing - takeoff, ctx.up), axis=-1)
     bent = np.linalg.norm(horizontal(target - takeoff, ctx.up), axis=-1)
-    # the moving foot: its step stretched by ctx.options.s_max at most; a standing foot: it stays
+    # the moving foot: its step stretched by s_max at most; a standing foot: it stays
     # where it stands (a connection pose on the other foot would slide it there)
     limit = np.where(moved, ctx.options.s_max * own, 0.0) + ctx.options.stand_reach * ctx.leg
     return bool(np.all(bent <= limit))

@@ -413,7 +413,7 @@ def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, p
         prev_feet = forward_kinematics(prev[0], prev[1], parents, feet_joints, rotations_out=False)[0]
     for k in np.flatnonzero(swinging):
         # it goes on along the previous motion's swing, bent onto its own place over its
-        # step, rising by a share of its way's length (ctx.options.step_height to ctx.options.step_max_height leg
+        # step, rising by a share of its way's length (step_height to step_max_height leg
         # lengths) on a smooth bump in time, highest half way through
         step = steps.get(k, s1)
         a, b = step.start - t[0], step.end - t[0]
@@ -423,7 +423,8 @@ def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, p
         in_step = (np.arange(T) >= a) & (np.arange(T) <= b)
         reach = np.linalg.norm(horizontal(targets[in_step, k] - prev_feet[i0, k], up), axis=-1)
         length = reach.max() if len(reach) else 0.0
-        rise = min(max(ctx.options.step_rise * length, min(ctx.options.step_height * ctx.leg, length)), ctx.options.step_max_height * ctx.leg)
+        o = ctx.options
+        rise = min(max(o.step_rise * length, min(o.step_height * ctx.leg, length)), o.step_max_height * ctx.leg)
         targets[:, k] += (smoothstep(1.0 - np.abs(2.0 * x - 1.0)) * in_step * rise)[:, None] * up
         active[:, k] |= during
     return lrot, lpos, contacts, (targets, active)
