@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import numpy as np
+
 from .align import Alignment
 from .motion import Motion
 from .quality import GapQuality
@@ -211,10 +213,13 @@ class Plan:
 
 @dataclass(frozen=True, eq=False)
 class Result:
-    """The output motion (frame 0 plays at output frame ``plan.start``) and its plan."""
+    """The output motion (frame 0 plays at output frame ``plan.start``), its plan, and which
+    feet it has down: ``contacts (F, 2)`` left, right, as the blended sources say (the
+    contact stage holds those feet between cores)."""
 
     motion: Motion
     plan: Plan
+    contacts: np.ndarray | None = None
 
     @property
     def start(self) -> int:

@@ -124,7 +124,7 @@ def synthesize(
         pairs=tuple(pairs),
         rejected=tuple(rejected),
     )
-    return Result(motion, plan)
+    return Result(motion, plan, track.contacts)
 
 
 def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], ctx: Context) -> Motion:

@@ -549,3 +549,17 @@ def test_a_connection_standing_on_the_previous_stance_foot_is_aligned_on_it(moca
     across = toward - np.outer(toward @ up, up)
     heading = np.unwrap(np.arctan2(np.cross(across[0], across) @ up, across @ across[0]))
     assert np.degrees(np.ptp(heading)) < 3.0
+
+
+def test_the_result_says_which_feet_are_down(clips):
+    """Result.contacts: per output frame, the feet the blended sources hold down; on a core's
+    frames, the clip's own contacts."""
+    from core.analysis import foot_contacts as contacts_of
+
+    timeline = timelines(clips)[ADAPTATION]
+    result = synthesize(timeline)
+    assert result.contacts.shape == (result.motion.n_frames, 2)
+    clip = timeline[1]
+    lo, hi = clip.core_range
+    own = contacts_of(clip.motion, find_rig(clip.motion))[lo : hi + 1]
+    assert np.array_equal(result.contacts[clip.start + lo - result.start : clip.start + hi + 1 - result.start], own)
