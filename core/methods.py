@@ -382,7 +382,7 @@ def _one_at_a_time(stepping: list, r, step_frames: float) -> list[Segment]:
     for foot, aloft, landing in stepping:
         if landing is not None:
             end = int(np.clip(landing, min(start + 1, r.t1), r.t1))
-            segments.append(Segment("lower", "step", int(start), r.t1 if aloft else end, foot=foot))
+            segments.append(Segment("lower", "swing", int(start), r.t1 if aloft else end, foot=foot))
             start = end
     room = r.t1 - start
     length = min(room, max(room / max(len(standing), 1), step_frames))

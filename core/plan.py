@@ -63,9 +63,11 @@ class Segment:
     part     "lower" or "upper" body.
     blend    "motion-to-motion", "motion-to-pose", "pose-to-motion",
              "pose-to-pose", "deformation" (the lower-body deformation of
-             adaptation, eqs. 7-8, which keeps the previous feet), or "step"
-             (adaptation: a previous foot that could only get home inside the
-             following core, or is too far to keep, steps home during S1).
+             adaptation, eqs. 7-8, which keeps the previous feet), "step"
+             (adaptation: a standing foot steps during S1, one at a time: it
+             stands on the segment's first frame and lands on its last) or
+             "swing" (adaptation: a foot the previous motion has in the air when
+             S1 starts lands on its own place by the segment's end).
     start, end  output frames, inclusive.
     weights  the weight function (None for a deformation).
     possible (first start, last start, first end, last end) of eqs. (1)-(8).

@@ -8,6 +8,8 @@ translations, as in :class:`core.motion.Motion`. Times are output frames
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import quat
@@ -198,6 +200,62 @@ def move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):
 # a pair's frames, as its plan says
 
 
+@dataclass(frozen=True)
+class _Window:
+    """The output frames ``t`` a pair renders, and how its blends meet their motions."""
+
+    t: np.ndarray
+    pose_ends: str
+
+    @property
+    def T(self) -> int:
+        return len(self.t)
+
+    def end_pose(self, side, seg: Segment, mode: str, frames: np.ndarray):
+        """One side of a blend at ``frames`` (window indices inside ``seg``).
+
+        "motion": the side as it plays; "held": its pose at the segment's
+        start (the source) or end (the target) held still, as the paper
+        blends poses; "source"/"target": with eased ends (the default) the
+        source keeps moving at its own speed at the start and comes to rest
+        half way through, the target starts at rest and reaches its own
+        speed at the end, so the output's velocity matches both motions at
+        the segment's ends; with held ends, as "held".
+        """
+        a, b = seg.start - self.t[0], seg.end - self.t[0]
+        if mode == "motion":
+            return side[0][frames], side[1][frames]
+        if mode == "held" or self.pose_ends != "eased":
+            i = int(np.clip(a if mode == "source" else b, 0, self.T - 1))
+            return side[0][i : i + 1].repeat(len(frames), 0), side[1][i : i + 1].repeat(len(frames), 0)
+        dur = max(b - a, 1)
+        k = np.clip(frames - a, 0, dur).astype(float)
+        idx = a + k - k * k / (2.0 * dur) if mode == "source" else b - dur / 2.0 + k * k / (2.0 * dur)
+        return sample(side[0], side[1], idx)
+
+    def through(self, src, dst, seg: Segment, src_mode: str, dst_mode: str):
+        """``src`` before the segment, the blend inside it, ``dst`` after it: ``(T, J, 4), (T, J, 3)``."""
+        a, b = seg.start - self.t[0], seg.end - self.t[0]
+        rot, pos = dst[0].copy(), dst[1].copy()
+        head = slice(0, max(a, 0))
+        rot[head], pos[head] = src[0][head], src[1][head]
+        frames = np.arange(max(a, 0), min(b, self.T - 1) + 1)
+        if len(frames):
+            w = seg.weights.evaluate(b - a + 1)[frames - a] if b > a else np.ones(len(frames))
+            rot[frames], pos[frames] = blend(self.end_pose(src, seg, src_mode, frames),
+                                             self.end_pose(dst, seg, dst_mode, frames), w)
+        return rot, pos
+
+    def weights_of(self, seg: Segment) -> np.ndarray:
+        """The weight of ``seg`` at every frame of the window: 0 before it, 1 after it."""
+        w = np.zeros(self.T)
+        a, b = seg.start - self.t[0], seg.end - self.t[0]
+        w[b + 1 :] = 1.0
+        if b >= a:
+            w[a : b + 1] = seg.weights.evaluate(b - a + 1)
+        return w
+
+
 def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairPlan, ctx: Context) -> Track:
     """The track extended by ``clip`` as ``pair`` says (2014, 4.2; 2008, 5.2, 6.2, 7.2)."""
     nxt = pair.alignment.apply(clip.motion, ctx.rig.pelvis)
@@ -210,7 +268,6 @@ def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairP
     # (a clip that starts after the blend waits in its first pose until then)
     stop = int(min(max(last + 1, clip.start), clip.end))
     t = np.arange(first_blend, stop + 1)
-    T = len(t)
 
     # time warps: which source frame each side shows at each output frame
     if pair.method == TRANSITION:
@@ -228,67 +285,26 @@ def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairP
     prev_contacts = track.contacts[np.clip(np.round(u_prev - track.first).astype(int), 0, len(track.contacts) - 1)]
     new_contacts = clip_contacts[np.clip(np.round(u_next - clip.start).astype(int), 0, clip.motion.n_frames - 1)]
 
-    def end_pose(side, seg: Segment, mode: str, frames: np.ndarray):
-        """One side of a blend at ``frames`` (window indices inside ``seg``).
-
-        "motion": the side as it plays; "held": its pose at the segment's
-        start (the source) or end (the target) held still, as the paper
-        blends poses; "source"/"target": with eased ends (the default) the
-        source keeps moving at its own speed at the start and comes to rest
-        half way through, the target starts at rest and reaches its own
-        speed at the end, so the output's velocity matches both motions at
-        the segment's ends; with held ends, as "held".
-        """
-        a, b = seg.start - t[0], seg.end - t[0]
-        if mode == "motion":
-            return side[0][frames], side[1][frames]
-        if mode == "held" or ctx.pose_ends != "eased":
-            i = int(np.clip(a if mode == "source" else b, 0, T - 1))
-            return side[0][i : i + 1].repeat(len(frames), 0), side[1][i : i + 1].repeat(len(frames), 0)
-        dur = max(b - a, 1)
-        k = np.clip(frames - a, 0, dur).astype(float)
-        idx = a + k - k * k / (2.0 * dur) if mode == "source" else b - dur / 2.0 + k * k / (2.0 * dur)
-        return sample(side[0], side[1], idx)
-
-    def through(src, dst, seg: Segment, src_mode: str, dst_mode: str):
-        """``src`` before the segment, the blend inside it, ``dst`` after it: ``(T, J, 4), (T, J, 3)``."""
-        a, b = seg.start - t[0], seg.end - t[0]
-        rot, pos = dst[0].copy(), dst[1].copy()
-        head = slice(0, max(a, 0))
-        rot[head], pos[head] = src[0][head], src[1][head]
-        frames = np.arange(max(a, 0), min(b, T - 1) + 1)
-        if len(frames):
-            w = seg.weights.evaluate(b - a + 1)[frames - a] if b > a else np.ones(len(frames))
-            rot[frames], pos[frames] = blend(end_pose(src, seg, src_mode, frames),
-                                             end_pose(dst, seg, dst_mode, frames), w)
-        return rot, pos
-
-    def weights_of(seg: Segment) -> np.ndarray:
-        w = np.zeros(T)
-        a, b = seg.start - t[0], seg.end - t[0]
-        w[b + 1 :] = 1.0
-        if b >= a:
-            w[a : b + 1] = seg.weights.evaluate(b - a + 1)
-        return w
+    window = _Window(t, ctx.pose_ends)
 
     lower_mask = ctx.lower
     # upper body: pose to pose (eqs. 2, 4, 6)
-    upper_rot, upper_pos = through(prev, new, pair.segment("upper"), "source", "target")
+    upper_rot, upper_pos = window.through(prev, new, pair.segment("upper"), "source", "target")
 
     # lower body
     adapt_targets = None
     if pair.method == TRANSITION:  # eq. (1): motion to motion
         seg = pair.segment("lower")
-        lrot, lpos = through(prev, new, seg, "motion", "motion")
-        contacts = np.where((weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
+        lrot, lpos = window.through(prev, new, seg, "motion", "motion")
+        contacts = np.where((window.weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
     elif pair.method == CONNECTION:  # eq. (3): motion to the connection pose
         seg = pair.segment("lower")
         # Fig. 4c: when no weight function can follow the motion, blend from its held pose
-        lrot, lpos = through(prev, new, seg, "motion" if seg.blend == "motion-to-pose" else "source", "held")
-        contacts = np.where((weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
+        lrot, lpos = window.through(prev, new, seg, "motion" if seg.blend == "motion-to-pose" else "source", "held")
+        contacts = np.where((window.weights_of(seg) < 0.5)[:, None], prev_contacts, new_contacts)
     else:
         lrot, lpos, contacts, adapt_targets = adaptation_lower(
-            track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, through)
+            nxt, new, prev, new_contacts, prev_contacts, pair, ctx, window)
 
     rot = np.where(lower_mask[None, :, None], lrot, upper_rot)
     pos = np.where(lower_mask[None, :, None], lpos, upper_pos)
@@ -329,7 +345,8 @@ def held_until(track: Track, frame: int) -> Track:
     )
 
 
-def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, pair, ctx, t, weights_of, through):
+def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_contacts: np.ndarray, pair: PairPlan,
+                     ctx: Context, window: _Window):
     """Lower body of motion adaptation (2008, 7.2; 2014, 4.2.3-4.2.4).
 
     The previous motion's feet are kept: the following motion's legs reach
@@ -342,10 +359,15 @@ def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, p
     onto its own place by the end of S1. Under eq. (8) (ADAPTATION_HOLD) no
     foot is kept: the plan steps every foot not already where the clip has it.
     """
-    T = len(t)
+    t, T = window.t, window.T
     s1 = pair.segment("lower", "pose-to-pose")
-    released = {s.foot: s for s in pair.segments if s.foot and s.blend != "step"}
-    steps = {("left", "right").index(s.foot): s for s in pair.segments if s.blend == "step"}
+    released = {s.foot: s for s in pair.segments if s.foot and s.blend not in ("step", "swing")}
+    # the plan's steps; a "swing": a foot the previous motion has in the air when S1 starts
+    steps = {}  # foot -> its step and swing segments, in time order
+    for seg in pair.segments:
+        if seg.blend in ("step", "swing"):
+            steps.setdefault(("left", "right").index(seg.foot), []).append(seg)
+    swinging = np.array([any(s.blend == "swing" and s.foot == side for s in pair.segments) for side in ("left", "right")])
     rig, up = ctx.rig, ctx.up
     left, right = rig.leg("L"), rig.leg("R")
     parents = nxt.skeleton.parents
@@ -353,7 +375,6 @@ def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, p
     # the kept feet: where the previous motion has them at the start of S1
     feet_joints = [left.ankle, right.ankle]
     kept = forward_kinematics(prev[0][i0], prev[1][i0], parents, feet_joints, rotations_out=False)[0]  # (2, 3)
-    swinging = ~prev_contacts[i0]  # a foot the previous motion has in the air when S1 starts
     stepping = np.array([k in steps for k in range(2)])
     # kept: a standing foot the plan releases in its own moving phase (eq. 5); any other
     # foot follows the clip (it steps, or already stands where the clip has it)
@@ -372,7 +393,7 @@ def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, p
     home = feet_own[i1].copy()  # where each foot stands in the clip before it first moves
     for k, side in enumerate(("left", "right")):
         if side in released:
-            release[:, k] = weights_of(released[side])
+            release[:, k] = window.weights_of(released[side])
             home[k] = feet_own[int(np.clip(released[side].start - t[0], 0, T - 1)), k]
     release[:, ~planted] = 1.0
     # Each foot is the clip's own foot moved by its offset from home, which fades
@@ -386,8 +407,8 @@ def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, p
     adapted_rot, adapted_pos = move_pelvis(new, nxt.skeleton, rig, shift)
 
     # S1: pose to pose from the previous pose to the adapted pose at its end
-    w1 = weights_of(s1)
-    lrot, lpos = through(prev, (adapted_rot, adapted_pos), s1, "source", "target")
+    w1 = window.weights_of(s1)
+    lrot, lpos = window.through(prev, (adapted_rot, adapted_pos), s1, "source", "target")
     after = t > s1.end
     before = t < s1.start
     during = ~before & ~after
@@ -398,10 +419,13 @@ def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, p
     contacts = np.where(held_feet & ~before[:, None], True, contacts)
     # a stepping foot stands on its step's first frame, is in the air after it, and lands
     # on its last frame (unless the clip has it in the air there: it joins the clip's swing)
-    for k, step in steps.items():
-        in_step = (t > step.start) & (t < step.end)
-        lands = new_contacts[:, k] | (step.end < s1.end)
-        contacts[:, k] = np.where(during, ~in_step & ((t != step.end) | lands), contacts[:, k])
+    for k, foot_steps in steps.items():
+        down = np.ones(T, dtype=bool)
+        for step in foot_steps:
+            lands = new_contacts[:, k] | (step.end < s1.end)
+            down &= ~((t > step.start) & (t < step.end))
+            down &= (t != step.end) | lands
+        contacts[:, k] = np.where(during, down, contacts[:, k])
     # IK from S1 on (before it the previous motion plays as it was): kept feet, and
     # every foot while the pelvis is shifted, released ones onto their own places,
     # so that a foot back home stays home while the other one is still kept.
@@ -415,7 +439,7 @@ def adaptation_lower(track, clip, nxt, new, prev, new_contacts, prev_contacts, p
         # it goes on along the previous motion's swing, bent onto its own place over its
         # step, rising by a share of its way's length (step_height to step_max_height leg
         # lengths) on a smooth bump in time, highest half way through
-        step = steps.get(k, s1)
+        step = steps[k][0] if k in steps else s1
         a, b = step.start - t[0], step.end - t[0]
         x = np.clip((np.arange(T) - a) / max(b - a, 1), 0.0, 1.0)  # time through its step
         wk = smoothstep(x)

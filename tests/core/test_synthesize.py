@@ -111,7 +111,7 @@ def test_adaptation_releases_each_kept_foot_in_its_own_moving_phase_eq5_eq7(clip
     pair = result.plan.pairs[0]
     s1 = pair.segment("lower", "pose-to-pose")
     s3 = pair.segment("lower", "deformation")
-    releases = sorted((s for s in pair.segments if s.foot and s.blend != "step"), key=lambda s: s.start)
+    releases = sorted((s for s in pair.segments if s.foot and s.blend not in ("step", "swing")), key=lambda s: s.start)
     assert releases and {s.foot for s in releases} <= {"left", "right"}
     assert s3.start == s1.end and s3.end == releases[-1].start  # eq. (7)
     assert all(s.start > s1.end for s in releases)
@@ -231,8 +231,8 @@ def test_a_foot_the_following_clip_has_in_the_air_when_s1_ends_steps_onto_its_sw
     rig = find_rig(prev)
     aloft = ~foot_contacts(run, rig)[s1.end - timeline[1].start]
     assert aloft.any()
-    stepping = {s.foot for s in pair.segments if s.blend == "step"}
-    released = {s.foot for s in pair.segments if s.foot and s.blend != "step"}
+    stepping = {s.foot for s in pair.segments if s.blend in ("step", "swing")}
+    released = {s.foot for s in pair.segments if s.foot and s.blend not in ("step", "swing")}
     for k in np.flatnonzero(aloft):
         side = ("left", "right")[k]
         assert side in stepping and side not in released
@@ -282,7 +282,7 @@ def test_adaptation_without_a_moving_foot_steps_into_the_clips_stance_before_its
     timeline = [Clip(walk, 0, (15, walk.n_frames - 16), "walk"), Clip(bow, walk.n_frames, (30, 137), "bow")]
     pair = synthesize(timeline).plan.pairs[0]
     assert pair.method == ADAPTATION_HOLD
-    steps = [s for s in pair.segments if s.blend == "step"]
+    steps = [s for s in pair.segments if s.blend in ("step", "swing")]
     assert steps and all(one.end <= other.start for one, other in zip(steps, steps[1:]))
     assert max(s.end for s in pair.segments) <= timeline[1].start + timeline[1].core_range[0]
     same = synthesize(timelines(clips)[ADAPTATION_HOLD]).plan.pairs[0]
