@@ -39,6 +39,7 @@ FLOOR_PERCENTILE = 2.0  # a joint's floor level: this low percentile of its heig
 BAND = 0.03  # a joint is down while within this share of its own height range above its floor
 ACCEL_PERCENTILE = 99.0  # accelerations are given as ratios to this percentile of the clips' own
 MEASURE_STEP_S = 1.0 / 30.0  # seconds between the frames a speed or an acceleration is taken over
+STILL_SKATE = 0.01  # leg lengths per second (under 1 cm/s): flags compare skate with no less than this
 FLAG_RATIO = 1.5  # a gap skating or accelerating more than this times the untouched clips is flagged
 
 
@@ -147,7 +148,7 @@ class GapQuality:
     def flags(self) -> list[str]:
         """What exceeds FLAG_RATIO times the untouched clips."""
         out = []
-        for name, mine, theirs in (("skate", self.skate, self.skate_untouched),
+        for name, mine, theirs in (("skate", self.skate, _still(self.skate_untouched)),
                                    ("acceleration", self.accel, self.accel_untouched)):
             if mine is not None and theirs is not None and mine > FLAG_RATIO * theirs:
                 out.append(f"{name} {mine / max(theirs, 1e-12):.1f} x the untouched clips'")
@@ -165,7 +166,8 @@ class GapQuality:
         """The figures as multiples of the untouched clips', for a narrow display."""
         def r(mine, theirs):
             return "-" if mine is None or not theirs else f"{mine / theirs:.1f}x"
-        return f"skate {r(self.skate, self.skate_untouched)}, accel {r(self.accel, self.accel_untouched)} the clips'"
+        return (f"skate {r(self.skate, _still(self.skate_untouched))}, "
+                f"accel {r(self.accel, self.accel_untouched)} the clips'")
 
     def summary(self) -> str:
         def f(x, digits):
@@ -174,6 +176,12 @@ class GapQuality:
                 f"peak acceleration {f(self.accel, 2)} x p99 (untouched {f(self.accel_untouched, 2)})")
         flags = self.flags
         return text + (f"  ! {'; '.join(flags)}" if flags else "")
+
+
+def _still(skate: float | None) -> float | None:
+    """A skate figure to compare with: no less than STILL_SKATE (feet that do not move
+    at all would make any slide look infinitely worse)."""
+    return None if skate is None else max(skate, STILL_SKATE)
 
 
 def _pooled_mean(speeds: list[np.ndarray], down: list[np.ndarray]) -> float | None:

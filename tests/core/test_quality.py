@@ -101,3 +101,13 @@ def test_a_gap_above_one_and_a_half_times_the_untouched_clips_is_flagged():
     assert sliding.flags == ["skate 3.2 x the untouched clips'"] and "!" in sliding.summary()
     assert jerky.flags == ["acceleration 1.6 x the untouched clips'"]
     assert GapQuality.from_dict(sliding.to_dict()) == sliding
+
+
+def test_feet_that_do_not_move_at_all_are_no_reason_to_flag_a_hair_of_slide():
+    """Clips whose feet are perfectly still (authored, not captured) would make any slide look
+    thousands of times worse: skate compares with no less than 1 % of a leg per second."""
+    from core.quality import GapQuality
+
+    hair = GapQuality(skate=0.006, skate_untouched=0.0, accel=1.0, accel_untouched=1.0)
+    slide = GapQuality(skate=0.05, skate_untouched=0.0, accel=1.0, accel_untouched=1.0)
+    assert hair.flags == [] and slide.flags == ["skate 5.0 x the untouched clips'"]
