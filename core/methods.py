@@ -381,7 +381,9 @@ def _one_at_a_time(stepping: list, r, step_frames: float) -> list[Segment]:
     standing = [x for x in stepping if x[2] is None]
     for foot, aloft, landing in stepping:
         if landing is not None:
-            end = int(np.clip(landing, min(start + 1, r.t1), r.t1))
+            # it lands when the previous motion lands it, but is bent onto its own place
+            # no quicker than the clips' own steps
+            end = int(np.clip(max(landing, start + step_frames), min(start + 1, r.t1), r.t1))
             segments.append(Segment("lower", "swing", int(start), r.t1 if aloft else end, foot=foot))
             start = end
     room = r.t1 - start

@@ -423,7 +423,8 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
         down = np.ones(T, dtype=bool)
         for step in foot_steps:
             lands = new_contacts[:, k] | (step.end < s1.end)
-            down &= ~((t > step.start) & (t < step.end))
+            # (a step stands on its first frame; a swing is in the air from its first)
+            down &= ~((t >= step.start if step.blend == "swing" else t > step.start) & (t < step.end))
             down &= (t != step.end) | lands
         contacts[:, k] = np.where(during, down, contacts[:, k])
     # IK from S1 on (before it the previous motion plays as it was): kept feet, and

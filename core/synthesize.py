@@ -137,8 +137,9 @@ def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], ctx: Context
     for p, planned in zip(pairs, steps):
         for s in p.segments:
             # a step, and a kept foot released onto its own swing (eq. 5): each leaves
-            # the floor before it travels (the contact stage draws the way)
-            if s.foot and s.blend != "deformation":
+            # the floor before it travels (the contact stage draws the way); a swing is
+            # in the air already, bent by the render
+            if s.foot and s.blend not in ("deformation", "swing"):
                 planned.setdefault(("left", "right").index(s.foot), []).append((s.start, s.end))
     motion = hold_feet(motion, track.first, track.contacts, [p.gap for p in pairs], ctx.rig, up=ctx.up, leg=ctx.leg,
                        floors=floors, steps=steps, options=ctx.options.contacts)
