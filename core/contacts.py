@@ -68,7 +68,8 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
 
     motion, first  the output and the timeline frame of its frame 0;
     contacts       (F, 2) bool, left and right foot down, as the blended sources say;
-    floors         (2, 2) floor heights of (ankle, toe) for (left, right) (see core.quality);
+    floors         (2, 2) floor heights of (ankle, toe) for (left, right) (see core.quality),
+                   or one such per gap;
     steps          per gap, {foot (0 left, 1 right): [(first, last), ...]} output frames
                    over which the plan has that foot step: it stands on the first, is in
                    the air after it and lands on the last (inside the gap).
@@ -82,16 +83,20 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
     targets = np.zeros((F, 2, 3))
     rotations = np.zeros((F, 2, 4))
     active = np.zeros((F, 2), dtype=bool)
-    spans = [(g0 - first, g1 - first) for g0, g1 in gaps]
-    spans = [(g0, g1) for g0, g1 in spans if g1 - g0 >= 2 and g0 >= 0 and g1 < F]
-    if not spans:
+    steps = steps or [{} for _ in gaps]
+    floors = [np.asarray(floors)] * len(gaps) if np.ndim(floors) == 2 else list(floors)
+    # (gaps too short to change a frame in, or outside the motion, are left alone)
+    kept = [i for i, (g0, g1) in enumerate(gaps) if g1 - g0 >= 2 and g0 - first >= 0 and g1 - first < F]
+    if not kept:
         return motion
+    spans = [(gaps[i][0] - first, gaps[i][1] - first) for i in kept]
+    steps, floors = [steps[i] for i in kept], [floors[i] for i in kept]
     # the feet over every gap, in one pass of forward kinematics
     frames = np.concatenate([np.arange(g0, g1 + 1) for g0, g1 in spans])
     gpos_all, grot_all = forward_kinematics(motion.rotations[frames], motion.positions[frames], motion.skeleton.parents,
                                             joints)
     at = 0
-    for (g0, g1), planned_steps in zip(spans, steps or [{}] * len(spans)):
+    for (g0, g1), planned_steps, gap_floors in zip(spans, steps, floors):
         n = g1 - g0 + 1
         gpos, grot = gpos_all[at : at + n], grot_all[at : at + n]
         at += n
@@ -108,7 +113,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
             slots = [(a, b) for a, b in planned[k] if b >= a] or ([own[k]] if k in own else [])
             window = slice(g0, g1 + 1)
             targets[window, k], rotations[window, k], active[window, k] = _held_foot(
-                foot, down[:, k], slots, up, leg, floors[k], options)
+                foot, down[:, k], slots, up, leg, gap_floors[k], options)
     if not active.any():
         return motion
     return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations)
@@ -198,8 +203,10 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         u = smoothstep((air - before) / (after - before))
         offset[air] = (1.0 - u)[:, None] * offset[before] + u[:, None] * offset[after]
         turn[air] = quat.slerp(turn[before], turn[after], u)
-    target = foot.ankle + offset
     rotation = quat.mul(turn, foot.rotation)
+    # in the air too, neither the ankle nor the toe goes below its floor
+    target = _above_floor(foot.ankle + offset, rotation, foot, np.arange(n), up, floors)
+    offset = target - foot.ankle
     active = (np.linalg.norm(offset, axis=-1) > 1e-9 * leg) | (quat.angle(turn, quat.identity()) > 1e-9)
     active[[0, -1]] = False
     return target, rotation, active

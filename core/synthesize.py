@@ -113,7 +113,7 @@ def synthesize(
         pairs.append(pair)
         joined.append((joined[-1][1], clip))
     motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
-    motion = _feet_held(motion, track, pairs, ctx)
+    motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
     pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
     plan = Plan(
         fps=ctx.fps,
@@ -127,12 +127,16 @@ def synthesize(
     return Result(motion, plan, track.contacts)
 
 
-def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], ctx: Context) -> Motion:
-    """The contact stage (core.contacts) over every gap between cores."""
+def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]], figures: dict,
+               ctx: Context) -> Motion:
+    """The contact stage (core.contacts) over every gap between cores; the floor of each gap
+    the lower of its two clips' own (each clip keeps its floor, 2008 4.2)."""
     if not pairs:
         return motion
-    levels = foot_levels(foot_positions(motion, ctx.rig) @ ctx.up, ctx.fps).floor
-    floors = levels.reshape(2, 2) if len(levels) == 4 else np.repeat(levels[:, None], 2, axis=1)
+    floors = []
+    for prev, nxt in joined:
+        levels = np.minimum(figures[id(prev)].levels.floor, figures[id(nxt)].levels.floor)
+        floors.append(levels.reshape(2, 2) if len(levels) == 4 else np.repeat(levels[:, None], 2, axis=1))
     steps = [{} for _ in pairs]
     for p, planned in zip(pairs, steps):
         for s in p.segments:
