@@ -132,7 +132,7 @@ def adapt_legs(
     return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
 
 
-def soft_reach(hips: np.ndarray, targets: np.ndarray, reach: float, *, soft: float = 0.05) -> np.ndarray:
+def soft_reach(hips: np.ndarray, targets: np.ndarray, reach: float, *, soft: float = 0.01) -> np.ndarray:
     """Targets ``(F, 3)`` pulled in so that a leg of length ``reach`` meets them without snapping straight.
 
     Near full extension a two-bone knee angle changes very fast for a small
