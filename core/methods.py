@@ -21,6 +21,8 @@ Everything it decides is in the :class:`core.plan.PairPlan` it returns.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .align import Alignment, align_clip, body_track
@@ -307,7 +309,8 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, frame_range(c0e, c1b - 1), frame_range(c0e + 1, c1b))
-    steps = _one_at_a_time(stepping, r, step_s * ctx.fps)
+    steps = [_with_way(s, track, clip, alignment, r, ctx) if s.blend == "step" else s
+             for s in _one_at_a_time(stepping, r, step_s * ctx.fps)]
     if any(one.end > other.start and one.end < r.t1 for one, other in zip(steps, steps[1:])):
         overlap = (f"steps overlap: S1's {(r.t1 - r.t0) / ctx.fps:.2f} s leave no room for {len(steps)} steps of "
                    f"{step_s:.2f} s, the clips' pace; give the clips more room")
@@ -393,6 +396,19 @@ def _one_at_a_time(stepping: list, r, step_frames: float) -> list[Segment]:
         last = r.t1 if aloft or len(standing) == 1 else first + length
         segments.append(Segment("lower", "step", int(round(first)), int(round(last)), foot=foot))
     return segments
+
+
+def _with_way(step: Segment, track: Track, clip: Clip, alignment: Alignment, r, ctx: Context) -> Segment:
+    """The step with its way: from where the foot stands when S1 starts to where the aligned
+    clip has it when the step lands, and how high it rises (as the contact stage draws it)."""
+    k = ("left", "right").index(step.foot)
+    parents = clip.motion.skeleton.parents
+    start = ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)[k]
+    end = alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, step.end - clip.start,
+                                           parents, ctx.rig))[k]
+    o = ctx.options.contacts
+    lift = np.clip(o.step_rise * np.linalg.norm(horizontal(end - start, ctx.up)), *(h * ctx.leg for h in o.step_height))
+    return replace(step, way=(tuple(start), tuple(end), float(lift)))
 
 
 def _landing(track: Track, foot: int, r) -> int:

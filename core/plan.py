@@ -74,6 +74,9 @@ class Segment:
     excess   how far the range asks more of the body than the clips do (the
              speed and acceleration limits of the range search, 1 at a limit):
              above 1 only when no range in ``possible`` keeps within them.
+    way      for a step: where the ankle stands when it leaves and where the
+             aligned clip has it when it lands (world, the output's unit), and
+             how high the step rises there (the contact stage draws it).
     """
 
     part: str
@@ -84,6 +87,7 @@ class Segment:
     possible: tuple[int, int, int, int] | None = None
     foot: str | None = None  # "left"/"right" for a foot released (eq. 5) or stepping in adaptation
     excess: float = 0.0
+    way: tuple | None = None  # steps: (from (3,), to (3,), lift)
 
     def to_dict(self) -> dict:
         return {
@@ -95,13 +99,16 @@ class Segment:
             "possible": list(self.possible) if self.possible else None,
             **({"foot": self.foot} if self.foot else {}),
             **({"excess": self.excess} if self.excess > 1.0 else {}),
+            **({"from": [float(v) for v in self.way[0]], "to": [float(v) for v in self.way[1]],
+                "lift": float(self.way[2])} if self.way else {}),
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> "Segment":
         return cls(d["part"], d["blend"], int(d["start"]), int(d["end"]),
                    WeightFunction.from_dict(d["weights"]) if d.get("weights") else None,
-                   tuple(d["possible"]) if d.get("possible") else None, d.get("foot"), float(d.get("excess", 0.0)))
+                   tuple(d["possible"]) if d.get("possible") else None, d.get("foot"), float(d.get("excess", 0.0)),
+                   (tuple(d["from"]), tuple(d["to"]), float(d["lift"])) if "from" in d else None)
 
 
 @dataclass(frozen=True)
@@ -207,7 +214,12 @@ class Plan:
             for s in p.segments:
                 w = f", slopes {s.weights.slope_start:.2f}/{s.weights.slope_end:.2f}" if s.weights else ""
                 abrupt = f", {s.excess:.1f} x as abrupt as the clips allow" if s.excess > 1.0 else ""
-                lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:5d} .. {s.end:5d}{w}{abrupt}")
+                foot = f" {s.foot}" if s.foot and s.blend in ("step", "swing") else ""
+                way = ""
+                if s.way:
+                    length = float(np.linalg.norm(np.subtract(s.way[1], s.way[0])))
+                    way = f", {length:.3g} units away, rising {s.way[2]:.3g}"
+                lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:5d} .. {s.end:5d}{w}{foot}{way}{abrupt}")
         for r in self.rejected:
             lines.append(f"rejected {r.clip}: {r.reason}")
         return "\n".join(lines)
