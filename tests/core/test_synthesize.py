@@ -563,3 +563,26 @@ def test_the_result_says_which_feet_are_down(clips):
     lo, hi = clip.core_range
     own = contacts_of(clip.motion, find_rig(clip.motion))[lo : hi + 1]
     assert np.array_equal(result.contacts[clip.start + lo - result.start : clip.start + hi + 1 - result.start], own)
+
+
+def test_a_step_lands_where_the_plan_says(clips, mocap):
+    """The plan is what is drawn: each step's `to` (where the aligned clip has the foot) is where
+    the output's ankle is when the step lands."""
+    names = ["bandai1/guide_normal_001", WALK, BOW, KICK, TURN]
+    motions = {n: clips[n] if n in clips else mocap(n) for n in names}
+    rig = find_rig(motions[WALK])
+    leg = leg_length(motions[WALK].skeleton, rig, "L")
+    up = motions[WALK].skeleton.up
+    checked = 0
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            result = synthesize(cores_apart(motions[a], motions[b], 0.6, 18))
+            g = result.motion.global_positions()
+            for step in (s for s in result.plan.pairs[0].segments if s.way):
+                ankle = g[step.end - result.start, rig.leg("L" if step.foot == "left" else "R").ankle]
+                off = ankle - np.array(step.way[1])
+                assert np.linalg.norm(off - (off @ up) * up) < 0.005 * leg, f"{a} > {b}: the {step.foot} step"
+                checked += 1
+    assert checked > 10
