@@ -242,7 +242,7 @@ def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> Pai
     upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
     alignment = _align(track, clip, ctx, prev_frame=(p0.first + p0.last) // 2,
                        next_frame=warp_transition_next(np.array([(p0.first + p0.last) // 2]), p0, p1,
-                                                       ctx.options.warp_ramp)[0] - clip.start,
+                                                       ctx.options.warp_ramp_s * ctx.fps)[0] - clip.start,
                        foot=stance_foot(p0.phase))
     return PairPlan(track.name, clip.name, TRANSITION, p0.as_tuple(), p1.as_tuple(), (lower, upper), alignment)
 
@@ -257,7 +257,7 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p0.last - p0.first) / ctx.fps, prev_pose_frame=p0.last)
     # 4.4.2: the weight function from the distances of the previous motion to the connection pose
     fp, fn = sides.feats["lower"]
-    u = warp_connection_prev(np.arange(r.t0, r.t1 + 1), p0, r.t1, ctx.options.warp_ramp)
+    u = warp_connection_prev(np.arange(r.t0, r.t1 + 1), p0, r.t1, ctx.options.warp_ramp_s * ctx.fps)
     u = u - sides.prev_offset
     idx = np.clip(np.round(u).astype(int), 0, len(fp) - 1)
     d = distance_matrix(fp[idx], fn[sides.next_index(r.t1)][None])[:, 0]

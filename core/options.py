@@ -36,7 +36,7 @@ class SynthesisOptions:
     orientation_window_s: float = 3.0  # s: how far body orientation looks from a join (2008, 4.3)
     min_blend_s: float = 0.2  # s: no blend shorter where its possible range allows (nor by Fig. 4b)
     accel_step_s: float = 1.0 / 30.0  # s: time step of the clips' pose acceleration (the blend limit)
-    warp_ramp: int = 3  # frames over which a time warp changes a clip's playback speed
+    warp_ramp_s: float = 0.1  # s over which a time warp changes a clip's playback speed
     stand_reach: float = 0.1  # legs: how far a connection may bend a foot beyond the previous phase's own step
     keep_reach: float = 0.5  # legs: adaptation keeps a previous foot only this close to the clip's own
     step_apart: float = 0.01  # legs: a foot nothing takes home steps when this far from the clip's stance

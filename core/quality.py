@@ -64,6 +64,17 @@ def foot_levels(heights: np.ndarray, fps: float) -> FootLevels:
     return FootLevels(floor, BAND * (heights.max(axis=0) - floor))
 
 
+def floors_by_foot(floor: np.ndarray, rig: Rig) -> np.ndarray:
+    """``(2, 2)`` floor heights of (ankle, toe) for (left, right) from ``floor (K,)`` in
+    :func:`foot_joints` order; a foot without a toe joint uses its ankle's for both."""
+    out, at = np.zeros((2, 2)), 0
+    for k, side in enumerate("LR"):
+        out[k, 0] = floor[at]
+        out[k, 1] = floor[at + 1] if rig.leg(side).toe is not None else floor[at]
+        at += 2 if rig.leg(side).toe is not None else 1
+    return out
+
+
 def foot_positions(motion: Motion, rig: Rig, frames: slice | None = None) -> np.ndarray:
     """World positions ``(F, K, 3)`` of :func:`foot_joints` (over ``frames`` if given)."""
     m = motion if frames is None else motion[frames]
@@ -224,7 +235,8 @@ def gap_quality(
             peaks.append(float(src.accel[on].max()))
     untouched = _pooled_mean(speeds, downs)
     # the clips' own 99th percentile, on their samples from frame 0
-    p99 = float(np.percentile(np.concatenate([s.accel[k:-k:k] for s, _ in sources]), ACCEL_PERCENTILE))
+    samples = np.concatenate([s.accel[k:-k:k] for s, _ in sources])
+    p99 = float(np.percentile(samples, ACCEL_PERCENTILE)) if len(samples) else 0.0  # clips too short: no figure
     # acceleration at the gap's samples, each with k frames either side in the output
     on = np.arange(first - output_start, last - output_start + 1, k)
     on = on[(on >= k) & (on <= output.n_frames - 1 - k)]

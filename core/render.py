@@ -272,12 +272,13 @@ def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairP
     # time warps: which source frame each side shows at each output frame
     if pair.method == TRANSITION:
         p0, p1 = (PhaseSpan(Phase[n], a, b) for n, a, b in (pair.prev_phase, pair.next_phase))
-        u_prev = warp_transition_prev(t, p0, p1, ctx.options.warp_ramp)
-        u_next = warp_transition_next(t, p0, p1, ctx.options.warp_ramp)
+        u_prev = warp_transition_prev(t, p0, p1, ctx.options.warp_ramp_s * ctx.fps)
+        u_next = warp_transition_next(t, p0, p1, ctx.options.warp_ramp_s * ctx.fps)
     elif pair.method == CONNECTION:
         p0 = PhaseSpan(Phase[pair.prev_phase[0]], *pair.prev_phase[1:])
         lower = pair.segment("lower")
-        u_prev, u_next = warp_connection_prev(t, p0, lower.end, ctx.options.warp_ramp), t.astype(float)
+        u_prev = warp_connection_prev(t, p0, lower.end, ctx.options.warp_ramp_s * ctx.fps)
+        u_next = t.astype(float)
     else:
         u_prev, u_next = t.astype(float), t.astype(float)
     prev = sample(track.rotations, track.positions, u_prev - track.first)

@@ -31,7 +31,7 @@ from .optimize import blend_weights
 from .options import SynthesisOptions
 from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Plan, Rejection, Result,
                    Segment)
-from .quality import SourceFigures, foot_levels, foot_positions, gap_quality
+from .quality import SourceFigures, floors_by_foot, foot_levels, foot_positions, gap_quality
 from .render import render_pair
 from .rig import Rig, detect_up, find_rig, leg_length
 from .track import Context, Track
@@ -136,7 +136,7 @@ def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], joined: list
     floors = []
     for prev, nxt in joined:
         levels = np.minimum(figures[id(prev)].levels.floor, figures[id(nxt)].levels.floor)
-        floors.append(levels.reshape(2, 2) if len(levels) == 4 else np.repeat(levels[:, None], 2, axis=1))
+        floors.append(floors_by_foot(levels, ctx.rig))
     steps = [{} for _ in pairs]
     for p, planned in zip(pairs, steps):
         for s in p.segments:

@@ -146,15 +146,15 @@ def smooth_warp(t: np.ndarray, knots_out: tuple[float, float], knots_in: tuple[f
     )
 
 
-def warp_transition_prev(t, p0: PhaseSpan, p1: PhaseSpan, ramp: int):
+def warp_transition_prev(t, p0: PhaseSpan, p1: PhaseSpan, ramp: float):
     """Previous motion's phase P0 stretched over the blended phase P0.first..P1.last (2008, 5.2)."""
     return smooth_warp(t, (p0.first, p1.last), (p0.first, p0.last), ramp=ramp)
 
 
-def warp_transition_next(t, p0: PhaseSpan, p1: PhaseSpan, ramp: int):
+def warp_transition_next(t, p0: PhaseSpan, p1: PhaseSpan, ramp: float):
     return smooth_warp(t, (p0.first, p1.last), (p1.first, p1.last), ramp=ramp)
 
 
-def warp_connection_prev(t, p0: PhaseSpan, t1: int, ramp: int):
+def warp_connection_prev(t, p0: PhaseSpan, t1: int, ramp: float):
     """Previous motion's phase P0 fitted to end at the connection time t1 (2008, 6.2)."""
     return smooth_warp(t, (p0.first, t1), (p0.first, p0.last), ramp=ramp)

@@ -111,3 +111,26 @@ def test_feet_that_do_not_move_at_all_are_no_reason_to_flag_a_hair_of_slide():
     hair = GapQuality(skate=0.006, skate_untouched=0.0, accel=1.0, accel_untouched=1.0)
     slide = GapQuality(skate=0.05, skate_untouched=0.0, accel=1.0, accel_untouched=1.0)
     assert hair.flags == [] and slide.flags == ["skate 5.0 x the untouched clips'"]
+
+
+def test_clips_too_short_to_measure_give_no_figure_not_a_crash(mocap):
+    """Two one-frame clips: no acceleration can be taken over 1/30 s (de9b3bd synthesized them;
+    the measure must not stop that)."""
+    from core.synthesize import Clip, synthesize
+
+    bow = mocap(BOW)
+    result = synthesize([Clip(bow[40:41], 0, name="a"), Clip(bow[60:61], 10, name="b")])
+    assert result.plan.pairs[0].quality.accel is None
+
+
+def test_each_foot_has_its_own_floors_even_when_only_one_has_a_toe(mocap):
+    from dataclasses import replace
+
+    from core.quality import floors_by_foot
+
+    walk = mocap(WALK)
+    rig = find_rig(walk)
+    floor = np.array([1.0, 2.0, 3.0, 4.0])  # left ankle, left toe, right ankle, right toe
+    np.testing.assert_array_equal(floors_by_foot(floor, rig), [[1.0, 2.0], [3.0, 4.0]])
+    no_right_toe = replace(rig, right_leg=replace(rig.right_leg, toe=None))
+    np.testing.assert_array_equal(floors_by_foot(floor[:3], no_right_toe), [[1.0, 2.0], [3.0, 3.0]])
