@@ -102,8 +102,11 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
         at += n
         down = np.array(contacts[g0 : g1 + 1], dtype=bool)
         # a planned step stands on its first frame and lands on its last, in the air between
-        planned = {k: [(max(a + 1 - first - g0, 1), min(b - 1 - first - g0, n - 2)) for a, b in planned_steps.get(k, [])]
+        planned = {k: [(max(a + 1 - first - g0, 1), min(b - 1 - first - g0, n - 2)) for a, b, *_ in planned_steps.get(k, [])]
                    for k in range(2)}
+        # where the plan lands each step (its way's end), by the frame it lands on
+        landings = {k: {b - first - g0: x[0] for a, b, *x in planned_steps.get(k, []) if x and x[0] is not None}
+                    for k in range(2)}
         # a foot's ankle and toe (the ankle again without a toe): its place and its heading
         points = gpos[:, [0, 2, 1, 3]].reshape(n, 2, 2, 3) if has_toes else np.repeat(gpos[:, :2, None], 2, axis=2)
         own = _step_slots(down, points, n, motion.fps, leg, up, options)
@@ -113,7 +116,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
             slots = [(a, b) for a, b in planned[k] if b >= a] or ([own[k]] if k in own else [])
             window = slice(g0, g1 + 1)
             targets[window, k], rotations[window, k], active[window, k] = _held_foot(
-                foot, down[:, k], slots, up, leg, gap_floors[k], options)
+                foot, down[:, k], slots, up, leg, gap_floors[k], options, landings[k])
     if not active.any():
         return motion
     return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations)
@@ -144,7 +147,8 @@ def _horizontal(v: np.ndarray, up: np.ndarray) -> np.ndarray:
 
 
 def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: np.ndarray, leg: float,
-               floors: np.ndarray, options: ContactOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               floors: np.ndarray, options: ContactOptions, landings: dict | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World ankle targets ``(n, 3)``, ankle rotations ``(n, 4)`` and where they apply ``(n,)``
     for one foot over the gap (frame 0 and n - 1 are the cores' and stay as they are).
 
@@ -171,6 +175,9 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         else:
             h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
             place, rotation = _planted(foot, frames, h, up, leg, options)
+            if h == start and start in (landings or {}):
+                # a planned step lands where the plan says (its way's end), on the floor it has
+                place = place + _horizontal(landings[start] - place[0], up)
         place = _above_floor(place, rotation, foot, frames, up, floors)
         offset[frames] = place - foot.ankle[frames]
         turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))

@@ -144,7 +144,8 @@ def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], joined: list
             # the floor before it travels (the contact stage draws the way); a swing is
             # in the air already, bent by the render
             if s.foot and s.blend not in ("deformation", "swing"):
-                planned.setdefault(("left", "right").index(s.foot), []).append((s.start, s.end))
+                to = np.asarray(s.way[1]) if s.way else None
+                planned.setdefault(("left", "right").index(s.foot), []).append((s.start, s.end, to))
     motion = hold_feet(motion, track.first, track.contacts, [p.gap for p in pairs], ctx.rig, up=ctx.up, leg=ctx.leg,
                        floors=floors, steps=steps, options=ctx.options.contacts)
     return motion
