@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import quat
+from .analysis import horizontal
 from .motion import Motion, forward_kinematics
 from .render import adapt_legs, contact_runs, smoothstep
 from .options import ContactOptions
@@ -128,7 +129,7 @@ def _step_slots(down: np.ndarray, points: np.ndarray, n: int, fps: float, leg: f
     two ends apart (its ankle or its toe, ``points (n, 2, 2, 3)``: a turn on the spot
     counts), steps from one to the other: one foot after the other, each in the middle
     of its share of the gap."""
-    moved = np.linalg.norm(_horizontal(points[-1] - points[0], up), axis=-1).max(axis=-1)
+    moved = np.linalg.norm(horizontal(points[-1] - points[0], up), axis=-1).max(axis=-1)
     apart = [k for k in range(2) if down[:, k].all() and moved[k] > options.step_apart * leg]
     slots = {}
     share = (n - 2) / max(len(apart), 1)
@@ -140,10 +141,6 @@ def _step_slots(down: np.ndarray, points: np.ndarray, n: int, fps: float, leg: f
         mid = 0.5 * (lo + hi)
         slots[k] = (int(np.floor(mid - 0.5 * length)), int(np.ceil(mid + 0.5 * length)) - 1)
     return slots
-
-
-def _horizontal(v: np.ndarray, up: np.ndarray) -> np.ndarray:
-    return v - (v @ up)[..., None] * up
 
 
 def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: np.ndarray, leg: float,
@@ -177,7 +174,7 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
             place, rotation = _planted(foot, frames, h, up, leg, options)
             if h == start and start in (landings or {}):
                 # a planned step lands where the plan says (its way's end), on the floor it has
-                place = place + _horizontal(landings[start] - place[0], up)
+                place = place + horizontal(landings[start] - place[0], up)
         place = _above_floor(place, rotation, foot, frames, up, floors)
         offset[frames] = place - foot.ankle[frames]
         turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
@@ -219,6 +216,11 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     return target, rotation, active
 
 
+def step_lift(length: float, leg: float, options: ContactOptions) -> float:
+    """How high a step of ``length`` rises: ``step_rise`` of it, within ``step_height`` leg lengths."""
+    return float(np.clip(options.step_rise * length, *(h * leg for h in options.step_height)))
+
+
 def _step_path(places: np.ndarray, rotations: np.ndarray, x: np.ndarray, up: np.ndarray, leg: float,
                options: ContactOptions) -> tuple[np.ndarray, np.ndarray]:
     """Ankle places and world rotations of a step from ``places[0]`` (rotation ``rotations[0]``)
@@ -233,13 +235,13 @@ def _step_path(places: np.ndarray, rotations: np.ndarray, x: np.ndarray, up: np.
     along = smoothstep((x - d) / (1.0 - 2.0 * d))
     u = smoothstep(x)
     start, end = places
-    across = _horizontal(end - start, up)
+    across = horizontal(end - start, up)
     # how far it goes: its ankle, or its toe where the foot turns (foot length ~ 0.3 leg)
     turn = quat.angle(rotations[0], rotations[1]) * 0.3 * leg
-    height = np.clip(options.step_rise * max(np.linalg.norm(across), turn), *(h * leg for h in options.step_height))
+    height = step_lift(max(np.linalg.norm(across), turn), leg, options)
     lift = height * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
     level = (1.0 - u) * (start @ up) + u * (end @ up) + lift
-    place = _horizontal(start, up) + along[:, None] * across + level[:, None] * up
+    place = horizontal(start, up) + along[:, None] * across + level[:, None] * up
     # it turns while it travels, clear of the floor
     return place, quat.slerp(rotations[0], rotations[1], along)
 

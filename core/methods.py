@@ -27,6 +27,7 @@ import numpy as np
 
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, horizontal, moving_feet
+from .contacts import step_lift
 from .motion import Motion, forward_kinematics
 from .optimize import (body_frames, body_velocity, distance_matrix, optimal_blend_range, pose_acceleration,
                        pose_velocity, primary_joints)
@@ -406,9 +407,8 @@ def _with_way(step: Segment, track: Track, clip: Clip, alignment: Alignment, r, 
     start = ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)[k]
     end = alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, step.end - clip.start,
                                            parents, ctx.rig))[k]
-    o = ctx.options.contacts
-    lift = np.clip(o.step_rise * np.linalg.norm(horizontal(end - start, ctx.up)), *(h * ctx.leg for h in o.step_height))
-    return replace(step, way=(tuple(start), tuple(end), float(lift)))
+    lift = step_lift(np.linalg.norm(horizontal(end - start, ctx.up)), ctx.leg, ctx.options.contacts)
+    return replace(step, way=(tuple(start), tuple(end), lift))
 
 
 def _landing(track: Track, foot: int, r) -> int:

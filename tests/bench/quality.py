@@ -249,6 +249,7 @@ class GapRecord:
     plan_quality: GapQuality | None = None  # what the engine's own plan says, to compare with
     plan_gap: tuple[int, int] | None = None
     core_error: float | None = None  # body heights
+    hop_frames: int | None = None  # gap frames with both feet above the band while neither untouched clip has
     method: str = ""
     seconds: float | None = None
     failure: str = ""
@@ -310,7 +311,28 @@ def measure_pair(prev_label: str, next_label: str, gap_s: float, placement: Plac
     record.plan_quality, record.plan_gap = getattr(pair, "quality", None), getattr(pair, "gap", None)
     record.engine = measured(result.motion, result.start, gap, sources, rigged)
     record.core_error = engine_core_error(result, prev, nxt, placement, rigged.rig) / rigged.body
+    record.hop_frames = hop_frames(result.motion, result.start, gap, sources, rigged)
     return record
+
+
+def both_feet_up(feet: np.ndarray, levels, up: np.ndarray, rig: Rig) -> np.ndarray:
+    """``(F,)`` whether every ankle and toe joint of both feet is above its band (core.quality's)."""
+    above = (feet @ up - levels.floor) > levels.band  # (F, K) in foot_joints order
+    sizes = [2 if rig.leg(side).toe is not None else 1 for side in "LR"]
+    return above[:, : sizes[0]].all(axis=1) & above[:, sizes[0] :].all(axis=1)
+
+
+def hop_frames(output: Motion, output_start: int, gap: tuple[int, int], sources: list, rigged: Rigged) -> int:
+    """Gap frames where the output has both feet in the air while neither untouched clip does there
+    (the feet-planted issue: adaptation never lifts both feet at once unless a source does)."""
+    frames = np.arange(gap[0], gap[1] + 1)
+    feet = foot_positions(output, rigged.rig)
+    up_out = both_feet_up(feet, foot_levels(feet @ rigged.up, output.fps), rigged.up, rigged.rig)[frames - output_start]
+    up_src = np.zeros(len(frames), dtype=bool)
+    for src, start in sources:
+        inside = (frames - start >= 0) & (frames - start < len(src.feet))
+        up_src[inside] |= both_feet_up(src.feet, src.levels, rigged.up, rigged.rig)[frames[inside] - start]
+    return int((up_out & ~up_src).sum())
 
 
 def placement_of(rigged: Rigged, prev_label: str, next_label: str, gap_s: float) -> Placement:
@@ -472,6 +494,10 @@ def print_by_method(records: list[GapRecord]) -> None:
         rs = [r for r in done if r.method == method]
         print(f"  {method:<42} {len(rs):5d} {fmt(median(ratios(rs, 'engine', 'skate')), 18)}"
               f" {fmt(median(ratios(rs, 'engine', 'accel')), 18)} {max(r.core_error for r in rs):15.1e}")
+    adapted = [r for r in done if r.method.startswith("adaptation")]
+    hops = [r for r in adapted if r.hop_frames]
+    print(f"adaptation gaps with both feet in the air where neither untouched clip has them: {len(hops)} of "
+          f"{len(adapted)} (the feet-planted issue: none)")
 
 
 def print_row(r: GapRecord, leg_cm: float) -> None:
