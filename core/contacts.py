@@ -110,35 +110,50 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                     for k in range(2)}
         # a foot's ankle and toe (the ankle again without a toe): its place and its heading
         points = gpos[:, [0, 2, 1, 3]].reshape(n, 2, 2, 3) if has_toes else np.repeat(gpos[:, :2, None], 2, axis=2)
-        own = _step_slots(down, points, n, motion.fps, leg, up, options)
+        # the plan's steps; a foot the plan says nothing about may step on its own
+        slots = {k: [(a, b) for a, b in planned[k] if b >= a] for k in range(2)}
+        unplanned = [k for k in range(2) if not planned_steps.get(k)]
+        for k, slot in _step_slots(down, points, slots, unplanned, motion.fps, leg, up, options).items():
+            slots[k] = [slot]
         for k in range(2):
             toe_local = quat.inv_mul_vec(grot[:, k], gpos[:, 2 + k] - gpos[:, k]) if has_toes else None
             foot = _Foot(gpos[:, k], grot[:, k], toe_local)
-            slots = [(a, b) for a, b in planned[k] if b >= a] or ([own[k]] if k in own else [])
             window = slice(g0, g1 + 1)
             targets[window, k], rotations[window, k], active[window, k] = _held_foot(
-                foot, down[:, k], slots, up, leg, gap_floors[k], options, landings[k])
+                foot, down[:, k], slots[k], up, leg, gap_floors[k], options, landings[k])
     if not active.any():
         return motion
     return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations)
 
 
-def _step_slots(down: np.ndarray, points: np.ndarray, n: int, fps: float, leg: float, up: np.ndarray,
-                options: ContactOptions) -> dict[int, tuple[int, int]]:
-    """Frames ``{foot: (first, last)}`` in which a foot down through the whole gap, with its
-    two ends apart (its ankle or its toe, ``points (n, 2, 2, 3)``: a turn on the spot
-    counts), steps from one to the other: one foot after the other, each in the middle
-    of its share of the gap."""
+def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[int], fps: float, leg: float,
+                up: np.ndarray, options: ContactOptions) -> dict[int, tuple[int, int]]:
+    """Frames ``{foot: (first, last)}`` in which a foot of ``feet`` down through the whole
+    gap, with its two ends apart (its ankle or its toe, ``points (n, 2, 2, 3)``: a turn on
+    the spot counts), steps from one to the other, while the other foot stands: in the
+    middle of the longest run of frames in which the other foot is down and not in a
+    step of ``planned`` ``{foot: [(first, last)]}``. Two such feet step one after the other."""
+    n = len(down)
     moved = np.linalg.norm(horizontal(points[-1] - points[0], up), axis=-1).max(axis=-1)
-    apart = [k for k in range(2) if down[:, k].all() and moved[k] > options.step_apart * leg]
+    apart = [k for k in feet if down[:, k].all() and moved[k] > options.step_apart * leg]
+    standing = down.copy()
+    for k, steps in planned.items():
+        for a, b in steps:
+            standing[a : b + 1, k] = False
     slots = {}
-    share = (n - 2) / max(len(apart), 1)
     for i, k in enumerate(apart):
-        lo, hi = 1 + i * share, 1 + (i + 1) * share  # this foot's share of the inner frames
-        length = min(options.step_s * fps, hi - lo)
-        if length < options.min_step_s * fps:
+        # its share of the inner frames (two such feet: each half), in which the other foot stands
+        lo, hi = (1, n - 1) if len(apart) == 1 else ((1, n // 2) if i == 0 else (n // 2, n - 1))
+        free = np.zeros(n, dtype=bool)
+        free[lo:hi] = standing[lo:hi, 1 - k]
+        runs = contact_runs(free)
+        if not runs:
+            continue
+        a, b = max(runs, key=lambda run: run[1] - run[0])
+        length = min(options.step_s * fps, b - a + 1)
+        if length < options.min_step_s * fps - 1e-9:
             continue  # too short to step: it glides
-        mid = 0.5 * (lo + hi)
+        mid = 0.5 * (a + b + 1)
         slots[k] = (int(np.floor(mid - 0.5 * length)), int(np.ceil(mid + 0.5 * length)) - 1)
     return slots
 
@@ -162,6 +177,8 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     offset = np.full((n, 3), np.nan)
     turn = np.full((n, 4), np.nan)
     offset[[0, -1]], turn[[0, -1]] = 0.0, quat.identity()  # the cores' own frames
+    # how high each core has the foot's lowest point above its floor
+    ends = _clearance(foot.ankle[[0, -1]], foot.rotation[[0, -1]], foot, np.array([0, n - 1]), up, floors)
     for start, end in contact_runs(down):
         frames = np.arange(start, end + 1)
         if start == 0 and end == n - 1:
@@ -169,13 +186,18 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
             u = smoothstep(frames / (n - 1))[:, None]
             place = (1.0 - u) * foot.ankle[0] + u * foot.ankle[-1]
             rotation = quat.slerp(foot.rotation[0], foot.rotation[-1], u[:, 0])
+            clearance = (1.0 - u[:, 0]) * ends[0] + u[:, 0] * ends[1]
         else:
             h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
             place, rotation = _planted(foot, frames, h, up, leg, options)
             if h == start and start in (landings or {}):
                 # a planned step lands where the plan says (its way's end), on the floor it has
                 place = place + horizontal(landings[start] - place[0], up)
-        place = _above_floor(place, rotation, foot, frames, up, floors)
+            # it stands as high as the core it goes on from (or into) has it; a touch-down
+            # inside the gap stands on the floor (the blend of a foot down and a foot in
+            # the air would otherwise hold it hovering)
+            clearance = ends[0] if h == 0 else (ends[1] if h == n - 1 else 0.0)
+        place = place + (clearance - _clearance(place, rotation, foot, frames, up, floors))[:, None] * up
         offset[frames] = place - foot.ankle[frames]
         turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
     # A step goes from where the foot stands before it (where it is not down just
@@ -271,6 +293,17 @@ def _heights(foot: _Foot, frames, up: np.ndarray) -> np.ndarray:
     ankle = foot.ankle[frames]
     toe = ankle if foot.toe_local is None else ankle + quat.mul_vec(foot.rotation[frames], foot.toe_local[frames])
     return np.stack([ankle @ up, toe @ up], axis=-1)
+
+
+def _clearance(place: np.ndarray, rotation: np.ndarray, foot: _Foot, frames: np.ndarray, up: np.ndarray,
+               floors: np.ndarray) -> np.ndarray:
+    """How high the lowest of the ankle and the toe is above its floor ``floors (ankle, toe)``,
+    the ankle at ``place`` turned to ``rotation``."""
+    above = place @ up - floors[0]
+    if foot.toe_local is not None:
+        toe = place + quat.mul_vec(rotation, foot.toe_local[frames])
+        above = np.minimum(above, toe @ up - floors[1])
+    return above
 
 
 def _above_floor(place: np.ndarray, rotation: np.ndarray, foot: _Foot, frames: np.ndarray, up: np.ndarray,

@@ -32,7 +32,7 @@ from .motion import Motion, forward_kinematics
 from .optimize import (body_frames, body_velocity, distance_matrix, optimal_blend_range, pose_acceleration,
                        pose_velocity, primary_joints)
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
-from .track import (Context, PhaseSpan, Track, ankles_at, base_foot_at, contacts_at, frame_range, moving_phases,
+from .track import (Context, PhaseSpan, Track, ankles_at, base_foot_at, contacts_at, feet_at, frame_range, moving_phases,
                     stance_foot, warp_connection_prev, warp_transition_next)
 from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
                       pose_to_motion_weights)
@@ -310,7 +310,7 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, frame_range(c0e, c1b - 1), frame_range(c0e + 1, c1b))
-    steps = [_with_way(s, track, clip, alignment, r, ctx) if s.blend == "step" else s
+    steps = [_with_way(s, track, clip, clip_contacts, alignment, r, c1b, ctx) if s.blend == "step" else s
              for s in _one_at_a_time(stepping, r, step_s * ctx.fps)]
     if any(one.end > other.start and one.end < r.t1 for one, other in zip(steps, steps[1:])):
         overlap = (f"steps overlap: S1's {(r.t1 - r.t0) / ctx.fps:.2f} s leave no room for {len(steps)} steps of "
@@ -350,10 +350,12 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
     hold = not releases and not steps
     parents = clip.motion.skeleton.parents
-    kept = ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)
-    own = alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, r.t1 - clip.start, parents,
-                                            ctx.rig))
-    apart = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1)
+    # how far each foot stands from the clip's stance: its ankle or its toe (a foot that
+    # must turn on the spot moves its toe)
+    kept = feet_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)
+    own = alignment.apply_points(feet_at(clip.motion.rotations, clip.motion.positions, r.t1 - clip.start, parents,
+                                         ctx.rig))
+    apart = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1).max(axis=-1)
     standing = contacts_at(track, r.t0)
     planned = {("left", "right").index(s.foot) for s in steps}
     # a standing foot nothing takes home (the clip never moves it after S1) steps
@@ -399,13 +401,18 @@ def _one_at_a_time(stepping: list, r, step_frames: float) -> list[Segment]:
     return segments
 
 
-def _with_way(step: Segment, track: Track, clip: Clip, alignment: Alignment, r, ctx: Context) -> Segment:
+def _with_way(step: Segment, track: Track, clip: Clip, clip_contacts: np.ndarray, alignment: Alignment, r, c1b: int,
+              ctx: Context) -> Segment:
     """The step with its way: from where the foot stands when S1 starts to where the aligned
-    clip has it when the step lands, and how high it rises (as the contact stage draws it)."""
+    clip has it when the step lands (where the core has it, when the clip keeps it down from
+    there into its core: the contact stage holds it there), and how high it rises (as the
+    contact stage draws it)."""
     k = ("left", "right").index(step.foot)
     parents = clip.motion.skeleton.parents
     start = ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)[k]
-    end = alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, step.end - clip.start,
+    stays = clip_contacts[max(step.end - clip.start, 0) : c1b - clip.start + 1, k]
+    lands = c1b if len(stays) and stays.all() else step.end
+    end = alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, lands - clip.start,
                                            parents, ctx.rig))[k]
     lift = step_lift(np.linalg.norm(horizontal(end - start, ctx.up)), ctx.leg, ctx.options.contacts)
     return replace(step, way=(tuple(start), tuple(end), lift))

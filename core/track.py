@@ -80,6 +80,15 @@ def ankles_at(rotations: np.ndarray, positions: np.ndarray, frame: int, parents:
     return forward_kinematics(rotations[i], positions[i], parents, ankles, rotations_out=False)[0]
 
 
+def feet_at(rotations: np.ndarray, positions: np.ndarray, frame: int, parents: np.ndarray, rig: Rig) -> np.ndarray:
+    """World positions ``(2, 2, 3)`` of the (left, right) (ankle, toe) at one frame (clamped) of a
+    pose sequence (the ankle again where the rig has no toe)."""
+    i = int(np.clip(frame, 0, len(rotations) - 1))
+    legs = [rig.leg("L"), rig.leg("R")]
+    joints = [j for leg in legs for j in (leg.ankle, leg.ankle if leg.toe is None else leg.toe)]
+    return forward_kinematics(rotations[i], positions[i], parents, joints, rotations_out=False)[0].reshape(2, 2, 3)
+
+
 def stance_foot(phase: Phase) -> int:
     return {Phase.LS: 0, Phase.RS: 1}.get(Phase(phase), -1)
 
