@@ -375,7 +375,10 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
 def _one_at_a_time(stepping: list, r, step_frames: float) -> list[Segment]:
     """Step segments over S1 ``r``, one foot after the other.
 
-    A foot already in the air lands when the previous motion lands it; the
+    A foot already in the air lands when the previous motion lands it (no
+    sooner than a step of the clips' own takes; where S1 has no room for that
+    and for the standing feet's steps, it gets its share of S1 by what it
+    needs, rather than leaving the others a frame); the
     standing feet then step in turn over the rest of S1, each no quicker than
     the clips' own steps (``step_frames``) where S1 has room for that, and
     overlapping in the middle where it has not (the plan's note says S1 could
@@ -388,8 +391,13 @@ def _one_at_a_time(stepping: list, r, step_frames: float) -> list[Segment]:
     for foot, aloft, landing in stepping:
         if landing is not None:
             # it lands when the previous motion lands it, but is bent onto its own place
-            # no quicker than the clips' own steps
-            end = int(np.clip(max(landing, start + step_frames), min(start + 1, r.t1), r.t1))
+            # no quicker than the clips' own steps; where S1 has no room for that and the
+            # standing feet's steps, each gets its share of S1 by what it needs
+            swing = max(landing - start, step_frames)
+            steps = len(standing) * step_frames
+            if swing + steps > r.t1 - start:
+                swing *= (r.t1 - start) / (swing + steps)
+            end = int(np.clip(start + swing, min(start + 1, r.t1), r.t1))
             segments.append(Segment("lower", "swing", int(start), r.t1 if aloft else end, foot=foot))
             start = end
     room = r.t1 - start
