@@ -268,13 +268,16 @@ def legs_ik(
     *,
     poles: np.ndarray | None = None,
     ankle_rotations: np.ndarray | None = None,
+    world: tuple[list[int], np.ndarray, np.ndarray] | None = None,
 ) -> Motion:
     """:func:`leg_ik` for several legs at once: ``legs`` a list of (hip, knee, ankle).
 
     targets (F, L, 3), and poles (F, L, 3) and ankle_rotations (F, L, 4) if
     given, one column per leg. The legs must not share joints below their
     hips' parents (two legs of one pelvis): each is solved on the same
-    forward kinematics, evaluated once.
+    forward kinematics, evaluated once. ``world``: that evaluation when the
+    caller has it already, ``(joints, positions (F, K, 3), rotations (F, K, 4))``
+    of joints that include :func:`chain_joints` of the legs.
     """
     chains = [_leg_joints(motion, *leg) for leg in legs]
     F, L = motion.n_frames, len(chains)
@@ -285,10 +288,12 @@ def legs_ik(
     if F == 0:
         return motion
     parents = motion.skeleton.parents
-    # only the legs' joints and their parents are needed: evaluate just those chains, once
-    needed = sorted({j for chain in chains for joint in chain for j in (joint, parents[joint]) if j >= 0})
-    column = {j: k for k, j in enumerate(needed)}
-    g_pos, g_rot = forward_kinematics(motion.rotations, motion.positions, parents, needed)
+    if world is None:
+        # only the legs' joints and their parents are needed: evaluate just those chains, once
+        needed = chain_joints(parents, chains)
+        world = (needed, *forward_kinematics(motion.rotations, motion.positions, parents, needed))
+    column = {j: k for k, j in enumerate(world[0])}
+    g_pos, g_rot = world[1], world[2]
     identity = quat.identity((F,))
 
     def world(joints) -> np.ndarray:
@@ -317,6 +322,12 @@ def legs_ik(
     rotations[:, knees] = quat.inv_mul(new_knee_parent, new_knee)
     rotations[:, ankles] = quat.inv_mul(new_ankle_parent, ankle_world)
     return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
+
+
+def chain_joints(parents: np.ndarray, chains) -> list[int]:
+    """The joints :func:`legs_ik` evaluates for leg ``chains`` (hip, knee, ankle): each
+    chain's joints and their parents, sorted."""
+    return sorted({int(j) for chain in chains for joint in chain for j in (joint, parents[joint]) if j >= 0})
 
 
 def _leg_joints(motion: Motion, hip, knee, ankle) -> tuple[int, int, int]:

@@ -157,11 +157,13 @@ class Motion:
             raise ValueError(f"positions must have shape ({rot.shape[0]}, {J}, 3), got {pos.shape}")
         if not (np.all(np.isfinite(rot)) and np.all(np.isfinite(pos))):
             raise ValueError("motion contains NaN or infinite values")
-        if rot.size and not np.allclose(np.linalg.norm(rot, axis=-1), 1.0, atol=1e-4):
+        # one norm for the check and the normalisation (over a whole timeline it is not free)
+        norm = np.linalg.norm(rot, axis=-1, keepdims=True)
+        if rot.size and not np.allclose(norm[..., 0], 1.0, atol=1e-4):
             raise ValueError("rotations must be unit quaternions")
         if not (self.fps > 0):
             raise ValueError(f"fps must be positive, got {self.fps}")
-        object.__setattr__(self, "rotations", _frozen(rot / np.linalg.norm(rot, axis=-1, keepdims=True) if rot.size else rot))
+        object.__setattr__(self, "rotations", _frozen(rot / norm if rot.size else rot))
         object.__setattr__(self, "positions", _frozen(pos))
         object.__setattr__(self, "fps", float(self.fps))
 
