@@ -99,10 +99,10 @@ def adapt_legs(
     # the legs' chains once, for the ankles and hips here (which solving a leg does
     # not move) and for the solver
     chains = chain_joints(window.skeleton.parents, [(leg.hip, leg.knee, leg.ankle) for leg in (left, right)])
-    world = (chains, *forward_kinematics(window.rotations, window.positions, window.skeleton.parents, chains))
+    evaluated = (chains, *forward_kinematics(window.rotations, window.positions, window.skeleton.parents, chains))
     at = {j: k for k, j in enumerate(chains)}
-    gpos = world[1][:, [at[left.ankle], at[right.ankle]]]
-    hip_positions = world[1][:, [at[left.hip], at[right.hip]]]
+    gpos = evaluated[1][:, [at[left.ankle], at[right.ankle]]]
+    hip_positions = evaluated[1][:, [at[left.hip], at[right.hip]]]
     legs, columns, targets = [], [], []
     given = None if ankle_rotations is None else ankle_rotations[part]
     for side, col in (("L", 0), ("R", 1)):
@@ -119,8 +119,10 @@ def adapt_legs(
         legs.append((leg.hip, leg.knee, leg.ankle))
         columns.append(col)
     # both legs on one evaluation of their chains (solving one leg does not move the other)
+    # (the contact stage's window runs from the first gap to the last: only the gaps' frames are solved)
     solved = legs_ik(window, legs, np.stack(targets, axis=1),
-                     ankle_rotations=None if given is None else given[:, columns], world=world).rotations
+                     ankle_rotations=None if given is None else given[:, columns], evaluated=evaluated,
+                     frames=rows - rows[0] if len(rows) < len(window) else None).rotations
     # frames left alone keep their leg bit for bit
     kept = window.rotations
     new = kept.copy()
