@@ -302,11 +302,12 @@ def forward_kinematics(
     pos = positions.reshape((-1, J, 3))
     F = rot.shape[0]
     few = F <= FEW_FRAMES and len(keep) >= 6
-    generations = _generations(np.where(parents[keep] >= 0, column[parents[keep]], -1)) if few else None
+    parent_columns = np.where(parents[keep] >= 0, column[parents[keep]], -1).tolist() if few else None
+    generations = _generations(parent_columns) if few else None
     # by generation only where the joints outnumber their generations (its own few calls
     # cost about as much as four joints)
-    if generations is not None and len(keep) >= len(generations[1]) + 4:
-        gp, gr = _by_generation(rot, pos, keep, *generations, rotations_out)
+    if generations is not None and len(keep) >= len(generations) + 4:
+        gp, gr = _by_generation(rot, pos, keep, parent_columns, generations, rotations_out)
     else:
         gp, gr = _by_joint(rot, pos, keep, column, parents, rotations_out)
     out = column[wanted]
@@ -347,40 +348,45 @@ def _by_joint(rot: np.ndarray, pos: np.ndarray, keep: np.ndarray, column: np.nda
     return gp, gr
 
 
-def _generations(parent_columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """``(parent_columns, generations)``: for joints whose parents are ``parent_columns (K,)``
-    (-1 for a root), the columns of each generation after the roots' (joints with one
-    ancestor, then two, ...)."""
-    depth = [0] * len(parent_columns)
-    for k, p in enumerate(parent_columns.tolist()):
-        depth[k] = depth[p] + 1 if p >= 0 else 0
-    depth = np.array(depth)
-    return parent_columns, [np.flatnonzero(depth == d) for d in range(1, depth.max(initial=0) + 1)]
+def _generations(parent_columns: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For joints whose parents are ``parent_columns`` (-1 for a root), each generation
+    after the roots' (joints with one ancestor, then two, ...): ``(columns, their parents' columns)``."""
+    depth, members = [], []
+    for k, p in enumerate(parent_columns):
+        depth.append(depth[p] + 1 if p >= 0 else 0)
+        if depth[k]:
+            while len(members) < depth[k]:
+                members.append([])
+            members[depth[k] - 1].append(k)
+    return [(np.array(cols), np.array([parent_columns[k] for k in cols])) for cols in members]
 
 
-def _by_generation(rot: np.ndarray, pos: np.ndarray, keep: np.ndarray, parent_columns: np.ndarray,
-                   generations: list[np.ndarray], rotations_out: bool) -> tuple[np.ndarray, np.ndarray]:
+def _by_generation(rot: np.ndarray, pos: np.ndarray, keep: np.ndarray, parent_columns: list[int],
+                   generations: list[tuple[np.ndarray, np.ndarray]], rotations_out: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_by_joint` over a few frames: all joints of one generation (see
     :func:`_generations`) at once, their parents' rotations taken from the generation
     before; then every joint's offset turned by its parent's world rotation in one go,
     and the offsets summed down the generations."""
-    K, F = len(keep), rot.shape[0]
+    F = rot.shape[0]
     local_rot = np.ascontiguousarray(rot[:, keep].transpose(2, 1, 0))
     local_pos = np.ascontiguousarray(pos[:, keep].transpose(2, 1, 0))
-    # a joint's world rotation is needed for its children, or when asked for
-    turned = np.full(K, rotations_out)
-    turned[parent_columns[parent_columns >= 0]] = True
     gr = local_rot.copy()
-    for cols in generations:
-        cols = cols[turned[cols]]
-        if len(cols):
-            gr[:, cols] = _mul_planes(gr[:, parent_columns[cols]], local_rot[:, cols], out=np.empty((4, len(cols), F)))
-    children = np.flatnonzero(parent_columns >= 0)
+    # a joint's world rotation is needed for its children, or when asked for
+    parent_of = set(parent_columns)
+    for cols, parents in generations:
+        if not rotations_out:
+            turned = [i for i, k in enumerate(cols.tolist()) if k in parent_of]
+            if not turned:
+                continue
+            cols, parents = cols[turned], parents[turned]
+        gr[:, cols] = _mul_planes(gr[:, parents], local_rot[:, cols], out=np.empty((4, len(cols), F)))
+    children = np.concatenate([cols for cols, _ in generations])
     gp = local_pos.copy()
-    gp[:, children] = _rotate_planes(gr[:, parent_columns[children]], local_pos[:, children],
-                                     out=np.empty((3, len(children), F)))
-    for cols in generations:
-        gp[:, cols] += gp[:, parent_columns[cols]]
+    gp[:, children] = _rotate_planes(gr[:, np.concatenate([parents for _, parents in generations])],
+                                     local_pos[:, children], out=np.empty((3, len(children), F)))
+    for cols, parents in generations:
+        gp[:, cols] += gp[:, parents]
     return gp, gr
 
 
