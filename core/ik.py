@@ -268,6 +268,8 @@ def legs_ik(
     *,
     poles: np.ndarray | None = None,
     ankle_rotations: np.ndarray | None = None,
+    evaluated: tuple[list[int], np.ndarray, np.ndarray] | None = None,
+    frames: np.ndarray | None = None,
 ) -> Motion:
     """:func:`leg_ik` for several legs at once: ``legs`` a list of (hip, knee, ankle).
 
@@ -275,6 +277,13 @@ def legs_ik(
     given, one column per leg. The legs must not share joints below their
     hips' parents (two legs of one pelvis): each is solved on the same
     forward kinematics, evaluated once.
+
+    evaluated  that forward kinematics when the caller has it already:
+               ``(joints, positions (F, K, 3), rotations (F, K, 4))`` of joints
+               that include :func:`chain_joints` of the legs;
+    frames     the only frames to solve (indices, increasing); the others keep
+               their rotations. The default knee directions still come from
+               every frame (a straight leg takes its nearest bent frame's).
     """
     chains = [_leg_joints(motion, *leg) for leg in legs]
     F, L = motion.n_frames, len(chains)
@@ -285,10 +294,12 @@ def legs_ik(
     if F == 0:
         return motion
     parents = motion.skeleton.parents
-    # only the legs' joints and their parents are needed: evaluate just those chains, once
-    needed = sorted({j for chain in chains for joint in chain for j in (joint, parents[joint]) if j >= 0})
-    column = {j: k for k, j in enumerate(needed)}
-    g_pos, g_rot = forward_kinematics(motion.rotations, motion.positions, parents, needed)
+    if evaluated is None:
+        # only the legs' joints and their parents are needed: evaluate just those chains, once
+        needed = chain_joints(parents, chains)
+        evaluated = (needed, *forward_kinematics(motion.rotations, motion.positions, parents, needed))
+    column = {j: k for k, j in enumerate(evaluated[0])}
+    g_pos, g_rot = evaluated[1], evaluated[2]
     identity = quat.identity((F,))
 
     def world(joints) -> np.ndarray:
@@ -303,6 +314,10 @@ def legs_ik(
                          for k, (hip, chain) in enumerate(zip(hips, chains))], axis=1)
     else:
         pole = poles
+    if frames is not None:
+        # every step below is per frame: the frames left out cost nothing
+        a, b, c, targets, pole, g_rot, identity = (x[frames] for x in (a, b, c, targets, pole, g_rot, identity))
+        ankle_rotations = None if ankle_rotations is None else np.asarray(ankle_rotations)[frames]
     # every leg in one call: the solver works on (..., 3) arrays
     root_delta, mid_delta = two_bone_ik(a, b, c, targets, pole)
     # Joints from the hip down to the knee's parent turn with root_delta; joints
@@ -313,10 +328,19 @@ def legs_ik(
     new_ankle_parent = quat.mul(root_delta, quat.mul(mid_delta, world(parents[ankles])))
     ankle_world = world(ankles) if ankle_rotations is None else ankle_rotations
     rotations = motion.rotations.copy()
-    rotations[:, hips] = quat.inv_mul(world(parents[hips]), new_hip)
-    rotations[:, knees] = quat.inv_mul(new_knee_parent, new_knee)
-    rotations[:, ankles] = quat.inv_mul(new_ankle_parent, ankle_world)
+    solved = rotations if frames is None else rotations[frames]
+    solved[:, hips] = quat.inv_mul(world(parents[hips]), new_hip)
+    solved[:, knees] = quat.inv_mul(new_knee_parent, new_knee)
+    solved[:, ankles] = quat.inv_mul(new_ankle_parent, ankle_world)
+    if frames is not None:
+        rotations[frames] = solved
     return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
+
+
+def chain_joints(parents: np.ndarray, chains) -> list[int]:
+    """The joints :func:`legs_ik` evaluates for leg ``chains`` (hip, knee, ankle): each
+    chain's joints and their parents, sorted."""
+    return sorted({int(j) for chain in chains for joint in chain for j in (joint, parents[joint]) if j >= 0})
 
 
 def _leg_joints(motion: Motion, hip, knee, ankle) -> tuple[int, int, int]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import quat
 from .analysis import Phase, horizontal, pelvis_facing
-from .ik import legs_ik
+from .ik import chain_joints, legs_ik
 from .motion import Motion, forward_kinematics
 from .plan import CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .rig import Rig, leg_length
@@ -96,11 +96,13 @@ def adapt_legs(
     part = slice(rows[0], rows[-1] + 1)
     window = motion[part]
     left, right = rig.leg("L"), rig.leg("R")
-    # ankles, then hips (which solving a leg does not move)
-    joints = [left.ankle, right.ankle, left.hip, right.hip]
-    found = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, joints,
-                               rotations_out=False)[0]
-    gpos, hip_positions = found[:, :2], found[:, 2:]
+    # the legs' chains once, for the ankles and hips here (which solving a leg does
+    # not move) and for the solver
+    chains = chain_joints(window.skeleton.parents, [(leg.hip, leg.knee, leg.ankle) for leg in (left, right)])
+    evaluated = (chains, *forward_kinematics(window.rotations, window.positions, window.skeleton.parents, chains))
+    at = {j: k for k, j in enumerate(chains)}
+    gpos = evaluated[1][:, [at[left.ankle], at[right.ankle]]]
+    hip_positions = evaluated[1][:, [at[left.hip], at[right.hip]]]
     legs, columns, targets = [], [], []
     given = None if ankle_rotations is None else ankle_rotations[part]
     for side, col in (("L", 0), ("R", 1)):
@@ -117,8 +119,10 @@ def adapt_legs(
         legs.append((leg.hip, leg.knee, leg.ankle))
         columns.append(col)
     # both legs on one evaluation of their chains (solving one leg does not move the other)
+    # (the contact stage's window runs from the first gap to the last: only the gaps' frames are solved)
     solved = legs_ik(window, legs, np.stack(targets, axis=1),
-                     ankle_rotations=None if given is None else given[:, columns]).rotations
+                     ankle_rotations=None if given is None else given[:, columns], evaluated=evaluated,
+                     frames=rows - rows[0] if len(rows) < len(window) else None).rotations
     # frames left alone keep their leg bit for bit
     kept = window.rotations
     new = kept.copy()

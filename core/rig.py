@@ -877,12 +877,13 @@ def _topology_arms(tree: _Tree, poses: _Poses, pelvis: int, legs: dict) -> dict:
 # --- measures ----------------------------------------------------------------------
 
 
-def detect_up(motion: Motion, rig: Rig) -> np.ndarray:
+def detect_up(motion: Motion, rig: Rig, positions: np.ndarray | None = None) -> np.ndarray:
     """(3,) the signed world axis (one of +-X, +-Y, +-Z) nearest to the mean
     direction from the midpoint of the ankles to the head over the clip
     (at most 256 evenly spread frames).
 
     Falls back to the neck, chest, then pelvis when the rig has no head.
+    ``positions``: the motion's global joint positions ``(F, J, 3)`` when at hand.
     """
     if motion.n_frames == 0:
         raise ValueError("cannot detect the up axis of a motion with no frames")
@@ -890,7 +891,7 @@ def detect_up(motion: Motion, rig: Rig) -> np.ndarray:
     # Gravity does not change within a clip: a few hundred evenly spread
     # frames decide as well as every frame, at a fraction of the cost.
     frames = np.unique(np.linspace(0, motion.n_frames - 1, min(motion.n_frames, 256)).round().astype(int))
-    gpos = motion[frames].global_positions()
+    gpos = motion[frames].global_positions() if positions is None else positions[frames]
     direction = _unit(gpos[:, top] - gpos[:, list(rig.feet)].mean(axis=1)).mean(axis=0)
     if np.linalg.norm(direction) < 1e-9:
         raise ValueError("the head is not consistently above the feet; pass the up axis explicitly")

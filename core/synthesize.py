@@ -68,7 +68,10 @@ def synthesize(
     weights = blend_weights(responsiveness)
     first = clips[0].motion
     rig = rig or find_rig(first)
-    up = detect_up(first, rig)
+    # each clip's joints once: the up axis, its contacts (2008, 4.1) and its own figures (core.quality)
+    joints = [forward_kinematics(c.motion.rotations, c.motion.positions, c.motion.skeleton.parents,
+                                 rotations_out=False)[0] for c in clips]
+    up = detect_up(first, rig, joints[0])
     ctx = Context(
         rig=rig,
         up=up,
@@ -80,9 +83,6 @@ def synthesize(
         pose_ends=pose_ends,
         options=options or SynthesisOptions(),
     )
-    # each clip's joints once: its contacts (2008, 4.1) and its own figures (core.quality)
-    joints = [forward_kinematics(c.motion.rotations, c.motion.positions, c.motion.skeleton.parents,
-                                 rotations_out=False)[0] for c in clips]
     contacts = [foot_contacts(c.motion, rig, up=up, positions=g) for c, g in zip(clips, joints)]
     figures = {id(c): SourceFigures.of(c.motion, rig, up, g) for c, g in zip(clips, joints)}
     track = Track(

@@ -232,3 +232,18 @@ def test_zero_length_clip():
     skel = leg_skeleton()
     m = Motion.from_root(skel, np.zeros((0, len(skel), 4)), np.zeros((0, 3)), 30)
     assert leg_ik(m, HIP, KNEE, ANKLE, np.zeros((0, 3))).n_frames == 0
+
+
+def test_solving_some_frames_changes_only_those_and_as_solving_them_all_does():
+    """legs_ik(frames=...) leaves every other frame as it is and solves the chosen ones
+    to the last bit as a solve of every frame does (knee directions from every frame)."""
+    from core.ik import legs_ik
+
+    m = random_motion(F=40, seed=5)
+    targets = reachable_targets(m, seed=6)[:, None]
+    rows = np.array([0, 3, 4, 5, 17, 39])
+    every = legs_ik(m, [(HIP, KNEE, ANKLE)], targets).rotations
+    some = legs_ik(m, [(HIP, KNEE, ANKLE)], targets, frames=rows).rotations
+    np.testing.assert_array_equal(some[rows], every[rows])
+    others = np.setdiff1d(np.arange(len(m)), rows)
+    np.testing.assert_array_equal(some[others], m.rotations[others])
