@@ -200,6 +200,14 @@ def _pooled_mean(speeds: list[np.ndarray], down: list[np.ndarray]) -> float | No
     return float(sum(float(s[d].sum()) for s, d in zip(speeds, down)) / n) if n else None
 
 
+def clips_accel_p99(sources: list[SourceFigures], fps: float) -> float:
+    """The clips' own 99th percentile of mean-joint acceleration, on their samples from
+    frame 0 (0 for clips too short to have one: no figure)."""
+    k = measure_step(fps)
+    samples = np.concatenate([s.accel[k:-k:k] for s in sources])
+    return float(np.percentile(samples, ACCEL_PERCENTILE)) if len(samples) else 0.0
+
+
 def gap_quality(
     output: Motion, output_start: int, gap: tuple[int, int], *, up: np.ndarray, leg: float,
     output_feet: np.ndarray, output_levels: FootLevels,
@@ -234,9 +242,7 @@ def gap_quality(
         if len(on):
             peaks.append(float(src.accel[on].max()))
     untouched = _pooled_mean(speeds, downs)
-    # the clips' own 99th percentile, on their samples from frame 0
-    samples = np.concatenate([s.accel[k:-k:k] for s, _ in sources])
-    p99 = float(np.percentile(samples, ACCEL_PERCENTILE)) if len(samples) else 0.0  # clips too short: no figure
+    p99 = clips_accel_p99([s for s, _ in sources], fps)
     # acceleration at the gap's samples, each with k frames either side in the output
     on = np.arange(first - output_start, last - output_start + 1, k)
     on = on[(on >= k) & (on <= output.n_frames - 1 - k)]

@@ -202,3 +202,47 @@ def test_a_clip_in_cmu_names_metres_and_z_up_gives_the_same_quality_figures(moca
     np.testing.assert_allclose(accel_o, accel, rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="Y-up"):
         metrics.cmu_metres_z_up(other)
+
+
+# --------------------------------------------------------------------------
+# what the cores force on a gap's acceleration
+
+
+def _paths(F: int = 40, J: int = 5, seed: int = 0) -> np.ndarray:
+    """Joint paths ``(F, J, 3)``: smooth random motion (the cores' frames are whatever it has)."""
+    t = np.linspace(0.0, 1.0, F)[:, None, None]
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(1, J, 3)) * 50 * np.sin(3 * t + rng.uniform(0, 6, size=(1, J, 3))) + rng.normal(size=(1, J, 3))
+
+
+def _peak(g: np.ndarray, first: int, last: int, k: int, fps: float) -> float:
+    """core.quality's sampling: the peak mean-joint acceleration at first .. last every k frames."""
+    s = np.arange(first, last + 1, k)
+    return float(np.linalg.norm(g[s + k] - 2 * g[s] + g[s - k], axis=-1).mean(axis=1).max() * (fps / k) ** 2)
+
+
+@pytest.mark.parametrize("k, first, last", [(1, 10, 19), (1, 10, 28), (4, 8, 30), (4, 8, 28)])
+def test_no_motion_joining_the_cores_goes_below_the_floor_and_the_smoothest_paths_are_above_it(k, first, last):
+    """Any motion with the same core frames has a peak at or above accel_floor; the smoothest
+    joint paths are one such motion (so they are at or above the floor too), and no more jerky
+    than the motion they replace."""
+    g = _paths()
+    floor = metrics.accel_floor(g, first, last, k, FPS)
+    smoothest = metrics.smoothest_accel_peak(g, first, last, k, FPS)
+    assert floor > 0
+    assert floor <= smoothest + 1e-9
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        other = g.copy()
+        inside = np.arange(first + 1, last)  # the gap's inner frames: anything may happen there
+        other[inside] += rng.normal(scale=30.0, size=(len(inside),) + g.shape[1:])
+        assert metrics.accel_floor(other, first, last, k, FPS) == pytest.approx(floor, rel=1e-9)
+        assert _peak(other, first, last, k, FPS) >= floor - 1e-9
+
+
+def test_the_smoothest_paths_of_a_uniformly_accelerated_joint_are_its_own():
+    """A joint under constant acceleration is already as smooth as its cores allow: its peak is its own."""
+    t = np.arange(40)[:, None, None] / FPS
+    g = np.concatenate([0.5 * 200.0 * t**2 * np.array([1.0, 0, 0]), 30.0 * t * np.array([0, 0, 1.0])], axis=1)
+    assert metrics.smoothest_accel_peak(g, 10, 25, 1, FPS) == pytest.approx(100.0, rel=1e-9)  # mean of 200 and 0
+    assert metrics.accel_floor(g, 10, 25, 1, FPS) == pytest.approx(100.0, rel=1e-9)
