@@ -16,7 +16,10 @@ first frame, and only changes frames strictly inside it (cores stay exact):
 * through heel-off the foot pivots about its toe, as captured feet do: it
   keeps the blended foot's pitch and roll (its change since the hold began,
   the heading held) and the ankle goes where that puts it with the toe held;
-  at heel strike it pivots about the ankle. Neither toe nor ankle goes below
+  with the heel down it pivots about the ankle. Which one is down is read off
+  the blended foot's heights above their floors, not off how far the ankle
+  rose since the hold began (a foot held from a heel-off pivoted about its
+  ankle and slid its toe). Neither toe nor ankle goes below
   its floor;
 * corrections ease in and out only while the foot is in the air, along a
   smoothstep between the correction where the foot leaves the floor and the
@@ -189,7 +192,7 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
             clearance = (1.0 - u[:, 0]) * ends[0] + u[:, 0] * ends[1]
         else:
             h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
-            place, rotation = _planted(foot, frames, h, up, leg, options)
+            place, rotation = _planted(foot, frames, h, up, leg, floors, options)
             if h == start and start in (landings or {}):
                 # a planned step lands where the plan says (its way's end), on the floor it has
                 place = place + horizontal(landings[start] - place[0], up)
@@ -268,23 +271,33 @@ def _step_path(places: np.ndarray, rotations: np.ndarray, x: np.ndarray, up: np.
     return place, quat.slerp(rotations[0], rotations[1], along)
 
 
-def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float,
+def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float, floors: np.ndarray,
              options: ContactOptions) -> tuple[np.ndarray, np.ndarray]:
     """Ankle places and world rotations of a foot held down over ``frames`` where it is at frame ``h``.
 
-    The heading is held; pitch and roll follow the blended foot's change since
-    ``h``, about the ankle while the heel is down and about the toe as the heel
-    rises (heel-off), so a planted foot rolls onto its toes as captured.
+    The heading is held (the toe's direction across the floor); pitch and roll
+    follow the blended foot's change since ``h``, about the toe where the blended
+    heel stands higher above its floor than the toe above its own (heel-off, at
+    ``h`` already or later) and about the ankle otherwise, so a planted foot
+    rolls onto its toes as captured and its toe does not slide.
     """
     swing = twist_free(quat.mul(foot.rotation[frames], quat.inv(foot.rotation[h])), up)
     rotation = quat.mul(swing, foot.rotation[h])
     place = np.broadcast_to(foot.ankle[h], (len(frames), 3))
     if foot.toe_local is None:
         return place.copy(), rotation
+    # the heading is the toe's: turn each frame about up so the toe points where it did at h
+    # (a swing about a horizontal axis still turns a pitched foot's toe sideways)
+    held = horizontal(quat.mul_vec(foot.rotation[h], foot.toe_local[h]), up)
+    now = horizontal(quat.mul_vec(rotation, foot.toe_local[frames]), up)
+    angle = np.arctan2(np.cross(now, held) @ up, np.sum(now * held, axis=-1))
+    rotation = quat.mul(quat.from_axis_angle(up, angle), rotation)
     toe = foot.ankle[h] + quat.mul_vec(foot.rotation[h], foot.toe_local[h])
     about_toe = toe - quat.mul_vec(rotation, foot.toe_local[frames])
-    rise = (foot.ankle[frames] - foot.ankle[h]) @ up
-    s = smoothstep(rise / (options.heel_rise * leg))[:, None]
+    # the part of the foot on the floor stays put: the toe where the blended heel is higher
+    # above its floor than the toe above its own (heel-off), the ankle otherwise
+    heights = _heights(foot, frames, up) - floors
+    s = smoothstep((heights[:, 0] - heights[:, 1]) / (options.heel_rise * leg))[:, None]
     return (1.0 - s) * place + s * about_toe, rotation
 
 

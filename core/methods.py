@@ -21,7 +21,7 @@ Everything it decides is in the :class:`core.plan.PairPlan` it returns.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -293,29 +293,30 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     t1s = frame_range(int(t0s[0]) + 1, c1b)
     r = sides.optimal("lower", t0s, t1s, ctx)
     releases, stepping, alignment, hold = _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r)
-    # Feet step one at a time, each taking no less than the clips' own steps (it
-    # travels over the middle of its step only, see core.contacts): S1 is
+    # Feet step one at a time, each taking as long as a step of the clips' own of its
+    # length (it travels over the middle of its step only, see core.contacts): S1 is
     # lengthened to that where its possible range allows, and the plan says so.
-    step_s = _step_duration(track, next_moving, ctx) / (1.0 - 2.0 * ctx.options.step_delay)
-    needed = len(stepping)
+    pace = _step_pace(track, clip, next_moving, ctx)
+    needed = len(stepping) * pace.seconds(pace.stride)
     note = None
-    if needed and (r.t1 - r.t0) / ctx.fps < needed * step_s:
-        longer = sides.optimal("lower", t0s, t1s, ctx, min_s=needed * step_s)
+    if needed and (r.t1 - r.t0) / ctx.fps < needed:
+        longer = sides.optimal("lower", t0s, t1s, ctx, min_s=needed)
         if (longer.t0, longer.t1) != (r.t0, r.t1):
             note = (f"S1 lengthened from {(r.t1 - r.t0) / ctx.fps:.2f} s to {(longer.t1 - longer.t0) / ctx.fps:.2f} s "
-                    f"for {needed} step(s) at the clips' pace")
+                    f"for {len(stepping)} step(s) at the clips' pace")
             r = longer
             releases, stepping, alignment, hold = _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides,
                                                                    c1b, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, frame_range(c0e, c1b - 1), frame_range(c0e + 1, c1b))
+    frames = [pace.seconds(x[3], x[2] is not None) * ctx.fps for x in stepping]
     steps = [_with_way(s, track, clip, clip_contacts, alignment, r, c1b, ctx) if s.blend == "step" else s
-             for s in _one_at_a_time(stepping, r, step_s * ctx.fps)]
-    if any(one.end > other.start and one.end < r.t1 for one, other in zip(steps, steps[1:])):
-        overlap = (f"steps overlap: S1's {(r.t1 - r.t0) / ctx.fps:.2f} s leave no room for {len(steps)} steps of "
-                   f"{step_s:.2f} s, the clips' pace; give the clips more room")
-        note = f"{note}; {overlap}" if note else overlap
+             for s in _one_at_a_time(stepping, r, frames)]
+    if sum(frames) > r.t1 - r.t0 + 1e-9:
+        quick = (f"steps quicker than the clips' pace: S1's {(r.t1 - r.t0) / ctx.fps:.2f} s for {len(steps)} steps of "
+                 f"{sum(frames) / ctx.fps:.2f} s in all; give the clips more room")
+        note = f"{note}; {quick}" if note else quick
     if hold:
         return PairPlan(track.name, clip.name, ADAPTATION_HOLD, None, None, (s1, s2, *steps), alignment, note=note)
     releases.sort(key=lambda x: x[1].start)
@@ -333,8 +334,10 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     ``(releases, stepping, alignment, hold)``.
 
     releases   ``[(phase, segment)]``: kept, then home during its own first moving phase (eq. 5);
-    stepping   ``[(foot, aloft)]``: steps home during S1, standing before and after, in the
-               order they step; ``aloft``: the clip has it in the air at the end of S1;
+    stepping   ``[(foot, aloft, landing, length)]``: steps home during S1, standing before and
+               after, in the order they step; ``aloft``: the clip has it in the air at the end
+               of S1; ``landing``: the frame the previous motion lands a foot in the air when S1
+               starts (None for a standing foot); ``length``: how far it is from home;
     hold       eq. (8): the following clip never moves a foot.
 
     A standing foot steps when the clip moves it only inside its core or never
@@ -367,45 +370,30 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     feet = sorted((k for k in range(2) if not standing[k] or k in planned or far[k]),
                   key=lambda k: (bool(standing[k]), aloft[k], -apart[k]))
     lands = {k: _landing(track, k, r) for k in feet if not standing[k]}
-    stepping = [(("left", "right")[k], bool(aloft[k]), lands.get(k)) for k in feet]
+    stepping = [(("left", "right")[k], bool(aloft[k]), lands.get(k), float(apart[k])) for k in feet]
     releases = [] if hold else [x for x in releases if x[1].foot not in {s[0] for s in stepping}]
     return releases, stepping, alignment, hold
 
 
-def _one_at_a_time(stepping: list, r, step_frames: float) -> list[Segment]:
-    """Step segments over S1 ``r``, one foot after the other.
+def _one_at_a_time(stepping: list, r, frames: list[float]) -> list[Segment]:
+    """Step segments over S1 ``r``, one foot after the other, never two in the air at once
+    (a hop); ``frames``: how long each of ``stepping`` takes at the clips' pace.
 
-    A foot already in the air lands when the previous motion lands it (no
-    sooner than a step of the clips' own takes; where S1 has no room for that
-    and for the standing feet's steps, it gets its share of S1 by what it
-    needs, rather than leaving the others a frame); the
-    standing feet then step in turn over the rest of S1, each no quicker than
-    the clips' own steps (``step_frames``) where S1 has room for that, and
-    overlapping in the middle where it has not (the plan's note says S1 could
-    not be lengthened). A foot the clip has in the air at the end of S1 stays in
-    the air from its step on, joining the clip's own swing (a run starting in
-    flight has both feet up there).
+    A foot already in the air goes first: it needs at least until the previous
+    motion lands it. S1 is shared among the steps in turn by the time each needs,
+    so each is as much quicker or slower than its time as S1 is shorter or longer
+    than their sum (the plan's note says where they are quicker). A foot the clip
+    has in the air at the end of S1 steps last and stays in the air from its step
+    on, joining the clip's own swing (a run starting in flight has both feet up
+    there).
     """
-    segments, start = [], r.t0
-    standing = [x for x in stepping if x[2] is None]
-    for foot, aloft, landing in stepping:
-        if landing is not None:
-            # it lands when the previous motion lands it, but is bent onto its own place
-            # no quicker than the clips' own steps; where S1 has no room for that and the
-            # standing feet's steps, each gets its share of S1 by what it needs
-            swing = max(landing - start, step_frames)
-            steps = len(standing) * step_frames
-            if swing + steps > r.t1 - start:
-                swing *= (r.t1 - start) / (swing + steps)
-            end = int(np.clip(start + swing, min(start + 1, r.t1), r.t1))
-            segments.append(Segment("lower", "swing", int(start), r.t1 if aloft else end, foot=foot))
-            start = end
-    room = r.t1 - start
-    length = min(room, max(room / max(len(standing), 1), step_frames))
-    for i, (foot, aloft, _) in enumerate(standing):
-        first = start + (i * (room - length) / (len(standing) - 1) if len(standing) > 1 else 0.0)
-        last = r.t1 if aloft or len(standing) == 1 else first + length
-        segments.append(Segment("lower", "step", int(round(first)), int(round(last)), foot=foot))
+    need = [max(x[2] - r.t0, f) if x[2] is not None else f for x, f in zip(stepping, frames)]
+    bounds = r.t0 + (r.t1 - r.t0) * np.concatenate([[0.0], np.cumsum(need)]) / max(sum(need), 1e-9)
+    bounds = np.round(bounds).astype(int)
+    segments = []
+    for (foot, aloft, landing, _), start, end in zip(stepping, bounds[:-1], bounds[1:]):
+        end = r.t1 if aloft else max(int(end), int(start) + 1)
+        segments.append(Segment("lower", "swing" if landing is not None else "step", int(start), int(end), foot=foot))
     return segments
 
 
@@ -418,8 +406,9 @@ def _with_way(step: Segment, track: Track, clip: Clip, clip_contacts: np.ndarray
     k = ("left", "right").index(step.foot)
     parents = clip.motion.skeleton.parents
     start = ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)[k]
-    stays = clip_contacts[max(step.end - clip.start, 0) : c1b - clip.start + 1, k]
-    lands = c1b if len(stays) and stays.all() else step.end
+    # (down from its landing to the end of S1, as the plan has it; after S1, as the clip has it)
+    stays = clip_contacts[max(max(step.end, r.t1) + 1 - clip.start, 0) : c1b - clip.start + 1, k]
+    lands = c1b if stays.all() and step.end <= r.t1 else step.end
     end = alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, lands - clip.start,
                                            parents, ctx.rig))[k]
     lift = step_lift(np.linalg.norm(horizontal(end - start, ctx.up)), ctx.leg, ctx.options.contacts)
@@ -498,14 +487,52 @@ def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[li
     return releases, steps
 
 
-def _step_duration(track: Track, next_moving: list[PhaseSpan], ctx: Context) -> float:
-    """How long the clips' own steps take, seconds: the median single-support phase
-    of the previous motion's last step_window_s and of the following clip, or
-    step_s if neither steps."""
+@dataclass(frozen=True)
+class _Pace:
+    """How the clips step: their steps' median time (s) and length (the moving foot's
+    travel; 0 where neither clip steps), and the share of a step spent rising and landing."""
+
+    step_s: float
+    stride: float
+    delay: float
+    shortest_s: float
+
+    def seconds(self, length: float, swinging: bool = False) -> float:
+        """How long a step of ``length`` takes: as long as the clips' own steps take for
+        theirs, a shorter one quicker, as a foot no more accelerated than theirs covers
+        it (time grows with the root of the length); a foot already in the air, the
+        clips' own time."""
+        share = 1.0 if swinging or self.stride <= 0 else float(np.sqrt(np.clip(length / self.stride, 0.0, 1.0)))
+        return max(self.step_s * share, self.shortest_s) / (1.0 - 2.0 * self.delay)
+
+
+def _step_pace(track: Track, clip: Clip, next_moving: list[PhaseSpan], ctx: Context) -> _Pace:
+    """The clips' own steps: the single-support phases of the previous motion's last
+    step_window_s and of the following clip (step_s and no stride if neither steps)."""
     tail = track.contacts[-int(ctx.options.step_window_s * ctx.fps):]
-    phases = moving_phases(tail, 0, 0, len(tail) - 1) + next_moving
-    lengths = [p.last - p.first + 1 for p in phases if p.phase in (Phase.LS, Phase.RS)]
-    return float(np.median(lengths)) / ctx.fps if lengths else ctx.options.step_s
+    start = len(track.contacts) - len(tail)
+    single = (Phase.LS, Phase.RS)
+    sides = [(track.rotations, track.positions, [p for p in moving_phases(tail, start, 0, len(track.contacts) - 1)
+                                                if p.phase in single]),
+             (clip.motion.rotations, clip.motion.positions,
+              [PhaseSpan(p.phase, p.first - clip.start, p.last - clip.start) for p in next_moving if p.phase in single])]
+    times, strides = [], []
+    parents = clip.motion.skeleton.parents
+    ankles = [ctx.rig.leg("L").ankle, ctx.rig.leg("R").ankle]
+    for rotations, positions, phases in sides:
+        if not phases:
+            continue
+        times += [p.last - p.first + 1 for p in phases]
+        # the moving foot (the one not in stance) from take-off to landing
+        ends = np.clip(np.array([[p.first - 1, p.last + 1] for p in phases]), 0, len(rotations) - 1)
+        g = forward_kinematics(rotations[ends.ravel()], positions[ends.ravel()], parents, ankles,
+                               rotations_out=False)[0].reshape(len(phases), 2, 2, 3)
+        moving = np.array([1 - stance_foot(p.phase) for p in phases])
+        travel = g[np.arange(len(phases)), 1, moving] - g[np.arange(len(phases)), 0, moving]
+        strides += list(np.linalg.norm(horizontal(travel, ctx.up), axis=-1))
+    o = ctx.options
+    return _Pace(float(np.median(times)) / ctx.fps if times else o.step_s,
+                 float(np.median(strides)) if strides else 0.0, o.step_delay, o.contacts.min_step_s)
 
 
 def _step_fits(track: Track, clip: Clip, pair: PairPlan, p0: PhaseSpan, ctx: Context) -> bool:

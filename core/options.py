@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 class ContactOptions:
     """Constants of the contact stage, each relative to the body or in seconds."""
 
-    heel_rise: float = 0.05  # leg lengths: the ankle risen this far above its hold pivots fully about the toe
+    heel_rise: float = 0.05  # leg lengths: a held foot whose heel stands this much higher above its floor than its toe pivots fully about the toe
     step_apart: float = 0.01  # leg lengths: a foot held at both ends of a gap further apart than this steps
     step_s: float = 0.4  # seconds a foot takes for such a step (less when the gap is shorter)
     min_step_s: float = 0.1  # seconds: a gap leaving less than this for a step glides instead
