@@ -23,7 +23,9 @@ first frame, and only changes frames strictly inside it (cores stay exact):
   its floor;
 * corrections ease in and out only while the foot is in the air, along a
   smoothstep between the correction where the foot leaves the floor and the
-  one where it lands (zero at the cores);
+  one where it lands (zero at the cores); a foot in the air between two
+  places on the floor rises at least as a step of that length would, so a
+  blended swing flattened by a foot at rest does not skim the floor;
 * a foot down through the whole gap whose two ends are apart (the cores
   stand it in different places) steps from one to the other, lifted, in the
   middle of the gap; two such feet step one after the other, the other foot
@@ -233,6 +235,19 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         offset[air] = (1.0 - u)[:, None] * offset[before] + u[:, None] * offset[after]
         turn[air] = quat.slerp(turn[before], turn[after], u)
     rotation = quat.mul(turn, foot.rotation)
+    # a foot in the air between two places on the floor clears it as a step would:
+    # the blend of a swing and a foot at rest carries the swing across low enough to
+    # skim the floor
+    for start, end in contact_runs(np.isin(np.arange(n), air)):
+        if not (start > 0 and end < n - 1 and down[start - 1] and down[end + 1]):
+            continue
+        frames = np.arange(start, end + 1)
+        ends = foot.ankle[[start - 1, end + 1]] + offset[[start - 1, end + 1]]
+        lift = step_lift(float(np.linalg.norm(horizontal(ends[1] - ends[0], up))), leg, options)
+        x = (frames - start + 1) / (end - start + 2)
+        need = lift * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
+        low = need - _clearance(foot.ankle[frames] + offset[frames], rotation[frames], foot, frames, up, floors)
+        offset[frames] += np.maximum(low, 0.0)[:, None] * up
     # in the air too, neither the ankle nor the toe goes below its floor
     target = _above_floor(foot.ankle + offset, rotation, foot, np.arange(n), up, floors)
     offset = target - foot.ankle

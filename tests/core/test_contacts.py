@@ -117,3 +117,26 @@ def test_a_held_foot_keeps_its_heading_but_rolls_with_the_blend():
     forward = quat.mul_vec(swing, np.array([0.0, 0.0, 1.0]))
     assert abs(np.arctan2(forward[0], forward[2])) < 1e-9
     np.testing.assert_allclose(twist_free(yaw, up), quat.identity(), atol=1e-12)
+
+
+def test_a_foot_in_the_air_between_two_holds_clears_the_floor_as_a_step_would():
+    """The blend of a swing and a foot at rest can carry a foot across the floor barely off
+    it (a skate, by the measure); between two places on the floor it rises as a planned
+    step of that length does (contacts.step_lift), highest half way, and stays on the floor
+    where it is held."""
+    from core.contacts import _Foot, _held_foot, step_lift
+    from core.options import ContactOptions
+
+    up, leg, n = np.array([0.0, 1.0, 0.0]), 80.0, 25
+    x = np.clip((np.arange(n) - 7) / 10.0, 0.0, 1.0)
+    ankle = np.stack([30.0 * x * x * (3 - 2 * x), np.full(n, 8.0), np.zeros(n)], axis=-1)  # skimming at 8
+    foot = _Foot(ankle, quat.identity((n,)), np.tile([0.0, -4.0, 12.0], (n, 1)))
+    down = (np.arange(n) <= 7) | (np.arange(n) >= 17)
+    floors = np.array([8.0, 4.0])  # ankle and toe on the floor when flat
+    options = ContactOptions()
+    target, rotation, _ = _held_foot(foot, down, [], up, leg, floors, options)
+    height = target @ up - floors[0]
+    lift = step_lift(30.0, leg, options)
+    assert height[12] > 0.9 * lift, "half way across, the foot is up as high as a step of its length"
+    assert np.all(height[8:17] > 0.0), "in the air on every frame between the holds"
+    np.testing.assert_allclose(height[down], 0.0, atol=1e-9)
