@@ -10,7 +10,8 @@ first frame, and only changes frames strictly inside it (cores stay exact):
   in heading, where it stands: where the core leaves it for a contact that
   began in the previous core, where the next core wants it for one that goes
   on into it, where it touched down otherwise (2008, 7.2: "the foot position
-  is fixed while the foot is on the ground"). So a foot touching down inside
+  is fixed while the foot is on the ground"), on the gap's floor (the lower
+  of the two clips'), settling onto it within settle_s of a core. So a foot touching down inside
   a blend lands on its final spot: its swing bends there, rather than
   landing and then sliding there;
 * through heel-off the foot pivots about its toe, as captured feet do: it
@@ -125,7 +126,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
             foot = _Foot(gpos[:, k], grot[:, k], toe_local)
             window = slice(g0, g1 + 1)
             targets[window, k], rotations[window, k], active[window, k] = _held_foot(
-                foot, down[:, k], slots[k], up, leg, gap_floors[k], options, landings[k])
+                foot, down[:, k], slots[k], up, leg, gap_floors[k], options, landings[k], fps=motion.fps)
     if not active.any():
         return motion
     return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations)
@@ -164,7 +165,7 @@ def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[
 
 
 def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: np.ndarray, leg: float,
-               floors: np.ndarray, options: ContactOptions, landings: dict | None = None
+               floors: np.ndarray, options: ContactOptions, landings: dict | None = None, *, fps: float
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World ankle targets ``(n, 3)``, ankle rotations ``(n, 4)`` and where they apply ``(n,)``
     for one foot over the gap (frame 0 and n - 1 are the cores' and stay as they are).
@@ -182,8 +183,16 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     offset = np.full((n, 3), np.nan)
     turn = np.full((n, 4), np.nan)
     offset[[0, -1]], turn[[0, -1]] = 0.0, quat.identity()  # the cores' own frames
-    # how high each core has the foot's lowest point above its floor
+    # How high each core has the foot's lowest point above the gap's floor; a foot held
+    # from (or into) a core settles from there onto the floor over settle_s (a clip
+    # whose floor lies 2 mm above the other's would otherwise stand its feet 2 mm up
+    # through the gap)
     ends = _clearance(foot.ankle[[0, -1]], foot.rotation[[0, -1]], foot, np.array([0, n - 1]), up, floors)
+    settle = max(options.settle_s * fps, 1.0)
+
+    def settled(frames):
+        return np.maximum(ends[0] * (1.0 - smoothstep(frames / settle)),
+                          ends[1] * (1.0 - smoothstep((n - 1 - frames) / settle)))
     for start, end in contact_runs(down):
         frames = np.arange(start, end + 1)
         if start == 0 and end == n - 1:
@@ -191,17 +200,17 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
             u = smoothstep(frames / (n - 1))[:, None]
             place = (1.0 - u) * foot.ankle[0] + u * foot.ankle[-1]
             rotation = quat.slerp(foot.rotation[0], foot.rotation[-1], u[:, 0])
-            clearance = (1.0 - u[:, 0]) * ends[0] + u[:, 0] * ends[1]
+            clearance = settled(frames)
         else:
             h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
             place, rotation = _planted(foot, frames, h, up, leg, floors, options)
             if h == start and start in (landings or {}):
                 # a planned step lands where the plan says (its way's end), on the floor it has
                 place = place + horizontal(landings[start] - place[0], up)
-            # it stands as high as the core it goes on from (or into) has it; a touch-down
-            # inside the gap stands on the floor (the blend of a foot down and a foot in
-            # the air would otherwise hold it hovering)
-            clearance = ends[0] if h == 0 else (ends[1] if h == n - 1 else 0.0)
+            # it stands on the floor, settling from (or into) the core it goes on from; a
+            # touch-down inside the gap too (the blend of a foot down and a foot in the
+            # air would otherwise hold it hovering)
+            clearance = settled(frames)
         place = place + (clearance - _clearance(place, rotation, foot, frames, up, floors))[:, None] * up
         offset[frames] = place - foot.ankle[frames]
         turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))

@@ -22,6 +22,7 @@ class ContactOptions:
     step_delay: float = 0.1  # share of a step's time at either end in which it rises or lands, not travels
     step_rise: float = 0.25  # a step rises this share of its length ...
     step_height: tuple[float, float] = (0.04, 0.25)  # ... within these leg lengths
+    settle_s: float = 0.1  # seconds in which a foot held from a core settles onto the gap's floor
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -134,9 +134,29 @@ def test_a_foot_in_the_air_between_two_holds_clears_the_floor_as_a_step_would():
     down = (np.arange(n) <= 7) | (np.arange(n) >= 17)
     floors = np.array([8.0, 4.0])  # ankle and toe on the floor when flat
     options = ContactOptions()
-    target, rotation, _ = _held_foot(foot, down, [], up, leg, floors, options)
+    target, rotation, _ = _held_foot(foot, down, [], up, leg, floors, options, fps=30.0)
     height = target @ up - floors[0]
     lift = step_lift(30.0, leg, options)
     assert height[12] > 0.9 * lift, "half way across, the foot is up as high as a step of its length"
     assert np.all(height[8:17] > 0.0), "in the air on every frame between the holds"
     np.testing.assert_allclose(height[down], 0.0, atol=1e-9)
+
+
+def test_a_foot_held_from_a_core_on_a_higher_floor_settles_onto_the_gaps_floor():
+    """Two clips' floors differ by millimetres (capture calibration); a foot held from the
+    core of the higher one settles onto the gap's floor (the lower) within settle_s, and
+    stands there, instead of hovering above it through the gap. The core's frame is its own."""
+    from core.contacts import _Foot, _held_foot
+    from core.options import ContactOptions
+
+    up, leg, n, fps = np.array([0.0, 1.0, 0.0]), 80.0, 20, 30.0
+    ankle = np.tile([0.0, 8.3, 0.0], (n, 1))  # 3 mm above the gap's floor, still
+    foot = _Foot(ankle, quat.identity((n,)), np.tile([0.0, -4.0, 12.0], (n, 1)))
+    down = np.arange(n) < 12  # held from the core, then in the air into the next core
+    options = ContactOptions()
+    target, _, active = _held_foot(foot, down, [], up, leg, np.array([8.0, 4.0]), options, fps=fps)
+    height = target @ up - 8.0
+    assert not active[0] and height[0] == pytest.approx(0.3), "the core's frame stays its own"
+    settled = int(np.ceil(options.settle_s * fps))
+    np.testing.assert_allclose(height[settled:12], 0.0, atol=1e-9)
+    assert np.all(np.diff(height[: settled + 1]) <= 1e-12), "it settles, never rises"
