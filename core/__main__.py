@@ -8,6 +8,10 @@
 
 Errors in the input (a malformed file, a rig whose legs cannot be found) end
 the program with a one-line message saying what to fix and exit status 2.
+Nothing the user gave is lost: an output path that is an input (however
+spelled) or the other output is refused, every output folder is checked
+before anything is read or written, and each file is written whole or not at
+all (core.files).
 """
 
 from __future__ import annotations
@@ -67,21 +71,27 @@ def parse_clip_spec(spec: str) -> tuple[str, int, tuple[int, int] | None]:
 def cmd_synthesize(args) -> int:
     from pathlib import Path
 
-    from .bvh import read_bvh, write_bvh
+    from .bvh import format_bvh, read_bvh
+    from .files import check_outputs, write_atomically
     from .rig import find_rig
     from .synthesize import Clip, synthesize
 
-    clips = []
-    for spec in args.clips:
-        path, start, core = parse_clip_spec(spec)
-        clips.append(Clip(read_bvh(path), start, core, Path(path).stem))
+    specs = [parse_clip_spec(spec) for spec in args.clips]
+    # before anything is read or written: no output may be an input or the other output,
+    # and every output's folder must take the file
+    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
+    check_outputs({f"clip '{spec}'": path for spec, (path, _, _) in zip(args.clips, specs)}, outputs)
+    clips = [Clip(read_bvh(path), start, core, Path(path).stem) for path, start, core in specs]
     rig = find_rig(clips[0].motion, overrides=_overrides(args.map))
     result = synthesize(clips, responsiveness=args.responsiveness, rig=rig)
-    write_bvh(result.motion, args.output)
+    # each file whole or not at all; both made before either is written
+    texts = {args.output: format_bvh(result.motion)}
     if args.plan:
-        Path(args.plan).write_text(result.plan.to_json(indent=2))
+        texts[args.plan] = result.plan.to_json(indent=2)
+    for path, text in texts.items():
+        write_atomically(path, text)
     print(result.plan.summary())
-    print(f"wrote {result.motion.n_frames} frames to {args.output}")
+    print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
 
 

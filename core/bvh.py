@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from . import quat
+from .files import write_atomically
 from .motion import Motion, Skeleton
 
 __all__ = ["BVHError", "read_bvh", "parse_bvh", "write_bvh", "format_bvh"]
@@ -400,8 +401,9 @@ def _diagnose_frames(lines: list[str], first: int, n_frames: int, n_channels: in
 
 
 def write_bvh(motion: Motion, path, *, continuous: bool = False) -> None:
-    """Write ``motion`` to the BVH file at ``path``; see :func:`format_bvh`."""
-    Path(path).write_text(format_bvh(motion, continuous=continuous), encoding="utf-8", newline="\n")
+    """Write ``motion`` to the BVH file at ``path``, whole or not at all (:func:`core.files.write_atomically`);
+    see :func:`format_bvh`."""
+    write_atomically(path, format_bvh(motion, continuous=continuous))
 
 
 def format_bvh(motion: Motion, *, continuous: bool = False) -> str:

@@ -96,3 +96,99 @@ def test_a_bad_clip_spec_shows_the_expected_form(spec, capsys, tmp_path):
     assert main(["synthesize", spec, "-o", str(tmp_path / "o.bvh")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and ("PATH@START" in err or "walk.bvh@0:30-120" in err)
+
+
+# --------------------------------------------------------------------------
+# no data loss through paths
+
+
+@pytest.fixture
+def two_clips(tmp_path):
+    """Copies of two real clips in a folder of their own (the shared ones are never written near)."""
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    walk, bow = clips / "walk.bvh", clips / "bow.bvh"
+    walk.write_bytes((MOCAP / "bandai1" / "walk_normal_001.bvh").read_bytes())
+    bow.write_bytes((MOCAP / "bandai1" / "bow_normal_001.bvh").read_bytes())
+    return walk, bow
+
+
+def _synthesize(walk, bow, *more):
+    return main(["synthesize", f"{walk}@0:0-100", f"{bow}@150:30-137", *map(str, more)])
+
+
+@pytest.mark.parametrize("spelling", ["same", "dotted", "symlink", "hard link"])
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(two_clips, capsys, spelling):
+    walk, bow = two_clips
+    before = walk.read_bytes()
+    out = {"same": walk, "dotted": walk.parent / ".." / walk.parent.name / walk.name}.get(spelling)
+    if spelling == "symlink":
+        out = walk.parent / "link.bvh"
+        out.symlink_to(walk)
+    elif spelling == "hard link":
+        out = walk.parent / "hard.bvh"
+        import os
+
+        os.link(walk, out)
+    assert _synthesize(walk, bow, "-o", out) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: -o") and "walk" in err and "another file" in err
+    assert walk.read_bytes() == before
+
+
+def test_a_plan_written_over_an_input_or_the_output_is_refused(two_clips, tmp_path, capsys):
+    walk, bow = two_clips
+    before = bow.read_bytes()
+    assert _synthesize(walk, bow, "-o", tmp_path / "out.bvh", "--plan", bow) == 2
+    assert "error: --plan" in capsys.readouterr().err and bow.read_bytes() == before
+    assert _synthesize(walk, bow, "-o", tmp_path / "out.bvh", "--plan", tmp_path / "out.bvh") == 2
+    assert "-o and --plan are the same file" in capsys.readouterr().err
+    assert not (tmp_path / "out.bvh").exists(), "nothing is written when the outputs clash"
+
+
+def test_every_output_folder_is_checked_before_anything_is_written(two_clips, tmp_path, capsys):
+    walk, bow = two_clips
+    out = tmp_path / "out.bvh"
+    assert _synthesize(walk, bow, "-o", out, "--plan", tmp_path / "missing" / "plan.json") == 2
+    err = capsys.readouterr().err
+    assert "--plan" in err and "does not exist" in err
+    assert not out.exists(), "the BVH is not written when the plan cannot be"
+    assert _synthesize(walk, bow, "-o", tmp_path) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_outputs_are_written_whole_and_leave_no_temporary_file(two_clips, tmp_path):
+    walk, bow = two_clips
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    assert _synthesize(walk, bow, "-o", out, "--plan", plan) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clips", "out.bvh", "plan.json"]
+    json.loads(plan.read_text())
+
+
+def test_a_write_that_fails_half_way_leaves_the_old_file_as_it_was(tmp_path, monkeypatch):
+    import core.files as files
+
+    target = tmp_path / "out.bvh"
+    target.write_text("the user's earlier work\n")
+
+    def broken_fsync(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(files.os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="disk full"):
+        files.write_atomically(target, "HIERARCHY\n" * 1000)
+    assert target.read_text() == "the user's earlier work\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.bvh"], "the temporary file is gone"
+
+
+def test_writing_through_a_symlink_replaces_the_file_it_points_to(tmp_path):
+    from core.files import write_atomically
+
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_atomically(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
