@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 
@@ -47,24 +48,29 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+_WHOLE = re.compile(r"^[+-]?\d+$")
+_CORE = re.compile(r"^\s*([+-]?\d+)\s*-\s*([+-]?\d+)\s*$")
+
+
 def parse_clip_spec(spec: str) -> tuple[str, int, tuple[int, int] | None]:
-    """``PATH@START[:CORE_START-CORE_END]`` -> (path, start, core or None)."""
+    """``PATH@START[:CORE_START-CORE_END]`` -> (path, start, core or None).
+
+    START is an output frame (any whole number); the core's frames are the
+    clip's own, from 0. Each message says which part is wrong.
+    """
     path, at, rest = spec.rpartition("@")
     if not at or not path:
         raise ValueError(f"clip {spec!r}: expected PATH@START[:CORE_START-CORE_END], e.g. walk.bvh@0:30-120")
     start_text, colon, core_text = rest.partition(":")
-    try:
-        start = int(start_text)
-        core = None
-        if colon:
-            lo, dash, hi = core_text.partition("-")
-            if not dash:
-                raise ValueError
-            core = (int(lo), int(hi))
-    except ValueError:
-        raise ValueError(
-            f"clip {spec!r}: START and the core must be whole frames, as in walk.bvh@0:30-120"
-        ) from None
+    if not _WHOLE.match(start_text.strip()):
+        raise ValueError(f"clip {spec!r}: START {start_text!r} must be a whole output frame, as in walk.bvh@0:30-120")
+    start, core = int(start_text), None
+    if colon:
+        match = _CORE.match(core_text)
+        if match is None:
+            raise ValueError(f"clip {spec!r}: the core {core_text!r} must be two whole clip frames, FIRST-LAST, "
+                             f"as in walk.bvh@0:30-120")
+        core = (int(match.group(1)), int(match.group(2)))
     return path, start, core
 
 

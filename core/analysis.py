@@ -88,9 +88,10 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.where(n < 1e-12, 1.0, n)
 
 
-def _window(fps: float, seconds: float) -> int:
-    """An odd window length (frames) covering about ``seconds`` at ``fps``."""
-    return 2 * int(round(0.5 * seconds * fps)) + 1
+def _window(fps: float, seconds: float, n_frames: int) -> int:
+    """An odd window length (frames) covering about ``seconds`` at ``fps``, no longer than
+    ``n_frames`` (a window wider than the clip adds nothing but memory)."""
+    return min(2 * int(round(0.5 * seconds * fps)) + 1, max(2 * ((n_frames - 1) // 2) + 1, 1))
 
 
 def _majority_vote(flags: np.ndarray, width: int) -> np.ndarray:
@@ -151,7 +152,7 @@ def foot_contacts(
         low = height - floor < height_threshold * leg
         slow = _speed(x, motion.fps) < speed_threshold * leg
         contacts |= low & slow
-    return _majority_vote(contacts, _window(motion.fps, min_duration_s))
+    return _majority_vote(contacts, _window(motion.fps, min_duration_s, motion.n_frames))
 
 
 def _contact_joints(rig: Rig) -> list[list[int]]:

@@ -58,6 +58,9 @@ _POSITION_TOL = 1e-6
 _ANGLE_TOL = 1e-7
 
 _FRAMES = re.compile(r"^\s*frames\s*:\s*(.*?)\s*$", re.IGNORECASE)
+# No capture runs faster than 1,000 or slower than 1 frame per second; outside that a
+# Frame Time is a typo, and believing it would resample a clip into gigabytes.
+MIN_FRAME_TIME, MAX_FRAME_TIME = 1e-3, 1.0
 _FRAME_TIME = re.compile(r"^\s*frame\s+time\s*:\s*(.*?)\s*$", re.IGNORECASE)
 
 
@@ -335,6 +338,10 @@ def _parse_motion_header(lines: list[str], motion_line: int, source: str) -> tup
         frame_time = float("nan")
     if not (np.isfinite(frame_time) and frame_time > 0.0):
         raise _error(source, i + 1, f"bad frame time {match.group(1)!r}", "write a positive number of seconds per frame (e.g. 0.0333333 for 30 fps)")
+    if not MIN_FRAME_TIME <= frame_time <= MAX_FRAME_TIME:
+        raise _error(source, i + 1, f"Frame Time {match.group(1)} s is outside {MIN_FRAME_TIME:g} .. {MAX_FRAME_TIME:g} s "
+                     f"({1 / MAX_FRAME_TIME:g} to {1 / MIN_FRAME_TIME:g} frames per second)",
+                     "write the seconds per frame the capture was taken at (e.g. 0.0333333 for 30 fps, 0.00833333 for 120)")
     return n_frames, frame_time, i + 1
 
 
@@ -442,24 +449,28 @@ def format_bvh(motion: Motion, *, continuous: bool = False) -> str:
     header = ["HIERARCHY"]
     columns: list[np.ndarray] = []
 
-    def emit(j: int, depth: int) -> None:
+    # depth first, with a stack of its own rather than recursion: a hierarchy can be
+    # thousands of joints deep (a rope, a tail) where Python's recursion limit is not
+    todo: list[tuple[int, int, bool]] = [(0, 0, False)]  # (joint, depth, closing)
+    while todo:
+        j, depth, closing = todo.pop()
         indent = "\t" * depth
+        if closing:
+            if j in skeleton.end_sites:
+                header.append(f"{indent}\tEnd Site")
+                header.append(f"{indent}\t{{")
+                header.append(f"{indent}\t\tOFFSET {_format_numbers(skeleton.end_sites[j])}")
+                header.append(f"{indent}\t}}")
+            header.append(f"{indent}}}")
+            continue
         layout = _channel_layout(motion, j)
         columns.append(_channel_values(motion, j, layout, continuous))
         header.append(f"{indent}{'ROOT' if j == 0 else 'JOINT'} {skeleton.names[j]}")
         header.append(f"{indent}{{")
         header.append(f"{indent}\tOFFSET {_format_numbers(skeleton.offsets[j])}")
         header.append(f"{indent}\tCHANNELS {len(layout)}{''.join(' ' + c for c in layout)}")
-        for c in children[j]:
-            emit(c, depth + 1)
-        if j in skeleton.end_sites:
-            header.append(f"{indent}\tEnd Site")
-            header.append(f"{indent}\t{{")
-            header.append(f"{indent}\t\tOFFSET {_format_numbers(skeleton.end_sites[j])}")
-            header.append(f"{indent}\t}}")
-        header.append(f"{indent}}}")
-
-    emit(0, 0)
+        todo.append((j, depth, True))
+        todo.extend((c, depth + 1, False) for c in reversed(children[j]))
     values = np.concatenate(columns, axis=1)
     header += ["MOTION", f"Frames: {motion.n_frames}", f"Frame Time: {_format_frame_time(motion.fps)}"]
     return "\n".join(header) + "\n" + _format_rows(values)

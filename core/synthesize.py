@@ -165,6 +165,11 @@ def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tu
             for p, (prev, nxt) in zip(pairs, joined)]
 
 
+# A clip at another frame rate is resampled to the first clip's; past this size the
+# rates are a mistake (a typo in a Frame Time), not a capture.
+MAX_RESAMPLED_BYTES = 2e9
+
+
 def _checked(clips: Sequence[Clip]) -> list[Clip]:
     if not clips:
         raise ValueError("nothing to synthesize: give at least one clip")
@@ -179,6 +184,9 @@ def _checked(clips: Sequence[Clip]) -> list[Clip]:
                 f"clip '{c.name}' is on another skeleton than '{clips[0].name}' "
                 f"({len(m.skeleton)} joints vs {len(ref.skeleton)}); all clips must share one skeleton")
         lo, hi = c.core_range
+        if lo > hi:
+            raise ValueError(f"clip '{c.name}': core {lo}..{hi} ends before it starts; give its first frame, then "
+                             f"its last (e.g. {hi}..{lo})")
         if not 0 <= lo <= hi < m.n_frames:
             raise ValueError(
                 f"clip '{c.name}': core {lo}..{hi} is not inside its frames 0..{m.n_frames - 1}")
@@ -187,6 +195,13 @@ def _checked(clips: Sequence[Clip]) -> list[Clip]:
         if not np.isclose(c.motion.fps, ref.fps, rtol=1e-4):
             # a clip at another rate is resampled, and its start and core kept in seconds
             scale = ref.fps / c.motion.fps
+            frames = int(np.ceil(c.motion.n_frames * scale))
+            size = frames * len(c.motion.skeleton) * 7 * 8  # a rotation and a translation per joint, in doubles
+            if size > MAX_RESAMPLED_BYTES:
+                raise ValueError(
+                    f"clip '{c.name}' at {c.motion.fps:g} fps would be resampled to the first clip's {ref.fps:g} fps as "
+                    f"{frames:,} frames ({size / 1e9:.1f} GB); check its frame rate, or resample it to "
+                    f"{ref.fps:g} fps before synthesizing")
             m = c.motion.resampled(ref.fps)
             lo, hi = c.core_range
             core = (min(int(round(lo * scale)), m.n_frames - 1), min(int(round(hi * scale)), m.n_frames - 1))

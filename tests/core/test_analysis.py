@@ -9,9 +9,11 @@ from core.analysis import (
     analyze,
     base_foot,
     body_orientation,
+    foot_contacts,
     phase_segments,
     support_phases,
 )
+from core.motion import Motion
 from core.rig import find_rig
 
 WALK = "bandai1/walk_normal_001"
@@ -231,3 +233,22 @@ def test_analysis_finds_the_authored_contacts_of_the_demo_clips(fps):
         # one frame of the 30 fps rate, as at the other rates
         tolerance = max(1.0, fps / 30.0)
         np.testing.assert_allclose([s.start for s in got], [s.start for s in truth], atol=tolerance, err_msg=name)
+
+
+def test_the_contact_filter_window_never_outgrows_the_clip(mocap):
+    """A clip that claims a billion frames per second (made in code, past the BVH reader's
+    limits) is analysed in the memory of its own frames: the smoothing window, in seconds,
+    is clamped to the clip."""
+    import tracemalloc
+
+    walk = mocap("bandai1/walk_normal_001")[:20]
+    fast = Motion(walk.skeleton, walk.rotations, walk.positions, 1e9)
+    rig = find_rig(fast)
+    tracemalloc.start()
+    try:
+        contacts = foot_contacts(fast, rig)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert contacts.shape == (20, 2)
+    assert peak < 10e6, f"{peak / 1e6:.0f} MB for 20 frames"

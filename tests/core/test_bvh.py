@@ -414,6 +414,11 @@ MALFORMED = {
     "zero frame time": (TINY.replace("Frame Time: 0.04", "Frame Time: 0"), "Frame Time", "bad frame time"),
     "negative frame time": (TINY.replace("Frame Time: 0.04", "Frame Time: -0.04"), "Frame Time", "bad frame time"),
     "text frame time": (TINY.replace("Frame Time: 0.04", "Frame Time: fast"), "Frame Time", "bad frame time"),
+    # no capture runs at a billion or at a tenth of a frame per second: a typo, refused before
+    # it resamples a clip into gigabytes (1e-300 overflowed, 1e-9 took 1.9 GB)
+    "tiny frame time": (TINY.replace("Frame Time: 0.04", "Frame Time: 1e-300"), "Frame Time", "outside 0.001 .. 1 s"),
+    "nanosecond frame time": (TINY.replace("Frame Time: 0.04", "Frame Time: 1e-9"), "Frame Time", "outside 0.001 .. 1 s"),
+    "ten second frame time": (TINY.replace("Frame Time: 0.04", "Frame Time: 10"), "Frame Time", "outside 0.001 .. 1 s"),
     "bad frame count": (TINY.replace("Frames: 2", "Frames: two"), "Frames:", "whole number"),
     "extra frames": (TINY.replace("Frames: 2", "Frames: 1"), "1 2 3 90", "more frame lines"),
     "unknown channel": (TINY.replace("CHANNELS 3 Xposition", "CHANNELS 3 Xpos"), "Xpos Yposition", "'Xpos'"),
@@ -460,3 +465,17 @@ def test_read_bvh_names_the_path_in_errors(tmp_path):
     path.write_text(text)
     with pytest.raises(BVHError, match=rf"broken\.bvh, line {line_of(text, '1 2 3 90')}: .*declares 5"):
         read_bvh(path)
+
+
+def test_a_hierarchy_thousands_of_joints_deep_is_read_and_written_without_recursion(tmp_path):
+    """A tail of 3,000 joints (deeper than Python's recursion limit) round-trips through a
+    file, and its forward kinematics stands at the sum of its offsets."""
+    depth = 3000
+    names = tuple(f"j{i}" for i in range(depth))
+    skeleton = Skeleton(names, [-1] + list(range(depth - 1)), [[0.0, 0.0, 0.0]] + [[0.0, 1.0, 0.0]] * (depth - 1))
+    motion = Motion(skeleton, quat.identity((3, depth)), np.tile(skeleton.offsets, (3, 1, 1)), 30.0)
+    path = tmp_path / "tail.bvh"
+    write_bvh(motion, path)
+    back = read_bvh(path)
+    assert back.skeleton.names == names and np.array_equal(back.skeleton.parents, skeleton.parents)
+    np.testing.assert_allclose(back.global_positions()[:, -1], [[0.0, depth - 1.0, 0.0]] * 3, atol=1e-9)

@@ -192,3 +192,35 @@ def test_writing_through_a_symlink_replaces_the_file_it_points_to(tmp_path):
     link.symlink_to(real)
     write_atomically(link, "new")
     assert link.is_symlink() and real.read_text() == "new"
+
+
+# --------------------------------------------------------------------------
+# messages that say what is actually wrong
+
+
+@pytest.mark.parametrize("core, words", [
+    ("106-105", "core 106..105 ends before it starts"),
+    ("-5-10", "core -5..10 is not inside its frames 0.."),
+    ("5", "the core '5' must be two whole clip frames, FIRST-LAST"),
+    ("5-x", "the core '5-x' must be two whole clip frames"),
+])
+def test_a_bad_core_says_what_is_wrong_with_it(two_clips, tmp_path, capsys, core, words):
+    walk, bow = two_clips
+    assert main(["synthesize", f"{walk}@0:{core}", f"{bow}@150:30-137", "-o", str(tmp_path / "o.bvh")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and words in err, err
+    assert "START" not in err, "the start was fine"
+
+
+def test_a_clip_whose_rate_would_resample_it_into_gigabytes_is_refused():
+    """A second clip at another rate is resampled to the first's; one whose rates make that
+    a terabyte is a mistake, refused with the sizes, not a MemoryError."""
+    from core.demo import demo_clips
+    from core.motion import Motion
+    from core.synthesize import Clip, synthesize
+
+    walk = demo_clips()["walk"].motion
+    slow = Motion(walk.skeleton, walk.rotations, walk.positions, 1e-6)  # made in code: no reader to refuse it
+    with pytest.raises(ValueError, match=r"'slow' at 1e-06 fps would be resampled to the first clip's 30 fps as "
+                                         r"[\d,]+ frames \([\d.]+ GB\)"):
+        synthesize([Clip(walk, 0, None, "walk"), Clip(slow, walk.n_frames + 10, None, "slow")])
