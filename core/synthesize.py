@@ -94,13 +94,18 @@ def synthesize(
         name=clips[0].name,
     )
     pairs, rejected, joined = [], [], [(clips[0], clips[0])]  # joined: (previous clip, next clip) per pair
+    # clips come in the order of their cores; one is left out only when its core overlaps an
+    # accepted one (the last accepted, as accepted cores do not overlap)
+    accepted_core = (clips[0].start + clips[0].core_range[0], track.core_end)
     for clip, clip_contacts in zip(clips[1:], contacts[1:]):
         core_begin = clip.start + clip.core_range[0]
         if core_begin <= track.core_end:
             rejected.append(Rejection(clip.name, (
-                f"its core starts at frame {core_begin}, before the core of '{track.name}' ends at frame "
-                f"{track.core_end}; move it later or shorten one of the cores")))
+                f"its core (output frames {core_begin}..{clip.start + clip.core_range[1]}) overlaps the core of "
+                f"'{track.name}' (output frames {accepted_core[0]}..{accepted_core[1]}); move '{clip.name}' so its "
+                f"core starts after frame {track.core_end}, or shorten one of the cores")))
             continue
+        accepted_core = (core_begin, clip.start + clip.core_range[1])
         pair = plan_pair(track, clip, clip_contacts, ctx)
         room = core_begin - track.core_end - 1
         if room < ctx.options.min_blend_s * ctx.fps:
@@ -207,4 +212,6 @@ def _checked(clips: Sequence[Clip]) -> list[Clip]:
             core = (min(int(round(lo * scale)), m.n_frames - 1), min(int(round(hi * scale)), m.n_frames - 1))
             c = Clip(m, c.start, core if c.core is not None else None, c.name)
         out.append(c)
-    return sorted(out, key=lambda c: c.start)
+    # in the order of their cores (a clip may start earlier than another and still have
+    # its core after the other's: the NLA lays out long lead-ins that way)
+    return sorted(out, key=lambda c: (c.start + c.core_range[0], c.start))

@@ -298,6 +298,32 @@ def test_overlapping_cores_reject_the_following_clip_and_the_rest_still_synthesi
     assert [(p.prev, p.next) for p in result.plan.pairs] == [("walk", "bow")]
 
 
+def test_clips_are_taken_in_the_order_of_their_cores_and_left_out_only_when_cores_overlap(clips, mocap):
+    """A clip may start before another and still have its core after the other's (a long
+    lead-in, as laid out in the NLA): both are kept, in the order of their cores, and both
+    cores come out exact. A clip is left out only when its core overlaps an accepted one,
+    and the reason names both cores in output frames."""
+    walk, dance = clips[WALK], mocap(DANCE)
+    timeline = [Clip(walk, 100, (0, 50), "walk"), Clip(dance, 0, (200, 300), "dance")]
+    result = synthesize(timeline)
+    assert not result.plan.rejected
+    assert [(p.prev, p.next) for p in result.plan.pairs] == [("walk", "dance")]
+    rig = find_rig(walk)
+    height = body_height(walk, rig)
+    out = result.motion.global_positions()
+    placed = aligned_clips(result, [timeline[0], timeline[1]], rig)
+    for clip in timeline:
+        lo, hi = clip.core_range
+        got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
+        np.testing.assert_allclose(got, placed[clip.name].global_positions()[lo : hi + 1], atol=1e-6 * height)
+
+    overlapping = [Clip(walk, 100, (0, 150), "walk"), Clip(dance, 0, (200, 300), "dance")]
+    result = synthesize(overlapping)
+    (rejection,) = result.plan.rejected
+    assert rejection.clip == "dance"
+    assert "output frames 200..300" in rejection.reason and "'walk' (output frames 100..250)" in rejection.reason
+
+
 # ---------------------------------------------------------------- what the output keeps
 
 
