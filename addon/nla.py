@@ -347,6 +347,11 @@ def rejection_text(plan: dict) -> str:
     return "; ".join(f"strip {r['clip']!r} rejected: {r['reason']}" for r in plan["rejected"])
 
 
+def warning_text(plan: dict) -> str:
+    """One line with the plan's warnings about the timeline as a whole, or ``""``."""
+    return "; ".join(plan.get("warnings", ()))
+
+
 def signature_parts(
     obj: bpy.types.Object, strips: list, responsiveness: float, preview: bpy.types.Action | None = None,
 ) -> Iterator[str]:

@@ -101,6 +101,8 @@ class SMART_MOTION_OT_synthesize(_Reported, bpy.types.Operator):
         )
         if plan.rejected:
             self.report({'WARNING'}, nla.rejection_text(plan.to_dict()))
+        if plan.warnings:
+            self.report({'WARNING'}, nla.warning_text(plan.to_dict()))
         return {'FINISHED'}
 
 
@@ -124,6 +126,8 @@ class SMART_MOTION_OT_bake(_Reported, bpy.types.Operator):
         )
         if plan["rejected"]:
             self.report({'WARNING'}, nla.rejection_text(plan))
+        if plan.get("warnings"):
+            self.report({'WARNING'}, nla.warning_text(plan))
         return {'FINISHED'}
 
 

@@ -114,6 +114,9 @@ def _draw_plan(layout, armature) -> None:
             first, last = pair["gap"]
             box.label(text=f"    gap {first}-{last}: {quality.ratios()}",
                       icon='ERROR' if quality.flags else 'CHECKMARK')
+    for warning in plan.get("warnings", ()):
+        for i, line in enumerate(nla.wrapped(warning)):
+            box.label(text=line, icon='ERROR' if i == 0 else 'NONE')
     for rejected in plan["rejected"]:
         box.label(text=f"Rejected {rejected['clip']}", icon='ERROR')
         for line in nla.wrapped(rejected["reason"]):

@@ -180,6 +180,7 @@ class Plan:
     clips: tuple[str, ...]
     pairs: tuple[PairPlan, ...]
     rejected: tuple[Rejection, ...]
+    warnings: tuple[str, ...] = ()  # about the timeline as a whole (clips on another skeleton's bone lengths)
 
     def to_dict(self) -> dict:
         return {
@@ -190,6 +191,7 @@ class Plan:
             "clips": list(self.clips),
             "pairs": [p.to_dict() for p in self.pairs],
             "rejected": [r.to_dict() for r in self.rejected],
+            "warnings": list(self.warnings),
         }
 
     def to_json(self, **kw) -> str:
@@ -199,10 +201,12 @@ class Plan:
     def from_dict(cls, d: dict) -> "Plan":
         """The plan :meth:`to_dict` wrote (the JSON of ``--plan``), back as data."""
         return cls(float(d["fps"]), float(d["responsiveness"]), int(d["start"]), int(d["end"]), tuple(d["clips"]),
-                   tuple(PairPlan.from_dict(p) for p in d["pairs"]), tuple(Rejection.from_dict(r) for r in d["rejected"]))
+                   tuple(PairPlan.from_dict(p) for p in d["pairs"]), tuple(Rejection.from_dict(r) for r in d["rejected"]),
+                   tuple(d.get("warnings", ())))
 
     def summary(self) -> str:
         lines = [f"frames {self.start}..{self.end} at {self.fps:g} fps, responsiveness W = {self.responsiveness:g}"]
+        lines += [f"warning: {w}" for w in self.warnings]
         for p in self.pairs:
             lines.append(f"{p.prev} -> {p.next}: {p.method}")
             if p.warning:

@@ -128,6 +128,7 @@ def synthesize(
         clips=tuple(c.name for c in clips),
         pairs=tuple(pairs),
         rejected=tuple(rejected),
+        warnings=tuple(_bone_length_warnings(clips)),
     )
     return Result(motion, plan, track.contacts)
 
@@ -168,6 +169,37 @@ def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tu
                                            output_levels=levels,
                                            sources=[(figures[id(prev)], prev.start), (figures[id(nxt)], nxt.start)]))
             for p, (prev, nxt) in zip(pairs, joined)]
+
+
+# Bones of clips on "the same" skeleton (same names and hierarchy) may still differ in
+# length: another performer, another calibration. Beyond this share the plan says so.
+BONE_LENGTH_TOLERANCE = 0.02
+
+
+def _bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
+    """A warning for each clip whose bones differ in length from the first clip's by more
+    than BONE_LENGTH_TOLERANCE, naming them: the output is on the first clip's skeleton, so
+    such a clip's core keeps its joint rotations but not its joint positions."""
+    ref = clips[0]
+    lengths = np.linalg.norm(ref.motion.skeleton.offsets, axis=-1)
+    warnings = []
+    for clip in clips[1:]:
+        own = np.linalg.norm(clip.motion.skeleton.offsets, axis=-1)
+        change = (own - lengths) / np.where(lengths > 0, lengths, 1.0)
+        off = [j for j in np.argsort(-np.abs(change)) if lengths[j] > 0 and abs(change[j]) > BONE_LENGTH_TOLERANCE]
+        if not off:
+            continue
+        every = np.flatnonzero(lengths > 0)
+        if len(off) == len(every) and np.ptp(change[every]) <= BONE_LENGTH_TOLERANCE:
+            names = f"every bone {100 * np.median(change[every]):+.0f} %: another performer's size, or another unit"
+        else:
+            names = ", ".join(f"{clip.motion.skeleton.names[j]} {100 * change[j]:+.0f} %" for j in off[:6])
+            names += f" and {len(off) - 6} more" if len(off) > 6 else ""
+        warnings.append(
+            f"clip '{clip.name}' has bones of other lengths than '{ref.name}' ({names}); the output is on the "
+            f"skeleton of '{ref.name}', so the core of '{clip.name}' keeps its joint rotations but not its joint "
+            f"positions")
+    return warnings
 
 
 # A clip at another frame rate is resampled to the first clip's; past this size the

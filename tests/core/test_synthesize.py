@@ -1,5 +1,6 @@
 """The synthesis engine (Oshita 2014 section 4, on the methods of 2008 sections 5-7), on real capture."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -7,6 +8,8 @@ import pytest
 
 from core import quat
 from core.analysis import Phase, foot_contacts, phase_segments, support_phases
+from core.motion import Motion
+from core.plan import Plan
 from core.rig import body_height, find_rig, leg_length
 from core.synthesize import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, synthesize
 
@@ -612,3 +615,34 @@ def test_a_step_lands_where_the_plan_says(clips, mocap):
                 assert np.linalg.norm(off - (off @ up) * up) < 0.005 * leg, f"{a} > {b}: the {step.foot} step"
                 checked += 1
     assert checked > 10
+
+
+def test_a_clip_with_other_bone_lengths_is_synthesized_with_a_warning_naming_the_bones(clips):
+    """Same names and hierarchy, bones 1.3 times longer (another performer): accepted, but the
+    plan warns and names the bones, as its core keeps its rotations on the first clip's skeleton,
+    not its positions. Within 2 % (calibration) nothing is said."""
+    walk, bow = clips[WALK], clips[BOW]
+
+    def scaled(motion, k):
+        skeleton = dataclasses.replace(motion.skeleton, offsets=motion.skeleton.offsets * k)
+        positions = np.array(motion.positions)
+        positions[:, 1:] *= k
+        positions[:, 0] *= k
+        return Motion(skeleton, motion.rotations, positions, motion.fps)
+
+    timeline = [Clip(walk, 0, (0, 100), "walk"), Clip(scaled(bow, 1.3), 150, (30, 137), "tall bow")]
+    result = synthesize(timeline)
+    (warning,) = result.plan.warnings
+    assert "'tall bow'" in warning and "every bone +30 %" in warning and "rotations" in warning
+    assert result.plan.pairs and "warning: clip 'tall bow'" in result.plan.summary()
+    assert Plan.from_dict(json.loads(result.plan.to_json())).warnings == result.plan.warnings
+    close = [Clip(walk, 0, (0, 100), "walk"), Clip(scaled(bow, 1.015), 150, (30, 137), "bow")]
+    assert synthesize(close).plan.warnings == ()
+    # one bone longer: named
+    thigh = walk.skeleton.names.index("LowerLeg_L")  # the thigh is the knee's offset
+    offsets = np.array(bow.skeleton.offsets)
+    offsets[thigh] *= 1.1
+    long_thigh = Motion(dataclasses.replace(bow.skeleton, offsets=offsets), bow.rotations,
+                        np.where(np.arange(len(offsets))[None, :, None] == thigh, offsets[None], bow.positions), bow.fps)
+    (warning,) = synthesize([Clip(walk, 0, (0, 100), "walk"), Clip(long_thigh, 150, (30, 137), "bow")]).plan.warnings
+    assert "(LowerLeg_L +10 %)" in warning
