@@ -28,12 +28,12 @@ import numpy as np
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, horizontal, moving_feet
 from .contacts import step_lift
-from .motion import Motion, forward_kinematics
-from .optimize import (body_frames, body_velocity, distance_matrix, optimal_blend_range, pose_acceleration,
-                       pose_velocity, primary_joints)
+from .motion import forward_kinematics
+from .optimize import (body_frame_joints, body_frames_of, body_velocity, distance_matrix, optimal_blend_range,
+                       pose_acceleration, pose_velocity, primary_joints)
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
-from .track import (Context, PhaseSpan, Track, ankles_at, base_foot_at, contacts_at, feet_at, frame_range, moving_phases,
-                    stance_foot, warp_connection_prev, warp_transition_next)
+from .track import (Context, Feet, PhaseSpan, Track, base_foot_at, contacts_at, foot_joints, frame_range,
+                    moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
 from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
                       pose_to_motion_weights)
 
@@ -53,10 +53,17 @@ class _Sides:
         joints = np.concatenate(list(parts.values()))
         # one pass of forward kinematics over both sides' frames (features are per
         # frame), split by side and body part afterwards
+        # the feet too, for planning's look-ups of where they stand (see core.track.Feet)
         n_prev = len(track.rotations) - lo
-        stacked = Motion._trusted(clip.motion.skeleton, np.concatenate([track.rotations[lo:], head.rotations]),
-                                  np.concatenate([track.positions[lo:], head.positions]), ctx.fps)
-        feats, pelvis, axes = body_frames(stacked, ctx.rig, joints, ctx.up)
+        wanted = body_frame_joints(ctx.rig, joints)
+        parents = clip.motion.skeleton.parents
+        world = forward_kinematics(np.concatenate([track.rotations[lo:], head.rotations]),
+                                   np.concatenate([track.positions[lo:], head.positions]), parents,
+                                   np.concatenate([wanted, foot_joints(ctx.rig)]), rotations_out=False)[0]
+        feats, pelvis, axes = body_frames_of(world[:, : len(wanted)], clip.motion.skeleton, ctx.rig, ctx.up)
+        feet = world[:, len(wanted) :].reshape(len(world), 2, 2, 3)
+        self.prev_feet = Feet(feet[:n_prev], lo, track.rotations, track.positions, parents, ctx.rig)
+        self.next_feet = Feet(feet[n_prev:], 0, clip.motion.rotations, clip.motion.positions, parents, ctx.rig)
         both = feats[:n_prev], feats[n_prev:]
         at = 0
         for part, js in parts.items():
@@ -214,7 +221,7 @@ def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context)
     abrupt = None
     for _, _, p0, t1s in sorted(options, key=lambda o: (o[0], o[1]), reverse=True):
         pair = _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b)
-        if not _step_fits(track, clip, pair, p0, ctx):
+        if not _step_fits(track, clip, sides, pair, p0, ctx):
             continue
         if pair.segment("lower").excess <= 1.0:
             return pair
@@ -241,7 +248,7 @@ def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> Pai
                     sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx, eased=(False, False)),
                     (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
-    alignment = _align(track, clip, ctx, prev_frame=(p0.first + p0.last) // 2,
+    alignment = _align(track, clip, ctx, sides, prev_frame=(p0.first + p0.last) // 2,
                        next_frame=warp_transition_next(np.array([(p0.first + p0.last) // 2]), p0, p1,
                                                        ctx.options.warp_ramp_s * ctx.fps)[0] - clip.start,
                        foot=stance_foot(p0.phase))
@@ -274,10 +281,10 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     j = int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))
     if stance >= 0 and clip_contacts[j, stance]:
         # on the standing foot's place and heading: it stands through the join
-        alignment = _align(track, clip, ctx, prev_frame=p0.last, next_frame=j, foot=stance, heading=True)
+        alignment = _align(track, clip, ctx, sides, prev_frame=p0.last, next_frame=j, foot=stance, heading=True)
     else:
         moved = 1 - stance if stance >= 0 else -1
-        alignment = _align(track, clip, ctx, prev_frame=min(p0.last + 1, track.last), next_frame=j, foot=moved)
+        alignment = _align(track, clip, ctx, sides, prev_frame=min(p0.last + 1, track.last), next_frame=j, foot=moved)
     return PairPlan(track.name, clip.name, CONNECTION, p0.as_tuple(), None, (lower, upper), alignment)
 
 
@@ -311,7 +318,7 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, frame_range(c0e, c1b - 1), frame_range(c0e + 1, c1b))
     frames = [pace.seconds(x[3], x[2] is not None) * ctx.fps for x in stepping]
-    steps = [_with_way(s, track, clip, clip_contacts, alignment, r, c1b, ctx) if s.blend == "step" else s
+    steps = [_with_way(s, track, clip, clip_contacts, sides, alignment, r, c1b, ctx) if s.blend == "step" else s
              for s in _one_at_a_time(stepping, r, frames)]
     if sum(frames) > r.t1 - r.t0 + 1e-9:
         quick = (f"steps quicker than the clips' pace: S1's {(r.t1 - r.t0) / ctx.fps:.2f} s for {len(steps)} steps of "
@@ -350,14 +357,12 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     stance during S1 (so that the core is the clip's own).
     """
     releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
-    alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, r)
+    alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, sides, r)
     hold = not releases and not steps
-    parents = clip.motion.skeleton.parents
     # how far each foot stands from the clip's stance: its ankle or its toe (a foot that
     # must turn on the spot moves its toe)
-    kept = feet_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)
-    own = alignment.apply_points(feet_at(clip.motion.rotations, clip.motion.positions, r.t1 - clip.start, parents,
-                                         ctx.rig))
+    kept = sides.prev_feet.at(r.t0 - track.first)
+    own = alignment.apply_points(sides.next_feet.at(r.t1 - clip.start))
     apart = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1).max(axis=-1)
     standing = contacts_at(track, r.t0)
     planned = {("left", "right").index(s.foot) for s in steps}
@@ -397,20 +402,18 @@ def _one_at_a_time(stepping: list, r, frames: list[float]) -> list[Segment]:
     return segments
 
 
-def _with_way(step: Segment, track: Track, clip: Clip, clip_contacts: np.ndarray, alignment: Alignment, r, c1b: int,
-              ctx: Context) -> Segment:
+def _with_way(step: Segment, track: Track, clip: Clip, clip_contacts: np.ndarray, sides: _Sides, alignment: Alignment,
+              r, c1b: int, ctx: Context) -> Segment:
     """The step with its way: from where the foot stands when S1 starts to where the aligned
     clip has it when the step lands (where the core has it, when the clip keeps it down from
     there into its core: the contact stage holds it there), and how high it rises (as the
     contact stage draws it)."""
     k = ("left", "right").index(step.foot)
-    parents = clip.motion.skeleton.parents
-    start = ankles_at(track.rotations, track.positions, r.t0 - track.first, parents, ctx.rig)[k]
+    start = sides.prev_feet.ankles(r.t0 - track.first)[k]
     # (down from its landing to the end of S1, as the plan has it; after S1, as the clip has it)
     stays = clip_contacts[max(max(step.end, r.t1) + 1 - clip.start, 0) : c1b - clip.start + 1, k]
     lands = c1b if stays.all() and step.end <= r.t1 else step.end
-    end = alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, lands - clip.start,
-                                           parents, ctx.rig))[k]
+    end = alignment.apply_points(sides.next_feet.ankles(lands - clip.start))[k]
     lift = step_lift(np.linalg.norm(horizontal(end - start, ctx.up)), ctx.leg, ctx.options.contacts)
     return replace(step, way=(tuple(start), tuple(end), lift))
 
@@ -421,7 +424,8 @@ def _landing(track: Track, foot: int, r) -> int:
     return int(r.t0 + down[0]) if len(down) else int(r.t1)
 
 
-def _adaptation_alignment(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context, r) -> Alignment:
+def _adaptation_alignment(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context, sides: _Sides,
+                          r) -> Alignment:
     """The following clip placed for adaptation over S1 ``r`` (2008, 4.2): on a foot
     the previous motion stands on when S1 starts, where the following clip last
     plants that foot by the end of S1.
@@ -439,7 +443,7 @@ def _adaptation_alignment(track: Track, clip: Clip, clip_contacts: np.ndarray, c
         if len(planted) and (choice is None or planted[-1] > choice[0]):
             choice = (int(planted[-1]), int(foot))
     frame, foot = choice if choice is not None else (j1, base_foot_at(track, r.t0))
-    return _align(track, clip, ctx, prev_frame=r.t0, next_frame=frame, foot=foot)
+    return _align(track, clip, ctx, sides, prev_frame=r.t0, next_frame=frame, foot=foot)
 
 
 def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
@@ -535,7 +539,7 @@ def _step_pace(track: Track, clip: Clip, next_moving: list[PhaseSpan], ctx: Cont
                  float(np.median(strides)) if strides else 0.0, o.step_delay, o.contacts.min_step_s)
 
 
-def _step_fits(track: Track, clip: Clip, pair: PairPlan, p0: PhaseSpan, ctx: Context) -> bool:
+def _step_fits(track: Track, clip: Clip, sides: _Sides, pair: PairPlan, p0: PhaseSpan, ctx: Context) -> bool:
     """Whether a connection's step is the previous phase's, scaled by s_max at most.
 
     The connection bends the previous phase's moving foot onto where the
@@ -545,12 +549,10 @@ def _step_fits(track: Track, clip: Clip, pair: PairPlan, p0: PhaseSpan, ctx: Con
     which steps it home at the pace of the clips' own steps, does better.
     """
     moved = np.array(moving_feet(p0.phase), dtype=bool)
-    parents = clip.motion.skeleton.parents
-    takeoff = ankles_at(track.rotations, track.positions, p0.first - track.first, parents, ctx.rig)
-    landing = ankles_at(track.rotations, track.positions, p0.last + 1 - track.first, parents, ctx.rig)
+    takeoff = sides.prev_feet.ankles(p0.first - track.first)
+    landing = sides.prev_feet.ankles(p0.last + 1 - track.first)
     t1 = pair.segment("lower").end
-    target = pair.alignment.apply_points(ankles_at(clip.motion.rotations, clip.motion.positions, t1 - clip.start,
-                                                    parents, ctx.rig))
+    target = pair.alignment.apply_points(sides.next_feet.ankles(t1 - clip.start))
     own = np.linalg.norm(horizontal(landing - takeoff, ctx.up), axis=-1)
     bent = np.linalg.norm(horizontal(target - takeoff, ctx.up), axis=-1)
     # the moving foot: its step stretched by s_max at most; a standing foot: it stays
@@ -559,7 +561,7 @@ def _step_fits(track: Track, clip: Clip, pair: PairPlan, p0: PhaseSpan, ctx: Con
     return bool(np.all(bent <= limit))
 
 
-def _align(track: Track, clip: Clip, ctx: Context, *, prev_frame: int, next_frame: float, foot: int,
+def _align(track: Track, clip: Clip, ctx: Context, sides: _Sides, *, prev_frame: int, next_frame: float, foot: int,
            heading: bool = False) -> Alignment:
     """The following clip placed on the previous motion (2008, 4.2-4.3); with ``heading``, turned
     by the anchor foot's heading (ankle to toe) instead of the body orientation."""
@@ -576,15 +578,9 @@ def _align(track: Track, clip: Clip, ctx: Context, *, prev_frame: int, next_fram
                                    np.concatenate([track.positions[lo : i + 1], clip.motion.positions[j : j + reach]]),
                                    parents, ctx.rig, ctx.up, ankles=False)
     # the feet only where the clips meet
-    feet = forward_kinematics(np.stack([track.rotations[i], clip.motion.rotations[j]]),
-                              np.stack([track.positions[i], clip.motion.positions[j]]), parents,
-                              [ctx.rig.leg("L").ankle, ctx.rig.leg("R").ankle], rotations_out=False)[0]
+    feet = sides.prev_feet.at(i), sides.next_feet.at(j)
     headings = None
-    toe = ctx.rig.leg("LR"[foot]).toe if foot in (0, 1) else None
-    if heading and toe is not None:
-        ends = forward_kinematics(np.stack([track.rotations[i], clip.motion.rotations[j]]),
-                                  np.stack([track.positions[i], clip.motion.positions[j]]), parents,
-                                  [ctx.rig.leg("LR"[foot]).ankle, toe], rotations_out=False)[0]
-        headings = (ends[0, 1] - ends[0, 0], ends[1, 1] - ends[1, 0])
+    if heading and foot in (0, 1) and ctx.rig.leg("LR"[foot]).toe is not None:
+        headings = (feet[0][foot, 1] - feet[0][foot, 0], feet[1][foot, 1] - feet[1][foot, 0])
     return align_clip((pelvis[:n_prev], facing[:n_prev], None), i - lo, (pelvis[n_prev:], facing[n_prev:], None), 0,
-                      foot, ctx.up, distance=0.2 * ctx.leg, feet=(feet[0], feet[1]), foot_headings=headings)
+                      foot, ctx.up, distance=0.2 * ctx.leg, feet=(feet[0][:, 0], feet[1][:, 0]), foot_headings=headings)

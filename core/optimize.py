@@ -138,15 +138,25 @@ def body_frames(motion: Motion, rig: Rig, joints: np.ndarray,
     """
     joints = np.asarray(joints, dtype=np.int64).reshape(-1)
     up = detect_up(motion, rig) if up is None else np.asarray(up, dtype=np.float64).reshape(3)
-    hip_left, hip_right = rig.leg("L").hip, rig.leg("R").hip
-    wanted = np.concatenate([[rig.pelvis, hip_left, hip_right], joints])
-    gpos = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, wanted, rotations_out=False)[0]
+    gpos = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents,
+                              body_frame_joints(rig, joints), rotations_out=False)[0]
+    return body_frames_of(gpos, motion.skeleton, rig, up)
+
+
+def body_frame_joints(rig: Rig, joints: np.ndarray) -> np.ndarray:
+    """The joints :func:`body_frames_of` reads, in its order: the pelvis, the hips, then ``joints``."""
+    return np.concatenate([[rig.pelvis, rig.leg("L").hip, rig.leg("R").hip], np.asarray(joints, dtype=np.int64)])
+
+
+def body_frames_of(gpos: np.ndarray, skeleton, rig: Rig, up: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`body_frames` from world positions ``(F, 3 + n, 3)`` of :func:`body_frame_joints`
+    (for a caller whose pass of forward kinematics evaluates other joints too)."""
     pelvis = gpos[:, 0]
     forward = pelvis_facing(gpos[:, 1], gpos[:, 2], up)
     left = quat.cross(up, forward)
     # rows are the body axes, so basis @ v gives v's (left, up, forward) coordinates
     basis = np.stack([left, np.broadcast_to(up, left.shape), forward], axis=1)
-    leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
+    leg = 0.5 * (leg_length(skeleton, rig, "L") + leg_length(skeleton, rig, "R"))
     relative = gpos[:, 3:] - pelvis[:, None]
     return np.matmul(relative, basis.transpose(0, 2, 1)) / leg, pelvis / leg, basis
 

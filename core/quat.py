@@ -69,17 +69,30 @@ def mul_vec(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate vectors ``v (..., 3)`` by unit quaternions ``q (..., 4)``."""
     q = _check(q)
     v = np.asarray(v, dtype=np.float64)
-    w = q[..., :1]
-    u = q[..., 1:]
-    t = 2.0 * cross(u, v)
-    return v + w * t + cross(u, t)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
+    # v + w t + u x t with t = 2 u x v (u the vector part), component by component
+    # into one array: it is hot, mostly on a few frames, where stacking costs more
+    # than the arithmetic
+    tx = 2.0 * (y * vz - z * vy)
+    ty = 2.0 * (z * vx - x * vz)
+    tz = 2.0 * (x * vy - y * vx)
+    out = np.empty(np.broadcast_shapes(q.shape[:-1] + (3,), v.shape))
+    out[..., 0] = vx + w * tx + (y * tz - z * ty)
+    out[..., 1] = vy + w * ty + (z * tx - x * tz)
+    out[..., 2] = vz + w * tz + (x * ty - y * tx)
+    return out
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.cross`` over the last axis of 3-vectors (broadcast), without its axis bookkeeping (it is hot)."""
     ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
     bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx], axis=-1)
+    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)))
+    out[..., 0] = ay * bz - az * by
+    out[..., 1] = az * bx - ax * bz
+    out[..., 2] = ax * by - ay * bx
+    return out
 
 
 def inv_mul_vec(q: np.ndarray, v: np.ndarray) -> np.ndarray:

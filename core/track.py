@@ -73,20 +73,52 @@ def frame_range(lo: int, hi: int) -> np.ndarray:
     return np.arange(lo, hi + 1) if hi >= lo else np.arange(0)
 
 
-def ankles_at(rotations: np.ndarray, positions: np.ndarray, frame: int, parents: np.ndarray, rig: Rig) -> np.ndarray:
-    """World positions ``(2, 3)`` of the left and right ankle at one frame (clamped) of a pose sequence."""
-    i = int(np.clip(frame, 0, len(rotations) - 1))
-    ankles = [rig.leg("L").ankle, rig.leg("R").ankle]
-    return forward_kinematics(rotations[i], positions[i], parents, ankles, rotations_out=False)[0]
+def foot_joints(rig: Rig) -> list[int]:
+    """The (left ankle, left toe, right ankle, right toe) joints, the ankle again where a leg has no toe."""
+    legs = [rig.leg("L"), rig.leg("R")]
+    return [j for leg in legs for j in (leg.ankle, leg.ankle if leg.toe is None else leg.toe)]
 
 
 def feet_at(rotations: np.ndarray, positions: np.ndarray, frame: int, parents: np.ndarray, rig: Rig) -> np.ndarray:
     """World positions ``(2, 2, 3)`` of the (left, right) (ankle, toe) at one frame (clamped) of a
     pose sequence (the ankle again where the rig has no toe)."""
     i = int(np.clip(frame, 0, len(rotations) - 1))
-    legs = [rig.leg("L"), rig.leg("R")]
-    joints = [j for leg in legs for j in (leg.ankle, leg.ankle if leg.toe is None else leg.toe)]
-    return forward_kinematics(rotations[i], positions[i], parents, joints, rotations_out=False)[0].reshape(2, 2, 3)
+    return forward_kinematics(rotations[i], positions[i], parents, foot_joints(rig),
+                              rotations_out=False)[0].reshape(2, 2, 3)
+
+
+@dataclass(frozen=True)
+class Feet:
+    """The feet of a pose sequence over a window of its frames, evaluated once.
+
+    Planning looks up where the feet stand at a handful of frames of each side
+    (where S1 starts and ends, where steps leave and land); each look-up as its
+    own pass of forward kinematics cost more than all of them together from the
+    pass the pose features already make. Frames outside the window are
+    evaluated on demand (same products, so the same bits).
+
+    points     ``(n, 2, 2, 3)`` world (left, right) (ankle, toe) at sequence
+               frames ``first .. first + n - 1`` (:func:`feet_at`'s layout).
+    rotations, positions, parents, rig  the sequence, for frames outside the window.
+    """
+
+    points: np.ndarray
+    first: int
+    rotations: np.ndarray
+    positions: np.ndarray
+    parents: np.ndarray
+    rig: Rig
+
+    def at(self, frame: int) -> np.ndarray:
+        """:func:`feet_at` at sequence ``frame`` (clamped to the sequence): ``(2, 2, 3)``."""
+        i = int(np.clip(frame, 0, len(self.rotations) - 1))
+        if self.first <= i < self.first + len(self.points):
+            return self.points[i - self.first]
+        return feet_at(self.rotations, self.positions, i, self.parents, self.rig)
+
+    def ankles(self, frame: int) -> np.ndarray:
+        """World left and right ankle ``(2, 3)`` at sequence ``frame`` (clamped)."""
+        return self.at(frame)[:, 0]
 
 
 def stance_foot(phase: Phase) -> int:

@@ -102,3 +102,22 @@ def test_power_takes_its_own_arc_even_the_long_way():
     assert np.isclose(quat.angle(half, quat.identity()), np.pi - 0.25)
     np.testing.assert_allclose(np.abs(quat.dot(quat.power(long_way, 1.0), long_way)), 1.0)
     np.testing.assert_allclose(quat.power(quat.from_axis_angle(up, 0.5), 0.5), quat.from_axis_angle(up, 0.25))
+
+
+def test_mul_vec_and_cross_component_wise_are_the_stacked_formula_bit_for_bit():
+    """The hot component-wise mul_vec and cross compute the obvious stacked formula
+    (v + w t + u x t, t = 2 u x v) with the same products in the same order, broadcasting alike."""
+    rng = np.random.default_rng(3)
+    q = quat.normalize(rng.normal(size=(5, 1, 4)))
+    v = rng.normal(size=(1, 7, 3))
+
+    def stacked_cross(a, b):
+        return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                         a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+
+    u = q[..., 1:]
+    t = 2.0 * stacked_cross(u, v)
+    assert np.array_equal(quat.mul_vec(q, v), v + q[..., :1] * t + stacked_cross(u, t))
+    assert np.array_equal(quat.cross(u, v), stacked_cross(u, v))
+    assert np.allclose(quat.cross(u, v), np.cross(u, v))
+    assert quat.mul_vec(q[0, 0], v[0, 0]).shape == (3,)
