@@ -481,6 +481,8 @@ def find_rig(skeleton: Skeleton | Motion, overrides: dict | None = None, up=None
         joint_names=skel.names, method=method,
     )
     _validate(tree, rig)
+    if not any(k.endswith((".hip", ".knee", ".ankle")) for k in fixed):
+        _check_legs_hang(tree, skel, poses, rig)
     return rig
 
 
@@ -673,6 +675,52 @@ def _centre(tree: _Tree, scores, fixed: dict, pelvis: int, legs: dict, arms: dic
     return spine, as_int(chest), as_int(neck), as_int(head)
 
 
+# A leg hangs from the hip: its ankle stands below the pelvis, away from the head, by most of
+# the leg's length when standing (about its whole length) and by a good part of it over a
+# motion, however much it crouches. Arms taken for legs do not (in a T or A pose the wrist
+# is near the shoulder's height), nor does any other chain.
+HANG_REST = 0.75  # leg lengths below the pelvis in the rest pose, at least
+HANG_MOTION = 0.5  # leg lengths below the pelvis in the median frame of a motion, at least
+
+
+def _check_legs_hang(tree: _Tree, skel: Skeleton, poses: _Poses, rig: Rig) -> None:
+    """Raise :class:`RigError` when the found legs do not hang below the pelvis towards
+    the floor, away from the head (or the top of the spine), in the rest pose and over
+    the motion: then they are not legs, and the message says which roles to map."""
+    top = next((j for j in (rig.head, rig.neck, rig.chest) if j is not None and j != rig.pelvis), None)
+    if top is None:
+        return  # nothing above the pelvis to tell up from down by
+    # Over the motion where there is one (a file's rest pose may be any pose: Bandai Namco's
+    # lays every bone along X, one leg along the spine and the other against it); in the
+    # rest pose otherwise, unless it lays a leg along the spine like that, when it says
+    # nothing either way (neither a standing pose nor arms held out do).
+    if poses.has_motion:
+        checks = [(poses.positions, HANG_MOTION, "over the motion")]
+    else:
+        rest = skel.rest_positions()[None]
+        spine = _unit(rest[0, top] - rest[0, rig.pelvis])
+        legs = [_unit(rest[0, rig.leg(s).ankle] - rest[0, rig.leg(s).hip]) for s in SIDES]
+        checks = [] if any(float(leg @ spine) > 0.9 for leg in legs) else [(rest, HANG_REST, "in the rest pose")]
+    for P, least, where in checks:
+        up = _unit(P[:, top] - P[:, rig.pelvis])
+        for side in SIDES:
+            leg = rig.leg(side)
+            length = np.linalg.norm(P[:, leg.knee] - P[:, leg.hip], axis=-1) + np.linalg.norm(
+                P[:, leg.ankle] - P[:, leg.knee], axis=-1)
+            below = float(np.median(-np.sum((P[:, leg.ankle] - P[:, rig.pelvis]) * up, axis=-1)
+                                    / np.maximum(length, 1e-12)))
+            if below < least:
+                names = tree.names
+                chain = " -> ".join(names[j] for j in (leg.hip, leg.knee, leg.ankle))
+                keys = ", ".join(f"{_SIDE_WORD[s]}.{r}" for s in SIDES for r in ("hip", "knee", "ankle"))
+                raise RigError(
+                    f"the {_SIDE_WORD[side]} leg found ({chain}) does not hang below the pelvis "
+                    f"{names[rig.pelvis]!r} towards the floor {where}: its end is {below:.2f} leg lengths below "
+                    f"it, where a leg's is about 1. These joints are not a leg (arms?); map the legs with "
+                    f"overrides for {keys} and 'pelvis', e.g. {{'left.ankle': 'LeftFoot'}}. "
+                    f"Joints: {', '.join(names)}")
+
+
 def _validate(tree: _Tree, rig: Rig) -> None:
     """Raise :class:`RigError` when the roles do not form the body's chains."""
     names = tree.names
@@ -721,6 +769,7 @@ class _Poses:
 
     def __init__(self, skeleton: Skeleton, motion: Motion | None, up):
         self._skeleton, self._motion = skeleton, motion
+        self.has_motion = motion is not None and motion.n_frames > 0
         self.up = None if up is None else _unit(np.asarray(up, dtype=np.float64).reshape(3))
         self._positions = None
 

@@ -719,3 +719,42 @@ def test_real_dataset_body_height():
     trunk = 15.7357 + np.hypot(8.98455, 0.406207) + 16.3773 + 6.45672
     assert leg_length(skeleton, rig, "L") == pytest.approx(legs, rel=1e-5)
     assert body_height(skeleton, rig) == pytest.approx(legs + trunk, rel=1e-5)
+
+
+def without(motion: Motion, dropped: set[str]) -> Motion:
+    """``motion`` with the named joints and everything below them deleted (as a user deletes bones)."""
+    skel = motion.skeleton
+    keep = [j for j in range(len(skel)) if not any(
+        a in dropped for a in (skel.names[k] for k in _chain_to_root(skel.parents, j)))]
+    index = {old: new for new, old in enumerate(keep)}
+    parents = [index[skel.parents[j]] if skel.parents[j] >= 0 else -1 for j in keep]
+    small = Skeleton(tuple(skel.names[j] for j in keep), parents, skel.offsets[keep], up=skel.up, unit=skel.unit)
+    return Motion(small, motion.rotations[:, keep], motion.positions[:, keep], motion.fps)
+
+
+def _chain_to_root(parents, j):
+    while j >= 0:
+        yield j
+        j = parents[j]
+
+
+@pytest.mark.parametrize("clip", ["bandai1/walk_normal_001", "bandai1/bow_normal_001"])
+def test_a_rig_whose_legs_were_deleted_is_refused_not_taken_by_its_arms(mocap, clip):
+    """With the leg bones deleted, the arms are the only long pair of branches left: the
+    finder must not take them as legs. Legs hang below the pelvis towards the floor, away
+    from the head, over the motion; arms do not. The message says which roles to map."""
+    legless = without(mocap(clip), {"UpperLeg_L", "UpperLeg_R"})
+    with pytest.raises(RigError, match=r"does not hang below the pelvis .* towards the floor over the motion") as caught:
+        find_rig(legless)
+    message = str(caught.value)
+    assert "left.hip, left.knee, left.ankle" in message and "'pelvis'" in message
+    find_rig(mocap(clip))  # the whole skeleton is fine
+
+
+def test_a_t_posed_skeleton_whose_legs_were_deleted_is_refused_by_its_rest_pose():
+    """Without a motion the rest pose decides, when it is a pose at all (a T pose here)."""
+    skel, _ = humanoid(CMU)
+    legless = without(still(skel, 1), {"LHipJoint", "RHipJoint"}).skeleton
+    with pytest.raises(RigError, match="does not hang below the pelvis .* in the rest pose"):
+        find_rig(legless)
+    find_rig(skel)
