@@ -1,0 +1,42 @@
+"""Fifty seeded random timelines of real clips through core.synthesize (tests/bench/fuzz.py
+runs a thousand): bad input is refused with a ValueError and nothing else goes wrong."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parents[1] / "bench" / "fuzz.py"
+# tests/bench is a folder of scripts, not a package: load the module by path
+_spec = importlib.util.spec_from_file_location("bench_fuzz", _PATH)
+fuzz = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = fuzz  # its dataclasses look their module up there
+_spec.loader.exec_module(fuzz)
+
+SEEDS = range(50)
+
+
+@pytest.fixture(scope="module")
+def clips():
+    if not fuzz.MOCAP.is_dir():
+        pytest.skip(f"real motion capture not found at {fuzz.MOCAP}")
+    return fuzz.Clips()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_random_timeline_synthesizes_with_exact_cores_and_only_the_rejections_it_must(clips, seed):
+    """No exception but the documented ValueError, no NaN, every accepted core exact, no clip
+    rejected whose core overlaps no accepted core, peak memory within the budget."""
+    outcome = fuzz.check(seed, clips)
+    assert not outcome.unexpected, outcome.error
+    assert not outcome.failures, "; ".join(outcome.failures)
+
+
+def test_the_timelines_cover_what_they_are_for(clips):
+    """The generator is not trivially passing: its timelines have several clips, rejections
+    and more than one method among them."""
+    outcomes = [fuzz.check(seed, clips) for seed in SEEDS[:10]]
+    assert sum(o.clips for o in outcomes) >= 30
+    assert sum(o.rejected for o in outcomes) > 0
+    assert len({m for o in outcomes for m in o.methods}) >= 2
