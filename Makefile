@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(PY) tests/bench/synthesis_speed.py
 	$(PY) tests/bench/bake.py
 	$(PY) tests/bench/fuzz.py
+	$(PY) tests/bench/reliability.py
 
 zip: $(STAMP)
 	@test -n "$(BLENDER_EXT)" || { echo "blender_ext.py not found inside the bpy module in $(VENV)" >&2; exit 1; }

@@ -106,6 +106,9 @@ class _Sides:
             # and the lower body (which carries the pelvis) no faster a change of the
             # body's velocity, from standing into a run say, than the clips' own
             body_velocity=self.body, max_body_accel=self._limit(self.body_accel, ctx) if part == "lower" else None,
+            # and none longer than max_blend_s: over a long gap between the cores the
+            # search then grows with the gap, not with its square
+            max_frames=max(int(round(ctx.options.max_blend_s * ctx.fps)), 1),
         )
 
     @staticmethod

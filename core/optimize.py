@@ -30,11 +30,14 @@ pose distances on a grid of about 0.1 s bound the optimum and are
 interpolated to estimate the pairs that can still win, then downhill walks
 on exact costs at 1-frame resolution start from the best few minima of the
 estimate. :func:`exhaustive_blend_range` evaluates every pair with the same
-cost function; the tests hold the two to the same optimum.
+cost function; the tests hold the two to the same optimum. A bound on the
+blend's length (``max_frames``) keeps a search over a long gap between two
+cores linear in the gap: it runs in blocks of the pairs within the bound.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -54,6 +57,10 @@ _COARSE_SEEDS = 8  # minima of the coarse estimate refined at 1-frame resolution
 _EXACT_SPAN = 4  # ranges up to this many coarse steps long are never estimated
 _WALK_RADIUS = 1.0  # a downhill walk looks this many coarse steps around its pair
 _SMALL_BLOCK = 1 << 14  # joints x pairs below which a distance block is one broadcast
+# a search whose longest blend is bounded (max_frames) over candidates reaching
+# further runs in blocks of at most this many candidate pairs, so that its
+# arrays stay a few megabytes however long the gap between the cores
+_BLOCK_PAIRS = 1 << 19
 
 
 # --------------------------------------------------------------------------
@@ -434,7 +441,7 @@ class _Search:
     def __init__(self, prev_feats, next_feats, prev_velocity, next_velocity, *,
                  t0_candidates, t1_candidates, prev_offset, next_offset, fps, phase_length_s, weights,
                  min_frames: int = 1, max_speed: float | None = None, max_accel: float | None = None,
-                 body_velocity=None, max_body_accel: float | None = None):
+                 body_velocity=None, max_body_accel: float | None = None, max_frames: int | None = None):
         prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
         _check_timing(fps, phase_length_s)
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
@@ -461,6 +468,7 @@ class _Search:
         self.w = w
         # when no candidate pair is min_frames long, the longest there are compete as if it were 1
         self.min_frames = min(max(int(min_frames), 1), max(int(self.t1[-1] - self.t0[0]), 1))
+        self.max_frames = _longest_allowed(self.t0, self.t1, self.min_frames, max_frames)
         self.max_speed = _limit(max_speed, "max_speed")
         self.max_accel = _limit(max_accel, "max_accel")
         self.max_body_accel = _limit(max_body_accel, "max_body_accel")
@@ -498,9 +506,11 @@ class _Search:
         return self.excess(i, j, distance, frames) + 1e-6 * self._unlimited_cost(i, j, distance, frames)
 
     def _unlimited_cost(self, i, j, distance, frames) -> np.ndarray:
-        """Eq. (9) with ``min_frames`` but without the speed and acceleration limits."""
+        """Eq. (9) with ``min_frames`` and ``max_frames`` but without the speed and acceleration limits."""
         cost = _cost(distance, self.v0[i], self.v1[j], frames, self.fps, self.phase_length_s, self.w)
-        return np.where(frames < self.min_frames, np.inf, cost) if self.min_frames > 1 else cost
+        if self.min_frames > 1:
+            cost = np.where(frames < self.min_frames, np.inf, cost)
+        return cost if self.max_frames is None else np.where(frames > self.max_frames, np.inf, cost)
 
     def excess(self, i, j, distance, frames) -> np.ndarray | None:
         """How far pairs ``i``, ``j`` exceed the limits: 1 at the limit, None without limits.
@@ -529,13 +539,45 @@ class _Search:
 
         A frame of margin on each side: the band may be wider, never narrower.
         """
-        longest = int(self.t1[-1] - self.t0[0])
+        longest = int(self.t1[-1] - self.t0[0]) if self.max_frames is None else self.max_frames
         if not self.w[0] > 0 or not np.isfinite(cost):
             return self.min_frames, max(longest, self.min_frames)
         reach = cost / self.w[0] * self.fps  # frames of Q_t the cost can pay for
         centre = 0.0 if self.phase_length_s is None else self.phase_length_s * self.fps
         shortest = max(self.min_frames, int(np.floor(centre - reach)) - 1)
         return shortest, max(shortest, min(longest, int(np.ceil(centre + reach)) + 1))
+
+    def blocks(self) -> list["_Search"]:
+        """The search cut into blocks of consecutive t0 candidates, each with the t1
+        candidates its pairs reach within ``max_frames`` (the whole search without a bound).
+
+        A block spans at most ``max_frames`` frames of t0 and at most
+        :data:`_BLOCK_PAIRS` pairs, so the blocks' pairs, and the time to search
+        them, grow linearly with the candidates' span. Every pair within the
+        bound lies in exactly one block.
+        """
+        if self.max_frames is None:
+            return [self]
+        rows = max(1, min(self.max_frames, _BLOCK_PAIRS // (2 * self.max_frames)))  # frames of t0 per block
+        out, i = [], 0
+        while i < len(self.t0):
+            first = int(self.t0[i])
+            i1 = int(np.searchsorted(self.t0, first + rows))
+            j0 = int(np.searchsorted(self.t1, first, side="right"))
+            j1 = int(np.searchsorted(self.t1, int(self.t0[i1 - 1]) + self.max_frames, side="right"))
+            if j1 > j0:
+                out.append(self._block(slice(i, i1), slice(j0, j1)))
+            i = i1
+        return out
+
+    def _block(self, rows: slice, columns: slice) -> "_Search":
+        """The same search over ``t0[rows]`` and ``t1[columns]`` (views; the limits stay the whole search's)."""
+        block = copy.copy(self)
+        block.t0, block.v0, block.pose0 = self.t0[rows], self.v0[rows], self.pose0[:, :, rows]
+        block.t1, block.v1, block.pose1 = self.t1[columns], self.v1[columns], self.pose1[:, :, columns]
+        if self.max_body_accel is not None:
+            block.b0, block.b1 = self.b0[rows], self.b1[columns]
+        return block
 
     def result(self, i: int, j: int) -> BlendRange:
         t0, t1 = int(self.t0[i]), int(self.t1[j])
@@ -554,6 +596,22 @@ def _check_body_velocity(body_velocity, n_prev: int, n_next: int) -> tuple[np.nd
         if v.shape != (n, 3) or not np.all(np.isfinite(v)):
             raise ValueError(f"the {side} clip's body velocity must be finite ({n}, 3) (one per frame), got {v.shape}")
     return out
+
+
+def _longest_allowed(t0: np.ndarray, t1: np.ndarray, min_frames: int, max_frames: int | None) -> int | None:
+    """The longest range ``t1 - t0`` a search over candidates ``t0``, ``t1`` (sorted) keeps, in
+    frames: ``max_frames``, lengthened where no candidate pair is both that short and
+    ``min_frames`` long; None where every candidate pair is within it (the bound cannot bite)."""
+    if max_frames is None:
+        return None
+    if int(max_frames) < 1:
+        raise ValueError(f"max_frames must be at least 1 frame or None (no bound), got {max_frames}")
+    # the shortest pair of at least min_frames each t0 has
+    first = np.searchsorted(t1, t0 + min_frames)
+    reachable = first < len(t1)
+    shortest = int((t1[first[reachable]] - t0[reachable]).min()) if reachable.any() else min_frames
+    longest = max(int(max_frames), min_frames, shortest)
+    return None if longest >= int(t1[-1] - t0[0]) else longest
 
 
 def _limit(value, name: str) -> float | None:
@@ -660,6 +718,7 @@ def exhaustive_blend_range(
     t0_candidates, t1_candidates, prev_offset: int, next_offset: int, fps: float,
     phase_length_s: float | None, weights, min_frames: int = 1, max_speed: float | None = None,
     max_accel: float | None = None, body_velocity=None, max_body_accel: float | None = None,
+    max_frames: int | None = None,
 ) -> BlendRange:
     """Eq. (9) by evaluating every candidate pair; the reference for :func:`optimal_blend_range`.
 
@@ -668,7 +727,8 @@ def exhaustive_blend_range(
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
                      phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
-                     max_accel=max_accel, body_velocity=body_velocity, max_body_accel=max_body_accel)
+                     max_accel=max_accel, body_velocity=body_velocity, max_body_accel=max_body_accel,
+                     max_frames=max_frames)
     everything = search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])
     if not np.isfinite(everything).any() and search.limited:
         return _gentlest(search)  # no pair keeps within the limits: the gentlest there is
@@ -695,6 +755,7 @@ def optimal_blend_range(
     max_accel: float | None = None,
     body_velocity=None,
     max_body_accel: float | None = None,
+    max_frames: int | None = None,
 ) -> BlendRange:
     """Eq. (9): the pair ``t0 < t1`` of candidates minimising ``w . (Q_t, Q_p, Q_v)``.
 
@@ -726,6 +787,13 @@ def optimal_blend_range(
                   at t1. The pose features leave the body's travel out (they
                   are relative to the pelvis), so without it a blend from
                   standing into a run may be as short as the poses allow.
+    max_frames    the longest range ``t1 - t0`` a blend may take, in frames (None: no
+                  bound); lengthened to the shortest candidate pair of ``min_frames``
+                  when no pair is both. Where candidates reach further apart, the
+                  search runs in blocks of pairs within it (:meth:`_Search.blocks`):
+                  memory and time then grow linearly with the candidates' span, not
+                  with its square. Where every candidate pair is within it, the
+                  search is the same as without it.
     exhaustive_pairs  up to this many candidate pairs every pair is evaluated
                   (faster than searching at that size); 0 always searches.
     coarse_step   candidates between coarse samples; default about 0.1 s
@@ -761,15 +829,45 @@ def optimal_blend_range(
     search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
                      t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
                      phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
-                     max_accel=max_accel, body_velocity=body_velocity, max_body_accel=max_body_accel)
-    found = _optimal(search, coarse_step, exhaustive_pairs)
+                     max_accel=max_accel, body_velocity=body_velocity, max_body_accel=max_body_accel,
+                     max_frames=max_frames)
+    if search.max_frames is not None:
+        return _in_blocks(search, coarse_step, exhaustive_pairs)
+    found = search.result(*_optimal(search, coarse_step, exhaustive_pairs))
     if found.excess <= 1.0:
         return found
     return _gentlest(search)  # no pair keeps within the limits: the gentlest there is
 
 
-def _optimal(search: "_Search", coarse_step: int | None, exhaustive_pairs: int) -> BlendRange:
-    """The search of :func:`optimal_blend_range` on a prepared :class:`_Search`."""
+def _in_blocks(search: "_Search", coarse_step: int | None, exhaustive_pairs: int) -> BlendRange:
+    """:func:`optimal_blend_range` over the blocks of a bounded search (:meth:`_Search.blocks`).
+
+    Each block is searched as a whole search is, and the blocks' best pairs
+    compared on their exact cost, an earlier block winning a tie (as the first
+    pair wins one within a search). When no block has a pair within the
+    limits, the gentlest pair of all blocks.
+    """
+    best = None  # (cost, block, i, j)
+    blocks = search.blocks()
+    for block in blocks:
+        i, j = _optimal(block, coarse_step, exhaustive_pairs)
+        cost = float(block.cost(np.array([i]), np.array([j]))[0])
+        if np.isfinite(cost) and (best is None or cost < best[0]):
+            best = (cost, block, i, j)
+    if best is None:
+        # no pair keeps within the limits (or min_frames): the gentlest there is
+        for block in blocks:
+            every = np.arange(len(block.t0))[:, None], np.arange(len(block.t1))[None, :]
+            cost = block.gentlest_cost(*every) if block.limited else block.cost(*every)
+            i, j = _best(cost)
+            if best is None or cost[i, j] < best[0]:
+                best = (float(cost[i, j]), block, i, j)
+    return best[1].result(best[2], best[3])
+
+
+def _optimal(search: "_Search", coarse_step: int | None, exhaustive_pairs: int) -> tuple[int, int]:
+    """The search of :func:`optimal_blend_range` on a prepared :class:`_Search`: the
+    candidate indices of the best pair it finds."""
     step = max(1, int(round(COARSE_STEP_S * search.fps))) if coarse_step is None else int(coarse_step)
     if step < 1:
         raise ValueError(f"coarse_step must be at least 1 frame, got {coarse_step}")
@@ -777,7 +875,7 @@ def _optimal(search: "_Search", coarse_step: int | None, exhaustive_pairs: int) 
     if K0 * K1 <= exhaustive_pairs:
         # a few hundred pairs cost less to evaluate outright than to plan a search over
         everything = search.cost(np.arange(K0)[:, None], np.arange(K1)[None, :])
-        return search.result(*_best(everything))
+        return _best(everything)
     exact = np.full((K0, K1), np.nan)  # NaN: not evaluated yet
 
     # 1. coarse: D and exact costs on every step-th candidate, a first best pair
@@ -834,7 +932,7 @@ def _optimal(search: "_Search", coarse_step: int | None, exhaustive_pairs: int) 
                 best = int(stop[0]), int(stop[1])
         i, j = np.broadcast_arrays(i, j)
         at = np.stack([i.reshape(len(at), -1)[walks, k], j.reshape(len(at), -1)[walks, k]], axis=1)[moved]
-    return search.result(*best)
+    return best
 
 
 def _gentlest(search: "_Search") -> BlendRange:

@@ -36,6 +36,10 @@ class SynthesisOptions:
     s_max: float = 1.5  # ratio
     orientation_window_s: float = 3.0  # s: how far body orientation looks from a join (2008, 4.3)
     min_blend_s: float = 0.2  # s: no blend shorter where its possible range allows (nor by Fig. 4b)
+    # s: no blend longer. The longest eq. (9) picks between real clips in a gap of any
+    # length is about 9 s (two still clips at W = 1, whose acceleration limit asks for a
+    # slow change); the bound keeps the range search over a long gap linear in the gap
+    max_blend_s: float = 12.0
     accel_step_s: float = 1.0 / 30.0  # s: time step of the clips' pose acceleration (the blend limit)
     warp_ramp_s: float = 0.1  # s over which a time warp changes a clip's playback speed
     stand_reach: float = 0.1  # legs: how far a connection may bend a foot beyond the previous phase's own step

@@ -1,6 +1,7 @@
 """Optimal blending range (Oshita 2014, section 4.3): eqs. (9)-(14) and their coarse-to-fine search."""
 
 import json
+import tracemalloc
 from functools import lru_cache
 
 import numpy as np
@@ -620,3 +621,63 @@ def test_pose_acceleration_is_the_second_difference_over_a_fixed_time():
     np.testing.assert_allclose(pose_acceleration(accelerating(30.0), 30.0, eps_frames=3), 3.0, rtol=1e-6)
     np.testing.assert_allclose(pose_acceleration(accelerating(120.0), 120.0, eps_frames=4), 3.0, rtol=1e-6)
     assert pose_acceleration(np.zeros((2, 2, 3)), 30.0).tolist() == [0.0, 0.0]
+
+
+# ---------------------------------------------------------------- a bound on the blend's length
+
+
+def bounded(problem: dict, seed: int) -> int:
+    """A bound on ``t1 - t0`` that bites: between 2 frames and half the candidates' span."""
+    span = int(problem["t1_candidates"][-1] - problem["t0_candidates"][0])
+    return int(np.random.default_rng(seed).integers(2, max(span // 2, 3)))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_no_blend_is_longer_than_its_bound_and_the_bounded_optimum_is_the_exhaustive_one(seed):
+    problem = random_problem(seed)
+    longest = bounded(problem, seed)
+    # exhaustive_pairs=0: the coarse-to-fine search in every block, whatever its size
+    fast = optimal_blend_range(**problem, max_frames=longest, exhaustive_pairs=0)
+    slow = exhaustive_blend_range(**problem, max_frames=longest)
+    assert fast.cost == pytest.approx(slow.cost, rel=1e-12, abs=1e-12), (fast, slow)
+    t0, t1 = np.asarray(problem["t0_candidates"]), np.asarray(problem["t1_candidates"])
+    shortest = min(int(t1[t1 > a][0] - a) for a in t0 if (t1 > a).any())
+    assert fast.t1 - fast.t0 <= max(longest, shortest)  # longer only where no pair is that short
+
+
+@pytest.mark.parametrize("seed", range(40, 60))
+def test_a_bound_every_candidate_pair_keeps_changes_nothing(seed):
+    problem = random_problem(seed)
+    span = int(problem["t1_candidates"][-1] - problem["t0_candidates"][0])
+    for pairs in (0, 40_000):
+        assert (optimal_blend_range(**problem, max_frames=span, exhaustive_pairs=pairs)
+                == optimal_blend_range(**problem, exhaustive_pairs=pairs))
+
+
+@pytest.mark.parametrize("seed", range(60, 66))
+def test_a_bounded_search_that_no_pair_passes_within_the_limits_takes_the_gentlest(seed):
+    problem = random_problem(seed)
+    longest = bounded(problem, seed)
+    gentlest = optimal_blend_range(**problem, max_frames=longest, max_speed=1e-9)
+    assert gentlest == exhaustive_blend_range(**problem, max_frames=longest, max_speed=1e-9)
+    assert gentlest.excess > 1.0
+
+
+def test_a_bounded_search_over_a_long_gap_needs_megabytes_not_gigabytes():
+    """Two clips 20,000 frames apart, every frame between them a candidate at both ends: unbounded,
+    the search's (t0, t1) grid alone would be 20,000^2 doubles (3.2 GB)."""
+    rng = np.random.default_rng(3)
+    fps, gap = 30.0, 20_000
+    prev, nxt = smooth_clip(rng, 300, 8, fps), smooth_clip(rng, 300, 8, fps)
+    problem = dict(prev_feats=prev, next_feats=nxt, prev_velocity=pose_velocity(prev, fps),
+                   next_velocity=pose_velocity(nxt, fps), t0_candidates=np.arange(0, gap),
+                   t1_candidates=np.arange(1, gap + 300), prev_offset=0, next_offset=gap, fps=fps,
+                   phase_length_s=None, weights=blend_weights(0.5), min_frames=6)
+    tracemalloc.start()
+    try:
+        found = optimal_blend_range(**problem, max_frames=int(10 * fps))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50e6, f"{peak / 1e6:.0f} MB"
+    assert 6 <= found.t1 - found.t0 <= 10 * fps
