@@ -613,6 +613,7 @@ def write_action(
     name: str,
     frame_start: float | None = None,
     progress: Callable[[float], None] | None = None,
+    into: bpy.types.Action | None = None,
 ) -> bpy.types.Action:
     """A new action posing the armature ``obj`` as ``motion`` does, keyed on every frame.
 
@@ -630,6 +631,10 @@ def write_action(
     assigned: ``obj.animation_data.action = action`` plays it. ``obj`` and
     ``motion`` are unchanged. ``progress``, if given, is called with the
     fraction of bones written so far, after each bone.
+
+    With ``into``, that action is written instead of a new one: its keys
+    are replaced (:func:`emptied_channelbag`) and ``name`` is ignored, so
+    whatever uses it (the armature, an NLA strip) plays the new keys.
     """
     skeleton, info = armature_skeleton(obj)
     joints = []
@@ -654,9 +659,11 @@ def write_action(
     basis = quat.mul(quat.mul(quat.inv(rest), motion.rotations[:, source]), rest)
     location = quat.inv_mul_vec(rest, motion.positions[:, source] - skeleton.offsets[target])
 
-    action = bpy.data.actions.new(name)
-    slot = action.slots.new(id_type='OBJECT', name=obj.name)
-    channelbag = _channelbag(action, slot, ensure=True)
+    if into is None:
+        action = bpy.data.actions.new(name)
+        channelbag = _channelbag(action, action.slots.new(id_type='OBJECT', name=obj.name), ensure=True)
+    else:
+        action, channelbag = into, emptied_channelbag(into, obj)
     frames = float(frame_start) + np.arange(motion.n_frames, dtype=np.float64)
     for k, j in enumerate(target):
         bone = info.bones[j]
@@ -673,6 +680,41 @@ def write_action(
         if progress is not None:
             progress((k + 1) / len(target))
     return action
+
+
+def emptied_channelbag(action: bpy.types.Action, obj: bpy.types.Object):
+    """The channelbag of ``action``'s slot for objects, in an action emptied of every key.
+
+    Layers go (with every key of every slot); the slot stays, so that the
+    armature and any NLA strip playing the action keep playing it.
+    """
+    for layer in list(action.layers):
+        action.layers.remove(layer)
+    slot = next((s for s in action.slots if s.target_id_type in ('OBJECT', 'UNSPECIFIED')), None)
+    if slot is None:
+        slot = action.slots.new(id_type='OBJECT', name=obj.name)
+    return _channelbag(action, slot, ensure=True)
+
+
+def copy_keys(source: bpy.types.Action, target: bpy.types.Action, obj: bpy.types.Object) -> None:
+    """Replace ``target``'s keys by those of ``source``, an action :func:`write_action` wrote.
+
+    Keys, their interpolation and the F-curves' groups are copied in bulk;
+    handles are recomputed as :func:`write_action` has them (``update``).
+    """
+    channelbag = emptied_channelbag(target, obj)
+    for fcurve in _channelbag(source, source.slots[0]).fcurves:
+        points = fcurve.keyframe_points
+        co = np.empty(2 * len(points), dtype=np.float32)
+        points.foreach_get("co", co)
+        kind = np.empty(len(points), dtype=np.int32)
+        points.foreach_get("interpolation", kind)
+        copy = _new_fcurve(channelbag, fcurve.data_path, fcurve.array_index,
+                           fcurve.group.name if fcurve.group is not None else "")
+        copy.keyframe_points.add(len(points))
+        copy.keyframe_points.foreach_set("co", co)
+        copy.keyframe_points.foreach_set("interpolation", kind)
+        copy.update()
 
 
 def _add_curves(channelbag, bone: str, prop: str, frames: np.ndarray, values: np.ndarray) -> None:

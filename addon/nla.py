@@ -539,13 +539,13 @@ def bake_strips(
     preview = current_preview(obj, strips, responsiveness)
     if preview is not None:
         plan = json.loads(obj.smart_motion.plan_json)
-        action = bake_preview(obj, preview)
+        action = bake_preview(obj, preview, strips)
         report(1.0)
         return action, plan, True
     report(0.05)
     result = synthesize_strips(obj, strips, responsiveness)
     report(0.5)
-    action = bake(obj, result, progress=lambda done: report(0.5 + 0.5 * done))
+    action = bake(obj, result, progress=lambda done: report(0.5 + 0.5 * done), strips=strips)
     record_plan(obj, strips, result)
     return action, result.plan.to_dict(), False
 
@@ -554,39 +554,65 @@ def bake(
     obj: bpy.types.Object,
     result,
     progress: Callable[[float], None] | None = None,
+    strips: list = (),
 ) -> bpy.types.Action:
-    """Write ``result`` into a new action ``"<armature>_SmartMotion"`` and make it ``obj``'s action.
+    """Write ``result`` into ``"<armature>_SmartMotion"`` and make it ``obj``'s action.
 
-    An existing action of that name is never overwritten: Blender names the
-    new one ``.001`` and so on. Every bone's rotation and location (not for
-    connected bones) is keyed on every frame of the result. The preview, if
-    any, is cleared first. ``progress`` gets the fraction of bones written.
+    The action of the last bake (:func:`rebake_target`) gets its keys
+    replaced; otherwise a new action is made, never overwriting another of
+    that name (Blender names it ``.001`` and so on). Every bone's rotation
+    and location (not for connected bones) is keyed on every frame of the
+    result. The preview, if any, is cleared first. ``progress`` gets the
+    fraction of bones written.
     """
     from .convert import write_action
 
     clear_preview(obj)
-    action = write_action(obj, result.motion, baked_action_name(obj), frame_start=result.start, progress=progress)
+    action = write_action(obj, result.motion, baked_action_name(obj), frame_start=result.start, progress=progress,
+                          into=rebake_target(obj, strips))
     _assign(obj, action)
     return action
 
 
-def bake_preview(obj: bpy.types.Object, preview: bpy.types.Action) -> bpy.types.Action:
-    """Keep the preview: a copy of its action becomes ``obj``'s action, as :func:`bake` would write it.
+def bake_preview(obj: bpy.types.Object, preview: bpy.types.Action, strips: list = ()) -> bpy.types.Action:
+    """Keep the preview: its keys become ``obj``'s action, as :func:`bake` would write them.
 
     The preview action was written by :func:`.convert.write_action` from the
     synthesis result, exactly as :func:`bake` writes it (keys on every frame,
-    one slot for ``obj``), so a copy, named ``"<armature>_SmartMotion"``
-    (never overwriting, as :func:`bake`), is the baked action. Then the
-    preview is cleared. Only valid for a :func:`current_preview`.
+    one slot for ``obj``), so a copy of it, into the action of the last bake
+    or a new ``"<armature>_SmartMotion"`` as :func:`bake` chooses, is the
+    baked action. Then the preview is cleared. Only valid for a
+    :func:`current_preview`.
     """
-    action = preview.copy()
-    action.name = baked_action_name(obj)
+    from .convert import copy_keys
+
+    target = rebake_target(obj, strips)
+    if target is None:
+        action = preview.copy()
+        action.name = baked_action_name(obj)
+    else:
+        copy_keys(preview, target, obj)
+        action = target
     clear_preview(obj)
     _assign(obj, action)
     return action
 
 
+def rebake_target(obj: bpy.types.Object, strips: list = ()) -> bpy.types.Action | None:
+    """The action the last Bake wrote, to be written again, or ``None`` for a new one.
+
+    Baking again replaces its keys rather than leave it behind with no
+    user, to be lost on save. Not when one of ``strips`` plays it: sources
+    are never written.
+    """
+    action = obj.smart_motion.baked_action
+    if action is None or any(strip.action == action for strip in strips):
+        return None
+    return action
+
+
 def _assign(obj: bpy.types.Object, action: bpy.types.Action) -> None:
+    obj.smart_motion.baked_action = action
     anim = obj.animation_data or obj.animation_data_create()
     anim.action = action
     if anim.action_slot is None:

@@ -169,6 +169,11 @@ class SmartMotionObject(bpy.types.PropertyGroup):
             "mapping, responsiveness, fps) and of its keys; Bake to Action keeps the preview while both match"
         ),
     )
+    baked_action: PointerProperty(
+        type=bpy.types.Action,
+        name="Baked Action",
+        description="The action Bake to Action wrote; the next Bake replaces its keys rather than add another",
+    )
     set_aside_action: PointerProperty(
         type=bpy.types.Action,
         name="Set-Aside Action",
