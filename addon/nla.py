@@ -342,14 +342,39 @@ def record_plan(obj: bpy.types.Object, strips: list, result) -> None:
     obj.smart_motion.plan_json = result.plan.to_json()
 
 
-def rejection_text(plan: dict) -> str:
-    """One line naming each rejected strip of ``plan`` (``Plan.to_dict()``) and why, or ``""``."""
-    return "; ".join(f"strip {r['clip']!r} rejected: {r['reason']}" for r in plan["rejected"])
+def plan_warnings(plan: dict) -> list[str]:
+    """What in ``plan`` (``Plan.to_dict()``) the user must hear about, one line each, or ``[]``.
 
+    Every rejected strip and why; the plan's warnings about the timeline;
+    per pair its warning, each blending segment more abrupt than the clips
+    allow, and a gap whose quality figures are flagged (``core.quality``);
+    and a synthesis left with one strip, which joins nothing.
+    """
+    from ..core.quality import GapQuality
 
-def warning_text(plan: dict) -> str:
-    """One line with the plan's warnings about the timeline as a whole, or ``""``."""
-    return "; ".join(plan.get("warnings", ()))
+    lines = [f"strip {r['clip']!r} rejected: {r['reason']}" for r in plan["rejected"]]
+    lines += plan.get("warnings", ())
+    for pair in plan["pairs"]:
+        between = f"{pair['prev']!r} → {pair['next']!r}"
+        if pair.get("warning"):
+            lines.append(f"{between}: {pair['warning']}")
+        for segment in pair["segments"]:
+            if segment.get("excess", 0.0) > 1.0:
+                lines.append(
+                    f"{between}: the {segment['part']}-body {segment['blend']} over frames {segment['start']}-"
+                    f"{segment['end']} is {segment['excess']:.1f}x as abrupt as the clips allow; "
+                    "give the clips more room (move one later or shorten a core)")
+        if pair.get("quality"):
+            flags = GapQuality.from_dict(pair["quality"]).flags
+            if flags:
+                first, last = pair["gap"]
+                lines.append(f"{between}: the gap {first}-{last} has {', '.join(flags)}; "
+                             "give the clips more room or move the cores")
+    kept = [name for name in plan["clips"] if name not in {r["clip"] for r in plan["rejected"]}]
+    if len(kept) == 1:
+        lines.append(f"only strip {kept[0]!r} is left, so nothing is joined: it plays as it is; "
+                     "fix the rejections above to synthesize")
+    return lines
 
 
 def signature_parts(
@@ -501,6 +526,17 @@ def clear_preview(obj: bpy.types.Object) -> bool:
         state.set_aside_slot = ""
         cleared = True
     return cleared
+
+
+def plan_cleared_text(obj: bpy.types.Object) -> str:
+    """What Clear did with no preview on, typically after a Bake: it removed the plan, nothing else."""
+    text = "removed the plan of the last synthesis from the panel; there was no preview to remove"
+    anim = obj.animation_data
+    baked = obj.smart_motion.baked_action
+    if baked is not None and anim is not None and anim.action == baked:
+        text += (f"; the baked action {baked.name!r} stays assigned to {obj.name!r} and plays over the strips "
+                 "(unassign it in the Action Editor to play the strips)")
+    return text
 
 
 def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> bpy.types.Action | None:
