@@ -61,7 +61,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import bpy
 import numpy as np
@@ -452,13 +452,8 @@ def _sample_motion(obj, action, slot, frames: np.ndarray, fps: float | None, wha
             f"{what} has no action slot for objects; pick the slot of armature {obj.name!r} "
             "next to the action's name"
         )
+    _check_animates_armature(obj, action, slot, info, what)
     channels = _bone_fcurves(action, slot, info)
-    if not channels:
-        raise ValueError(
-            f"{what} animates no bone of armature {obj.name!r} "
-            f"(bones are named like {list(b for b in info.bones if b)[:3]}); "
-            "pick the action made for this armature or rename the bones to match"
-        )
     n_frames, n_joints = len(frames), len(info.bones)
     # Each property of all bones at once: one interpolation for all curves keyed on the same frames.
     location = np.zeros((n_frames, n_joints, 3))
@@ -495,21 +490,69 @@ def scene_fps(scene: bpy.types.Scene) -> float:
 def _bone_fcurves(action, slot, info: ArmatureInfo) -> dict:
     """``{(bone, property): {array index: F-curve}}`` of the bones of ``info`` the slot animates.
 
-    Muted F-curves are left out: Blender does not evaluate them.
+    Muted F-curves and F-curves with neither keys nor modifiers are left
+    out: Blender does not evaluate them.
     """
-    channelbag = _channelbag(action, slot)
-    if channelbag is None:
-        return {}
     bones = {b for b in info.bones if b is not None}
     found: dict = {}
-    for fcurve in channelbag.fcurves:
-        match = _BONE_PATH.match(fcurve.data_path)
-        if match is None or fcurve.mute:
-            continue
-        bone = _UNESCAPE.sub(r"\1", match.group(1))
+    for bone, prop, fcurve in _animated_bone_curves(action, slot):
         if bone in bones:
-            found.setdefault((bone, match.group(2)), {})[fcurve.array_index] = fcurve
+            found.setdefault((bone, prop), {})[fcurve.array_index] = fcurve
     return found
+
+
+def _animated_bone_curves(action, slot) -> Iterator[tuple[str, str, bpy.types.FCurve]]:
+    """``(bone, property, F-curve)`` for each F-curve of ``slot`` that Blender evaluates on a bone."""
+    channelbag = _channelbag(action, slot)
+    for fcurve in (channelbag.fcurves if channelbag is not None else ()):
+        match = _BONE_PATH.match(fcurve.data_path)
+        if match is not None and not fcurve.mute and _evaluated(fcurve):
+            yield _UNESCAPE.sub(r"\1", match.group(1)), match.group(2), fcurve
+
+
+def _evaluated(fcurve: bpy.types.FCurve) -> bool:
+    return len(fcurve.keyframe_points) > 0 or len(fcurve.modifiers) > 0
+
+
+def _check_animates_armature(obj, action, slot, info: ArmatureInfo, what: str) -> None:
+    """Refuse an action that is not for ``obj``: no keys, or under half its bones, or mostly other bones.
+
+    Such an action would still sample (unanimated bones stay at rest), and
+    synthesize and bake a body half at rest without a word: a CMU action
+    on a Bandai rig shares 4 of its 22 bone names.
+    """
+    channelbag = _channelbag(action, slot)
+    curves = list(channelbag.fcurves) if channelbag is not None else []
+    if curves and not any(_evaluated(fcurve) for fcurve in curves):
+        raise ValueError(
+            f"{what} has {len(curves)} F-curve{'' if len(curves) == 1 else 's'} but no keys; "
+            "key the action, or pick one with keys"
+        )
+    armature = [b for b in info.bones if b is not None]
+    animated = {bone for bone, _, _ in _animated_bone_curves(action, slot)}
+    shared = [b for b in armature if b in animated]
+    if not shared:
+        raise ValueError(
+            f"{what} animates no bone of armature {obj.name!r} "
+            f"(bones are named like {armature[:3]}); "
+            "pick the action made for this armature or rename the bones to match"
+        )
+    if 2 * len(shared) >= len(armature) and 2 * len(shared) >= len(animated):
+        return
+    foreign = sorted(animated.difference(armature))
+    at_rest = [b for b in armature if b not in animated]
+    raise ValueError(
+        f"{what} animates {len(shared)} of the {len(armature)} bones of armature {obj.name!r} "
+        f"({_listed(shared)})"
+        + (f" and {len(foreign)} bones the armature does not have ({_listed(foreign)})" if foreign else "")
+        + f", leaving {_listed(at_rest)} at rest: it is not an action for this armature; pick the action made "
+        "for it, or rename the action's bones to the armature's"
+    )
+
+
+def _listed(names: list[str], most: int = 8) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _channel_values(channels: dict, bones: list, prop: str, rest: tuple, frames: np.ndarray) -> np.ndarray:

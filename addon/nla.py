@@ -102,7 +102,7 @@ def source_strips(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
 
 
 def selected_strips(obj: bpy.types.Object, objects: Iterable[bpy.types.Object] = ()) -> list[bpy.types.NlaStrip]:
-    """The selected strips of ``obj`` (not the preview's), by start frame.
+    """The selected strips of ``obj`` that Blender plays (:func:`plays`; not the preview's), by start frame.
 
     Strips are selected in the NLA editor, which shows every object's tracks;
     selected strips of any other object in ``objects`` are refused, as the
@@ -120,7 +120,34 @@ def selected_strips(obj: bpy.types.Object, objects: Iterable[bpy.types.Object] =
             f"NLA strips of another object are selected: {'; '.join(elsewhere)}. Smart Motion uses the "
             f"strips of the active armature {obj.name!r} only: deselect those, or make their object active"
         )
-    return [strip for strip in source_strips(obj) if strip.select]
+    return [strip for strip in source_strips(obj) if strip.select and plays(obj, strip)]
+
+
+def plays(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:
+    """Whether Blender's NLA evaluation plays ``strip``: not muted, on an unmuted track, solo respected.
+
+    With a track soloed, only that track plays. A source Smart Motion's
+    preview muted counts with the mute it had before the preview.
+    """
+    track = next(t for t in obj.animation_data.nla_tracks if strip.name in t.strips)
+    if track.mute or (any(t.is_solo for t in obj.animation_data.nla_tracks) and not track.is_solo):
+        return False
+    item = strip_settings(obj, strip)
+    return not (item.mute_before if item is not None and item.muted_by_preview else strip.mute)
+
+
+def left_out_strips(obj: bpy.types.Object) -> list[str]:
+    """Names of the selected strips of ``obj`` that Blender does not play (:func:`plays`), left out."""
+    return [strip.name for strip in source_strips(obj) if strip.select and not plays(obj, strip)]
+
+
+def left_out_text(obj: bpy.types.Object) -> str:
+    """``"; left out, as Blender does not play them (muted, or another track solo): 'kick'"`` or ``""``."""
+    names = left_out_strips(obj)
+    if not names:
+        return ""
+    return ("; left out, as Blender does not play them (muted, or another track solo): "
+            + ", ".join(repr(name) for name in names))
 
 
 # ---------------------------------------------------------------------------
@@ -262,8 +289,8 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -
     """One :class:`core.synthesize.Clip` per strip, its core from the strip's settings.
 
     Raises ``ValueError`` naming the strip for anything a strip cannot be
-    read for (no action, an action for other bones, zero length, a start
-    between frames).
+    read for (no action, an action for other bones or without keys, zero
+    length, a start between frames, a core reaching past the strip).
     """
     from ..core.synthesize import Clip
     from .convert import strip_to_motion
@@ -278,8 +305,13 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -
             )
         motion = strip_to_motion(obj, strip, fps)
         first, last = core_offsets(obj, strip)
-        last = min(last, motion.n_frames - 1)
-        clips.append(Clip(motion, start, (min(first, last), last), strip.name))
+        if last > motion.n_frames - 1:
+            raise ValueError(
+                f"the core of NLA strip {strip.name!r} of armature {obj.name!r}, frames {start + first}-"
+                f"{start + last}, reaches past the strip, which ends at frame {start + motion.n_frames - 1}; "
+                "edit the core in the Smart Motion panel (or Whole Strip), or lengthen the strip"
+            )
+        clips.append(Clip(motion, start, (first, last), strip.name))
     return clips
 
 
@@ -326,8 +358,8 @@ def synthesize_strips(obj: bpy.types.Object, strips: list, responsiveness: float
 
     if len(strips) < 2:
         raise ValueError(
-            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected; "
-            "select at least two strips to synthesize a motion from them"
+            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
+            f"{left_out_text(obj)}; select at least two strips that play to synthesize a motion from them"
         )
     clips = strip_clips(obj, strips)
     rig = find_armature_rig(obj, clips[0].motion)

@@ -97,7 +97,7 @@ class SMART_MOTION_OT_synthesize(_Reported, bpy.types.Operator):
         self.report(
             {'INFO'},
             f"previewing {len(plan.clips) - len(plan.rejected)} strips as one motion, frames {plan.start}-{plan.end}, "
-            f"on track {nla.PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it",
+            f"on track {nla.PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it{nla.left_out_text(obj)}",
         )
         for line in nla.plan_warnings(plan.to_dict()):
             self.report({'WARNING'}, line)
@@ -120,7 +120,7 @@ class SMART_MOTION_OT_bake(_Reported, bpy.types.Operator):
         self.report(
             {'INFO'},
             f"baked frames {plan['start']}-{plan['end']} into action {action.name!r}, assigned to {obj.name!r}"
-            f"{kept_text}",
+            f"{kept_text}{nla.left_out_text(obj)}",
         )
         for line in nla.plan_warnings(plan):
             self.report({'WARNING'}, line)

@@ -71,6 +71,8 @@ def _draw_strips(layout, armature) -> None:
         row = box.row(align=True)
         row.prop(strip, "select", text="")
         row.label(text=strip.name, icon='NLA')
+        if not nla.plays(armature, strip):
+            box.label(text="Not played (muted or not solo): left out", icon='HIDE_ON')
         item = nla.strip_settings(armature, strip)
         row = box.row(align=True)
         if item is None:

@@ -79,14 +79,15 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
     core_last: IntProperty(name="Core Last", description="Last core frame (inclusive), counted from the strip's start", min=0)
 
     def core_offsets(self, strip: bpy.types.NlaStrip | None) -> tuple[int, int]:
-        """(first, last) core frames counted from the strip's start, inside the strip."""
-        if strip is None:
-            return (self.core_first, self.core_last)
-        last_frame = strip_frame_count(strip) - 1
-        if not self.has_core:
-            return (0, last_frame)
-        first = min(self.core_first, last_frame)
-        return (first, min(max(self.core_last, first), last_frame))
+        """(first, last) core frames counted from the strip's start; the whole strip unless edited.
+
+        An edited core is returned as stored, even where the strip has since
+        been shortened under it: synthesis refuses such a core rather than
+        quietly cut it (:func:`.nla.strip_clips`).
+        """
+        if strip is None or self.has_core:
+            return (self.core_first, max(self.core_last, self.core_first))
+        return (0, strip_frame_count(strip) - 1)
 
     def _strip(self) -> bpy.types.NlaStrip | None:
         return find_strip(self.id_data, self.name)
@@ -112,8 +113,9 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         strip = self._strip()
         if strip is None:
             return
-        first, last = self.core_offsets(strip)
-        offset = min(max(int(scene_frame) - round(strip.frame_start), 0), strip_frame_count(strip) - 1)
+        last_frame = strip_frame_count(strip) - 1
+        first, last = (min(frame, last_frame) for frame in self.core_offsets(strip))  # back inside a shortened strip
+        offset = min(max(int(scene_frame) - round(strip.frame_start), 0), last_frame)
         if end:
             first, last = min(first, offset), offset
         else:
