@@ -41,7 +41,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -217,11 +219,94 @@ def strip_identity(strip: bpy.types.NlaStrip) -> str:
 
 
 def core_offsets(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple[int, int]:
-    """(first, last) core frames of ``strip`` counted from its start; the whole strip by default."""
+    """(first, last) core frames of ``strip`` counted from its start: as edited, else its :func:`default_core`."""
     item = strip_settings(obj, strip)
-    if item is None:
-        return (0, strip_frame_count(strip) - 1)
-    return item.core_offsets(strip)
+    if item is not None and item.has_core:
+        return item.core_offsets(strip)
+    core = strip_default_core(obj, strip)
+    start = round(strip.frame_start)
+    return (core.first - start, core.last - start)
+
+
+@dataclass(frozen=True)
+class Span:
+    """What of a strip its default core depends on: its scene frames (both ends sampled) and blends."""
+
+    name: str
+    first: int
+    last: int
+    blend_in: float = 0.0
+    blend_out: float = 0.0
+
+
+@dataclass(frozen=True)
+class DefaultCore:
+    """A default core in scene frames, end inclusive, and what was taken off the strip, for the panel."""
+
+    first: int
+    last: int
+    taken_off: tuple[str, ...] = ()
+
+    def why(self) -> str:
+        return f"strip minus {', '.join(self.taken_off)}" if self.taken_off else "whole strip"
+
+
+def default_core(span: Span, previous: Span | None, following: Span | None, room: int) -> DefaultCore:
+    """The core a strip gets until edited, between its neighbouring selected strips.
+
+    The strip minus its blend-in and blend-out, which Blender's auto-blend
+    sets to the overlap with the neighbour, then minus what still overlaps
+    a neighbour. Where two strips butt, or overlap with neither blending,
+    the core also stops ``room // 2`` frames (rounded up) short of the frames
+    they share, so that each transition gets at least ``room`` frames (the
+    shortest blend) between the cores. May come out empty (first > last).
+    """
+    first, last, taken = span.first, span.last, []
+    if span.blend_in > 0:
+        first += math.ceil(span.blend_in)
+        taken.append(f"blend-in {span.blend_in:g}")
+    if span.blend_out > 0:
+        last -= math.ceil(span.blend_out)
+        taken.append(f"blend-out {span.blend_out:g}")
+    half = -(-room // 2)
+    if previous is not None and span.first <= previous.last + 1:
+        unblended = span.blend_in <= 0 and previous.blend_out <= 0
+        limit = previous.last + 1 + (half if unblended else 0)
+        if limit > first:
+            first = limit
+            taken.append(f"{'room to blend' if unblended else 'overlap'} with {previous.name!r}")
+    if following is not None and following.first <= span.last + 1:
+        unblended = span.blend_out <= 0 and following.blend_in <= 0
+        limit = following.first - 1 - (half if unblended else 0)
+        if limit < last:
+            last = limit
+            taken.append(f"{'room to blend' if unblended else 'overlap'} with {following.name!r}")
+    return DefaultCore(first, last, tuple(taken))
+
+
+def strip_span(strip: bpy.types.NlaStrip) -> Span:
+    start = round(strip.frame_start)
+    return Span(strip.name, start, start + strip_frame_count(strip) - 1, strip.blend_in, strip.blend_out)
+
+
+def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> DefaultCore:
+    """:func:`default_core` of ``strip`` between its neighbours among the selected strips that play.
+
+    A strip that is not one of those is taken alone. The shortest blend is
+    ``SynthesisOptions.min_blend_s`` at the scene's frame rate.
+    """
+    from ..core.options import SynthesisOptions
+    from .convert import scene_fps
+
+    room = round(SynthesisOptions().min_blend_s * scene_fps(bpy.context.scene))
+    neighbours = [s for s in source_strips(obj) if s.select and plays(obj, s)]
+    names = [s.name for s in neighbours]
+    if strip.name not in names:
+        return default_core(strip_span(strip), None, None, room)
+    k = names.index(strip.name)
+    previous = strip_span(neighbours[k - 1]) if k > 0 else None
+    following = strip_span(neighbours[k + 1]) if k + 1 < len(neighbours) else None
+    return default_core(strip_span(strip), previous, following, room)
 
 
 def strip_signature(strip: bpy.types.NlaStrip) -> str:
@@ -305,11 +390,17 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -
             )
         motion = strip_to_motion(obj, strip, fps)
         first, last = core_offsets(obj, strip)
+        if first > last:
+            raise ValueError(
+                f"NLA strip {strip.name!r} of armature {obj.name!r} leaves no frame for its default core "
+                f"({strip_default_core(obj, strip).why()}); move it away from its neighbours, or edit its core "
+                "in the Smart Motion panel"
+            )
         if last > motion.n_frames - 1:
             raise ValueError(
                 f"the core of NLA strip {strip.name!r} of armature {obj.name!r}, frames {start + first}-"
                 f"{start + last}, reaches past the strip, which ends at frame {start + motion.n_frames - 1}; "
-                "edit the core in the Smart Motion panel (or Whole Strip), or lengthen the strip"
+                "edit the core in the Smart Motion panel (or Default Core), or lengthen the strip"
             )
         clips.append(Clip(motion, start, (first, last), strip.name))
     return clips
@@ -426,8 +517,10 @@ def signature_parts(
        (:func:`.convert.action_digest`, keys read in bulk);
     3. with ``preview``, the same of that action.
 
-    Not the strips' mute flags, influence or blending, which the synthesis
-    does not read (the preview mutes the sources itself). Changes nothing.
+    Not the strips' mute flags, influence or blending as such: mutes decide
+    which strips are passed in, blends and neighbours reach the synthesis
+    through the default cores, which are hashed (the preview mutes the
+    sources itself). Changes nothing.
     """
     from .convert import action_digest, armature_digest, scene_fps
 

@@ -150,7 +150,7 @@ class SMART_MOTION_OT_clear(_Reported, bpy.types.Operator):
 
 
 class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
-    """Set this strip's core by hand (it starts as the whole strip)"""
+    """Set this strip's core by hand (it starts as its default core)"""
 
     bl_idname = "smart_motion.edit_core"
     bl_label = "Edit Core"
@@ -170,10 +170,10 @@ class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
 
 
 class SMART_MOTION_OT_reset_core(_Reported, bpy.types.Operator):
-    """Make this strip's core the whole strip again"""
+    """Give this strip its default core again: the strip minus its blends and overlaps"""
 
     bl_idname = "smart_motion.reset_core"
-    bl_label = "Whole Strip"
+    bl_label = "Default Core"
     bl_options = {'REGISTER', 'UNDO', 'INTERNAL'}
 
     strip: StringProperty(name="Strip", description="Name of the NLA strip")

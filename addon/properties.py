@@ -67,7 +67,7 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
 
     has_core: BoolProperty(
         name="Custom Core",
-        description="The core was set by hand; otherwise it is the whole strip",
+        description="The core was set by hand; otherwise it is the default core (the strip minus its blends and overlaps)",
         default=False,
     )
     identity: StringProperty(
@@ -79,7 +79,7 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
     core_last: IntProperty(name="Core Last", description="Last core frame (inclusive), counted from the strip's start", min=0)
 
     def core_offsets(self, strip: bpy.types.NlaStrip | None) -> tuple[int, int]:
-        """(first, last) core frames counted from the strip's start; the whole strip unless edited.
+        """(first, last) core frames counted from the strip's start: as stored once edited, else the whole strip.
 
         An edited core is returned as stored, even where the strip has since
         been shortened under it: synthesis refuses such a core rather than
@@ -92,10 +92,18 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
     def _strip(self) -> bpy.types.NlaStrip | None:
         return find_strip(self.id_data, self.name)
 
+    def _offsets(self, strip: bpy.types.NlaStrip | None) -> tuple[int, int]:
+        """As :meth:`core_offsets`, with the default core (which depends on the neighbours) until edited."""
+        if strip is None or self.has_core:
+            return self.core_offsets(strip)
+        from .nla import core_offsets  # nla imports this module
+
+        return core_offsets(self.id_data, strip)
+
     def _get_core_start(self) -> int:
         strip = self._strip()
         base = round(strip.frame_start) if strip is not None else 0
-        return base + self.core_offsets(strip)[0]
+        return base + self._offsets(strip)[0]
 
     def _set_core_start(self, value: int) -> None:
         self._set_core(value, end=False)
@@ -103,7 +111,7 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
     def _get_core_end(self) -> int:
         strip = self._strip()
         base = round(strip.frame_start) if strip is not None else 0
-        return base + self.core_offsets(strip)[1]
+        return base + self._offsets(strip)[1]
 
     def _set_core_end(self, value: int) -> None:
         self._set_core(value, end=True)
@@ -114,7 +122,7 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         if strip is None:
             return
         last_frame = strip_frame_count(strip) - 1
-        first, last = (min(frame, last_frame) for frame in self.core_offsets(strip))  # back inside a shortened strip
+        first, last = (min(frame, last_frame) for frame in self._offsets(strip))  # back inside a shortened strip
         offset = min(max(int(scene_frame) - round(strip.frame_start), 0), last_frame)
         if end:
             first, last = min(first, offset), offset

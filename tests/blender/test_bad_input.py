@@ -171,7 +171,7 @@ def test_bone_mapping_text_becomes_overrides(installed_extension):
 @pytest.mark.parametrize("operator", ["synthesize", "bake"])
 def test_a_core_overlapping_the_previous_one_rejects_that_strip_only(walk_bow_punch, operator, capfd):
     obj = walk_bow_punch
-    obj.smart_motion.strips["walk"].has_core = False  # the whole walk, up to frame 195: the bow's core starts at 181
+    obj.smart_motion.strips["walk"].core_end = 190  # the bow's core starts at 181
 
     assert getattr(bpy.ops.smart_motion, operator)() == {'FINISHED'}
 
@@ -180,7 +180,7 @@ def test_a_core_overlapping_the_previous_one_rejects_that_strip_only(walk_bow_pu
     assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", "punch")]
     warning = capfd.readouterr().out
     assert "Warning: strip 'bow' rejected: its core (output frames 181.." in warning
-    assert "overlaps the core of 'walk' (output frames 1..195)" in warning
+    assert "overlaps the core of 'walk' (output frames 1..190)" in warning
     assert "Rejected bow" in draw_panel().labels
 
 
