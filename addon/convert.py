@@ -61,7 +61,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import bpy
 import numpy as np
@@ -452,13 +452,8 @@ def _sample_motion(obj, action, slot, frames: np.ndarray, fps: float | None, wha
             f"{what} has no action slot for objects; pick the slot of armature {obj.name!r} "
             "next to the action's name"
         )
+    _check_animates_armature(obj, action, slot, info, what)
     channels = _bone_fcurves(action, slot, info)
-    if not channels:
-        raise ValueError(
-            f"{what} animates no bone of armature {obj.name!r} "
-            f"(bones are named like {list(b for b in info.bones if b)[:3]}); "
-            "pick the action made for this armature or rename the bones to match"
-        )
     n_frames, n_joints = len(frames), len(info.bones)
     # Each property of all bones at once: one interpolation for all curves keyed on the same frames.
     location = np.zeros((n_frames, n_joints, 3))
@@ -495,21 +490,69 @@ def scene_fps(scene: bpy.types.Scene) -> float:
 def _bone_fcurves(action, slot, info: ArmatureInfo) -> dict:
     """``{(bone, property): {array index: F-curve}}`` of the bones of ``info`` the slot animates.
 
-    Muted F-curves are left out: Blender does not evaluate them.
+    Muted F-curves and F-curves with neither keys nor modifiers are left
+    out: Blender does not evaluate them.
     """
-    channelbag = _channelbag(action, slot)
-    if channelbag is None:
-        return {}
     bones = {b for b in info.bones if b is not None}
     found: dict = {}
-    for fcurve in channelbag.fcurves:
-        match = _BONE_PATH.match(fcurve.data_path)
-        if match is None or fcurve.mute:
-            continue
-        bone = _UNESCAPE.sub(r"\1", match.group(1))
+    for bone, prop, fcurve in _animated_bone_curves(action, slot):
         if bone in bones:
-            found.setdefault((bone, match.group(2)), {})[fcurve.array_index] = fcurve
+            found.setdefault((bone, prop), {})[fcurve.array_index] = fcurve
     return found
+
+
+def _animated_bone_curves(action, slot) -> Iterator[tuple[str, str, bpy.types.FCurve]]:
+    """``(bone, property, F-curve)`` for each F-curve of ``slot`` that Blender evaluates on a bone."""
+    channelbag = _channelbag(action, slot)
+    for fcurve in (channelbag.fcurves if channelbag is not None else ()):
+        match = _BONE_PATH.match(fcurve.data_path)
+        if match is not None and not fcurve.mute and _evaluated(fcurve):
+            yield _UNESCAPE.sub(r"\1", match.group(1)), match.group(2), fcurve
+
+
+def _evaluated(fcurve: bpy.types.FCurve) -> bool:
+    return len(fcurve.keyframe_points) > 0 or len(fcurve.modifiers) > 0
+
+
+def _check_animates_armature(obj, action, slot, info: ArmatureInfo, what: str) -> None:
+    """Refuse an action that is not for ``obj``: no keys, or under half its bones, or mostly other bones.
+
+    Such an action would still sample (unanimated bones stay at rest), and
+    synthesize and bake a body half at rest without a word: a CMU action
+    on a Bandai rig shares 4 of its 22 bone names.
+    """
+    channelbag = _channelbag(action, slot)
+    curves = list(channelbag.fcurves) if channelbag is not None else []
+    if curves and not any(_evaluated(fcurve) for fcurve in curves):
+        raise ValueError(
+            f"{what} has {len(curves)} F-curve{'' if len(curves) == 1 else 's'} but no keys; "
+            "key the action, or pick one with keys"
+        )
+    armature = [b for b in info.bones if b is not None]
+    animated = {bone for bone, _, _ in _animated_bone_curves(action, slot)}
+    shared = [b for b in armature if b in animated]
+    if not shared:
+        raise ValueError(
+            f"{what} animates no bone of armature {obj.name!r} "
+            f"(bones are named like {armature[:3]}); "
+            "pick the action made for this armature or rename the bones to match"
+        )
+    if 2 * len(shared) >= len(armature) and 2 * len(shared) >= len(animated):
+        return
+    foreign = sorted(animated.difference(armature))
+    at_rest = [b for b in armature if b not in animated]
+    raise ValueError(
+        f"{what} animates {len(shared)} of the {len(armature)} bones of armature {obj.name!r} "
+        f"({_listed(shared)})"
+        + (f" and {len(foreign)} bones the armature does not have ({_listed(foreign)})" if foreign else "")
+        + f", leaving {_listed(at_rest)} at rest: it is not an action for this armature; pick the action made "
+        "for it, or rename the action's bones to the armature's"
+    )
+
+
+def _listed(names: list[str], most: int = 8) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _channel_values(channels: dict, bones: list, prop: str, rest: tuple, frames: np.ndarray) -> np.ndarray:
@@ -613,6 +656,7 @@ def write_action(
     name: str,
     frame_start: float | None = None,
     progress: Callable[[float], None] | None = None,
+    into: bpy.types.Action | None = None,
 ) -> bpy.types.Action:
     """A new action posing the armature ``obj`` as ``motion`` does, keyed on every frame.
 
@@ -630,6 +674,10 @@ def write_action(
     assigned: ``obj.animation_data.action = action`` plays it. ``obj`` and
     ``motion`` are unchanged. ``progress``, if given, is called with the
     fraction of bones written so far, after each bone.
+
+    With ``into``, that action is written instead of a new one: its keys
+    are replaced (:func:`emptied_channelbag`) and ``name`` is ignored, so
+    whatever uses it (the armature, an NLA strip) plays the new keys.
     """
     skeleton, info = armature_skeleton(obj)
     joints = []
@@ -654,9 +702,11 @@ def write_action(
     basis = quat.mul(quat.mul(quat.inv(rest), motion.rotations[:, source]), rest)
     location = quat.inv_mul_vec(rest, motion.positions[:, source] - skeleton.offsets[target])
 
-    action = bpy.data.actions.new(name)
-    slot = action.slots.new(id_type='OBJECT', name=obj.name)
-    channelbag = _channelbag(action, slot, ensure=True)
+    if into is None:
+        action = bpy.data.actions.new(name)
+        channelbag = _channelbag(action, action.slots.new(id_type='OBJECT', name=obj.name), ensure=True)
+    else:
+        action, channelbag = into, emptied_channelbag(into, obj)
     frames = float(frame_start) + np.arange(motion.n_frames, dtype=np.float64)
     for k, j in enumerate(target):
         bone = info.bones[j]
@@ -673,6 +723,41 @@ def write_action(
         if progress is not None:
             progress((k + 1) / len(target))
     return action
+
+
+def emptied_channelbag(action: bpy.types.Action, obj: bpy.types.Object):
+    """The channelbag of ``action``'s slot for objects, in an action emptied of every key.
+
+    Layers go (with every key of every slot); the slot stays, so that the
+    armature and any NLA strip playing the action keep playing it.
+    """
+    for layer in list(action.layers):
+        action.layers.remove(layer)
+    slot = next((s for s in action.slots if s.target_id_type in ('OBJECT', 'UNSPECIFIED')), None)
+    if slot is None:
+        slot = action.slots.new(id_type='OBJECT', name=obj.name)
+    return _channelbag(action, slot, ensure=True)
+
+
+def copy_keys(source: bpy.types.Action, target: bpy.types.Action, obj: bpy.types.Object) -> None:
+    """Replace ``target``'s keys by those of ``source``, an action :func:`write_action` wrote.
+
+    Keys, their interpolation and the F-curves' groups are copied in bulk;
+    handles are recomputed as :func:`write_action` has them (``update``).
+    """
+    channelbag = emptied_channelbag(target, obj)
+    for fcurve in _channelbag(source, source.slots[0]).fcurves:
+        points = fcurve.keyframe_points
+        co = np.empty(2 * len(points), dtype=np.float32)
+        points.foreach_get("co", co)
+        kind = np.empty(len(points), dtype=np.int32)
+        points.foreach_get("interpolation", kind)
+        copy = _new_fcurve(channelbag, fcurve.data_path, fcurve.array_index,
+                           fcurve.group.name if fcurve.group is not None else "")
+        copy.keyframe_points.add(len(points))
+        copy.keyframe_points.foreach_set("co", co)
+        copy.keyframe_points.foreach_set("interpolation", kind)
+        copy.update()
 
 
 def _add_curves(channelbag, bone: str, prop: str, frames: np.ndarray, values: np.ndarray) -> None:

@@ -41,7 +41,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -102,7 +104,7 @@ def source_strips(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
 
 
 def selected_strips(obj: bpy.types.Object, objects: Iterable[bpy.types.Object] = ()) -> list[bpy.types.NlaStrip]:
-    """The selected strips of ``obj`` (not the preview's), by start frame.
+    """The selected strips of ``obj`` that Blender plays (:func:`plays`; not the preview's), by start frame.
 
     Strips are selected in the NLA editor, which shows every object's tracks;
     selected strips of any other object in ``objects`` are refused, as the
@@ -120,7 +122,34 @@ def selected_strips(obj: bpy.types.Object, objects: Iterable[bpy.types.Object] =
             f"NLA strips of another object are selected: {'; '.join(elsewhere)}. Smart Motion uses the "
             f"strips of the active armature {obj.name!r} only: deselect those, or make their object active"
         )
-    return [strip for strip in source_strips(obj) if strip.select]
+    return [strip for strip in source_strips(obj) if strip.select and plays(obj, strip)]
+
+
+def plays(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:
+    """Whether Blender's NLA evaluation plays ``strip``: not muted, on an unmuted track, solo respected.
+
+    With a track soloed, only that track plays. A source Smart Motion's
+    preview muted counts with the mute it had before the preview.
+    """
+    track = next(t for t in obj.animation_data.nla_tracks if strip.name in t.strips)
+    if track.mute or (any(t.is_solo for t in obj.animation_data.nla_tracks) and not track.is_solo):
+        return False
+    item = strip_settings(obj, strip)
+    return not (item.mute_before if item is not None and item.muted_by_preview else strip.mute)
+
+
+def left_out_strips(obj: bpy.types.Object) -> list[str]:
+    """Names of the selected strips of ``obj`` that Blender does not play (:func:`plays`), left out."""
+    return [strip.name for strip in source_strips(obj) if strip.select and not plays(obj, strip)]
+
+
+def left_out_text(obj: bpy.types.Object) -> str:
+    """``"; left out, as Blender does not play them (muted, or another track solo): 'kick'"`` or ``""``."""
+    names = left_out_strips(obj)
+    if not names:
+        return ""
+    return ("; left out, as Blender does not play them (muted, or another track solo): "
+            + ", ".join(repr(name) for name in names))
 
 
 # ---------------------------------------------------------------------------
@@ -190,11 +219,94 @@ def strip_identity(strip: bpy.types.NlaStrip) -> str:
 
 
 def core_offsets(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple[int, int]:
-    """(first, last) core frames of ``strip`` counted from its start; the whole strip by default."""
+    """(first, last) core frames of ``strip`` counted from its start: as edited, else its :func:`default_core`."""
     item = strip_settings(obj, strip)
-    if item is None:
-        return (0, strip_frame_count(strip) - 1)
-    return item.core_offsets(strip)
+    if item is not None and item.has_core:
+        return item.core_offsets(strip)
+    core = strip_default_core(obj, strip)
+    start = round(strip.frame_start)
+    return (core.first - start, core.last - start)
+
+
+@dataclass(frozen=True)
+class Span:
+    """What of a strip its default core depends on: its scene frames (both ends sampled) and blends."""
+
+    name: str
+    first: int
+    last: int
+    blend_in: float = 0.0
+    blend_out: float = 0.0
+
+
+@dataclass(frozen=True)
+class DefaultCore:
+    """A default core in scene frames, end inclusive, and what was taken off the strip, for the panel."""
+
+    first: int
+    last: int
+    taken_off: tuple[str, ...] = ()
+
+    def why(self) -> str:
+        return f"strip minus {', '.join(self.taken_off)}" if self.taken_off else "whole strip"
+
+
+def default_core(span: Span, previous: Span | None, following: Span | None, room: int) -> DefaultCore:
+    """The core a strip gets until edited, between its neighbouring selected strips.
+
+    The strip minus its blend-in and blend-out, which Blender's auto-blend
+    sets to the overlap with the neighbour, then minus what still overlaps
+    a neighbour. Where two strips butt, or overlap with neither blending,
+    the core also stops ``room // 2`` frames (rounded up) short of the frames
+    they share, so that each transition gets at least ``room`` frames (the
+    shortest blend) between the cores. May come out empty (first > last).
+    """
+    first, last, taken = span.first, span.last, []
+    if span.blend_in > 0:
+        first += math.ceil(span.blend_in)
+        taken.append(f"blend-in {span.blend_in:g}")
+    if span.blend_out > 0:
+        last -= math.ceil(span.blend_out)
+        taken.append(f"blend-out {span.blend_out:g}")
+    half = -(-room // 2)
+    if previous is not None and span.first <= previous.last + 1:
+        unblended = span.blend_in <= 0 and previous.blend_out <= 0
+        limit = previous.last + 1 + (half if unblended else 0)
+        if limit > first:
+            first = limit
+            taken.append(f"{'room to blend' if unblended else 'overlap'} with {previous.name!r}")
+    if following is not None and following.first <= span.last + 1:
+        unblended = span.blend_out <= 0 and following.blend_in <= 0
+        limit = following.first - 1 - (half if unblended else 0)
+        if limit < last:
+            last = limit
+            taken.append(f"{'room to blend' if unblended else 'overlap'} with {following.name!r}")
+    return DefaultCore(first, last, tuple(taken))
+
+
+def strip_span(strip: bpy.types.NlaStrip) -> Span:
+    start = round(strip.frame_start)
+    return Span(strip.name, start, start + strip_frame_count(strip) - 1, strip.blend_in, strip.blend_out)
+
+
+def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> DefaultCore:
+    """:func:`default_core` of ``strip`` between its neighbours among the selected strips that play.
+
+    A strip that is not one of those is taken alone. The shortest blend is
+    ``SynthesisOptions.min_blend_s`` at the scene's frame rate.
+    """
+    from ..core.options import SynthesisOptions
+    from .convert import scene_fps
+
+    room = round(SynthesisOptions().min_blend_s * scene_fps(bpy.context.scene))
+    neighbours = [s for s in source_strips(obj) if s.select and plays(obj, s)]
+    names = [s.name for s in neighbours]
+    if strip.name not in names:
+        return default_core(strip_span(strip), None, None, room)
+    k = names.index(strip.name)
+    previous = strip_span(neighbours[k - 1]) if k > 0 else None
+    following = strip_span(neighbours[k + 1]) if k + 1 < len(neighbours) else None
+    return default_core(strip_span(strip), previous, following, room)
 
 
 def strip_signature(strip: bpy.types.NlaStrip) -> str:
@@ -262,8 +374,8 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -
     """One :class:`core.synthesize.Clip` per strip, its core from the strip's settings.
 
     Raises ``ValueError`` naming the strip for anything a strip cannot be
-    read for (no action, an action for other bones, zero length, a start
-    between frames).
+    read for (no action, an action for other bones or without keys, zero
+    length, a start between frames, a core reaching past the strip).
     """
     from ..core.synthesize import Clip
     from .convert import strip_to_motion
@@ -278,8 +390,19 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -
             )
         motion = strip_to_motion(obj, strip, fps)
         first, last = core_offsets(obj, strip)
-        last = min(last, motion.n_frames - 1)
-        clips.append(Clip(motion, start, (min(first, last), last), strip.name))
+        if first > last:
+            raise ValueError(
+                f"NLA strip {strip.name!r} of armature {obj.name!r} leaves no frame for its default core "
+                f"({strip_default_core(obj, strip).why()}); move it away from its neighbours, or edit its core "
+                "in the Smart Motion panel"
+            )
+        if last > motion.n_frames - 1:
+            raise ValueError(
+                f"the core of NLA strip {strip.name!r} of armature {obj.name!r}, frames {start + first}-"
+                f"{start + last}, reaches past the strip, which ends at frame {start + motion.n_frames - 1}; "
+                "edit the core in the Smart Motion panel (or Default Core), or lengthen the strip"
+            )
+        clips.append(Clip(motion, start, (first, last), strip.name))
     return clips
 
 
@@ -326,8 +449,8 @@ def synthesize_strips(obj: bpy.types.Object, strips: list, responsiveness: float
 
     if len(strips) < 2:
         raise ValueError(
-            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected; "
-            "select at least two strips to synthesize a motion from them"
+            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
+            f"{left_out_text(obj)}; select at least two strips that play to synthesize a motion from them"
         )
     clips = strip_clips(obj, strips)
     rig = find_armature_rig(obj, clips[0].motion)
@@ -342,14 +465,39 @@ def record_plan(obj: bpy.types.Object, strips: list, result) -> None:
     obj.smart_motion.plan_json = result.plan.to_json()
 
 
-def rejection_text(plan: dict) -> str:
-    """One line naming each rejected strip of ``plan`` (``Plan.to_dict()``) and why, or ``""``."""
-    return "; ".join(f"strip {r['clip']!r} rejected: {r['reason']}" for r in plan["rejected"])
+def plan_warnings(plan: dict) -> list[str]:
+    """What in ``plan`` (``Plan.to_dict()``) the user must hear about, one line each, or ``[]``.
 
+    Every rejected strip and why; the plan's warnings about the timeline;
+    per pair its warning, each blending segment more abrupt than the clips
+    allow, and a gap whose quality figures are flagged (``core.quality``);
+    and a synthesis left with one strip, which joins nothing.
+    """
+    from ..core.quality import GapQuality
 
-def warning_text(plan: dict) -> str:
-    """One line with the plan's warnings about the timeline as a whole, or ``""``."""
-    return "; ".join(plan.get("warnings", ()))
+    lines = [f"strip {r['clip']!r} rejected: {r['reason']}" for r in plan["rejected"]]
+    lines += plan.get("warnings", ())
+    for pair in plan["pairs"]:
+        between = f"{pair['prev']!r} → {pair['next']!r}"
+        if pair.get("warning"):
+            lines.append(f"{between}: {pair['warning']}")
+        for segment in pair["segments"]:
+            if segment.get("excess", 0.0) > 1.0:
+                lines.append(
+                    f"{between}: the {segment['part']}-body {segment['blend']} over frames {segment['start']}-"
+                    f"{segment['end']} is {segment['excess']:.1f}x as abrupt as the clips allow; "
+                    "give the clips more room (move one later or shorten a core)")
+        if pair.get("quality"):
+            flags = GapQuality.from_dict(pair["quality"]).flags
+            if flags:
+                first, last = pair["gap"]
+                lines.append(f"{between}: the gap {first}-{last} has {', '.join(flags)}; "
+                             "give the clips more room or move the cores")
+    kept = [name for name in plan["clips"] if name not in {r["clip"] for r in plan["rejected"]}]
+    if len(kept) == 1:
+        lines.append(f"only strip {kept[0]!r} is left, so nothing is joined: it plays as it is; "
+                     "fix the rejections above to synthesize")
+    return lines
 
 
 def signature_parts(
@@ -369,8 +517,10 @@ def signature_parts(
        (:func:`.convert.action_digest`, keys read in bulk);
     3. with ``preview``, the same of that action.
 
-    Not the strips' mute flags, influence or blending, which the synthesis
-    does not read (the preview mutes the sources itself). Changes nothing.
+    Not the strips' mute flags, influence or blending as such: mutes decide
+    which strips are passed in, blends and neighbours reach the synthesis
+    through the default cores, which are hashed (the preview mutes the
+    sources itself). Changes nothing.
     """
     from .convert import action_digest, armature_digest, scene_fps
 
@@ -503,6 +653,17 @@ def clear_preview(obj: bpy.types.Object) -> bool:
     return cleared
 
 
+def plan_cleared_text(obj: bpy.types.Object) -> str:
+    """What Clear did with no preview on, typically after a Bake: it removed the plan, nothing else."""
+    text = "removed the plan of the last synthesis from the panel; there was no preview to remove"
+    anim = obj.animation_data
+    baked = obj.smart_motion.baked_action
+    if baked is not None and anim is not None and anim.action == baked:
+        text += (f"; the baked action {baked.name!r} stays assigned to {obj.name!r} and plays over the strips "
+                 "(unassign it in the Action Editor to play the strips)")
+    return text
+
+
 def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> bpy.types.Action | None:
     """The preview action if it holds what synthesizing ``strips`` now would give, else ``None``.
 
@@ -539,13 +700,13 @@ def bake_strips(
     preview = current_preview(obj, strips, responsiveness)
     if preview is not None:
         plan = json.loads(obj.smart_motion.plan_json)
-        action = bake_preview(obj, preview)
+        action = bake_preview(obj, preview, strips)
         report(1.0)
         return action, plan, True
     report(0.05)
     result = synthesize_strips(obj, strips, responsiveness)
     report(0.5)
-    action = bake(obj, result, progress=lambda done: report(0.5 + 0.5 * done))
+    action = bake(obj, result, progress=lambda done: report(0.5 + 0.5 * done), strips=strips)
     record_plan(obj, strips, result)
     return action, result.plan.to_dict(), False
 
@@ -554,39 +715,65 @@ def bake(
     obj: bpy.types.Object,
     result,
     progress: Callable[[float], None] | None = None,
+    strips: list = (),
 ) -> bpy.types.Action:
-    """Write ``result`` into a new action ``"<armature>_SmartMotion"`` and make it ``obj``'s action.
+    """Write ``result`` into ``"<armature>_SmartMotion"`` and make it ``obj``'s action.
 
-    An existing action of that name is never overwritten: Blender names the
-    new one ``.001`` and so on. Every bone's rotation and location (not for
-    connected bones) is keyed on every frame of the result. The preview, if
-    any, is cleared first. ``progress`` gets the fraction of bones written.
+    The action of the last bake (:func:`rebake_target`) gets its keys
+    replaced; otherwise a new action is made, never overwriting another of
+    that name (Blender names it ``.001`` and so on). Every bone's rotation
+    and location (not for connected bones) is keyed on every frame of the
+    result. The preview, if any, is cleared first. ``progress`` gets the
+    fraction of bones written.
     """
     from .convert import write_action
 
     clear_preview(obj)
-    action = write_action(obj, result.motion, baked_action_name(obj), frame_start=result.start, progress=progress)
+    action = write_action(obj, result.motion, baked_action_name(obj), frame_start=result.start, progress=progress,
+                          into=rebake_target(obj, strips))
     _assign(obj, action)
     return action
 
 
-def bake_preview(obj: bpy.types.Object, preview: bpy.types.Action) -> bpy.types.Action:
-    """Keep the preview: a copy of its action becomes ``obj``'s action, as :func:`bake` would write it.
+def bake_preview(obj: bpy.types.Object, preview: bpy.types.Action, strips: list = ()) -> bpy.types.Action:
+    """Keep the preview: its keys become ``obj``'s action, as :func:`bake` would write them.
 
     The preview action was written by :func:`.convert.write_action` from the
     synthesis result, exactly as :func:`bake` writes it (keys on every frame,
-    one slot for ``obj``), so a copy, named ``"<armature>_SmartMotion"``
-    (never overwriting, as :func:`bake`), is the baked action. Then the
-    preview is cleared. Only valid for a :func:`current_preview`.
+    one slot for ``obj``), so a copy of it, into the action of the last bake
+    or a new ``"<armature>_SmartMotion"`` as :func:`bake` chooses, is the
+    baked action. Then the preview is cleared. Only valid for a
+    :func:`current_preview`.
     """
-    action = preview.copy()
-    action.name = baked_action_name(obj)
+    from .convert import copy_keys
+
+    target = rebake_target(obj, strips)
+    if target is None:
+        action = preview.copy()
+        action.name = baked_action_name(obj)
+    else:
+        copy_keys(preview, target, obj)
+        action = target
     clear_preview(obj)
     _assign(obj, action)
     return action
 
 
+def rebake_target(obj: bpy.types.Object, strips: list = ()) -> bpy.types.Action | None:
+    """The action the last Bake wrote, to be written again, or ``None`` for a new one.
+
+    Baking again replaces its keys rather than leave it behind with no
+    user, to be lost on save. Not when one of ``strips`` plays it: sources
+    are never written.
+    """
+    action = obj.smart_motion.baked_action
+    if action is None or any(strip.action == action for strip in strips):
+        return None
+    return action
+
+
 def _assign(obj: bpy.types.Object, action: bpy.types.Action) -> None:
+    obj.smart_motion.baked_action = action
     anim = obj.animation_data or obj.animation_data_create()
     anim.action = action
     if anim.action_slot is None:

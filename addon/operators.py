@@ -97,12 +97,10 @@ class SMART_MOTION_OT_synthesize(_Reported, bpy.types.Operator):
         self.report(
             {'INFO'},
             f"previewing {len(plan.clips) - len(plan.rejected)} strips as one motion, frames {plan.start}-{plan.end}, "
-            f"on track {nla.PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it",
+            f"on track {nla.PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it{nla.left_out_text(obj)}",
         )
-        if plan.rejected:
-            self.report({'WARNING'}, nla.rejection_text(plan.to_dict()))
-        if plan.warnings:
-            self.report({'WARNING'}, nla.warning_text(plan.to_dict()))
+        for line in nla.plan_warnings(plan.to_dict()):
+            self.report({'WARNING'}, line)
         return {'FINISHED'}
 
 
@@ -122,12 +120,10 @@ class SMART_MOTION_OT_bake(_Reported, bpy.types.Operator):
         self.report(
             {'INFO'},
             f"baked frames {plan['start']}-{plan['end']} into action {action.name!r}, assigned to {obj.name!r}"
-            f"{kept_text}",
+            f"{kept_text}{nla.left_out_text(obj)}",
         )
-        if plan["rejected"]:
-            self.report({'WARNING'}, nla.rejection_text(plan))
-        if plan.get("warnings"):
-            self.report({'WARNING'}, nla.warning_text(plan))
+        for line in nla.plan_warnings(plan):
+            self.report({'WARNING'}, line)
         return {'FINISHED'}
 
 
@@ -141,16 +137,20 @@ class SMART_MOTION_OT_clear(_Reported, bpy.types.Operator):
     def run(self, context):
         obj = nla.active_armature(context)
         had_plan = bool(obj.smart_motion.plan_json)
-        if not nla.clear_preview(obj) and not had_plan:
+        had_preview = nla.clear_preview(obj)
+        if not had_preview and not had_plan:
             self.report({'INFO'}, f"armature {obj.name!r} has no Smart Motion preview to clear")
             return {'CANCELLED'}
         obj.smart_motion.plan_json = ""
-        self.report({'INFO'}, "preview removed, source strips as they were")
+        if had_preview:
+            self.report({'INFO'}, "preview removed, source strips as they were")
+        else:
+            self.report({'INFO'}, nla.plan_cleared_text(obj))
         return {'FINISHED'}
 
 
 class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
-    """Set this strip's core by hand (it starts as the whole strip)"""
+    """Set this strip's core by hand (it starts as its default core)"""
 
     bl_idname = "smart_motion.edit_core"
     bl_label = "Edit Core"
@@ -170,10 +170,10 @@ class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
 
 
 class SMART_MOTION_OT_reset_core(_Reported, bpy.types.Operator):
-    """Make this strip's core the whole strip again"""
+    """Give this strip its default core again: the strip minus its blends and overlaps"""
 
     bl_idname = "smart_motion.reset_core"
-    bl_label = "Whole Strip"
+    bl_label = "Default Core"
     bl_options = {'REGISTER', 'UNDO', 'INTERNAL'}
 
     strip: StringProperty(name="Strip", description="Name of the NLA strip")

@@ -7,7 +7,8 @@ of the last synthesis: per pair the method and the lower- and upper-body
 blending ranges, and every rejected strip with its reason.
 
 Drawing only reads: a strip gets stored settings from Analyze, Synthesize
-or its Edit Core button, until then its core is shown as the whole strip.
+or its Edit Core button; until its core is edited, the panel shows its
+default core and where it came from (blends, overlaps with neighbours).
 """
 
 from __future__ import annotations
@@ -71,17 +72,24 @@ def _draw_strips(layout, armature) -> None:
         row = box.row(align=True)
         row.prop(strip, "select", text="")
         row.label(text=strip.name, icon='NLA')
+        if not nla.plays(armature, strip):
+            box.label(text="Not played (muted or not solo): left out", icon='HIDE_ON')
         item = nla.strip_settings(armature, strip)
         row = box.row(align=True)
         if item is None:
             first, last = nla.core_offsets(armature, strip)
             start = round(strip.frame_start)
-            row.label(text=f"Core {start + first}-{start + last} (whole strip)")
+            row.label(text=f"Core {start + first}-{start + last}")
+            for line in nla.wrapped(f"({nla.strip_default_core(armature, strip).why()})"):
+                box.label(text=line)
             row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
         else:
             row.prop(item, "core_start", text="Core")
             row.prop(item, "core_end", text="")
             row.operator("smart_motion.reset_core", text="", icon='X').strip = strip.name
+            if not item.has_core:
+                for line in nla.wrapped(f"({nla.strip_default_core(armature, strip).why()})"):
+                    box.label(text=line)
         phases = nla.phases_text(armature, strip)
         if phases:
             stale = item.analysed != nla.strip_signature(strip)

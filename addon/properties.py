@@ -67,7 +67,7 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
 
     has_core: BoolProperty(
         name="Custom Core",
-        description="The core was set by hand; otherwise it is the whole strip",
+        description="The core was set by hand; otherwise it is the default core (the strip minus its blends and overlaps)",
         default=False,
     )
     identity: StringProperty(
@@ -79,22 +79,31 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
     core_last: IntProperty(name="Core Last", description="Last core frame (inclusive), counted from the strip's start", min=0)
 
     def core_offsets(self, strip: bpy.types.NlaStrip | None) -> tuple[int, int]:
-        """(first, last) core frames counted from the strip's start, inside the strip."""
-        if strip is None:
-            return (self.core_first, self.core_last)
-        last_frame = strip_frame_count(strip) - 1
-        if not self.has_core:
-            return (0, last_frame)
-        first = min(self.core_first, last_frame)
-        return (first, min(max(self.core_last, first), last_frame))
+        """(first, last) core frames counted from the strip's start: as stored once edited, else the whole strip.
+
+        An edited core is returned as stored, even where the strip has since
+        been shortened under it: synthesis refuses such a core rather than
+        quietly cut it (:func:`.nla.strip_clips`).
+        """
+        if strip is None or self.has_core:
+            return (self.core_first, max(self.core_last, self.core_first))
+        return (0, strip_frame_count(strip) - 1)
 
     def _strip(self) -> bpy.types.NlaStrip | None:
         return find_strip(self.id_data, self.name)
 
+    def _offsets(self, strip: bpy.types.NlaStrip | None) -> tuple[int, int]:
+        """As :meth:`core_offsets`, with the default core (which depends on the neighbours) until edited."""
+        if strip is None or self.has_core:
+            return self.core_offsets(strip)
+        from .nla import core_offsets  # nla imports this module
+
+        return core_offsets(self.id_data, strip)
+
     def _get_core_start(self) -> int:
         strip = self._strip()
         base = round(strip.frame_start) if strip is not None else 0
-        return base + self.core_offsets(strip)[0]
+        return base + self._offsets(strip)[0]
 
     def _set_core_start(self, value: int) -> None:
         self._set_core(value, end=False)
@@ -102,7 +111,7 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
     def _get_core_end(self) -> int:
         strip = self._strip()
         base = round(strip.frame_start) if strip is not None else 0
-        return base + self.core_offsets(strip)[1]
+        return base + self._offsets(strip)[1]
 
     def _set_core_end(self, value: int) -> None:
         self._set_core(value, end=True)
@@ -112,8 +121,9 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         strip = self._strip()
         if strip is None:
             return
-        first, last = self.core_offsets(strip)
-        offset = min(max(int(scene_frame) - round(strip.frame_start), 0), strip_frame_count(strip) - 1)
+        last_frame = strip_frame_count(strip) - 1
+        first, last = (min(frame, last_frame) for frame in self._offsets(strip))  # back inside a shortened strip
+        offset = min(max(int(scene_frame) - round(strip.frame_start), 0), last_frame)
         if end:
             first, last = min(first, offset), offset
         else:
@@ -168,6 +178,11 @@ class SmartMotionObject(bpy.types.PropertyGroup):
             "Hashes of what the preview was synthesized from (strips, their actions and cores, rig, bone "
             "mapping, responsiveness, fps) and of its keys; Bake to Action keeps the preview while both match"
         ),
+    )
+    baked_action: PointerProperty(
+        type=bpy.types.Action,
+        name="Baked Action",
+        description="The action Bake to Action wrote; the next Bake replaces its keys rather than add another",
     )
     set_aside_action: PointerProperty(
         type=bpy.types.Action,

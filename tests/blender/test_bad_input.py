@@ -7,6 +7,7 @@ after: actions and their keys, tracks, strips, flags, settings.
 """
 
 import importlib
+import re
 import json
 
 import bpy
@@ -170,7 +171,7 @@ def test_bone_mapping_text_becomes_overrides(installed_extension):
 @pytest.mark.parametrize("operator", ["synthesize", "bake"])
 def test_a_core_overlapping_the_previous_one_rejects_that_strip_only(walk_bow_punch, operator, capfd):
     obj = walk_bow_punch
-    obj.smart_motion.strips["walk"].has_core = False  # the whole walk, up to frame 195: the bow's core starts at 181
+    obj.smart_motion.strips["walk"].core_end = 190  # the bow's core starts at 181
 
     assert getattr(bpy.ops.smart_motion, operator)() == {'FINISHED'}
 
@@ -179,5 +180,84 @@ def test_a_core_overlapping_the_previous_one_rejects_that_strip_only(walk_bow_pu
     assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", "punch")]
     warning = capfd.readouterr().out
     assert "Warning: strip 'bow' rejected: its core (output frames 181.." in warning
-    assert "overlaps the core of 'walk' (output frames 1..195)" in warning
+    assert "overlaps the core of 'walk' (output frames 1..190)" in warning
     assert "Rejected bow" in draw_panel().labels
+
+
+# ---------------------------------------------------------------------------
+# Actions that are not for this armature, and cores outside their strips
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_a_strip_whose_action_has_f_curves_but_no_keys(walk_bow_punch, operator):
+    empty = strips_by_name(walk_bow_punch)["bow"].action.copy()
+    empty.name = "unkeyed"
+    for fcurve in empty.layers[0].strips[0].channelbags[0].fcurves:
+        fcurve.keyframe_points.clear()
+    walk_bow_punch.animation_data.nla_tracks.new().strips.new("unkeyed", 600, empty)
+    refused(operator, r"NLA strip 'unkeyed' of armature 'walk_normal_001' \(action 'unkeyed'\) has 132 F-curves "
+                      r"but no keys; key the action, or pick one with keys")
+
+
+CMU_NAMES = {
+    "joint_Root": "root", "Chest": "Spine1",
+    **{f"{bandai}_{side}": f"{'Left' if side == 'L' else 'Right'}{cmu}" for side in "LR" for bandai, cmu in (
+        ("Shoulder", "Shoulder"), ("UpperArm", "Arm"), ("LowerArm", "ForeArm"), ("Hand", "Hand"),
+        ("UpperLeg", "UpLeg"), ("LowerLeg", "Leg"), ("Foot", "Foot"), ("Toes", "ToeBase"))},
+}
+
+
+def cmu_named_walk(tmp_path) -> bpy.types.Action:
+    """The Bandai walk with CMU's bone names (Hips, Spine, Neck and Head are the same), imported
+    through Blender's BVH importer like any clip; its armature is deleted, its action kept."""
+    from scenes import clip_path, import_clip
+
+    text = clip_path("walk_normal_001").read_text()
+    renamed = re.sub(r"^(\s*(?:ROOT|JOINT) )(\S+)", lambda m: m.group(1) + CMU_NAMES.get(m.group(2), m.group(2)),
+                     text, flags=re.MULTILINE)
+    path = tmp_path / "cmu_walk.bvh"
+    path.write_text(renamed)
+    result = bpy.ops.import_anim.bvh(filepath=str(path), global_scale=0.01, rotate_mode='NATIVE')
+    assert result == {'FINISHED'}
+    imported = bpy.context.view_layer.objects.active
+    action = imported.animation_data.action
+    action.use_fake_user = True
+    data = imported.data
+    bpy.data.objects.remove(imported)
+    bpy.data.armatures.remove(data)
+    return action
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_a_cmu_action_on_a_bandai_rig_is_refused_with_the_names(walk_bow_punch, operator, tmp_path):
+    """Today it is synthesized and baked without a word, the limbs at rest."""
+    action = cmu_named_walk(tmp_path)
+    bpy.context.view_layer.objects.active = walk_bow_punch
+    walk_bow_punch.animation_data.nla_tracks.new().strips.new("cmu walk", 600, action)
+    refused(operator, r"NLA strip 'cmu walk' of armature 'walk_normal_001' \(action 'cmu_walk'\) animates 4 of the "
+                      r"22 bones of armature 'walk_normal_001' \(Hips, Spine, Neck, Head\) and 18 bones the armature "
+                      r"does not have \(LeftArm, LeftFoot, .* and 10 more\), leaving joint_Root, Chest, .* at rest: "
+                      r"it is not an action for this armature")
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_an_action_animating_under_half_the_bones_is_refused_with_the_names(walk_bow_punch, operator):
+    arms = {f"{part}_{side}" for part in ("Shoulder", "UpperArm", "LowerArm", "Hand") for side in "LR"}
+    wave = strips_by_name(walk_bow_punch)["bow"].action.copy()
+    wave.name = "arms only"
+    fcurves = wave.layers[0].strips[0].channelbags[0].fcurves
+    for fcurve in list(fcurves):
+        if not any(f'"{bone}"' in fcurve.data_path for bone in arms):
+            fcurves.remove(fcurve)
+    walk_bow_punch.animation_data.nla_tracks.new().strips.new("arms", 600, wave)
+    refused(operator, r"NLA strip 'arms' .* animates 8 of the 22 bones of armature 'walk_normal_001' "
+                      r"\(Shoulder_L, UpperArm_L, .*\), leaving joint_Root, Hips, .* at rest")
+
+
+@pytest.mark.parametrize("operator", ["synthesize", "bake"])
+def test_a_core_reaching_past_its_shortened_strip_is_an_error_not_a_silent_clamp(walk_bow_punch, operator):
+    bow = strips_by_name(walk_bow_punch)["bow"]
+    bow.frame_end_ui = 250  # the bow's core is 181-288
+    assert bow.frame_end == 250
+    refused(operator, r"the core of NLA strip 'bow' of armature 'walk_normal_001', frames 181-288, reaches past the "
+                      r"strip, which ends at frame 250; edit the core")

@@ -136,7 +136,7 @@ def test_bake_keys_every_frame_and_keeps_every_core_as_blender_plays_its_source(
     assert [t.name for t in obj.animation_data.nla_tracks] == ["clips 1", "clips 2"], "bake leaves no preview"
 
 
-def test_bake_never_overwrites_an_existing_action(walk_bow_punch):
+def test_bake_never_overwrites_an_action_it_did_not_bake(walk_bow_punch):
     obj = walk_bow_punch
     existing = bpy.data.actions.new("walk_normal_001_SmartMotion")
     existing.use_fake_user = True
@@ -146,8 +146,48 @@ def test_bake_never_overwrites_an_existing_action(walk_bow_punch):
 
     assert existing.name == "walk_normal_001_SmartMotion" and not existing.layers
     names = sorted(a.name for a in bpy.data.actions if a.name.startswith("walk_normal_001_SmartMotion"))
-    assert names == ["walk_normal_001_SmartMotion", "walk_normal_001_SmartMotion.001", "walk_normal_001_SmartMotion.002"]
-    assert obj.animation_data.action.name == "walk_normal_001_SmartMotion.002"
+    assert names == ["walk_normal_001_SmartMotion", "walk_normal_001_SmartMotion.001"], "the second bake re-bakes .001"
+    assert obj.animation_data.action.name == "walk_normal_001_SmartMotion.001"
+
+
+@pytest.mark.parametrize("second", ["bake", "synthesize then bake"])
+def test_a_second_bake_replaces_the_keys_of_the_same_action_undoably(walk_bow_punch, second):
+    """Today a second Bake made `.001` and left the first bake with no user, lost on save."""
+    obj_name = walk_bow_punch.name
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    first = walk_bow_punch.animation_data.action
+    first_keys = all_keys(first)
+    pushed = walk_bow_punch.animation_data.nla_tracks["clips 1"].strips.new("pushed down", 700, first)
+    pushed.select = False
+    walk_bow_punch.smart_motion.strips["bow"].core_start = 190  # so the second bake differs
+    bpy.ops.ed.undo_push(message="before the second Bake")
+
+    if second == "synthesize then bake":
+        assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert bpy.ops.smart_motion.bake('EXEC_DEFAULT', True) == {'FINISHED'}
+
+    obj = bpy.data.objects[obj_name]
+    assert obj.animation_data.action == first and first.name == "walk_normal_001_SmartMotion"
+    assert [a.name for a in bpy.data.actions if a.name.startswith("walk_normal_001_SmartMotion")] == [first.name]
+    assert first.users == 3, "the armature, the strip it was pushed down to and the settings still use it"
+    second_keys = all_keys(first)
+    assert not same_keys(first_keys, second_keys), "its keys are the second bake's"
+
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+    assert same_keys(all_keys(bpy.data.actions["walk_normal_001_SmartMotion"]), first_keys), "undo brings back the first"
+
+
+def test_bake_never_writes_a_source_action(walk_bow_punch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    baked = obj.animation_data.action
+    obj.animation_data.action = None
+    obj.animation_data.nla_tracks["clips 1"].strips.new("baked walk", 700, baked)  # selected: a source now
+    keys = all_keys(baked)
+
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert obj.animation_data.action != baked and same_keys(keys, all_keys(baked))
 
 
 @pytest.mark.parametrize("preview", [False, True], ids=["from the strips", "after a preview"])
@@ -208,6 +248,7 @@ def test_bake_after_synthesize_keeps_the_preview_and_bakes_what_the_strips_would
     obj = walk_bow_punch
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
     from_strips = obj.animation_data.action
+    strips_keys = all_keys(from_strips)
     plan = plan_of(obj)
     obj.animation_data.action = None
     spy = SynthesisSpy(sm.nla, monkeypatch)
@@ -219,12 +260,12 @@ def test_bake_after_synthesize_keeps_the_preview_and_bakes_what_the_strips_would
 
     assert spy.runs == 1, "Bake synthesized again although the preview was current"
     from_preview = obj.animation_data.action
-    assert from_preview.name == "walk_normal_001_SmartMotion.001", "the first bake is not overwritten"
+    assert from_preview == from_strips, "the first bake's action is baked again"
     assert obj.animation_data.action_slot == from_preview.slots[0]
     assert plan_of(obj) == plan
     # the same keys as the bake straight from the strips: every channel keyed on every frame
     baked_keys = all_keys(from_preview)
-    assert close_keys(baked_keys, all_keys(from_strips))
+    assert close_keys(baked_keys, strips_keys)
     assert same_keys(baked_keys, preview_keys)
     frames = np.arange(plan["start"], plan["end"] + 1)
     assert all(np.array_equal(co[0::2], frames) for co, *_ in baked_keys.values())
@@ -448,7 +489,8 @@ def test_core_range_is_shown_in_scene_frames_and_moves_with_its_strip(walk_bow_p
     assert (bow.core_start, bow.core_end) == (156, 156)
 
     assert bpy.ops.smart_motion.reset_core(strip="bow") == {'FINISHED'}
-    assert (bow.core_start, bow.core_end) == (156, 293), "the whole strip"
+    # the default: the bow overlaps the walk (to frame 195) with no blend, and stops 3 frames short of it
+    assert (bow.core_start, bow.core_end) == (199, 293), "the default core"
     assert sm.nla.core_offsets(obj, strips["punch"]) == (0, 223), "a strip without settings: the whole strip"
 
 
@@ -501,7 +543,7 @@ def test_panel_shows_buttons_strips_cores_phases_and_the_plan(walk_bow_punch):
     layout = draw_panel()
     assert layout.operators[:4] == [
         "smart_motion.analyze", "smart_motion.synthesize", "smart_motion.bake", "smart_motion.clear"]
-    assert "Core 300-523 (whole strip)" in layout.labels
+    assert "Core 300-523" in layout.labels and "(whole strip)" in layout.labels
     cores = [(data.name, name) for data, name in layout.props if name.startswith("core_")]
     assert cores == [("walk", "core_start"), ("walk", "core_end"), ("bow", "core_start"), ("bow", "core_end")]
     assert (obj.smart_motion, "bone_mapping") in layout.props

@@ -1,0 +1,166 @@
+"""Smart Motion reads the NLA as Blender plays it: mutes, solo, and the strips' own blends.
+
+Scenes are real clips imported with Blender's BVH importer (``scenes``).
+"""
+
+import importlib
+import json
+
+import bpy
+import pytest
+
+from scenes import WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, strips_by_name
+
+
+@pytest.fixture
+def walk_bow_punch(empty_scene):
+    """walk and punch on track 'clips 1', bow on 'clips 2'; all selected."""
+    return clips_on_one_armature(WALK_BOW_PUNCH)
+
+
+def plan_of(obj) -> dict:
+    return json.loads(obj.smart_motion.plan_json)
+
+
+def mutes(obj) -> dict:
+    return {name: strip.mute for name, strip in strips_by_name(obj).items() if name != "Smart Motion preview"}
+
+
+# ---------------------------------------------------------------------------
+# Mute and solo
+
+
+def mute_punch(obj):
+    strips_by_name(obj)["punch"].mute = True
+
+
+def mute_bows_track(obj):
+    obj.animation_data.nla_tracks["clips 2"].mute = True
+
+
+def solo_the_first_track(obj):
+    obj.animation_data.nla_tracks["clips 1"].is_solo = True
+
+
+@pytest.mark.parametrize("operator", ["synthesize", "bake"])
+@pytest.mark.parametrize("silence, played, left_out", [
+    (mute_punch, ["walk", "bow"], "'punch'"),
+    (mute_bows_track, ["walk", "punch"], "'bow'"),
+    (solo_the_first_track, ["walk", "punch"], "'bow'"),
+])
+def test_strips_blender_does_not_play_are_left_out_not_synthesized(walk_bow_punch, operator, silence, played,
+                                                                  left_out, capfd):
+    """Today a muted strip is synthesized."""
+    obj = walk_bow_punch
+    silence(obj)
+    capfd.readouterr()
+
+    assert getattr(bpy.ops.smart_motion, operator)() == {'FINISHED'}
+
+    plan = plan_of(obj)
+    assert list(plan["clips"]) == played and plan["rejected"] == []
+    assert f"left out, as Blender does not play them (muted, or another track solo): {left_out}" in capfd.readouterr().out
+    assert draw_panel().labels.count("Not played (muted or not solo): left out") == 1
+
+
+def test_muted_strips_do_not_count_towards_two(walk_bow_punch):
+    for name in ("bow", "punch"):
+        strips_by_name(walk_bow_punch)[name].mute = True
+    with pytest.raises(RuntimeError, match=r"1 NLA strip of armature 'walk_normal_001' selected; left out, as "
+                                           r"Blender does not play them \(muted, or another track solo\): 'bow', "
+                                           r"'punch'; select at least two strips that play"):
+        bpy.ops.smart_motion.synthesize()
+
+
+def test_sources_muted_by_the_preview_count_with_the_mute_they_had_before(walk_bow_punch):
+    obj = walk_bow_punch
+    mute_punch(obj)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert mutes(obj) == {"walk": True, "bow": True, "punch": True}
+
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}, "walk and bow, muted by the preview, still play"
+    assert list(plan_of(obj)["clips"]) == ["walk", "bow"], "punch, muted before the preview, still does not"
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    assert list(plan_of(obj)["clips"]) == ["walk", "bow"]
+
+    assert mutes(obj) == {"walk": False, "bow": False, "punch": True}, "every mute as it was"
+
+
+# ---------------------------------------------------------------------------
+# Default cores from the NLA's own blend-in and blend-out
+
+
+@pytest.fixture(scope="module")
+def nla(installed_extension):
+    return importlib.import_module(f"{installed_extension}.addon.nla")
+
+
+def test_strips_butted_end_to_end_synthesize_with_no_edits(empty_scene):
+    """Today the second is rejected: its core starts at frame 195, where the walk's ends."""
+    obj = clips_on_one_armature((("walk_normal_001", 1, None), ("bow_normal_001", 195, None)), tracks=1)
+    walk, bow = strips_by_name(obj)["walk"], strips_by_name(obj)["bow"]
+    assert walk.frame_end == bow.frame_start == 195
+
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+
+    plan = plan_of(obj)
+    assert plan["rejected"] == [] and [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", "bow")]
+    # each core stops 3 frames (half the shortest blend, 0.2 s at 30 fps) short of the shared frame 195
+    assert (obj.smart_motion.strips["walk"].core_start, obj.smart_motion.strips["walk"].core_end) == (1, 191)
+    assert (obj.smart_motion.strips["bow"].core_start, obj.smart_motion.strips["bow"].core_end) == (199, 332)
+    assert plan["pairs"][0]["gap"] == [191, 199]
+    labels = draw_panel().labels
+    assert "(strip minus room to blend with 'bow')" in labels and "(strip minus room to blend with 'walk')" in labels
+
+
+FOUR_OVERLAPPING = (
+    ("walk_normal_001", 1, None),      # 1-195
+    ("bow_normal_001", 161, None),     # 161-298, above the walk
+    ("punch_normal_001", 270, None),   # 270-493
+    ("kick_normal_001", 460, None),    # from 460, above the punch
+)
+
+
+def test_strips_overlapped_with_auto_blend_synthesize_with_no_edits(empty_scene):
+    """Today two of these four real clips are rejected until their cores are edited by hand."""
+    obj = clips_on_one_armature(FOUR_OVERLAPPING)
+    strips = strips_by_name(obj)
+    for strip in strips.values():
+        strip.use_auto_blend = True  # as a user ticks Auto Blend In/Out: Blender sets the blends to the overlaps
+    assert (strips["bow"].blend_in, strips["bow"].blend_out) == (34.0, 28.0)
+    assert strips["kick"].blend_in == 33.0
+
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+
+    plan = plan_of(obj)
+    assert plan["rejected"] == []
+    assert [p["next"] for p in plan["pairs"]] == ["bow", "punch", "kick"]
+    cores = {name: (s.core_start, s.core_end) for name, s in obj.smart_motion.strips.items()}
+    assert cores["walk"] == (1, 160), "the walk stops where the bow begins"
+    assert cores["bow"] == (196, 269), "the bow starts after its blend-in, ends before its blend-out"
+    assert cores["punch"] == (299, 459)
+    assert cores["kick"][0] == 494
+    shown = " ".join(draw_panel().labels)  # labels wrap
+    assert "bow (strip minus blend-in 34, blend-out 28, overlap with 'walk', overlap with 'punch')" in shown
+
+
+def test_edited_cores_are_kept_as_edited(empty_scene):
+    obj = clips_on_one_armature((("walk_normal_001", 1, (1, 100)), ("bow_normal_001", 195, (195, 332))), tracks=1)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert plan_of(obj)["pairs"][0]["gap"] == [100, 195]
+
+
+def test_default_cores_leave_the_shortest_blend_between_unblended_neighbours(nla):
+    walk, bow = nla.Span("walk", 1, 195), nla.Span("bow", 180, 317)
+    room = 6
+    walk_core = nla.default_core(walk, None, bow, room)
+    bow_core = nla.default_core(bow, walk, None, room)
+    assert (walk_core.last, bow_core.first) == (176, 199), "3 frames short of the shared frames 180-195 each"
+    assert walk_core.why() == "strip minus room to blend with 'bow'"
+
+    blended = nla.Span("bow", 180, 317, blend_in=16.0)
+    assert nla.default_core(blended, walk, None, room).first == 196, "the blend-in, then what overlaps still"
+    assert nla.default_core(walk, None, blended, room).last == 179
+    apart = nla.Span("bow", 250, 387)
+    assert nla.default_core(apart, walk, None, room) == nla.DefaultCore(250, 387), "strips apart: the whole strip"
+    assert nla.default_core(apart, walk, None, room).why() == "whole strip"

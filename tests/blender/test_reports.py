@@ -1,0 +1,91 @@
+"""Reports say what happened, at the right level: what the user must look at is a warning.
+
+An operator's reports are printed (``Info: ...``, ``Warning: ...``) when it
+runs without a window, which is how these tests read them.
+"""
+
+import json
+
+import bpy
+import pytest
+
+from scenes import WALK_BOW_PUNCH, clips_on_one_armature
+
+OPERATORS = ("synthesize", "bake")
+
+
+def run(operator: str, capfd) -> list[str]:
+    """Run ``operator``, which must finish; its printed report lines."""
+    capfd.readouterr()
+    assert getattr(bpy.ops.smart_motion, operator)() == {'FINISHED'}
+    return [line for line in capfd.readouterr().out.splitlines() if line.startswith(("Info: ", "Warning: "))]
+
+
+def warnings(lines: list[str]) -> list[str]:
+    return [line for line in lines if line.startswith("Warning: ")]
+
+
+def plan_of(obj) -> dict:
+    return json.loads(obj.smart_motion.plan_json)
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_a_clean_synthesis_is_information_only(empty_scene, operator, capfd):
+    clips_on_one_armature(WALK_BOW_PUNCH[:2])
+    lines = run(operator, capfd)
+    assert lines and not warnings(lines), lines
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_a_blend_more_abrupt_than_the_clips_allow_is_a_warning(empty_scene, operator, capfd):
+    """The bow's core ends half a second before the kick's starts (as in the panel's test)."""
+    obj = clips_on_one_armature((("bow_normal_001", 1, (16, 123)), ("kick_normal_001", 124, (139, 466))))
+    lines = warnings(run(operator, capfd))
+    abrupt = [s for s in plan_of(obj)["pairs"][0]["segments"] if s.get("excess", 0.0) > 1.0]
+    assert abrupt
+    for segment in abrupt:
+        assert any(f"'bow' → 'kick': the {segment['part']}-body {segment['blend']} over frames "
+                   f"{segment['start']}-{segment['end']} is {segment['excess']:.1f}x as abrupt as the clips allow"
+                   in line for line in lines), lines
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_a_gap_flagged_by_its_quality_figures_is_a_warning(empty_scene, operator, capfd):
+    """A walk cut at frame 151 into a kick from 160: the gap skates and jerks beyond 1.5x the clips'."""
+    obj = clips_on_one_armature((("walk_normal_001", 1, (1, 151)), ("kick_normal_001", 160, (160, 400))))
+    lines = warnings(run(operator, capfd))
+    pair = plan_of(obj)["pairs"][0]
+    q = pair["quality"]
+    assert q["accel"] > 1.5 * q["accel_untouched"]
+    first, last = pair["gap"]
+    assert any(line.startswith(f"Warning: 'walk' → 'kick': the gap {first}-{last} has ") and
+               "acceleration" in line and "x the untouched clips'" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_a_rejected_strip_is_a_warning(empty_scene, operator, capfd):
+    clips_on_one_armature((("walk_normal_001", 1, (1, 190)), ("bow_normal_001", 151, (181, 288)),
+                           ("punch_normal_001", 300, (300, 523))))
+    lines = run(operator, capfd)
+    assert any(line.startswith("Warning: strip 'bow' rejected: its core (output frames 181..") for line in lines)
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_a_synthesis_left_with_one_strip_is_a_warning(empty_scene, operator, capfd):
+    clips_on_one_armature((("walk_normal_001", 1, (1, 190)), ("bow_normal_001", 151, (181, 288))))
+    lines = warnings(run(operator, capfd))
+    assert "Warning: only strip 'walk' is left, so nothing is joined: it plays as it is; " \
+           "fix the rejections above to synthesize" in lines, lines
+
+
+def test_clear_after_a_bake_says_what_it_did(empty_scene, capfd):
+    obj = clips_on_one_armature(WALK_BOW_PUNCH)
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    lines = run("clear", capfd)
+    assert lines == [
+        "Info: removed the plan of the last synthesis from the panel; there was no preview to remove; the baked "
+        f"action 'walk_normal_001_SmartMotion' stays assigned to {obj.name!r} and plays over the strips "
+        "(unassign it in the Action Editor to play the strips)"
+    ]
+    assert obj.animation_data.action.name == "walk_normal_001_SmartMotion"
+    assert obj.smart_motion.plan_json == ""
