@@ -166,27 +166,24 @@ def check(seed: int, clips: Clips) -> Outcome:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--timelines", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0, help="the first seed")
-    parser.add_argument("--only", type=int, help="replay one seed")
-    args = parser.parse_args()
-    if not MOCAP.is_dir():
-        sys.exit(f"real motion capture not found at {MOCAP}")
-    clips = Clips()
-    seeds = [args.only] if args.only is not None else range(args.seed, args.seed + args.timelines)
+def run(seeds, clips: Clips, progress: bool = True) -> tuple[list[Outcome], float]:
+    """Every seed's outcome, and the seconds they took."""
     started = time.perf_counter()
     outcomes = []
     for i, seed in enumerate(seeds):
         outcomes.append(check(seed, clips))
-        if (i + 1) % 100 == 0:
+        if progress and (i + 1) % 100 == 0:
             print(f"  {i + 1} timelines, {time.perf_counter() - started:.0f} s", flush=True)
+    return outcomes, time.perf_counter() - started
+
+
+def print_counts(outcomes: list[Outcome], clips: Clips, seconds: float) -> None:
+    """The counts the module docstring lists, and every failure with its seed."""
     methods = collections.Counter(m for o in outcomes for m in o.methods)
     errors = collections.Counter(o.error.split(":")[0] + (": " + o.error.split(":", 1)[1].split("'")[0].strip()
                                                           if ":" in o.error else "") for o in outcomes if o.error)
-    print(f"\n{len(outcomes)} timelines of 2 to 8 real clips ({len(clips.names)} clips to draw from), "
-          f"{sum(o.clips for o in outcomes)} clips, {time.perf_counter() - started:.0f} s")
+    print(f"{len(outcomes)} fuzzed timelines of 2 to 8 real clips ({len(clips.names)} clips to draw from), "
+          f"{sum(o.clips for o in outcomes)} clips, {seconds:.0f} s")
     print(f"  synthesized: {sum(not o.error for o in outcomes)}; refused with a ValueError: "
           f"{sum(o.error.startswith('ValueError') and not o.unexpected for o in outcomes)}; "
           f"other exceptions: {sum(o.unexpected for o in outcomes)}")
@@ -203,7 +200,22 @@ def main() -> None:
     print(f"  failures: {len(failed)}")
     for o in failed:
         print(f"    seed {o.seed}: {o.error if o.unexpected else '; '.join(o.failures)}")
-    sys.exit(1 if failed else 0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--timelines", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0, help="the first seed")
+    parser.add_argument("--only", type=int, help="replay one seed")
+    args = parser.parse_args()
+    if not MOCAP.is_dir():
+        sys.exit(f"real motion capture not found at {MOCAP}")
+    clips = Clips()
+    seeds = [args.only] if args.only is not None else range(args.seed, args.seed + args.timelines)
+    outcomes, seconds = run(seeds, clips)
+    print()
+    print_counts(outcomes, clips, seconds)
+    sys.exit(1 if any(not o.ok for o in outcomes) else 0)
 
 
 if __name__ == "__main__":

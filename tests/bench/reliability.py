@@ -23,6 +23,8 @@ MEMORY_CAP of address space and TIMEOUT_S seconds, so where the old engine
 needs more it is printed as a MemoryError or a timeout instead of taking the
 machine's memory. Where both finish, their plans are compared.
 
+Then the counts of --fuzz N (default 1,000) fuzzed timelines (tests/bench/fuzz.py).
+
 Targets (the Trust issue): the two-minute gap at 120 fps under 300 MB peak
 for the whole process, and time linear in the gap: the time per gap frame at
 30,000 frames within 2x of that at 4,000.
@@ -170,6 +172,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", default=BEFORE_REV, help=f"commit of the before column (default {BEFORE_REV})")
     parser.add_argument("--no-before", action="store_true", help="measure this tree only")
+    parser.add_argument("--fuzz", type=int, default=1000, metavar="N",
+                        help="then N fuzzed timelines (tests/bench/fuzz.py), their counts printed (0: none)")
     args = parser.parse_args()
     if not MOCAP.is_dir():
         sys.exit(f"real motion capture not found at {MOCAP}")
@@ -202,6 +206,13 @@ def main() -> None:
             print(f"{gap:>10,} {fps:>4g} {gap / fps:>7.0f} | {old.cells() if old else '':>22} | {new.cells()} "
                   f"{per_k:>12} | {same_plan(old, new) if old else ''}", flush=True)
     report(results)
+    if args.fuzz:
+        import fuzz  # tests/bench, next to this script
+
+        print()
+        clips = fuzz.Clips()
+        outcomes, seconds = fuzz.run(range(args.fuzz), clips, progress=False)
+        fuzz.print_counts(outcomes, clips, seconds)
 
 
 def report(results: dict) -> None:
