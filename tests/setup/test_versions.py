@@ -74,6 +74,27 @@ def test_the_core_tests_also_run_on_numpy_2():
     assert any(re.search(rf"^{re.escape(venv)}/bin/python -m pytest -q tests$", dry_run, re.M) for venv in numpy_2)
 
 
+def test_the_manifest_admits_the_oldest_blender_tested_and_no_older_series():
+    """``blender_version_min`` is 4.5.6, the oldest release the Blender tests passed on.
+
+    Checked once by pinning ``bpy==4.5.6`` in requirements-blender-4.5.txt and running
+    ``make test-4.5``. 4.4.0 and 4.5.0 fail 37 of them: a new NLA strip is named after
+    its action instead of the name given, as it still is in 4.5.4 (4.5.5 is not on
+    PyPI). `make test` runs the newest 4.5 LTS release, which users install.
+    """
+    manifest = tomllib.loads((REPO / "blender_manifest.toml").read_text())
+    minimum = version(manifest["blender_version_min"])
+    oldest = min(version(pins(path)["bpy"]) for path in requirement_files().values())
+    assert minimum[:2] == oldest[:2] and minimum <= oldest
+    assert minimum == (4, 5, 6)
+
+
+def test_the_readme_names_every_blender_tested():
+    readme = (REPO / "README.md").read_text()
+    for path in requirement_files().values():
+        assert f"bpy {pins(path)['bpy']}" in readme, path.name
+
+
 def test_make_test_runs_the_tests_in_every_venv():
     dry_run = make("-n", "test")
     assert dry_run.returncode == 0, dry_run.stderr
