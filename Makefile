@@ -1,7 +1,31 @@
 # Smart Motion — the README's two commands, `make demo` and `make test`, are all the set-up.
-# The virtual environment is created on first use from the pinned requirements.
+# The virtual environments are created on first use from the pinned requirements.
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# $(call find_python,X.Y): the first python X.Y that runs and says it is X.Y: pythonX.Y
+# on PATH, else one of pyenv's versions, found by glob. A pyenv shim on PATH for a
+# version pyenv has not selected fails to run, so it is passed over.
+find_python = $(shell for p in python$(1) $$(pyenv root 2>/dev/null)/versions/$(1)*/bin/python$(1) \
+	$${PYENV_ROOT:-$$HOME/.pyenv}/versions/$(1)*/bin/python$(1); do \
+	test "$$("$$p" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = $(1) \
+	&& { command -v "$$p"; break; }; done)
+# $(call need_python,X.Y,INTERPRETER,WHAT): stop, naming what to install, when INTERPRETER is empty.
+need_python = test -n "$(2)" || { echo "$(3) needs Python $(1): no python$(1) runs, on PATH or under pyenv \
+	($${PYENV_ROOT:-$$HOME/.pyenv}/versions/$(1)*). Install it (pyenv install $(1), or your system's \
+	python$(1) package) or name it: make PYTHON$(1)=/path/to/python$(1)" >&2; exit 1; }
+
+# bpy on PyPI is built for one CPython each: 4.5 and 5.0 for 3.11, 5.2 for 3.13.
+# Each is looked for once, when first needed.
+PYTHON3.11 ?= $(eval PYTHON3.11 := $(call find_python,3.11))$(PYTHON3.11)
+PYTHON3.13 ?= $(eval PYTHON3.13 := $(call find_python,3.13))$(PYTHON3.13)
+PYTHON ?= $(PYTHON3.11)
+
+# Blender 5.0 lives in .venv with everything the command line needs (requirements.txt).
+# Each other Blender tested lives in .venv-X.Y (requirements-blender-X.Y.txt), made with
+# the Python its bpy is built for; `make test` runs the Blender tests in every one.
+OTHER_BLENDERS := 4.5 5.2
+BLENDER_PYTHON_4.5 := 3.11
+BLENDER_PYTHON_5.2 := 3.13
+
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -21,20 +45,46 @@ BLENDER_ENV := BLENDER_USER_RESOURCES=$(PROFILE) BLENDER_USER_CONFIG=$(PROFILE)/
 	BLENDER_USER_SCRIPTS=$(PROFILE)/scripts BLENDER_USER_DATAFILES=$(PROFILE)/datafiles \
 	BLENDER_USER_EXTENSIONS=$(PROFILE)/extensions
 
-.PHONY: demo test test-core test-blender bench zip clean
+.PHONY: demo test test-5.0 $(addprefix test-,$(OTHER_BLENDERS)) test-core test-blender pythons bench zip clean
 
 $(STAMP): requirements.txt
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(PY) || { $(call need_python,3.11,$(PYTHON),Blender 5.0 (bpy in $(VENV))) && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $(STAMP)
+
+.venv-%/.installed: requirements-blender-%.txt
+	@test -x .venv-$*/bin/python || { \
+	$(call need_python,$(BLENDER_PYTHON_$*),$(PYTHON$(BLENDER_PYTHON_$*)),Blender $* (bpy in .venv-$*)) \
+	&& $(PYTHON$(BLENDER_PYTHON_$*)) -m venv .venv-$*; }
+	.venv-$*/bin/python -m pip install --quiet --disable-pip-version-check -r $<
+	@touch $@
+
+# The interpreter each virtual environment is made with, or what to install.
+pythons:
+	@$(call need_python,3.11,$(PYTHON),Blender 5.0 (bpy in $(VENV))) && echo "5.0 $(PYTHON)"
+	@$(foreach v,$(OTHER_BLENDERS),$(call need_python,$(BLENDER_PYTHON_$(v)),$(PYTHON$(BLENDER_PYTHON_$(v))),Blender $(v) (bpy in .venv-$(v))) \
+	&& echo "$(v) $(PYTHON$(BLENDER_PYTHON_$(v)))";)
 
 # The demo clips as NLA strips, synthesized and baked: out/demo.blend, out/demo.bvh, the plan.
 # (`python -m core demo` still analyses the demo clips without Blender.)
 demo: $(STAMP)
 	$(BLENDER_ENV) $(PY) -m addon.demo --out out
 
-test: $(STAMP)
+# Every test on Blender 5.0 and numpy 1, the Blender tests on 4.5, every test again on
+# Blender 5.2 and numpy 2.
+test: test-5.0 $(addprefix test-,$(OTHER_BLENDERS))
+
+test-5.0: $(STAMP)
+	@echo "== Blender 5.0, numpy 1 ($(VENV)): tests"
 	$(PY) -m pytest -q tests
+
+test-4.5: .venv-4.5/.installed
+	@echo "== Blender 4.5 LTS (.venv-4.5): tests/blender"
+	.venv-4.5/bin/python -m pytest -q tests/blender
+
+test-5.2: .venv-5.2/.installed
+	@echo "== Blender 5.2 LTS, numpy 2 (.venv-5.2): tests"
+	.venv-5.2/bin/python -m pytest -q tests
 
 test-core: $(STAMP)
 	$(PY) -m pytest -q tests/core
@@ -57,4 +107,4 @@ zip: $(STAMP)
 	$(PY) $(BLENDER_EXT) validate --valid-tags $(BLENDER_TAGS) $(EXT_ZIP)
 
 clean:
-	rm -rf $(VENV) out build dist .pytest_cache
+	rm -rf $(VENV) $(addprefix .venv-,$(OTHER_BLENDERS)) out build dist .pytest_cache

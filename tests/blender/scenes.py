@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import bpy
 import numpy as np
 import pytest
+from bpy_extras import anim_utils
 
 MOCAP = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai1"
 
@@ -72,6 +73,33 @@ def clips_on_one_armature(layout=WALK_BOW_PUNCH, tracks: int = 2) -> bpy.types.O
             item.name = strip_name
             item.core_start, item.core_end = core
     return obj
+
+
+def ensure_channelbag(action, slot):
+    """``slot``'s channelbag in ``action``, a layer and keyframe strip created as needed.
+
+    Blender 5.0 has ``anim_utils.action_ensure_channelbag_for_slot`` for this; 4.5
+    lacks it, and gets the same from the ``Action.layers`` API it does have.
+    """
+    if hasattr(anim_utils, "action_ensure_channelbag_for_slot"):
+        return anim_utils.action_ensure_channelbag_for_slot(action, slot)
+    layer = action.layers[0] if action.layers else action.layers.new("Layer")
+    strip = layer.strips[0] if layer.strips else layer.strips.new(type='KEYFRAME')
+    return strip.channelbag(slot, ensure=True)
+
+
+def new_fcurve(channelbag, path: str, index: int, group: str | None = None) -> bpy.types.FCurve:
+    """A new F-curve in ``channelbag``, in the F-curve group ``group`` if given.
+
+    ``fcurves.new`` takes ``group_name`` from Blender 5.0 on; on 4.5 the group is set after.
+    """
+    if group is None:
+        return channelbag.fcurves.new(path, index=index)
+    if "group_name" in bpy.types.ActionChannelbagFCurves.bl_rna.functions["new"].parameters:
+        return channelbag.fcurves.new(path, index=index, group_name=group)
+    fcurve = channelbag.fcurves.new(path, index=index)
+    fcurve.group = channelbag.groups.get(group) or channelbag.groups.new(group)
+    return fcurve
 
 
 def strips_by_name(obj) -> dict:

@@ -13,9 +13,10 @@ import json
 import bpy
 import numpy as np
 import pytest
-from bpy_extras import anim_utils
 
-from scenes import WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, snapshot, strips_by_name
+from scenes import (
+    WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, ensure_channelbag, new_fcurve, snapshot, strips_by_name,
+)
 
 OPERATORS = ("analyze", "synthesize", "bake")
 
@@ -83,7 +84,7 @@ def test_a_strip_without_an_action(walk_bow_punch, operator):
 def test_a_strip_whose_action_animates_no_bone_of_the_armature(walk_bow_punch, operator):
     wag = bpy.data.actions.new("tail wag")
     slot = wag.slots.new(id_type='OBJECT', name="Dog")
-    fcurve = anim_utils.action_ensure_channelbag_for_slot(wag, slot).fcurves.new('pose.bones["Tail"].location', index=0)
+    fcurve = new_fcurve(ensure_channelbag(wag, slot), 'pose.bones["Tail"].location', 0)
     fcurve.keyframe_points.add(2)
     fcurve.keyframe_points.foreach_set("co", np.array([1.0, 0.0, 100.0, 1.0], dtype=np.float32))
     walk_bow_punch.animation_data.nla_tracks.new().strips.new("wag", 600, wag)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from bpy_extras import anim_utils
 
-from scenes import all_keys
+from scenes import all_keys, ensure_channelbag, new_fcurve
 
 MOCAP = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai1"
 TOLERANCE_M = 1e-4
@@ -296,7 +296,7 @@ def build_rig(scene, seed: int = 3) -> bpy.types.Object:
 
     action = bpy.data.actions.new("Rig moves")
     slot = action.slots.new(id_type='OBJECT', name=obj.name)
-    channelbag = anim_utils.action_ensure_channelbag_for_slot(action, slot)
+    channelbag = ensure_channelbag(action, slot)
     for (name, _, _), mode in zip(layout, ROTATION_MODES):
         pose_bone = obj.pose.bones[name]
         pose_bone.rotation_mode = mode
@@ -305,7 +305,7 @@ def build_rig(scene, seed: int = 3) -> bpy.types.Object:
         channels = [(prop, i, rng.uniform(-2.0, 2.0, len(KEY_FRAMES))) for i in range(size)]
         channels += [("location", i, rng.uniform(-0.5, 0.5, len(KEY_FRAMES))) for i in range(3)]
         for prop, index, values in channels:
-            fcurve = channelbag.fcurves.new(f'pose.bones["{name}"].{prop}', index=index, group_name=name)
+            fcurve = new_fcurve(channelbag, f'pose.bones["{name}"].{prop}', index, name)
             points = fcurve.keyframe_points
             points.add(len(KEY_FRAMES))
             points.foreach_set("co", np.stack([KEY_FRAMES, values], axis=-1).ravel().astype(np.float32))
@@ -467,7 +467,7 @@ def test_an_action_for_another_armature_is_refused_naming_both(empty_scene, conv
     obj = import_clip("walk_normal_001", 'QUATERNION')
     other = bpy.data.actions.new("tail wag")
     slot = other.slots.new(id_type='OBJECT', name="Dog")
-    channelbag = anim_utils.action_ensure_channelbag_for_slot(other, slot)
+    channelbag = ensure_channelbag(other, slot)
     for path in ('pose.bones["Tail"].rotation_quaternion', "location"):
         fcurve = channelbag.fcurves.new(path, index=0)
         fcurve.keyframe_points.add(2)
