@@ -16,8 +16,10 @@ from pathlib import Path
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    """Whether two paths name one file: the same resolved path, or (both existing) the same inode."""
-    if a.resolve() == b.resolve():
+    """Whether two paths may name one file: the same resolved path, also when only the case
+    differs (macOS and Windows fold case; refusing there too is the safe side), or (both
+    existing) the same inode."""
+    if os.path.normcase(str(a.resolve())).casefold() == os.path.normcase(str(b.resolve())).casefold():
         return True
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)
@@ -31,8 +33,9 @@ def check_outputs(inputs: dict[str, str | Path], outputs: dict[str, str | Path])
     inputs   ``{what it is: path}``, e.g. ``{"clip 'walk'": "walk.bvh"}``;
     outputs  ``{how it was given: path}``, e.g. ``{"-o": "out.bvh", "--plan": "plan.json"}``.
 
-    Refused: an output that is an input or another output, a folder given as
-    an output, and an output whose folder is missing or cannot be written to.
+    Refused: an output that is an input or another output (also differing in
+    case only), a folder, device or read-only file given as an output, and an
+    output whose folder is missing or cannot be written to.
     """
     for flag, out in outputs.items():
         out = Path(out)
@@ -42,6 +45,11 @@ def check_outputs(inputs: dict[str, str | Path], outputs: dict[str, str | Path])
                                  f"give {flag} another file")
         if out.is_dir():
             raise ValueError(f"{flag} {out} is a folder: give a file name, e.g. {out / 'out'}")
+        if out.exists() and not out.is_file():
+            raise ValueError(f"{flag} {out} is not a regular file (a device or a pipe): give a file name")
+        if out.exists() and (not os.access(out, os.W_OK) or not out.stat().st_mode & 0o222):
+            # (marked read-only: a rename over it would replace it even where the user may write it)
+            raise ValueError(f"{flag} {out} is read-only: make it writable or write elsewhere")
         folder = out.resolve().parent
         if not folder.is_dir():
             raise ValueError(f"{flag} {out}: the folder {folder} does not exist; create it or write elsewhere")

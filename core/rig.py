@@ -481,7 +481,9 @@ def find_rig(skeleton: Skeleton | Motion, overrides: dict | None = None, up=None
         joint_names=skel.names, method=method,
     )
     _validate(tree, rig)
-    if not any(k.endswith((".hip", ".knee", ".ankle")) for k in fixed):
+    # legs found by their names are legs (a seated clip's hang little); legs found from
+    # the hierarchy alone may be the arms, when the leg bones are gone
+    if method == "topology" and not any(k.endswith((".hip", ".knee", ".ankle")) for k in fixed):
         _check_legs_hang(tree, skel, poses, rig)
     return rig
 
@@ -676,11 +678,13 @@ def _centre(tree: _Tree, scores, fixed: dict, pelvis: int, legs: dict, arms: dic
 
 
 # A leg hangs from the hip: its ankle stands below the pelvis, away from the head, by most of
-# the leg's length when standing (about its whole length) and by a good part of it over a
-# motion, however much it crouches. Arms taken for legs do not (in a T or A pose the wrist
-# is near the shoulder's height), nor does any other chain.
+# the leg's length when standing (about its whole length), and by a good part of it in the
+# motion's most extended frames however much it crouches or sits in the others. Arms taken
+# for legs do not (in a T or A pose the wrist is near the shoulder's height; hanging at the
+# sides the hands reach about the pelvis), nor does any other chain.
 HANG_REST = 0.75  # leg lengths below the pelvis in the rest pose, at least
-HANG_MOTION = 0.5  # leg lengths below the pelvis in the median frame of a motion, at least
+HANG_MOTION = 0.5  # leg lengths below the pelvis in the motion's most extended frames (90th percentile), at least
+HANG_PERCENTILE = 90.0
 
 
 def _check_legs_hang(tree: _Tree, skel: Skeleton, poses: _Poses, rig: Rig) -> None:
@@ -707,8 +711,8 @@ def _check_legs_hang(tree: _Tree, skel: Skeleton, poses: _Poses, rig: Rig) -> No
             leg = rig.leg(side)
             length = np.linalg.norm(P[:, leg.knee] - P[:, leg.hip], axis=-1) + np.linalg.norm(
                 P[:, leg.ankle] - P[:, leg.knee], axis=-1)
-            below = float(np.median(-np.sum((P[:, leg.ankle] - P[:, rig.pelvis]) * up, axis=-1)
-                                    / np.maximum(length, 1e-12)))
+            below = float(np.percentile(-np.sum((P[:, leg.ankle] - P[:, rig.pelvis]) * up, axis=-1)
+                                        / np.maximum(length, 1e-12), HANG_PERCENTILE))
             if below < least:
                 names = tree.names
                 chain = " -> ".join(names[j] for j in (leg.hip, leg.knee, leg.ankle))

@@ -128,7 +128,7 @@ def synthesize(
         clips=tuple(c.name for c in clips),
         pairs=tuple(pairs),
         rejected=tuple(rejected),
-        warnings=tuple(_bone_length_warnings(clips)),
+        warnings=tuple(_bone_length_warnings([c for c in clips if c.name not in {r.clip for r in rejected}])),
     )
     return Result(motion, plan, track.contacts)
 
@@ -182,6 +182,7 @@ def _bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
     such a clip's core keeps its joint rotations but not its joint positions."""
     ref = clips[0]
     lengths = np.linalg.norm(ref.motion.skeleton.offsets, axis=-1)
+    lengths[0] = 0.0  # the root's offset is where the skeleton stands, not a bone
     warnings = []
     for clip in clips[1:]:
         own = np.linalg.norm(clip.motion.skeleton.offsets, axis=-1)

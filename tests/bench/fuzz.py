@@ -7,8 +7,10 @@ clips, the same clip more than once too), each at a random start (after,
 overlapping or before the previous one), with a random core inside it or none
 (the whole clip), and a random W. A timeline passes when:
 
-* synthesize raises nothing but ValueError, the documented error type, and then
-  with a message (no traceback-only failure);
+* synthesize raises nothing (its documented error, ValueError, is for bad
+  input, and the generator makes only valid timelines: cores inside their
+  clips, one frame rate, one skeleton, names of their own, so any exception,
+  a ValueError from deep inside numpy included, is a failure);
 * the output has no NaN;
 * every accepted core is exact (every joint, every core frame, to 1e-6 of the
   body height; the first clip as it is, the others as their pair's plan aligns
@@ -91,7 +93,7 @@ def random_timeline(seed: int, clips: Clips) -> tuple[list[Clip], float]:
 class Outcome:
     seed: int
     clips: int
-    error: str = ""  # "ValueError: ..." (documented) or the unexpected exception
+    error: str = ""  # the exception synthesize raised, if any
     unexpected: bool = False
     methods: list[str] = field(default_factory=list)
     rejected: int = 0
@@ -117,12 +119,7 @@ def check(seed: int, clips: Clips) -> Outcome:
     t = time.perf_counter()
     try:
         result = synthesize(timeline, responsiveness=w)
-    except ValueError as error:  # the documented error: bad input, said in one line
-        out.error = f"ValueError: {error}"
-        if not str(error):
-            out.unexpected, out.error = True, "ValueError without a message"
-        return out
-    except Exception as error:  # noqa: BLE001 (the fuzz reports anything else)
+    except Exception as error:  # noqa: BLE001 (valid timelines: the fuzz reports any exception)
         out.unexpected, out.error = True, f"{type(error).__name__}: {error}"
         return out
     finally:
@@ -184,9 +181,7 @@ def print_counts(outcomes: list[Outcome], clips: Clips, seconds: float) -> None:
                                                           if ":" in o.error else "") for o in outcomes if o.error)
     print(f"{len(outcomes)} fuzzed timelines of 2 to 8 real clips ({len(clips.names)} clips to draw from), "
           f"{sum(o.clips for o in outcomes)} clips, {seconds:.0f} s")
-    print(f"  synthesized: {sum(not o.error for o in outcomes)}; refused with a ValueError: "
-          f"{sum(o.error.startswith('ValueError') and not o.unexpected for o in outcomes)}; "
-          f"other exceptions: {sum(o.unexpected for o in outcomes)}")
+    print(f"  synthesized: {sum(not o.error for o in outcomes)}; exceptions: {sum(o.unexpected for o in outcomes)}")
     print(f"  pairs: {sum(methods.values())} ({', '.join(f'{m} {n}' for m, n in methods.most_common())})")
     print(f"  rejected clips (core overlapping an accepted core): {sum(o.rejected for o in outcomes)}")
     if errors:

@@ -224,3 +224,30 @@ def test_a_clip_whose_rate_would_resample_it_into_gigabytes_is_refused():
     with pytest.raises(ValueError, match=r"'slow' at 1e-06 fps would be resampled to the first clip's 30 fps as "
                                          r"[\d,]+ frames \([\d.]+ GB\)"):
         synthesize([Clip(walk, 0, None, "walk"), Clip(slow, walk.n_frames + 10, None, "slow")])
+
+
+def test_outputs_differing_only_in_case_are_refused(two_clips, tmp_path, capsys):
+    """On macOS and Windows Out.bvh and out.bvh are one file: the plan would replace the motion."""
+    walk, bow = two_clips
+    assert _synthesize(walk, bow, "-o", tmp_path / "Out.bvh", "--plan", tmp_path / "out.bvh") == 2
+    assert "-o and --plan are the same file" in capsys.readouterr().err
+    assert not (tmp_path / "Out.bvh").exists() and not (tmp_path / "out.bvh").exists()
+
+
+def test_a_read_only_output_or_a_device_is_refused_and_kept(two_clips, tmp_path, capsys):
+    """Renaming over a file needs only its folder writable: a file marked read-only is
+    refused (as a plain write refuses it), not silently replaced; a device is not a file."""
+    import stat
+
+    walk, bow = two_clips
+    protected = tmp_path / "keep.bvh"
+    protected.write_text("the user's protected take\n")
+    protected.chmod(stat.S_IRUSR | stat.S_IRGRP)
+    try:
+        assert _synthesize(walk, bow, "-o", protected) == 2
+        assert "read-only" in capsys.readouterr().err
+        assert protected.read_text() == "the user's protected take\n"
+    finally:
+        protected.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert _synthesize(walk, bow, "-o", "/dev/null") == 2
+    assert "not a regular file" in capsys.readouterr().err

@@ -681,3 +681,18 @@ def test_a_bounded_search_over_a_long_gap_needs_megabytes_not_gigabytes():
         tracemalloc.stop()
     assert peak < 50e6, f"{peak / 1e6:.0f} MB"
     assert 6 <= found.t1 - found.t0 <= 10 * fps
+
+
+@pytest.mark.parametrize("seed", range(66, 96))
+def test_a_bound_the_optimum_is_within_finds_that_optimum_in_blocks(seed):
+    """Where the unbounded optimum is no longer than the bound but the candidates reach
+    further (so the blocked search runs), the bound changes nothing: the same range."""
+    problem = random_problem(seed)
+    best = optimal_blend_range(**problem, exhaustive_pairs=0)
+    span = int(problem["t1_candidates"][-1] - problem["t0_candidates"][0])
+    longest = max(best.t1 - best.t0, 2)
+    if longest >= span:
+        pytest.skip("no bound shorter than the candidates' span holds this optimum")
+    found = optimal_blend_range(**problem, max_frames=longest, exhaustive_pairs=0)
+    assert found.cost == pytest.approx(best.cost, rel=1e-12, abs=1e-12)
+    assert (found.t0, found.t1) == (best.t0, best.t1)

@@ -758,3 +758,18 @@ def test_a_t_posed_skeleton_whose_legs_were_deleted_is_refused_by_its_rest_pose(
     with pytest.raises(RigError, match="does not hang below the pelvis .* in the rest pose"):
         find_rig(legless)
     find_rig(skel)
+
+
+def test_legs_found_by_name_are_legs_however_they_fold(mocap):
+    """Kneeling or sitting through a whole clip, the ankles hardly hang below the pelvis; legs
+    found by their names are kept all the same (only legs found from the hierarchy alone,
+    which may be the arms, must hang)."""
+    walk = mocap("bandai1/walk_normal_001")
+    names = walk.skeleton.names
+    rotations = np.array(walk.rotations)
+    fold = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), np.radians(150.0))
+    for knee in ("LowerLeg_L", "LowerLeg_R"):
+        rotations[:, names.index(knee)] = quat.mul(rotations[:, names.index(knee)], fold)
+    kneeling = Motion(walk.skeleton, rotations, walk.positions, walk.fps)
+    rig = find_rig(kneeling)
+    assert rig.method == "names" and names[rig.left_leg.ankle] == "Foot_L"
