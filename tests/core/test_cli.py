@@ -251,3 +251,16 @@ def test_a_read_only_output_or_a_device_is_refused_and_kept(two_clips, tmp_path,
         protected.chmod(stat.S_IRUSR | stat.S_IWUSR)
     assert _synthesize(walk, bow, "-o", "/dev/null") == 2
     assert "not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("frame_time", ["1e-300", "1e-9", "1e-10", "5"])
+def test_an_impossible_frame_time_is_one_line_and_exit_2(two_clips, tmp_path, capsys, frame_time):
+    """1e-300 overflowed, 1e-9 took 1.9 GB and 1e-10 raised MemoryError: now one line, exit 2."""
+    walk, bow = two_clips
+    text = bow.read_text()
+    line = next(l for l in text.splitlines() if l.lower().startswith("frame time"))
+    bow.write_text(text.replace(line, f"Frame Time: {frame_time}"))
+    assert _synthesize(walk, bow, "-o", tmp_path / "o.bvh") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and err.count("\n") == 1 and "outside 0.001 .. 1 s" in err
+    assert "Traceback" not in err and not (tmp_path / "o.bvh").exists()
