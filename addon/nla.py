@@ -763,13 +763,57 @@ def rebake_target(obj: bpy.types.Object, strips: list = ()) -> bpy.types.Action 
     """The action the last Bake wrote, to be written again, or ``None`` for a new one.
 
     Baking again replaces its keys rather than leave it behind with no
-    user, to be lost on save. Not when one of ``strips`` plays it: sources
-    are never written.
+    user, to be lost on save. Only while nothing but ``obj`` as its active
+    action uses it (:func:`rebake_refusal`): once it is on an NLA strip,
+    of any object, muted or not, or used by another ID, it is a source,
+    and sources are never written.
     """
     action = obj.smart_motion.baked_action
-    if action is None or any(strip.action == action for strip in strips):
+    if action is None or rebake_refusal(obj, action, strips):
         return None
     return action
+
+
+def rebake_refusal(obj: bpy.types.Object, action: bpy.types.Action, strips: list = ()) -> str:
+    """Why Bake must not write ``action`` again, ``""`` if it may.
+
+    It may while the only ID using it is ``obj`` and no NLA strip of any
+    object (meta strips included) plays it: ``obj`` uses it as its active
+    action and through Smart Motion's own settings, which Bake reassigns
+    anyway. ``strips`` (the selected sources) are named first.
+    """
+    for strip in strips:
+        if strip.action == action:
+            return f"NLA strip {strip.name!r}, a source of this bake, plays it"
+    for other in bpy.data.objects:
+        for strip in _all_strips(other):
+            if strip.action == action:
+                return f"NLA strip {strip.name!r} of {other.name!r} plays it"
+    users = bpy.data.user_map(subset=[action])[action]
+    others = sorted(user.name for user in users if user != obj)
+    if others:
+        return f"{', '.join(repr(name) for name in others)} use{'s' if len(others) == 1 else ''} it"
+    return ""
+
+
+def rebake_note(obj: bpy.types.Object, strips: list = ()) -> str:
+    """For the Bake report: ``"; the last bake 'x' is kept as it is, as ..."`` or ``""``."""
+    action = obj.smart_motion.baked_action
+    why = rebake_refusal(obj, action, strips) if action is not None else ""
+    if not why:
+        return ""
+    return (f"; a new action, as the last bake {action.name!r} is kept as it is: {why} "
+            "(Smart Motion never writes an action that plays elsewhere)")
+
+
+def _all_strips(obj: bpy.types.Object) -> Iterator[bpy.types.NlaStrip]:
+    """Every NLA strip of ``obj``, those inside meta strips included."""
+    anim = obj.animation_data
+    pending = [strip for track in (anim.nla_tracks if anim is not None else ()) for strip in track.strips]
+    while pending:
+        strip = pending.pop()
+        yield strip
+        pending.extend(strip.strips)
 
 
 def _assign(obj: bpy.types.Object, action: bpy.types.Action) -> None:

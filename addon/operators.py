@@ -114,13 +114,14 @@ class SMART_MOTION_OT_bake(_Reported, bpy.types.Operator):
     def run(self, context):
         obj = nla.active_armature(context)
         strips = nla.selected_strips(obj, context.view_layer.objects)
+        note = nla.rebake_note(obj, strips)
         with _Progress(context) as progress:
             action, plan, kept = nla.bake_strips(obj, strips, context.scene.smart_motion.responsiveness, progress)
         kept_text = " (the preview, still current, kept as it is)" if kept else ""
         self.report(
             {'INFO'},
             f"baked frames {plan['start']}-{plan['end']} into action {action.name!r}, assigned to {obj.name!r}"
-            f"{kept_text}{nla.left_out_text(obj)}",
+            f"{kept_text}{note}{nla.left_out_text(obj)}",
         )
         for line in nla.plan_warnings(plan):
             self.report({'WARNING'}, line)
