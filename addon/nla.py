@@ -241,25 +241,38 @@ class Span:
 
 @dataclass(frozen=True)
 class DefaultCore:
-    """A default core in scene frames, end inclusive, and what was taken off the strip, for the panel."""
+    """A default core in scene frames, end inclusive, and what was taken off the strip, for the panel.
+
+    Empty (``first > last``) where the strip's neighbours cover all of it.
+    """
 
     first: int
     last: int
     taken_off: tuple[str, ...] = ()
 
+    @property
+    def empty(self) -> bool:
+        return self.first > self.last
+
     def why(self) -> str:
-        return f"strip minus {', '.join(self.taken_off)}" if self.taken_off else "whole strip"
+        why = f"strip minus {', '.join(self.taken_off)}" if self.taken_off else "whole strip"
+        return f"no frame left: {why}" if self.empty else why
 
 
-def default_core(span: Span, previous: Span | None, following: Span | None, room: int) -> DefaultCore:
-    """The core a strip gets until edited, between its neighbouring selected strips.
+def default_core(span: Span, earlier: Iterable[Span] = (), later: Iterable[Span] = (), room: int = 0) -> DefaultCore:
+    """The core a strip gets until edited, between the other selected strips that play.
 
-    The strip minus its blend-in and blend-out, which Blender's auto-blend
-    sets to the overlap with the neighbour, then minus what still overlaps
-    a neighbour. Where two strips butt, or overlap with neither blending,
-    the core also stops ``room // 2`` frames (rounded up) short of the frames
-    they share, so that each transition gets at least ``room`` frames (the
-    shortest blend) between the cores. May come out empty (first > last).
+    ``earlier`` are those before ``span`` in start order, ``later`` those
+    after, on any track. The strip minus its blend-in and blend-out, which
+    Blender's auto-blend sets to the overlap with the neighbour, then minus
+    what still overlaps any of them: an earlier strip takes the frames up
+    to its end off the start, a later one the frames from its start off the
+    end (so a strip laid over a longer one cuts the longer one's core where
+    it begins, and the longer one covers all of it). Where two strips butt,
+    or overlap with neither blending, the core also stops ``room // 2``
+    frames (rounded up) short of the frames they share, so that each
+    transition gets at least ``room`` frames (the shortest blend) between
+    the cores. May come out empty (``DefaultCore.empty``).
     """
     first, last, taken = span.first, span.last, []
     if span.blend_in > 0:
@@ -269,18 +282,21 @@ def default_core(span: Span, previous: Span | None, following: Span | None, room
         last -= math.ceil(span.blend_out)
         taken.append(f"blend-out {span.blend_out:g}")
     half = -(-room // 2)
-    if previous is not None and span.first <= previous.last + 1:
-        unblended = span.blend_in <= 0 and previous.blend_out <= 0
-        limit = previous.last + 1 + (half if unblended else 0)
-        if limit > first:
-            first = limit
-            taken.append(f"{'room to blend' if unblended else 'overlap'} with {previous.name!r}")
-    if following is not None and following.first <= span.last + 1:
-        unblended = span.blend_out <= 0 and following.blend_in <= 0
-        limit = following.first - 1 - (half if unblended else 0)
-        if limit < last:
-            last = limit
-            taken.append(f"{'room to blend' if unblended else 'overlap'} with {following.name!r}")
+    for previous in earlier:
+        if span.first <= previous.last + 1:
+            unblended = span.blend_in <= 0 and previous.blend_out <= 0
+            limit = previous.last + 1 + (half if unblended else 0)
+            if limit > first:
+                first = limit
+                taken.append(f"{'room to blend' if unblended else 'overlap'} with {previous.name!r}"
+                             + (f" (frames {previous.first}-{previous.last}, all of it)" if limit > last else ""))
+    for following in later:
+        if following.first <= span.last + 1:
+            unblended = span.blend_out <= 0 and following.blend_in <= 0
+            limit = following.first - 1 - (half if unblended else 0)
+            if limit < last:
+                last = limit
+                taken.append(f"{'room to blend' if unblended else 'overlap'} with {following.name!r}")
     return DefaultCore(first, last, tuple(taken))
 
 
@@ -290,7 +306,7 @@ def strip_span(strip: bpy.types.NlaStrip) -> Span:
 
 
 def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> DefaultCore:
-    """:func:`default_core` of ``strip`` between its neighbours among the selected strips that play.
+    """:func:`default_core` of ``strip`` among every other selected strip that plays, on any track.
 
     A strip that is not one of those is taken alone. The shortest blend is
     ``SynthesisOptions.min_blend_s`` at the scene's frame rate.
@@ -302,11 +318,16 @@ def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> Defa
     neighbours = [s for s in source_strips(obj) if s.select and plays(obj, s)]
     names = [s.name for s in neighbours]
     if strip.name not in names:
-        return default_core(strip_span(strip), None, None, room)
+        return default_core(strip_span(strip), room=room)
     k = names.index(strip.name)
-    previous = strip_span(neighbours[k - 1]) if k > 0 else None
-    following = strip_span(neighbours[k + 1]) if k + 1 < len(neighbours) else None
-    return default_core(strip_span(strip), previous, following, room)
+    spans = [strip_span(s) for s in neighbours]
+    return default_core(spans[k], spans[:k], spans[k + 1:], room)
+
+
+def whole_strip_if_empty(offsets: tuple[int, int], strip: bpy.types.NlaStrip) -> tuple[int, int]:
+    """``offsets`` (first, last from the strip's start), or the whole strip where they hold no frame."""
+    first, last = offsets
+    return (0, strip_frame_count(strip) - 1) if first > last else offsets
 
 
 def strip_signature(strip: bpy.types.NlaStrip) -> str:
@@ -393,8 +414,9 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -
         if first > last:
             raise ValueError(
                 f"NLA strip {strip.name!r} of armature {obj.name!r} leaves no frame for its default core "
-                f"({strip_default_core(obj, strip).why()}); move it away from its neighbours, or edit its core "
-                "in the Smart Motion panel"
+                f"({strip_default_core(obj, strip).why()}); move it away from the strips it overlaps, deselect "
+                "one of them, or set its core with Edit Core in the Smart Motion panel (it starts from the "
+                "whole strip)"
             )
         if last > motion.n_frames - 1:
             raise ValueError(

@@ -164,8 +164,10 @@ class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
         strip = nla.find_strip(obj, self.strip)
         if strip is None:
             raise ValueError(f"armature {obj.name!r} has no NLA strip {self.strip!r}")
+        # an empty default core (strips covering all of this one) would be stored as a one-frame core
+        offsets = nla.whole_strip_if_empty(nla.core_offsets(obj, strip), strip)
         item = nla.strip_settings(obj, strip, create=True)
-        item.core_first, item.core_last = nla.core_offsets(obj, strip)
+        item.core_first, item.core_last = offsets
         item.has_core = True
         return {'FINISHED'}
 
