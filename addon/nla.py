@@ -129,13 +129,31 @@ def plays(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:
     """Whether Blender's NLA evaluation plays ``strip``: not muted, on an unmuted track, solo respected.
 
     With a track soloed, only that track plays. A source Smart Motion's
-    preview muted counts with the mute it had before the preview.
+    preview muted counts with the mute it had before the preview, and with
+    the solo it had before the preview took it (:func:`solo_track`).
     """
     track = next(t for t in obj.animation_data.nla_tracks if strip.name in t.strips)
-    if track.mute or (any(t.is_solo for t in obj.animation_data.nla_tracks) and not track.is_solo):
+    solo = solo_track(obj)
+    if track.mute or (solo is not None and track.name != solo):
         return False
     item = strip_settings(obj, strip)
     return not (item.mute_before if item is not None and item.muted_by_preview else strip.mute)
+
+
+def solo_track(obj: bpy.types.Object) -> str | None:
+    """The name of the solo track among the sources, ``None`` if none is.
+
+    While the preview holds the solo, the track that had it before
+    (``solo_before``): only one track can be solo, and the preview takes
+    it so that Blender plays the preview (:func:`show_preview`).
+    """
+    anim = obj.animation_data
+    solo = next((t for t in (anim.nla_tracks if anim is not None else ()) if t.is_solo), None)
+    if solo is None:
+        return None
+    if is_preview_track(solo):
+        return obj.smart_motion.solo_before or None
+    return solo.name
 
 
 def left_out_strips(obj: bpy.types.Object) -> list[str]:
@@ -623,12 +641,18 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     action = write_action(obj, result.motion, preview_action_name(obj), frame_start=result.start)
     state.preview_action = action
     state.preview_signature = " ".join([*signature, action_digest(action)])
+    solo = next((t for t in anim.nla_tracks if t.is_solo), None)
     track = anim.nla_tracks.new()  # a new track goes on top
     track.name = PREVIEW_TRACK
     strip = track.strips.new(PREVIEW_STRIP, result.start, action)
     if strip.action_slot is None:
         strip.action_slot = action.slots[0]
     strip.select = False
+    if solo is not None:
+        # With a track solo Blender plays that track alone, not the preview's; soloing the preview
+        # un-solos it (one solo track per object), so its name is kept for Clear to solo it again.
+        state.solo_before = solo.name
+        track.is_solo = True
     for source in strips:
         item = strip_settings(obj, source, create=True)
         item.mute_before = source.mute
@@ -647,7 +671,14 @@ def clear_preview(obj: bpy.types.Object) -> bool:
     cleared = False
     track = preview_track(obj)
     if track is not None:
+        track.is_solo = False  # before removing it, so that no solo flag outlives its track
         anim.nla_tracks.remove(track)
+        cleared = True
+    if state.solo_before:
+        solo = anim.nla_tracks.get(state.solo_before) if anim is not None else None
+        if solo is not None:
+            solo.is_solo = True
+        state.solo_before = ""
         cleared = True
     state.preview_signature = ""
     action = state.preview_action

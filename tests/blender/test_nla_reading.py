@@ -7,9 +7,12 @@ import importlib
 import json
 
 import bpy
+import numpy as np
 import pytest
 
-from scenes import WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, strips_by_name
+from scenes import WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, evaluated_heads, strips_by_name
+
+PREVIEW_TRACK = "[Smart Motion preview]"
 
 
 @pytest.fixture
@@ -61,6 +64,42 @@ def test_strips_blender_does_not_play_are_left_out_not_synthesized(walk_bow_punc
     assert list(plan["clips"]) == played and plan["rejected"] == []
     assert f"left out, as Blender does not play them (muted, or another track solo): {left_out}" in capfd.readouterr().out
     assert draw_panel().labels.count("Not played (muted or not solo): left out") == 1
+
+
+def tracks_state(obj) -> list:
+    return [(t.name, t.is_solo, t.mute) for t in obj.animation_data.nla_tracks]
+
+
+def heads_playing(obj, action, frames) -> np.ndarray:
+    """Blender's pose of ``action`` alone, on a copy of the armature with no NLA."""
+    probe = obj.copy()
+    bpy.context.scene.collection.objects.link(probe)
+    probe.animation_data_clear()
+    probe.animation_data_create().action = action
+    probe.animation_data.action_slot = action.slots[0]
+    heads = evaluated_heads(probe, frames)
+    bpy.data.objects.remove(probe)
+    return heads
+
+
+def test_with_a_track_solo_blender_plays_the_preview_and_clear_gives_the_solo_back(walk_bow_punch):
+    """Before, the preview track was not solo, so Blender played the soloed track, its strips muted: no preview."""
+    obj = walk_bow_punch
+    solo_the_first_track(obj)
+    before = tracks_state(obj)
+
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}, "again, with the preview holding the solo"
+
+    assert list(plan_of(obj)["clips"]) == ["walk", "punch"], "the strips of the soloed track, as before"
+    assert obj.animation_data.nla_tracks[PREVIEW_TRACK].is_solo
+    frames = np.arange(1, 400, 37)
+    preview = obj.smart_motion.preview_action
+    assert np.abs(evaluated_heads(obj, frames) - heads_playing(obj, preview, frames)).max() < 1e-5
+
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+    assert tracks_state(obj) == before, "the first track solo again, as it was"
+    assert not any(strip.mute for strip in strips_by_name(obj).values())
 
 
 def test_muted_strips_do_not_count_towards_two(walk_bow_punch):
