@@ -452,7 +452,7 @@ def _sample_motion(obj, action, slot, frames: np.ndarray, fps: float | None, wha
             f"{what} has no action slot for objects; pick the slot of armature {obj.name!r} "
             "next to the action's name"
         )
-    _check_animates_armature(obj, action, slot, info, what)
+    _check_animates_armature(obj, action, slot, info, what, body_bones(obj, skeleton, info))
     channels = _bone_fcurves(action, slot, info)
     n_frames, n_joints = len(frames), len(info.bones)
     # Each property of all bones at once: one interpolation for all curves keyed on the same frames.
@@ -514,12 +514,36 @@ def _evaluated(fcurve: bpy.types.FCurve) -> bool:
     return len(fcurve.keyframe_points) > 0 or len(fcurve.modifiers) > 0
 
 
-def _check_animates_armature(obj, action, slot, info: ArmatureInfo, what: str) -> None:
-    """Refuse an action that is not for ``obj``: no keys, or under half its bones, or mostly other bones.
+def body_bones(obj, skeleton: Skeleton, info: ArmatureInfo) -> list[str] | None:
+    """The bones the rig's roles use (pelvis, spine, neck, head, legs, arms), or ``None`` if none are found.
+
+    ``core.rig.find_rig`` on the armature's rest pose, with its Bone Mapping.
+    What synthesis moves the body by: fingers, face, twist, IK and control
+    bones are not among them, so an action need not animate those.
+    """
+    from ..core.rig import find_rig
+    from .nla import parse_bone_mapping  # nla imports this module
+
+    try:
+        overrides = parse_bone_mapping(obj.smart_motion.bone_mapping) if hasattr(obj, "smart_motion") else {}
+        rig = find_rig(skeleton, overrides=overrides or None)
+    except ValueError:  # RigError too: the synthesis reports it, with what to map
+        return None
+    joints = set()
+    for joint in rig.roles.values():
+        joints.update(joint if isinstance(joint, tuple) else () if joint is None else (joint,))
+    return [info.bones[j] for j in sorted(joints) if info.bones[j] is not None]
+
+
+def _check_animates_armature(obj, action, slot, info: ArmatureInfo, what: str, body: list[str] | None) -> None:
+    """Refuse an action that is not for ``obj``: no keys, or under half its ``body`` bones, or mostly other bones.
 
     Such an action would still sample (unanimated bones stay at rest), and
     synthesize and bake a body half at rest without a word: a CMU action
-    on a Bandai rig shares 4 of its 22 bone names.
+    on a Bandai rig shares 4 of its 22 bone names. Coverage is judged on
+    the ``body`` bones (:func:`body_bones`), or every bone where the rig's
+    roles are not found: a body clip on a rig with fingers, twist and
+    control bones leaves those at rest, as it should.
     """
     channelbag = _channelbag(action, slot)
     curves = list(channelbag.fcurves) if channelbag is not None else []
@@ -537,13 +561,16 @@ def _check_animates_armature(obj, action, slot, info: ArmatureInfo, what: str) -
             f"(bones are named like {armature[:3]}); "
             "pick the action made for this armature or rename the bones to match"
         )
-    if 2 * len(shared) >= len(armature) and 2 * len(shared) >= len(animated):
+    judged = body if body else armature
+    moved = [b for b in judged if b in animated]
+    if 2 * len(moved) >= len(judged) and 2 * len(shared) >= len(animated):
         return
     foreign = sorted(animated.difference(armature))
-    at_rest = [b for b in armature if b not in animated]
+    at_rest = [b for b in judged if b not in animated]
+    which = "body bones (pelvis, spine, legs, arms)" if body else "bones"
     raise ValueError(
-        f"{what} animates {len(shared)} of the {len(armature)} bones of armature {obj.name!r} "
-        f"({_listed(shared)})"
+        f"{what} animates {len(moved)} of the {len(judged)} {which} of armature {obj.name!r} "
+        f"({_listed(moved)})"
         + (f" and {len(foreign)} bones the armature does not have ({_listed(foreign)})" if foreign else "")
         + f", leaving {_listed(at_rest)} at rest: it is not an action for this armature; pick the action made "
         "for it, or rename the action's bones to the armature's"

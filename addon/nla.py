@@ -129,13 +129,31 @@ def plays(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:
     """Whether Blender's NLA evaluation plays ``strip``: not muted, on an unmuted track, solo respected.
 
     With a track soloed, only that track plays. A source Smart Motion's
-    preview muted counts with the mute it had before the preview.
+    preview muted counts with the mute it had before the preview, and with
+    the solo it had before the preview took it (:func:`solo_track`).
     """
     track = next(t for t in obj.animation_data.nla_tracks if strip.name in t.strips)
-    if track.mute or (any(t.is_solo for t in obj.animation_data.nla_tracks) and not track.is_solo):
+    solo = solo_track(obj)
+    if track.mute or (solo is not None and track.name != solo):
         return False
     item = strip_settings(obj, strip)
     return not (item.mute_before if item is not None and item.muted_by_preview else strip.mute)
+
+
+def solo_track(obj: bpy.types.Object) -> str | None:
+    """The name of the solo track among the sources, ``None`` if none is.
+
+    While the preview holds the solo, the track that had it before
+    (``solo_before``): only one track can be solo, and the preview takes
+    it so that Blender plays the preview (:func:`show_preview`).
+    """
+    anim = obj.animation_data
+    solo = next((t for t in (anim.nla_tracks if anim is not None else ()) if t.is_solo), None)
+    if solo is None:
+        return None
+    if is_preview_track(solo):
+        return obj.smart_motion.solo_before or None
+    return solo.name
 
 
 def left_out_strips(obj: bpy.types.Object) -> list[str]:
@@ -241,25 +259,38 @@ class Span:
 
 @dataclass(frozen=True)
 class DefaultCore:
-    """A default core in scene frames, end inclusive, and what was taken off the strip, for the panel."""
+    """A default core in scene frames, end inclusive, and what was taken off the strip, for the panel.
+
+    Empty (``first > last``) where the strip's neighbours cover all of it.
+    """
 
     first: int
     last: int
     taken_off: tuple[str, ...] = ()
 
+    @property
+    def empty(self) -> bool:
+        return self.first > self.last
+
     def why(self) -> str:
-        return f"strip minus {', '.join(self.taken_off)}" if self.taken_off else "whole strip"
+        why = f"strip minus {', '.join(self.taken_off)}" if self.taken_off else "whole strip"
+        return f"no frame left: {why}" if self.empty else why
 
 
-def default_core(span: Span, previous: Span | None, following: Span | None, room: int) -> DefaultCore:
-    """The core a strip gets until edited, between its neighbouring selected strips.
+def default_core(span: Span, earlier: Iterable[Span] = (), later: Iterable[Span] = (), room: int = 0) -> DefaultCore:
+    """The core a strip gets until edited, between the other selected strips that play.
 
-    The strip minus its blend-in and blend-out, which Blender's auto-blend
-    sets to the overlap with the neighbour, then minus what still overlaps
-    a neighbour. Where two strips butt, or overlap with neither blending,
-    the core also stops ``room // 2`` frames (rounded up) short of the frames
-    they share, so that each transition gets at least ``room`` frames (the
-    shortest blend) between the cores. May come out empty (first > last).
+    ``earlier`` are those before ``span`` in start order, ``later`` those
+    after, on any track. The strip minus its blend-in and blend-out, which
+    Blender's auto-blend sets to the overlap with the neighbour, then minus
+    what still overlaps any of them: an earlier strip takes the frames up
+    to its end off the start, a later one the frames from its start off the
+    end (so a strip laid over a longer one cuts the longer one's core where
+    it begins, and the longer one covers all of it). Where two strips butt,
+    or overlap with neither blending, the core also stops ``room // 2``
+    frames (rounded up) short of the frames they share, so that each
+    transition gets at least ``room`` frames (the shortest blend) between
+    the cores. May come out empty (``DefaultCore.empty``).
     """
     first, last, taken = span.first, span.last, []
     if span.blend_in > 0:
@@ -269,18 +300,21 @@ def default_core(span: Span, previous: Span | None, following: Span | None, room
         last -= math.ceil(span.blend_out)
         taken.append(f"blend-out {span.blend_out:g}")
     half = -(-room // 2)
-    if previous is not None and span.first <= previous.last + 1:
-        unblended = span.blend_in <= 0 and previous.blend_out <= 0
-        limit = previous.last + 1 + (half if unblended else 0)
-        if limit > first:
-            first = limit
-            taken.append(f"{'room to blend' if unblended else 'overlap'} with {previous.name!r}")
-    if following is not None and following.first <= span.last + 1:
-        unblended = span.blend_out <= 0 and following.blend_in <= 0
-        limit = following.first - 1 - (half if unblended else 0)
-        if limit < last:
-            last = limit
-            taken.append(f"{'room to blend' if unblended else 'overlap'} with {following.name!r}")
+    for previous in earlier:
+        if span.first <= previous.last + 1:
+            unblended = span.blend_in <= 0 and previous.blend_out <= 0
+            limit = previous.last + 1 + (half if unblended else 0)
+            if limit > first:
+                first = limit
+                taken.append(f"{'room to blend' if unblended else 'overlap'} with {previous.name!r}"
+                             + (f" (frames {previous.first}-{previous.last}, all of it)" if limit > last else ""))
+    for following in later:
+        if following.first <= span.last + 1:
+            unblended = span.blend_out <= 0 and following.blend_in <= 0
+            limit = following.first - 1 - (half if unblended else 0)
+            if limit < last:
+                last = limit
+                taken.append(f"{'room to blend' if unblended else 'overlap'} with {following.name!r}")
     return DefaultCore(first, last, tuple(taken))
 
 
@@ -290,7 +324,7 @@ def strip_span(strip: bpy.types.NlaStrip) -> Span:
 
 
 def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> DefaultCore:
-    """:func:`default_core` of ``strip`` between its neighbours among the selected strips that play.
+    """:func:`default_core` of ``strip`` among every other selected strip that plays, on any track.
 
     A strip that is not one of those is taken alone. The shortest blend is
     ``SynthesisOptions.min_blend_s`` at the scene's frame rate.
@@ -302,11 +336,16 @@ def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> Defa
     neighbours = [s for s in source_strips(obj) if s.select and plays(obj, s)]
     names = [s.name for s in neighbours]
     if strip.name not in names:
-        return default_core(strip_span(strip), None, None, room)
+        return default_core(strip_span(strip), room=room)
     k = names.index(strip.name)
-    previous = strip_span(neighbours[k - 1]) if k > 0 else None
-    following = strip_span(neighbours[k + 1]) if k + 1 < len(neighbours) else None
-    return default_core(strip_span(strip), previous, following, room)
+    spans = [strip_span(s) for s in neighbours]
+    return default_core(spans[k], spans[:k], spans[k + 1:], room)
+
+
+def whole_strip_if_empty(offsets: tuple[int, int], strip: bpy.types.NlaStrip) -> tuple[int, int]:
+    """``offsets`` (first, last from the strip's start), or the whole strip where they hold no frame."""
+    first, last = offsets
+    return (0, strip_frame_count(strip) - 1) if first > last else offsets
 
 
 def strip_signature(strip: bpy.types.NlaStrip) -> str:
@@ -393,8 +432,9 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -
         if first > last:
             raise ValueError(
                 f"NLA strip {strip.name!r} of armature {obj.name!r} leaves no frame for its default core "
-                f"({strip_default_core(obj, strip).why()}); move it away from its neighbours, or edit its core "
-                "in the Smart Motion panel"
+                f"({strip_default_core(obj, strip).why()}); move it away from the strips it overlaps, deselect "
+                "one of them, or set its core with Edit Core in the Smart Motion panel (it starts from the "
+                "whole strip)"
             )
         if last > motion.n_frames - 1:
             raise ValueError(
@@ -601,12 +641,18 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     action = write_action(obj, result.motion, preview_action_name(obj), frame_start=result.start)
     state.preview_action = action
     state.preview_signature = " ".join([*signature, action_digest(action)])
+    solo = next((t for t in anim.nla_tracks if t.is_solo), None)
     track = anim.nla_tracks.new()  # a new track goes on top
     track.name = PREVIEW_TRACK
     strip = track.strips.new(PREVIEW_STRIP, result.start, action)
     if strip.action_slot is None:
         strip.action_slot = action.slots[0]
     strip.select = False
+    if solo is not None:
+        # With a track solo Blender plays that track alone, not the preview's; soloing the preview
+        # un-solos it (one solo track per object), so its name is kept for Clear to solo it again.
+        state.solo_before = solo.name
+        track.is_solo = True
     for source in strips:
         item = strip_settings(obj, source, create=True)
         item.mute_before = source.mute
@@ -625,7 +671,14 @@ def clear_preview(obj: bpy.types.Object) -> bool:
     cleared = False
     track = preview_track(obj)
     if track is not None:
+        track.is_solo = False  # before removing it, so that no solo flag outlives its track
         anim.nla_tracks.remove(track)
+        cleared = True
+    if state.solo_before:
+        solo = anim.nla_tracks.get(state.solo_before) if anim is not None else None
+        if solo is not None:
+            solo.is_solo = True
+        state.solo_before = ""
         cleared = True
     state.preview_signature = ""
     action = state.preview_action
@@ -763,13 +816,57 @@ def rebake_target(obj: bpy.types.Object, strips: list = ()) -> bpy.types.Action 
     """The action the last Bake wrote, to be written again, or ``None`` for a new one.
 
     Baking again replaces its keys rather than leave it behind with no
-    user, to be lost on save. Not when one of ``strips`` plays it: sources
-    are never written.
+    user, to be lost on save. Only while nothing but ``obj`` as its active
+    action uses it (:func:`rebake_refusal`): once it is on an NLA strip,
+    of any object, muted or not, or used by another ID, it is a source,
+    and sources are never written.
     """
     action = obj.smart_motion.baked_action
-    if action is None or any(strip.action == action for strip in strips):
+    if action is None or rebake_refusal(obj, action, strips):
         return None
     return action
+
+
+def rebake_refusal(obj: bpy.types.Object, action: bpy.types.Action, strips: list = ()) -> str:
+    """Why Bake must not write ``action`` again, ``""`` if it may.
+
+    It may while the only ID using it is ``obj`` and no NLA strip of any
+    object (meta strips included) plays it: ``obj`` uses it as its active
+    action and through Smart Motion's own settings, which Bake reassigns
+    anyway. ``strips`` (the selected sources) are named first.
+    """
+    for strip in strips:
+        if strip.action == action:
+            return f"NLA strip {strip.name!r}, a source of this bake, plays it"
+    for other in bpy.data.objects:
+        for strip in _all_strips(other):
+            if strip.action == action:
+                return f"NLA strip {strip.name!r} of {other.name!r} plays it"
+    users = bpy.data.user_map(subset=[action])[action]
+    others = sorted(user.name for user in users if user != obj)
+    if others:
+        return f"{', '.join(repr(name) for name in others)} use{'s' if len(others) == 1 else ''} it"
+    return ""
+
+
+def rebake_note(obj: bpy.types.Object, strips: list = ()) -> str:
+    """For the Bake report: ``"; the last bake 'x' is kept as it is, as ..."`` or ``""``."""
+    action = obj.smart_motion.baked_action
+    why = rebake_refusal(obj, action, strips) if action is not None else ""
+    if not why:
+        return ""
+    return (f"; a new action, as the last bake {action.name!r} is kept as it is: {why} "
+            "(Smart Motion never writes an action that plays elsewhere)")
+
+
+def _all_strips(obj: bpy.types.Object) -> Iterator[bpy.types.NlaStrip]:
+    """Every NLA strip of ``obj``, those inside meta strips included."""
+    anim = obj.animation_data
+    pending = [strip for track in (anim.nla_tracks if anim is not None else ()) for strip in track.strips]
+    while pending:
+        strip = pending.pop()
+        yield strip
+        pending.extend(strip.strips)
 
 
 def _assign(obj: bpy.types.Object, action: bpy.types.Action) -> None:

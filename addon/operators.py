@@ -114,13 +114,14 @@ class SMART_MOTION_OT_bake(_Reported, bpy.types.Operator):
     def run(self, context):
         obj = nla.active_armature(context)
         strips = nla.selected_strips(obj, context.view_layer.objects)
+        note = nla.rebake_note(obj, strips)
         with _Progress(context) as progress:
             action, plan, kept = nla.bake_strips(obj, strips, context.scene.smart_motion.responsiveness, progress)
         kept_text = " (the preview, still current, kept as it is)" if kept else ""
         self.report(
             {'INFO'},
             f"baked frames {plan['start']}-{plan['end']} into action {action.name!r}, assigned to {obj.name!r}"
-            f"{kept_text}{nla.left_out_text(obj)}",
+            f"{kept_text}{note}{nla.left_out_text(obj)}",
         )
         for line in nla.plan_warnings(plan):
             self.report({'WARNING'}, line)
@@ -163,8 +164,10 @@ class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
         strip = nla.find_strip(obj, self.strip)
         if strip is None:
             raise ValueError(f"armature {obj.name!r} has no NLA strip {self.strip!r}")
+        # an empty default core (strips covering all of this one) would be stored as a one-frame core
+        offsets = nla.whole_strip_if_empty(nla.core_offsets(obj, strip), strip)
         item = nla.strip_settings(obj, strip, create=True)
-        item.core_first, item.core_last = nla.core_offsets(obj, strip)
+        item.core_first, item.core_last = offsets
         item.has_core = True
         return {'FINISHED'}
 

@@ -76,20 +76,26 @@ def _draw_strips(layout, armature) -> None:
             box.label(text="Not played (muted or not solo): left out", icon='HIDE_ON')
         item = nla.strip_settings(armature, strip)
         row = box.row(align=True)
+        default = nla.strip_default_core(armature, strip) if item is None or not item.has_core else None
         if item is None:
-            first, last = nla.core_offsets(armature, strip)
-            start = round(strip.frame_start)
-            row.label(text=f"Core {start + first}-{start + last}")
-            for line in nla.wrapped(f"({nla.strip_default_core(armature, strip).why()})"):
-                box.label(text=line)
+            row.label(text="No core" if default.empty else f"Core {default.first}-{default.last}")
+            row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
+        elif default is not None and default.empty:
+            # the two fields would show an end before the start
+            row.label(text="No core")
             row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
         else:
             row.prop(item, "core_start", text="Core")
             row.prop(item, "core_end", text="")
             row.operator("smart_motion.reset_core", text="", icon='X').strip = strip.name
-            if not item.has_core:
-                for line in nla.wrapped(f"({nla.strip_default_core(armature, strip).why()})"):
-                    box.label(text=line)
+        if default is not None:
+            for line in nla.wrapped(f"({default.why()})"):
+                box.label(text=line)
+            if default.empty:
+                lines = nla.wrapped("Synthesis refuses this strip: move it, deselect what covers it, or "
+                                    "Edit Core (starts from the whole strip)")
+                for k, line in enumerate(lines):
+                    box.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
         phases = nla.phases_text(armature, strip)
         if phases:
             stale = item.analysed != nla.strip_signature(strip)

@@ -190,6 +190,13 @@ class SmartMotionObject(bpy.types.PropertyGroup):
         description="The armature's active action, taken off while the preview plays; Clear puts it back",
     )
     set_aside_slot: StringProperty(name="Set-Aside Slot", description="Identifier of the set-aside action's slot")
+    solo_before: StringProperty(
+        name="Solo Track Before",
+        description=(
+            "The track that was solo when the preview took the solo (only one track can be), so that "
+            "Blender plays the preview; Clear makes it solo again"
+        ),
+    )
     plan_json: StringProperty(
         name="Plan",
         description="The last synthesis plan as JSON (core.synthesize.Plan.to_dict)",

@@ -7,8 +7,8 @@ after: actions and their keys, tracks, strips, flags, settings.
 """
 
 import importlib
-import re
 import json
+import re
 
 import bpy
 import numpy as np
@@ -236,8 +236,9 @@ def test_a_cmu_action_on_a_bandai_rig_is_refused_with_the_names(walk_bow_punch, 
     bpy.context.view_layer.objects.active = walk_bow_punch
     walk_bow_punch.animation_data.nla_tracks.new().strips.new("cmu walk", 600, action)
     refused(operator, r"NLA strip 'cmu walk' of armature 'walk_normal_001' \(action 'cmu_walk'\) animates 4 of the "
-                      r"22 bones of armature 'walk_normal_001' \(Hips, Spine, Neck, Head\) and 18 bones the armature "
-                      r"does not have \(LeftArm, LeftFoot, .* and 10 more\), leaving joint_Root, Chest, .* at rest: "
+                      r"21 body bones \(pelvis, spine, legs, arms\) of armature 'walk_normal_001' \(Hips, Spine, Neck, "
+                      r"Head\) and 18 bones the armature does not have \(LeftArm, LeftFoot, .* and 10 more\), leaving "
+                      r"Chest, Shoulder_L, .* at rest: "
                       r"it is not an action for this armature")
 
 
@@ -251,8 +252,48 @@ def test_an_action_animating_under_half_the_bones_is_refused_with_the_names(walk
         if not any(f'"{bone}"' in fcurve.data_path for bone in arms):
             fcurves.remove(fcurve)
     walk_bow_punch.animation_data.nla_tracks.new().strips.new("arms", 600, wave)
-    refused(operator, r"NLA strip 'arms' .* animates 8 of the 22 bones of armature 'walk_normal_001' "
-                      r"\(Shoulder_L, UpperArm_L, .*\), leaving joint_Root, Hips, .* at rest")
+    refused(operator, r"NLA strip 'arms' .* animates 8 of the 21 body bones "
+                      r"\(pelvis, spine, legs, arms\) of armature 'walk_normal_001' \(Shoulder_L, UpperArm_L, .*\), "
+                      r"leaving Hips, .* at rest")
+
+
+def add_unanimated_bones(obj) -> int:
+    """Fingers (three bones each) on both hands and a twist bone on each limb, as a production rig has.
+
+    Added in Edit Mode, as a user would; no action animates them. Returns how many.
+    """
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode='EDIT')
+    bones = obj.data.edit_bones
+    added = 0
+    for side in "LR":
+        hand = bones[f"Hand_{side}"]
+        for finger in ("thumb", "index", "middle", "ring", "pinky"):
+            parent = hand
+            for k in range(3):
+                bone = bones.new(f"{finger}_{k + 1}_{side}")
+                bone.head = parent.tail
+                bone.tail = bone.head + (parent.tail - parent.head).normalized() * 0.02 + hand.z_axis * 0.001
+                bone.parent = parent
+                parent = bone
+                added += 1
+        for limb in ("UpperArm", "LowerArm", "UpperLeg", "LowerLeg"):
+            bone = bones.new(f"{limb}_twist_{side}")
+            bone.head, bone.tail = bones[f"{limb}_{side}"].head, bones[f"{limb}_{side}"].tail
+            bone.parent = bones[f"{limb}_{side}"]
+            added += 1
+    bpy.ops.object.mode_set(mode='OBJECT')
+    return added
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_body_mocap_on_a_rig_with_fingers_and_twist_bones_is_synthesized(walk_bow_punch, operator):
+    """Before, 22 animated of the 60 bones was refused as 'not an action for this armature'."""
+    assert add_unanimated_bones(walk_bow_punch) == 38
+    assert len(walk_bow_punch.data.bones) == 60
+    assert getattr(bpy.ops.smart_motion, operator)() == {'FINISHED'}
+    if operator != "analyze":
+        assert json.loads(walk_bow_punch.smart_motion.plan_json)["rejected"] == []
 
 
 @pytest.mark.parametrize("operator", ["synthesize", "bake"])

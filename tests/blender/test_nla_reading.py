@@ -7,9 +7,12 @@ import importlib
 import json
 
 import bpy
+import numpy as np
 import pytest
 
-from scenes import WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, strips_by_name
+from scenes import WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, evaluated_heads, strips_by_name
+
+PREVIEW_TRACK = "[Smart Motion preview]"
 
 
 @pytest.fixture
@@ -61,6 +64,42 @@ def test_strips_blender_does_not_play_are_left_out_not_synthesized(walk_bow_punc
     assert list(plan["clips"]) == played and plan["rejected"] == []
     assert f"left out, as Blender does not play them (muted, or another track solo): {left_out}" in capfd.readouterr().out
     assert draw_panel().labels.count("Not played (muted or not solo): left out") == 1
+
+
+def tracks_state(obj) -> list:
+    return [(t.name, t.is_solo, t.mute) for t in obj.animation_data.nla_tracks]
+
+
+def heads_playing(obj, action, frames) -> np.ndarray:
+    """Blender's pose of ``action`` alone, on a copy of the armature with no NLA."""
+    probe = obj.copy()
+    bpy.context.scene.collection.objects.link(probe)
+    probe.animation_data_clear()
+    probe.animation_data_create().action = action
+    probe.animation_data.action_slot = action.slots[0]
+    heads = evaluated_heads(probe, frames)
+    bpy.data.objects.remove(probe)
+    return heads
+
+
+def test_with_a_track_solo_blender_plays_the_preview_and_clear_gives_the_solo_back(walk_bow_punch):
+    """Before, the preview track was not solo, so Blender played the soloed track, its strips muted: no preview."""
+    obj = walk_bow_punch
+    solo_the_first_track(obj)
+    before = tracks_state(obj)
+
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}, "again, with the preview holding the solo"
+
+    assert list(plan_of(obj)["clips"]) == ["walk", "punch"], "the strips of the soloed track, as before"
+    assert obj.animation_data.nla_tracks[PREVIEW_TRACK].is_solo
+    frames = np.arange(1, 400, 37)
+    preview = obj.smart_motion.preview_action
+    assert np.abs(evaluated_heads(obj, frames) - heads_playing(obj, preview, frames)).max() < 1e-5
+
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+    assert tracks_state(obj) == before, "the first track solo again, as it was"
+    assert not any(strip.mute for strip in strips_by_name(obj).values())
 
 
 def test_muted_strips_do_not_count_towards_two(walk_bow_punch):
@@ -153,14 +192,51 @@ def test_edited_cores_are_kept_as_edited(empty_scene):
 def test_default_cores_leave_the_shortest_blend_between_unblended_neighbours(nla):
     walk, bow = nla.Span("walk", 1, 195), nla.Span("bow", 180, 317)
     room = 6
-    walk_core = nla.default_core(walk, None, bow, room)
-    bow_core = nla.default_core(bow, walk, None, room)
+    walk_core = nla.default_core(walk, (), (bow,), room)
+    bow_core = nla.default_core(bow, (walk,), (), room)
     assert (walk_core.last, bow_core.first) == (176, 199), "3 frames short of the shared frames 180-195 each"
     assert walk_core.why() == "strip minus room to blend with 'bow'"
 
     blended = nla.Span("bow", 180, 317, blend_in=16.0)
-    assert nla.default_core(blended, walk, None, room).first == 196, "the blend-in, then what overlaps still"
-    assert nla.default_core(walk, None, blended, room).last == 179
+    assert nla.default_core(blended, (walk,), (), room).first == 196, "the blend-in, then what overlaps still"
+    assert nla.default_core(walk, (), (blended,), room).last == 179
     apart = nla.Span("bow", 250, 387)
-    assert nla.default_core(apart, walk, None, room) == nla.DefaultCore(250, 387), "strips apart: the whole strip"
-    assert nla.default_core(apart, walk, None, room).why() == "whole strip"
+    assert nla.default_core(apart, (walk,), (), room) == nla.DefaultCore(250, 387), "strips apart: the whole strip"
+    assert nla.default_core(apart, (walk,), (), room).why() == "whole strip"
+
+
+def test_default_cores_take_off_every_overlapping_strip_not_only_the_adjacent_one(nla):
+    """A long strip A with B laid over it on another track and C overlapping A's end, past B."""
+    a, b, c = nla.Span("A", 1, 500), nla.Span("B", 100, 200), nla.Span("C", 400, 600)
+    room = 6
+    assert nla.default_core(a, (), (b, c), room).last == 96, "A stops short of B, which begins inside it"
+    assert nla.default_core(c, (a, b), (), room).first == 504, "C starts after A, though B comes between them"
+    covered = nla.default_core(b, (a,), (c,), room)
+    assert covered.empty
+    assert covered.why() == "no frame left: strip minus room to blend with 'A' (frames 1-500, all of it)"
+
+
+LONG_STRIP_WITH_AN_OVERLAY = (("kick_normal_001", 1, None), ("bow_normal_001", 100, None), ("walk_normal_001", 300, None))
+
+
+def test_a_strip_laid_over_a_longer_one_is_refused_until_edited_and_edit_core_takes_the_whole_strip(
+        empty_scene, nla, capfd):
+    obj = clips_on_one_armature(LONG_STRIP_WITH_AN_OVERLAY, tracks=3)  # kick 1-358, bow 100-237, walk 300-494
+    strips = strips_by_name(obj)
+    assert nla.core_offsets(obj, strips["kick"]) == (0, 95), "the kick stops 3 frames short of the bow"
+    assert nla.core_offsets(obj, strips["walk"]) == (62, 194), "the walk starts 3 frames after the kick ends"
+
+    labels = " ".join(draw_panel().labels)
+    assert "No core" in labels and "(no frame left: strip minus room to blend with 'kick' (frames 1-358, all of" in labels
+    assert "Synthesis refuses this strip" in labels
+    capfd.readouterr()
+    with pytest.raises(RuntimeError, match=r"NLA strip 'bow' of armature 'kick_normal_001' leaves no frame for its "
+                                           r"default core \(no frame left: strip minus room to blend with 'kick' "
+                                           r"\(frames 1-358, all of it\)\); .* Edit Core"):
+        bpy.ops.smart_motion.synthesize()
+
+    assert bpy.ops.smart_motion.edit_core(strip="bow") == {'FINISHED'}
+    bow = obj.smart_motion.strips["bow"]
+    assert bow.has_core and (bow.core_start, bow.core_end) == (100, 237), "the whole strip, not one frame"
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert [p["next"] for p in plan_of(obj)["pairs"]] == ["bow", "walk"]

@@ -152,13 +152,11 @@ def test_bake_never_overwrites_an_action_it_did_not_bake(walk_bow_punch):
 
 @pytest.mark.parametrize("second", ["bake", "synthesize then bake"])
 def test_a_second_bake_replaces_the_keys_of_the_same_action_undoably(walk_bow_punch, second):
-    """Today a second Bake made `.001` and left the first bake with no user, lost on save."""
+    """Before, a second Bake made `.001` and left the first bake with no user, lost on save."""
     obj_name = walk_bow_punch.name
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
     first = walk_bow_punch.animation_data.action
     first_keys = all_keys(first)
-    pushed = walk_bow_punch.animation_data.nla_tracks["clips 1"].strips.new("pushed down", 700, first)
-    pushed.select = False
     walk_bow_punch.smart_motion.strips["bow"].core_start = 190  # so the second bake differs
     bpy.ops.ed.undo_push(message="before the second Bake")
 
@@ -169,12 +167,50 @@ def test_a_second_bake_replaces_the_keys_of_the_same_action_undoably(walk_bow_pu
     obj = bpy.data.objects[obj_name]
     assert obj.animation_data.action == first and first.name == "walk_normal_001_SmartMotion"
     assert [a.name for a in bpy.data.actions if a.name.startswith("walk_normal_001_SmartMotion")] == [first.name]
-    assert first.users == 3, "the armature, the strip it was pushed down to and the settings still use it"
+    assert first.users == 2, "the armature and the settings still use it"
     second_keys = all_keys(first)
     assert not same_keys(first_keys, second_keys), "its keys are the second bake's"
 
     assert bpy.ops.ed.undo() == {'FINISHED'}
     assert same_keys(all_keys(bpy.data.actions["walk_normal_001_SmartMotion"]), first_keys), "undo brings back the first"
+
+
+def push_down(obj, action, where: str):
+    """Put ``action`` into the NLA as a user might, on a strip that is not a source of the next Bake."""
+    if where == "another object":
+        other = bpy.data.objects.new("other", None)
+        bpy.context.scene.collection.objects.link(other)
+        obj = other
+    anim = obj.animation_data or obj.animation_data_create()
+    strip = anim.nla_tracks.new().strips.new("pushed down", 700, action)
+    strip.select = False
+    strip.mute = where == "a muted strip"
+
+
+@pytest.mark.parametrize("where", ["an unselected strip", "a muted strip", "another object"])
+@pytest.mark.parametrize("second", ["bake", "synthesize then bake"])
+def test_a_second_bake_never_writes_the_first_once_an_nla_strip_plays_it(walk_bow_punch, where, second, capfd):
+    """The first Bake pushed down into the NLA is a source now: the second Bake writes `.001` and says why."""
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    first = obj.animation_data.action
+    first_keys = all_keys(first)
+    push_down(obj, first, where)
+    obj.smart_motion.strips["bow"].core_start = 190  # so the second bake differs
+
+    if second == "synthesize then bake":
+        assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    capfd.readouterr()
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert same_keys(first_keys, all_keys(first)), "the pushed-down strip keeps its keys"
+    assert first.name == "walk_normal_001_SmartMotion"
+    second_action = obj.animation_data.action
+    assert second_action.name == "walk_normal_001_SmartMotion.001"
+    assert obj.smart_motion.baked_action == second_action
+    report = capfd.readouterr().out
+    assert "the last bake 'walk_normal_001_SmartMotion' is kept as it is" in report, report
+    assert "'pushed down'" in report, report
 
 
 def test_bake_never_writes_a_source_action(walk_bow_punch):
