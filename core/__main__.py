@@ -1,8 +1,13 @@
 """Command line of the numpy core.
 
     python -m core analyze CLIP.bvh [--json] [--map ROLE=JOINT ...]
-    python -m core synthesize CLIP.bvh@START[:CORE_START-CORE_END] ... -o OUT.bvh
-                              [--responsiveness W] [--plan PLAN.json]
+    python -m core synthesize CLIP.bvh[@START][:CORE_START-CORE_END] ... -o OUT.bvh
+                              [--responsiveness W] [--plan PLAN.json] [--current FRAME]
+
+A clip without @START (CLIP.bvh, CLIP.bvh@:CORE_START-CORE_END) runs as soon as
+possible after the clips before it on the command line (2014 section 5); with
+--current FRAME, its blends start after FRAME and output frames up to FRAME stay
+as the clips before it alone give them (eq. 17).
     python -m core demo [--json]
 
 
@@ -52,19 +57,29 @@ _WHOLE = re.compile(r"^[+-]?\d+$")
 _CORE = re.compile(r"^\s*([+-]?\d+)\s*-\s*([+-]?\d+)\s*$")
 
 
-def parse_clip_spec(spec: str) -> tuple[str, int, tuple[int, int] | None]:
-    """``PATH@START[:CORE_START-CORE_END]`` -> (path, start, core or None).
+def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]:
+    """``PATH[@START][:CORE_START-CORE_END]`` -> (path, start or None, core or None).
 
-    START is an output frame (any whole number); the core's frames are the
-    clip's own, from 0. Each message says which part is wrong.
+    START is an output frame (any whole number); without it (``PATH`` or
+    ``PATH@:CORE_START-CORE_END``) the clip runs as soon as possible. The core's
+    frames are the clip's own, from 0. Each message says which part is wrong.
     """
     path, at, rest = spec.rpartition("@")
-    if not at or not path:
-        raise ValueError(f"clip {spec!r}: expected PATH@START[:CORE_START-CORE_END], e.g. walk.bvh@0:30-120")
+    if not at:
+        if not spec.strip():
+            raise ValueError("clip '': expected PATH[@START][:CORE_START-CORE_END], e.g. walk.bvh@0:30-120")
+        return spec, None, None
+    if not path:
+        raise ValueError(f"clip {spec!r}: expected PATH[@START][:CORE_START-CORE_END], e.g. walk.bvh@0:30-120")
     start_text, colon, core_text = rest.partition(":")
-    if not _WHOLE.match(start_text.strip()):
-        raise ValueError(f"clip {spec!r}: START {start_text!r} must be a whole output frame, as in walk.bvh@0:30-120")
-    start, core = int(start_text), None
+    if not start_text.strip() and colon:
+        start = None  # as soon as possible, with a core
+    elif not _WHOLE.match(start_text.strip()):
+        raise ValueError(f"clip {spec!r}: START {start_text!r} must be a whole output frame, as in walk.bvh@0:30-120 "
+                         f"(or leave it out, as in walk.bvh@:30-120, to run the clip as soon as possible)")
+    else:
+        start = int(start_text)
+    core = None
     if colon:
         match = _CORE.match(core_text)
         if match is None:
@@ -75,20 +90,36 @@ def parse_clip_spec(spec: str) -> tuple[str, int, tuple[int, int] | None]:
 
 
 def cmd_synthesize(args) -> int:
+    from dataclasses import replace
     from pathlib import Path
 
     from .bvh import format_bvh, read_bvh
     from .files import check_outputs, write_atomically
     from .rig import find_rig
-    from .synthesize import Clip, synthesize
+    from .synthesize import Clip, as_soon_as_possible, synthesize
 
     specs = [parse_clip_spec(spec) for spec in args.clips]
+    if args.current is not None and all(start is not None for _, start, _ in specs):
+        raise ValueError("--current FRAME applies to clips given without @START (run as soon as possible); "
+                         "give one, e.g. kick.bvh or kick.bvh@:10-40")
     # before anything is read or written: no output may be an input or the other output,
     # and every output's folder must take the file
     outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
     check_outputs({f"clip '{spec}'": path for spec, (path, _, _) in zip(args.clips, specs)}, outputs)
-    clips = [Clip(read_bvh(path), start, core, Path(path).stem) for path, start, core in specs]
+    clips = [Clip(read_bvh(path), start if start is not None else 0, core, Path(path).stem) for path, start, core in specs]
     rig = find_rig(clips[0].motion, overrides=_overrides(args.map))
+    placed = []
+    for clip, (_, start, _) in zip(clips, specs):
+        if start is None and placed:
+            # as soon as possible after the clips before it on the command line (2014 section 5)
+            start = as_soon_as_possible(placed, clip, responsiveness=args.responsiveness, t_current=args.current,
+                                        rig=rig)
+            clip = replace(clip, start=start, current=args.current)
+            print(f"'{clip.name}' runs as soon as possible: from output frame {start}, its core from "
+                  f"{start + clip.core_range[0]}" + (f" (after the current frame {args.current})"
+                                                     if args.current is not None else ""))
+        placed.append(clip)
+    clips = placed
     result = synthesize(clips, responsiveness=args.responsiveness, rig=rig)
     # each file whole or not at all; both made before either is written
     texts = {args.output: format_bvh(result.motion)}
@@ -130,12 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("synthesize", help="one continuous motion from clips on a timeline")
-    p.add_argument("clips", nargs="+", metavar="CLIP.bvh@START[:CORE_START-CORE_END]",
-                   help="a clip, the output frame its first frame plays at, and optionally its core (clip frames, inclusive)")
+    p.add_argument("clips", nargs="+", metavar="CLIP.bvh[@START][:CORE_START-CORE_END]",
+                   help="a clip, the output frame its first frame plays at (left out: as soon as possible after the "
+                        "clips before it), and optionally its core (clip frames, inclusive)")
     p.add_argument("-o", "--output", required=True, help="the BVH file to write (on the first clip's skeleton)")
     p.add_argument("--responsiveness", "-W", type=float, default=0.5, help="0 most responsive .. 1 smoothest (default 0.5)")
     p.add_argument("--plan", help="also write the plan as JSON here")
     p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role (repeatable)")
+    p.add_argument("--current", type=int, metavar="FRAME",
+                   help="the output frame being played when the clips without @START are added (eq. 17): output "
+                        "frames up to it stay as the clips before them alone give them")
     p.set_defaults(func=cmd_synthesize)
 
     p = sub.add_parser("demo", help="analyse the embedded demo clips")

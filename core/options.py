@@ -53,4 +53,8 @@ class SynthesisOptions:
     step_height: float = 0.1  # legs
     step_rise: float = 0.25  # ratio
     step_max_height: float = 0.25  # legs
+    # 2014 section 5: a clip run as soon as possible is first placed with its core this
+    # long after the previous core (the paper's fixed interval), its blending ranges
+    # optimised there, and then pulled earlier (core.schedule)
+    asap_interval_s: float = 1.0  # s
     contacts: ContactOptions = field(default_factory=ContactOptions)  # the contact stage's own

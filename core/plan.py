@@ -39,12 +39,16 @@ class Clip:
     start   output frame at which clip frame 0 plays.
     core    (first, last) clip frames of the core part, inclusive; None: the whole clip.
     name    for messages and the plan.
+    current t_current of 2014 eq. (17): the output frame being played when the clip
+            was added (None: added before playing). Every blend into it starts after
+            this frame, and no stage changes a frame at or before it.
     """
 
     motion: Motion
     start: int
     core: tuple[int, int] | None = None
     name: str = ""
+    current: int | None = None
 
     @property
     def core_range(self) -> tuple[int, int]:

@@ -32,11 +32,12 @@ from .options import SynthesisOptions
 from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Plan, Rejection, Result,
                    Segment)
 from .quality import SourceFigures, floors_by_foot, foot_levels, foot_positions, gap_quality
-from .render import render_pair
+from .render import held_until, render_pair
+from .schedule import earliest_start
 from .rig import Rig, detect_up, find_rig, leg_length
 from .track import Context, Track
 
-__all__ = ["synthesize", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
+__all__ = ["synthesize", "as_soon_as_possible", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
            "TRANSITION", "CONNECTION", "ADAPTATION", "ADAPTATION_HOLD"]
 
 
@@ -62,6 +63,68 @@ def synthesize(
                             Ends where a motion plays on keep eq. (16)'s slopes.
     options         the tuning constants (core.options); the defaults when None.
     """
+    clips, ctx, joints, contacts = _prepared(clips, responsiveness, rig, pose_ends, options)
+    figures = {id(c): SourceFigures.of(c.motion, ctx.rig, ctx.up, g) for c, g in zip(clips, joints)}
+    track, pairs, rejected, joined = _joined(clips, contacts, ctx)
+    first = clips[0].motion
+    motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
+    motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
+    pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
+    plan = Plan(
+        fps=ctx.fps,
+        responsiveness=ctx.responsiveness,
+        start=track.first,
+        end=track.last,
+        clips=tuple(c.name for c in clips),
+        pairs=tuple(pairs),
+        rejected=tuple(rejected),
+        warnings=tuple(_bone_length_warnings([c for c in clips if c.name not in {r.clip for r in rejected}])),
+    )
+    return Result(motion, plan, track.contacts)
+
+
+def as_soon_as_possible(
+    clips: Sequence[Clip], new_clip: Clip, *, responsiveness: float = 0.5, t_current: int | None = None,
+    rig: Rig | None = None, pose_ends: str = "eased", options: SynthesisOptions | None = None,
+) -> int:
+    """The output frame at which ``new_clip`` starts when run as soon as possible after
+    ``clips`` (2014, section 5; 2008, section 3.3); ``new_clip.start`` is ignored.
+
+    The motion synthesized from ``clips`` so far is planned against the new clip at
+    several starts (core.schedule.earliest_start: placed at the paper's fixed
+    interval, its blending ranges optimised, then pulled earlier until no gap is left
+    between the previous core and the blends, as long as they keep within the range
+    search's limits). Responsiveness W acts as in :func:`synthesize`: a smoother W
+    wants longer, gentler blends, so a later start.
+
+    t_current  eq. (17): the output frame being played; every blend starts after it,
+               so synthesizing ``[*clips, Clip(..., start, current=t_current)]`` leaves
+               every frame up to it as the synthesis of ``clips`` alone has it.
+    Other arguments as in :func:`synthesize` (the same ones give the same plan).
+    """
+    if not clips:
+        raise ValueError("nothing to run the clip after: give at least one clip before it")
+    # placed after everything for the checks (and so last in the order of the cores)
+    far = max(c.start + c.motion.n_frames for c in clips) + new_clip.motion.n_frames + 1
+    new_clip = replace(new_clip, start=far, current=t_current)
+    every, ctx, _, contacts = _prepared([*clips, new_clip], responsiveness, rig, pose_ends, options)
+    new_clip, clip_contacts = every[-1], contacts[-1]
+    track, _, _, _ = _joined(every[:-1], contacts[:-1], ctx)
+    played = played_until(track, new_clip)
+    track = _as_played(track, played)
+
+    def plan_at(start: int) -> PairPlan:
+        return plan_pair(track, replace(new_clip, start=start), clip_contacts, ctx)
+
+    o = ctx.options
+    return earliest_start(plan_at, played=played, lead=new_clip.core_range[0], fps=ctx.fps,
+                          interval_s=o.asap_interval_s, min_blend_s=o.min_blend_s, max_interval_s=o.max_blend_s)
+
+
+def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pose_ends: str,
+              options: SynthesisOptions | None) -> tuple[list[Clip], Context, list[np.ndarray], list[np.ndarray]]:
+    """The clips checked and in the order of their cores, the synthesis's context, each
+    clip's joint positions and its contacts (2008, 4.1)."""
     if pose_ends not in ("eased", "held"):
         raise ValueError(f"pose_ends must be 'eased' or 'held', got {pose_ends!r}")
     clips = _checked(clips)
@@ -84,7 +147,28 @@ def synthesize(
         options=options or SynthesisOptions(),
     )
     contacts = [foot_contacts(c.motion, rig, up=up, positions=g) for c, g in zip(clips, joints)]
-    figures = {id(c): SourceFigures.of(c.motion, rig, up, g) for c, g in zip(clips, joints)}
+    return clips, ctx, joints, contacts
+
+
+def played_until(track: Track, clip: Clip) -> int:
+    """The last output frame a blend into ``clip`` may not change: the previous core's end,
+    or with eq. (17) the frame after ``clip.current`` when that is later (a blend may
+    start after t_current only, 2014 section 5)."""
+    return track.core_end if clip.current is None else max(track.core_end, int(clip.current) + 1)
+
+
+def _as_played(track: Track, played: int) -> Track:
+    """The track as the next pair sees it: the frames up to ``played`` as fixed as a core
+    (eq. 17), and a current time after its end reached by holding its last pose (what
+    the output shows there while nothing new has started, as for a gap before a blend)."""
+    return replace(held_until(track, played), core_end=played)
+
+
+def _joined(clips: list[Clip], contacts: list[np.ndarray], ctx: Context
+            ) -> tuple[Track, list[PairPlan], list[Rejection], list[tuple[Clip, Clip]]]:
+    """Plan and render pair by pair (2014, 4): the track, the pairs, the rejected clips and the
+    (previous clip, next clip) of each pair after a first ``(clips[0], clips[0])``."""
+    first = clips[0].motion
     track = Track(
         rotations=np.array(first.rotations),
         positions=np.array(first.positions),
@@ -105,32 +189,28 @@ def synthesize(
                 f"'{track.name}' (output frames {accepted_core[0]}..{accepted_core[1]}); move '{clip.name}' so its "
                 f"core starts after frame {track.core_end}, or shorten one of the cores")))
             continue
+        # eq. (17): the frames played when the clip was added are as fixed as a core; the
+        # planning and the contact stage see them as the previous core's end
+        played = played_until(track, clip)
+        if core_begin <= played:
+            rejected.append(Rejection(clip.name, (
+                f"its core starts at output frame {core_begin}, but frames up to {clip.current} had been played "
+                f"when it was added (eq. 17); start '{clip.name}' so its core starts after frame {played}")))
+            continue
         accepted_core = (core_begin, clip.start + clip.core_range[1])
+        track = _as_played(track, played)
         pair = plan_pair(track, clip, clip_contacts, ctx)
-        room = core_begin - track.core_end - 1
+        room = core_begin - played - 1
         if room < ctx.options.min_blend_s * ctx.fps:
             pair = replace(pair, warning=(
-                f"the cores of '{track.name}' (to frame {track.core_end}) and '{clip.name}' (from frame "
+                f"the cores of '{track.name}' (to frame {played}) and '{clip.name}' (from frame "
                 f"{core_begin}) leave {max(room, 0)} frame(s) to blend in, less than {ctx.options.min_blend_s:g} s: expect a "
                 f"jump there; start '{clip.name}' later or shorten one of the cores"))
-        pair = replace(pair, gap=(track.core_end, core_begin))
+        pair = replace(pair, gap=(played, core_begin))
         track = render_pair(track, clip, clip_contacts, pair, ctx)
         pairs.append(pair)
         joined.append((joined[-1][1], clip))
-    motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
-    motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
-    pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
-    plan = Plan(
-        fps=ctx.fps,
-        responsiveness=ctx.responsiveness,
-        start=track.first,
-        end=track.last,
-        clips=tuple(c.name for c in clips),
-        pairs=tuple(pairs),
-        rejected=tuple(rejected),
-        warnings=tuple(_bone_length_warnings([c for c in clips if c.name not in {r.clip for r in rejected}])),
-    )
-    return Result(motion, plan, track.contacts)
+    return track, pairs, rejected, joined
 
 
 def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]], figures: dict,
@@ -211,7 +291,7 @@ MAX_RESAMPLED_BYTES = 2e9
 def _checked(clips: Sequence[Clip]) -> list[Clip]:
     if not clips:
         raise ValueError("nothing to synthesize: give at least one clip")
-    clips = [c if c.name else Clip(c.motion, c.start, c.core, f"clip {i + 1}") for i, c in enumerate(clips)]
+    clips = [c if c.name else replace(c, name=f"clip {i + 1}") for i, c in enumerate(clips)]
     ref = clips[0].motion
     for c in clips:
         m = c.motion
@@ -243,7 +323,7 @@ def _checked(clips: Sequence[Clip]) -> list[Clip]:
             m = c.motion.resampled(ref.fps)
             lo, hi = c.core_range
             core = (min(int(round(lo * scale)), m.n_frames - 1), min(int(round(hi * scale)), m.n_frames - 1))
-            c = Clip(m, c.start, core if c.core is not None else None, c.name)
+            c = replace(c, motion=m, core=core if c.core is not None else None)
         out.append(c)
     # in the order of their cores (a clip may start earlier than another and still have
     # its core after the other's: the NLA lays out long lead-ins that way)

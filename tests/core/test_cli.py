@@ -91,11 +91,58 @@ def test_synthesize_writes_the_motion_and_the_plan(tmp_path, capsys):
     assert "connection" in printed and "gap 100 .. 180: skate" in printed and "untouched clips" in printed
 
 
-@pytest.mark.parametrize("spec", ["walk.bvh", "walk.bvh@x", "walk.bvh@0:5", "@3"])
+@pytest.mark.parametrize("spec", ["walk.bvh@", "walk.bvh@x", "walk.bvh@0:5", "walk.bvh@:5", "@3"])
 def test_a_bad_clip_spec_shows_the_expected_form(spec, capsys, tmp_path):
     assert main(["synthesize", spec, "-o", str(tmp_path / "o.bvh")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and ("PATH@START" in err or "walk.bvh@0:30-120" in err)
+
+
+def _frames(path):
+    """The BVH's motion lines, one per frame."""
+    lines = Path(path).read_text().splitlines()
+    return lines[[i for i, line in enumerate(lines) if line.startswith("Frame Time")][0] + 1 :]
+
+
+def test_a_clip_without_start_runs_as_soon_as_possible_after_the_one_before(tmp_path, capsys):
+    """2014 section 5 on the command line: bow.bvh (and bow.bvh@:CS-CE) start before the walk
+    ends, the summary says where, and the blend begins where the walk's core ends."""
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    walk, bow = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "bow_normal_001.bvh"
+    for spec in (f"{bow}", f"{bow}@:30-137"):
+        out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+        assert main(["synthesize", f"{walk}@0:0-100", spec, "-o", str(out), "--plan", str(plan)]) == 0
+        printed = capsys.readouterr().out
+        assert "'bow_normal_001' runs as soon as possible: from output frame " in printed
+        start = int(printed.split("from output frame ")[1].split(",")[0])
+        assert start < 195  # the walk has 195 frames: sooner than after it
+        data = json.loads(plan.read_text())
+        assert data["pairs"][0]["gap"][0] == 100 and not data["rejected"]
+        assert min(s["start"] for s in data["pairs"][0]["segments"]) == 100
+
+
+@pytest.mark.parametrize("current", [80, 150, 220])
+def test_with_a_current_frame_the_frames_played_are_those_of_the_clips_before(tmp_path, capsys, current):
+    """Eq. (17): output frames 0 to FRAME are, line for line, the synthesis without the new clip
+    (FRAME before the walk's core ends, in its tail, or after its last frame)."""
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    walk, kick = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "kick_normal_001.bvh"
+    alone, both = tmp_path / "alone.bvh", tmp_path / "both.bvh"
+    assert main(["synthesize", f"{walk}@0:0-100", "-o", str(alone)]) == 0
+    assert main(["synthesize", f"{walk}@0:0-100", f"{kick}@:15-60", "--current", str(current), "-o", str(both)]) == 0
+    assert f"(after the current frame {current})" in capsys.readouterr().out
+    before, after = _frames(alone), _frames(both)
+    k = min(current + 1, len(before))
+    assert len(after) > len(before) and after[:k] == before[:k]
+
+
+def test_current_without_a_clip_to_place_says_what_it_is_for(two_clips, tmp_path, capsys):
+    walk, bow = two_clips
+    assert _synthesize(walk, bow, "-o", tmp_path / "o.bvh", "--current", "50") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "without @START" in err and not (tmp_path / "o.bvh").exists()
 
 
 # --------------------------------------------------------------------------
