@@ -8,6 +8,7 @@ armature, each later import gives its action to it and is deleted.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -73,6 +74,44 @@ def clips_on_one_armature(layout=WALK_BOW_PUNCH, tracks: int = 2) -> bpy.types.O
             item.name = strip_name
             item.core_start, item.core_end = core
     return obj
+
+
+def import_action(name: str) -> bpy.types.Action:
+    """The action of a clip imported with :func:`import_clip`, its armature deleted (a fake user keeps it)."""
+    imported = import_clip(name)
+    action = imported.animation_data.action
+    action.use_fake_user = True
+    data = imported.data
+    bpy.data.objects.remove(imported)
+    bpy.data.armatures.remove(data)
+    return action
+
+
+CMU_NAMES = {
+    "joint_Root": "root", "Chest": "Spine1",
+    **{f"{bandai}_{side}": f"{'Left' if side == 'L' else 'Right'}{cmu}" for side in "LR" for bandai, cmu in (
+        ("Shoulder", "Shoulder"), ("UpperArm", "Arm"), ("LowerArm", "ForeArm"), ("Hand", "Hand"),
+        ("UpperLeg", "UpLeg"), ("LowerLeg", "Leg"), ("Foot", "Foot"), ("Toes", "ToeBase"))},
+}
+
+
+def cmu_named_walk(tmp_path) -> bpy.types.Action:
+    """The Bandai walk with CMU's bone names (Hips, Spine, Neck and Head are the same), imported
+    through Blender's BVH importer like any clip; its armature is deleted, its action kept."""
+    text = clip_path("walk_normal_001").read_text()
+    renamed = re.sub(r"^(\s*(?:ROOT|JOINT) )(\S+)", lambda m: m.group(1) + CMU_NAMES.get(m.group(2), m.group(2)),
+                     text, flags=re.MULTILINE)
+    path = tmp_path / "cmu_walk.bvh"
+    path.write_text(renamed)
+    result = bpy.ops.import_anim.bvh(filepath=str(path), global_scale=0.01, rotate_mode='NATIVE')
+    assert result == {'FINISHED'}
+    imported = bpy.context.view_layer.objects.active
+    action = imported.animation_data.action
+    action.use_fake_user = True
+    data = imported.data
+    bpy.data.objects.remove(imported)
+    bpy.data.armatures.remove(data)
+    return action
 
 
 def ensure_channelbag(action, slot):

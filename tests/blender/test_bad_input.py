@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from scenes import (
-    WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, ensure_channelbag, new_fcurve, snapshot, strips_by_name,
+    WALK_BOW_PUNCH, clips_on_one_armature, cmu_named_walk, draw_panel, ensure_channelbag, new_fcurve, snapshot,
+    strips_by_name,
 )
 
 OPERATORS = ("analyze", "synthesize", "bake")
@@ -198,35 +199,6 @@ def test_a_strip_whose_action_has_f_curves_but_no_keys(walk_bow_punch, operator)
     walk_bow_punch.animation_data.nla_tracks.new().strips.new("unkeyed", 600, empty)
     refused(operator, r"NLA strip 'unkeyed' of armature 'walk_normal_001' \(action 'unkeyed'\) has 132 F-curves "
                       r"but no keys; key the action, or pick one with keys")
-
-
-CMU_NAMES = {
-    "joint_Root": "root", "Chest": "Spine1",
-    **{f"{bandai}_{side}": f"{'Left' if side == 'L' else 'Right'}{cmu}" for side in "LR" for bandai, cmu in (
-        ("Shoulder", "Shoulder"), ("UpperArm", "Arm"), ("LowerArm", "ForeArm"), ("Hand", "Hand"),
-        ("UpperLeg", "UpLeg"), ("LowerLeg", "Leg"), ("Foot", "Foot"), ("Toes", "ToeBase"))},
-}
-
-
-def cmu_named_walk(tmp_path) -> bpy.types.Action:
-    """The Bandai walk with CMU's bone names (Hips, Spine, Neck and Head are the same), imported
-    through Blender's BVH importer like any clip; its armature is deleted, its action kept."""
-    from scenes import clip_path, import_clip
-
-    text = clip_path("walk_normal_001").read_text()
-    renamed = re.sub(r"^(\s*(?:ROOT|JOINT) )(\S+)", lambda m: m.group(1) + CMU_NAMES.get(m.group(2), m.group(2)),
-                     text, flags=re.MULTILINE)
-    path = tmp_path / "cmu_walk.bvh"
-    path.write_text(renamed)
-    result = bpy.ops.import_anim.bvh(filepath=str(path), global_scale=0.01, rotate_mode='NATIVE')
-    assert result == {'FINISHED'}
-    imported = bpy.context.view_layer.objects.active
-    action = imported.animation_data.action
-    action.use_fake_user = True
-    data = imported.data
-    bpy.data.objects.remove(imported)
-    bpy.data.armatures.remove(data)
-    return action
 
 
 @pytest.mark.parametrize("operator", OPERATORS)
