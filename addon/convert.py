@@ -356,7 +356,7 @@ def action_to_motion(
     if end < start:
         raise ValueError(f"frame range of action {action.name!r} is empty: {start:g} to {end:g}")
     frames = start + np.arange(_frame_count(end - start))
-    slot = _slot_for(obj, action, slot)
+    slot = slot_for(obj, action, slot)
     return _sample_motion(obj, action, slot, frames, fps, f"action {action.name!r}")
 
 
@@ -414,7 +414,8 @@ def _strip_action_frames(strip: bpy.types.NlaStrip, frames: np.ndarray) -> np.nd
     return np.where(at_end, act_end, act_start + phase)
 
 
-def _slot_for(obj, action, slot):
+def slot_for(obj, action, slot):
+    """``slot``, else the slot ``obj`` plays ``action`` with, else the action's first slot for objects."""
     if slot is not None:
         return slot
     anim = obj.animation_data

@@ -43,7 +43,7 @@ import hashlib
 import json
 import math
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -603,6 +603,109 @@ def _code_digest() -> str:
 def wrapped(text: str, width: int = 44) -> list[str]:
     """``text`` in lines of at most ``width`` characters, for panel labels."""
     return textwrap.wrap(text, width) or [""]
+
+
+# ---------------------------------------------------------------------------
+# As soon as possible (2014 section 5, eq. 17)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where :func:`asap_placement` puts an action: its start and what it had to wait for.
+
+    start   scene frame of the new strip's first frame.
+    after   the frame its blends start after: the playhead, or the last core's end when later.
+    waited  what ``after`` is, for the report (``"the playhead"``, ``"the core of 'walk'"``).
+    clip    the new clip, its core the whole action (it has no neighbour to lose frames to).
+    cores   each strip's core offsets the placement assumed, by strip name.
+    """
+
+    start: int
+    after: int
+    waited: str
+    clip: object
+    cores: dict
+
+
+def addable_actions(obj: bpy.types.Object | None = None) -> list[bpy.types.Action]:
+    """Every action of the file but Smart Motion's previews, by name: what Add as Soon as Possible offers."""
+    previews = {o.smart_motion.preview_action for o in bpy.data.objects if o.type == 'ARMATURE'}
+    return sorted((a for a in bpy.data.actions if a not in previews), key=lambda a: a.name)
+
+
+def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action, responsiveness: float,
+                   current: int) -> Placement:
+    """The earliest start of ``action`` after ``strips`` (as Synthesize reads them) whose blends start
+    after scene frame ``current`` (eq. 17); changes nothing.
+
+    Raises ``ValueError`` for no strips, a strip that cannot be read, an action
+    not for this armature (:func:`.convert.action_to_motion`) or a rig whose
+    legs cannot be found.
+    """
+    from ..core.synthesize import Clip, as_soon_as_possible
+    from .convert import action_to_motion
+
+    if not strips:
+        raise ValueError(
+            f"no NLA strip of armature {obj.name!r} is selected{left_out_text(obj)}; select the strips that play "
+            f"before {action.name!r} (Synthesize joins the same ones)"
+        )
+    clips = strip_clips(obj, strips)
+    clip = Clip(action_to_motion(obj, action), 0, None, action.name)
+    rig = find_armature_rig(obj, clips[0].motion)
+    start = as_soon_as_possible(clips, clip, responsiveness=responsiveness, t_current=current, rig=rig)
+    last = max(clips, key=lambda c: c.start + c.core_range[1])
+    core_end = last.start + last.core_range[1]
+    after, waited = (current, "the playhead") if current >= core_end else (core_end, f"the core of {last.name!r}")
+    return Placement(start, after, waited, replace(clip, start=start), {c.name: c.core_range for c in clips})
+
+
+def add_strip(obj: bpy.types.Object, action: bpy.types.Action, placement: Placement) -> bpy.types.NlaStrip:
+    """A new strip playing ``action`` from ``placement.start``, selected, on the first source track with
+    room that plays, else on a new track above the sources (below the preview).
+
+    Its core is the whole strip, as placed. A strip whose default core the new
+    one would cut (it overlaps it) keeps the core the placement assumed, set
+    as an edited core (Default Core gives it back). No strip or action is
+    otherwise changed.
+    """
+    from .convert import slot_for
+
+    first, last = placement.start, placement.clip.end
+    anim = obj.animation_data or obj.animation_data_create()
+    track = next((t for t in anim.nla_tracks if _has_room(obj, t, first, last)), None)
+    if track is None:
+        sources = [t for t in anim.nla_tracks if not is_preview_track(t)]
+        track = anim.nla_tracks.new(prev=sources[-1] if sources else None)
+        track.name = f"[Smart Motion] {action.name}"
+    strip = track.strips.new(action.name, first, action)
+    if strip.action_slot is None:
+        strip.action_slot = slot_for(obj, action, None)
+    strip.select = True
+    item = strip_settings(obj, strip, create=True)
+    item.core_first, item.core_last = placement.clip.core_range
+    item.has_core = True
+    for name, offsets in placement.cores.items():
+        other = find_strip(obj, name)
+        if other is not None and core_offsets(obj, other) != offsets:
+            kept = strip_settings(obj, other, create=True)
+            kept.core_first, kept.core_last = offsets
+            kept.has_core = True
+    return strip
+
+
+def _has_room(obj: bpy.types.Object, track: bpy.types.NlaTrack, first: int, last: int) -> bool:
+    """Whether ``track`` is a source track that plays and has no strip over scene frames ``first..last``."""
+    solo = solo_track(obj)
+    if is_preview_track(track) or track.mute or (solo is not None and track.name != solo):
+        return False
+    return all(s.frame_end < first or s.frame_start > last for s in track.strips)
+
+
+def placement_text(action: bpy.types.Action, placement: Placement) -> str:
+    """``"added 'kick' at frame 212, as soon as it can blend after frame 180 (the playhead)"``."""
+    return (f"added {action.name!r} at frame {placement.start}, as soon as it can blend after frame "
+            f"{placement.after} ({placement.waited})")
 
 
 # ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Analyze, Synthesize, Bake to Action and Clear, plus the two core-range buttons.
+"""Analyze, Synthesize, Bake to Action and Clear, Add as Soon as Possible, plus the two core-range buttons.
 
 Thin operators: ``execute`` reads the context (the active armature, the
 selected strips, the scene's responsiveness) and calls :mod:`.nla`, which
@@ -19,7 +19,7 @@ anything else that is missing.
 from __future__ import annotations
 
 import bpy
-from bpy.props import StringProperty
+from bpy.props import EnumProperty, StringProperty
 
 from . import nla
 
@@ -150,6 +150,43 @@ class SMART_MOTION_OT_clear(_Reported, bpy.types.Operator):
         return {'FINISHED'}
 
 
+# Blender keeps only pointers to an enum's strings: the items must outlive the callback (bpy.props docs).
+_action_items: list[tuple[str, str, str]] = []
+
+
+def _actions(self, context):
+    _action_items[:] = [(a.name, a.name, f"Add action {a.name!r} as a strip") for a in nla.addable_actions()]
+    return _action_items or [("", "(no action)", "The file has no action to add")]
+
+
+class SMART_MOTION_OT_add_asap(_Reported, bpy.types.Operator):
+    """Add an action as a strip at the earliest start whose blends come after the playhead"""
+
+    bl_idname = "smart_motion.add_asap"
+    bl_label = "Add as Soon as Possible"
+    bl_options = {'REGISTER', 'UNDO'}
+    bl_property = "action"
+
+    action: EnumProperty(name="Action", description="The action to add as a strip", items=_actions)
+
+    def invoke(self, context, event):
+        context.window_manager.invoke_search_popup(self)
+        return {'RUNNING_MODAL'}
+
+    def run(self, context):
+        obj = nla.active_armature(context)
+        action = bpy.data.actions.get(self.action)
+        if action is None:
+            raise ValueError(f"there is no action {self.action!r}; pick one from the list")
+        strips = nla.selected_strips(obj, context.view_layer.objects)
+        placement = nla.asap_placement(obj, strips, action, context.scene.smart_motion.responsiveness,
+                                       context.scene.frame_current)
+        strip = nla.add_strip(obj, action, placement)
+        self.report({'INFO'}, f"{nla.placement_text(action, placement)}, as strip {strip.name!r}; "
+                              "Synthesize joins it with the others")
+        return {'FINISHED'}
+
+
 class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
     """Set this strip's core by hand (it starts as its default core)"""
 
@@ -195,6 +232,7 @@ CLASSES = (
     SMART_MOTION_OT_synthesize,
     SMART_MOTION_OT_bake,
     SMART_MOTION_OT_clear,
+    SMART_MOTION_OT_add_asap,
     SMART_MOTION_OT_edit_core,
     SMART_MOTION_OT_reset_core,
 )

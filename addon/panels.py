@@ -1,7 +1,7 @@
 """The Smart Motion sidebar panel of the NLA editor (N panel, own tab).
 
 From top to bottom: the active armature, the responsiveness slider W, the
-four buttons, each strip of the armature (select flag, core range in scene
+four buttons and Add as Soon as Possible, each strip of the armature (select flag, core range in scene
 frames, support phases once analysed), the Bone Mapping field, and the plan
 of the last synthesis: per pair the method and the lower- and upper-body
 blending ranges, and every rejected strip with its reason.
@@ -59,6 +59,7 @@ def _draw_buttons(layout) -> None:
     row = column.row(align=True)
     row.operator("smart_motion.bake", icon='ACTION')
     row.operator("smart_motion.clear", icon='X')
+    column.operator("smart_motion.add_asap", icon='ADD')
 
 
 def _draw_strips(layout, armature) -> None:
