@@ -30,6 +30,11 @@ CONNECTION = "connection"
 ADAPTATION = "adaptation"
 ADAPTATION_HOLD = "adaptation without lower-body transition"
 
+# the parts an additional motion uses in motion composition (2008, 8.1)
+RIGHT_ARM = "right arm"
+LEFT_ARM = "left arm"
+UPPER_BODY = "upper body"
+
 
 @dataclass(frozen=True, eq=False)
 class Clip:
@@ -160,6 +165,62 @@ class PairPlan:
                    tuple(Segment.from_dict(s) for s in d["segments"]), Alignment.from_dict(d["alignment"]),
                    d.get("warning"), d.get("note"), tuple(d["gap"]) if d.get("gap") else None,
                    GapQuality.from_dict(d["quality"]) if d.get("quality") else None)
+
+
+@dataclass(frozen=True)
+class Composition:
+    """One additional motion composed over the output (2008, section 8).
+
+    clip, base     names of the additional clip and of the clip it lies inside.
+    parts          RIGHT_ARM, LEFT_ARM or UPPER_BODY (8.1).
+    shoulder_range_deg  (left, right) range of the shoulder angles, degrees.
+    movement       (t2, t3) output frames between which the parts move (Fig. 6).
+    blend_in, blend_out  (first, last) output frames of the blends (Fig. 6).
+    spine_vibration_deg  the largest spine angle added by eq. (3), degrees (0 for
+                   UPPER_BODY, whose spine is the additional motion's own).
+    pelvis_vibration    the largest pelvis move added, in the output's unit.
+    vertical_scale the peak of the vertical pelvis vibration kept, as a share of the
+                   clip's own (1: no leg would have over-extended).
+    """
+
+    clip: str
+    base: str
+    parts: str
+    shoulder_range_deg: tuple[float, float]
+    movement: tuple[int, int]
+    blend_in: tuple[int, int]
+    blend_out: tuple[int, int]
+    spine_vibration_deg: float
+    pelvis_vibration: float
+    vertical_scale: float = 1.0
+
+    def to_dict(self) -> dict:
+        return {
+            "clip": self.clip,
+            "base": self.base,
+            "parts": self.parts,
+            "shoulder_range_deg": list(self.shoulder_range_deg),
+            "movement": list(self.movement),
+            "blend_in": list(self.blend_in),
+            "blend_out": list(self.blend_out),
+            "spine_vibration_deg": self.spine_vibration_deg,
+            "pelvis_vibration": self.pelvis_vibration,
+            "vertical_scale": self.vertical_scale,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Composition":
+        return cls(d["clip"], d["base"], d["parts"], tuple(float(v) for v in d["shoulder_range_deg"]),
+                   tuple(int(v) for v in d["movement"]), tuple(int(v) for v in d["blend_in"]),
+                   tuple(int(v) for v in d["blend_out"]), float(d["spine_vibration_deg"]),
+                   float(d["pelvis_vibration"]), float(d.get("vertical_scale", 1.0)))
+
+    def summary(self) -> str:
+        scale = f", vertical pelvis vibration scaled to {self.vertical_scale:.3f}" if self.vertical_scale < 1.0 else ""
+        return (f"{self.clip} composed over {self.base}: {self.parts} (shoulder ranges L {self.shoulder_range_deg[0]:.0f}, "
+                f"R {self.shoulder_range_deg[1]:.0f} deg), blend in {self.blend_in[0]} .. {self.blend_in[1]}, "
+                f"out {self.blend_out[0]} .. {self.blend_out[1]}, vibration spine {self.spine_vibration_deg:.2f} deg, "
+                f"pelvis {self.pelvis_vibration:.3g}{scale}")
 
 
 @dataclass(frozen=True)
