@@ -246,6 +246,7 @@ class Plan:
     pairs: tuple[PairPlan, ...]
     rejected: tuple[Rejection, ...]
     warnings: tuple[str, ...] = ()  # about the timeline as a whole (clips on another skeleton's bone lengths)
+    compositions: tuple[Composition, ...] = ()  # additional motions composed over the output (2008, 8)
 
     def to_dict(self) -> dict:
         return {
@@ -257,6 +258,7 @@ class Plan:
             "pairs": [p.to_dict() for p in self.pairs],
             "rejected": [r.to_dict() for r in self.rejected],
             "warnings": list(self.warnings),
+            "compositions": [c.to_dict() for c in self.compositions],
         }
 
     def to_json(self, **kw) -> str:
@@ -267,7 +269,7 @@ class Plan:
         """The plan :meth:`to_dict` wrote (the JSON of ``--plan``), back as data."""
         return cls(float(d["fps"]), float(d["responsiveness"]), int(d["start"]), int(d["end"]), tuple(d["clips"]),
                    tuple(PairPlan.from_dict(p) for p in d["pairs"]), tuple(Rejection.from_dict(r) for r in d["rejected"]),
-                   tuple(d.get("warnings", ())))
+                   tuple(d.get("warnings", ())), tuple(Composition.from_dict(c) for c in d.get("compositions", ())))
 
     def summary(self) -> str:
         lines = [f"frames {self.start}..{self.end} at {self.fps:g} fps, responsiveness W = {self.responsiveness:g}"]
@@ -289,6 +291,8 @@ class Plan:
                     length = float(np.linalg.norm(np.subtract(s.way[1], s.way[0])))
                     way = f", {length:.3g} units away, rising {s.way[2]:.3g}"
                 lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:5d} .. {s.end:5d}{w}{foot}{way}{abrupt}")
+        for c in self.compositions:
+            lines.append(c.summary())
         for r in self.rejected:
             lines.append(f"rejected {r.clip}: {r.reason}")
         return "\n".join(lines)
