@@ -64,5 +64,9 @@ class SynthesisOptions:
     # dances with raised arms, 130); waving and raising a hand range 70-138. 50 lies
     # between a walk's swing and the smallest deliberate arm movement (docs/design.md).
     additional_shoulder_deg: float = 50.0  # degrees
+    # 2008, 8: an additional motion is "a motion in which mainly the upper body is moved":
+    # its body stays in place, the pelvis within this many leg lengths of where it starts
+    # (a walk, however wide it swings its arms, travels; waving or raising a hand does not)
+    additional_travel: float = 0.5  # legs
     composition_blend_s: float = 0.3  # s: an additional motion's parts blend in (out) over this (Fig. 6)
     contacts: ContactOptions = field(default_factory=ContactOptions)  # the contact stage's own

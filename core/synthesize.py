@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .analysis import foot_contacts
+from .analysis import foot_contacts, horizontal
 from .compose import additional_parts, compose, shoulder_angles
 from .contacts import hold_feet
 from .methods import plan_pair
@@ -178,7 +178,7 @@ def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.nda
     additional motions as (clip, the sequence clip it lies inside) (2008, 3.2 and 8.1).
 
     A clip is an additional motion when its whole span lies inside a clip of the
-    sequence and its shoulder angles range over the threshold. The longer clips are
+    sequence, its body stays in place and its shoulder angles range over the threshold. The longer clips are
     decided first, so a clip inside an additional motion lies inside that one's base too.
     in_sequence  ``id``s of clips that go in sequence whatever they are.
     """
@@ -188,7 +188,7 @@ def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.nda
     for i in order:
         c = clips[i]
         base = next((clips[k] for k in sorted(in_sequence) if clips[k].start <= c.start and c.end <= clips[k].end), None)
-        if (base is not None and id(c) not in forced
+        if (base is not None and id(c) not in forced and _stays_in_place(joints[i], ctx)
                 and additional_parts(shoulder_angles(joints[i], ctx.rig), threshold_deg=threshold)):
             additional[i] = base
         else:
@@ -202,6 +202,15 @@ def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.nda
     kept = sorted(in_sequence)
     return ([clips[i] for i in kept], [joints[i] for i in kept], [contacts[i] for i in kept],
             [(clips[i], additional[i]) for i in sorted(additional, key=lambda i: (clips[i].start, i))])
+
+
+def _stays_in_place(positions: np.ndarray, ctx: Context) -> bool:
+    """Whether a clip's body stays in place (2008, 8: an additional motion mainly moves the
+    upper body): its pelvis never goes further across the floor than additional_travel
+    leg lengths from where it starts. ``positions``: its global joint positions."""
+    pelvis = positions[:, ctx.rig.pelvis]
+    travel = np.linalg.norm(horizontal(pelvis - pelvis[0], ctx.up), axis=-1).max(initial=0.0)
+    return bool(travel <= ctx.options.additional_travel * ctx.leg)
 
 
 def _composed(motion: Motion, first: int, additional: list[tuple[Clip, Clip]], ctx: Context

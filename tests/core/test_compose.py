@@ -207,3 +207,16 @@ def test_the_plan_records_each_composition_and_loads_back(composed):
     again = Plan.from_dict(plan.to_dict())
     assert again == plan and again.compositions == plan.compositions
     assert "composed over walk" in plan.summary()
+
+
+@pytest.mark.parametrize("walk", ["bandai1/walk_angry_001", "bandai1/walk_happy_001"])
+def test_a_walk_swinging_its_arms_wide_inside_another_clip_goes_in_sequence(mocap, walk):
+    """An additional motion mainly moves the upper body (2008, 8): a walk travels, however
+    wide it swings its arms (these swing past the shoulder threshold), so it is not composed."""
+    from core.synthesize import Clip, synthesize
+
+    base = mocap("bandai1/dance-short_normal_001")
+    styled = mocap(walk)
+    result = synthesize([Clip(base, 0, (0, 100), "dance"), Clip(styled, 400, None, "walk")])
+    assert not result.plan.compositions
+    assert [(p.prev, p.next) for p in result.plan.pairs] == [("dance", "walk")]
