@@ -57,4 +57,16 @@ class SynthesisOptions:
     # long after the previous core (the paper's fixed interval), its blending ranges
     # optimised there, and then pulled earlier (core.schedule)
     asap_interval_s: float = 1.0  # s
+    # 2008, 8.1: a clip inside another is an additional motion when one shoulder angle
+    # (upper arm against the trunk, core.compose.shoulder_angles) ranges over more than
+    # this. Walks in ../shared/mocap swing it 16-31 degrees in their normal style (bandai1
+    # and bandai2) and up to about 68 in exaggerated ones (angry, happy; the musical walk
+    # dances with raised arms, 130); waving and raising a hand range 70-138. 50 lies
+    # between a walk's swing and the smallest deliberate arm movement (docs/design.md).
+    additional_shoulder_deg: float = 50.0  # degrees
+    # 2008, 8: an additional motion is "a motion in which mainly the upper body is moved":
+    # its body stays in place, the pelvis within this many leg lengths of where it starts
+    # (a walk, however wide it swings its arms, travels; waving or raising a hand does not)
+    additional_travel: float = 0.5  # legs
+    composition_blend_s: float = 0.3  # s: an additional motion's parts blend in (out) over this (Fig. 6)
     contacts: ContactOptions = field(default_factory=ContactOptions)  # the contact stage's own

@@ -30,6 +30,11 @@ CONNECTION = "connection"
 ADAPTATION = "adaptation"
 ADAPTATION_HOLD = "adaptation without lower-body transition"
 
+# the parts an additional motion uses in motion composition (2008, 8.1)
+RIGHT_ARM = "right arm"
+LEFT_ARM = "left arm"
+UPPER_BODY = "upper body"
+
 
 @dataclass(frozen=True, eq=False)
 class Clip:
@@ -163,6 +168,62 @@ class PairPlan:
 
 
 @dataclass(frozen=True)
+class Composition:
+    """One additional motion composed over the output (2008, section 8).
+
+    clip, base     names of the additional clip and of the clip it lies inside.
+    parts          RIGHT_ARM, LEFT_ARM or UPPER_BODY (8.1).
+    shoulder_range_deg  (left, right) range of the shoulder angles, degrees.
+    movement       (t2, t3) output frames between which the parts move (Fig. 6).
+    blend_in, blend_out  (first, last) output frames of the blends (Fig. 6).
+    spine_vibration_deg  the largest spine angle added by eq. (3), degrees (0 for
+                   UPPER_BODY, whose spine is the additional motion's own).
+    pelvis_vibration    the largest pelvis move added, in the output's unit.
+    vertical_scale the peak of the vertical pelvis vibration kept, as a share of the
+                   clip's own (1: no leg would have over-extended).
+    """
+
+    clip: str
+    base: str
+    parts: str
+    shoulder_range_deg: tuple[float, float]
+    movement: tuple[int, int]
+    blend_in: tuple[int, int]
+    blend_out: tuple[int, int]
+    spine_vibration_deg: float
+    pelvis_vibration: float
+    vertical_scale: float = 1.0
+
+    def to_dict(self) -> dict:
+        return {
+            "clip": self.clip,
+            "base": self.base,
+            "parts": self.parts,
+            "shoulder_range_deg": list(self.shoulder_range_deg),
+            "movement": list(self.movement),
+            "blend_in": list(self.blend_in),
+            "blend_out": list(self.blend_out),
+            "spine_vibration_deg": self.spine_vibration_deg,
+            "pelvis_vibration": self.pelvis_vibration,
+            "vertical_scale": self.vertical_scale,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Composition":
+        return cls(d["clip"], d["base"], d["parts"], tuple(float(v) for v in d["shoulder_range_deg"]),
+                   tuple(int(v) for v in d["movement"]), tuple(int(v) for v in d["blend_in"]),
+                   tuple(int(v) for v in d["blend_out"]), float(d["spine_vibration_deg"]),
+                   float(d["pelvis_vibration"]), float(d.get("vertical_scale", 1.0)))
+
+    def summary(self) -> str:
+        scale = f", vertical pelvis vibration scaled to {self.vertical_scale:.3f}" if self.vertical_scale < 1.0 else ""
+        return (f"{self.clip} composed over {self.base}: {self.parts} (shoulder ranges L {self.shoulder_range_deg[0]:.0f}, "
+                f"R {self.shoulder_range_deg[1]:.0f} deg), blend in {self.blend_in[0]} .. {self.blend_in[1]}, "
+                f"out {self.blend_out[0]} .. {self.blend_out[1]}, vibration spine {self.spine_vibration_deg:.2f} deg, "
+                f"pelvis {self.pelvis_vibration:.3g}{scale}")
+
+
+@dataclass(frozen=True)
 class Rejection:
     clip: str
     reason: str
@@ -185,6 +246,7 @@ class Plan:
     pairs: tuple[PairPlan, ...]
     rejected: tuple[Rejection, ...]
     warnings: tuple[str, ...] = ()  # about the timeline as a whole (clips on another skeleton's bone lengths)
+    compositions: tuple[Composition, ...] = ()  # additional motions composed over the output (2008, 8)
 
     def to_dict(self) -> dict:
         return {
@@ -196,6 +258,7 @@ class Plan:
             "pairs": [p.to_dict() for p in self.pairs],
             "rejected": [r.to_dict() for r in self.rejected],
             "warnings": list(self.warnings),
+            "compositions": [c.to_dict() for c in self.compositions],
         }
 
     def to_json(self, **kw) -> str:
@@ -206,7 +269,7 @@ class Plan:
         """The plan :meth:`to_dict` wrote (the JSON of ``--plan``), back as data."""
         return cls(float(d["fps"]), float(d["responsiveness"]), int(d["start"]), int(d["end"]), tuple(d["clips"]),
                    tuple(PairPlan.from_dict(p) for p in d["pairs"]), tuple(Rejection.from_dict(r) for r in d["rejected"]),
-                   tuple(d.get("warnings", ())))
+                   tuple(d.get("warnings", ())), tuple(Composition.from_dict(c) for c in d.get("compositions", ())))
 
     def summary(self) -> str:
         lines = [f"frames {self.start}..{self.end} at {self.fps:g} fps, responsiveness W = {self.responsiveness:g}"]
@@ -228,6 +291,8 @@ class Plan:
                     length = float(np.linalg.norm(np.subtract(s.way[1], s.way[0])))
                     way = f", {length:.3g} units away, rising {s.way[2]:.3g}"
                 lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:5d} .. {s.end:5d}{w}{foot}{way}{abrupt}")
+        for c in self.compositions:
+            lines.append(c.summary())
         for r in self.rejected:
             lines.append(f"rejected {r.clip}: {r.reason}")
         return "\n".join(lines)

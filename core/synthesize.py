@@ -14,6 +14,12 @@ Clips are sorted by start and joined pair by pair (2014, section 4): the
 previous motion is everything synthesized so far, the following motion is the
 next clip. A clip whose core overlaps the previous clip's core is rejected,
 and the plan says which and why.
+
+A clip that lies wholly inside another on the timeline and mainly moves its arms
+is an additional motion (2008, section 8): it is left out of the sequence and
+composed over the output afterwards (core.compose), one after another when
+several are; the plan records each composition. Inside another but not
+qualifying, a clip is joined in sequence as any other.
 """
 
 from __future__ import annotations
@@ -23,14 +29,15 @@ from typing import Sequence
 
 import numpy as np
 
-from .analysis import foot_contacts
+from .analysis import foot_contacts, horizontal
+from .compose import additional_parts, compose, shoulder_angles
 from .contacts import hold_feet
 from .methods import plan_pair
 from .motion import Motion, forward_kinematics
 from .optimize import blend_weights
 from .options import SynthesisOptions
-from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Plan, Rejection, Result,
-                   Segment)
+from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Composition, PairPlan, Plan, Rejection,
+                   Result, Segment)
 from .quality import SourceFigures, floors_by_foot, foot_levels, foot_positions, gap_quality
 from .render import held_until, render_pair
 from .schedule import earliest_start
@@ -65,20 +72,32 @@ def synthesize(
     """
     clips, ctx, joints, contacts = _prepared(clips, responsiveness, rig, pose_ends, options)
     figures = {id(c): SourceFigures.of(c.motion, ctx.rig, ctx.up, g) for c, g in zip(clips, joints)}
-    track, pairs, rejected, joined = _joined(clips, contacts, ctx)
+    every, in_sequence = clips, set()
+    while True:
+        clips, _, seq_contacts, additional = _sequence(every, joints, contacts, ctx, in_sequence=in_sequence)
+        track, pairs, rejected, joined = _joined(clips, seq_contacts, ctx)
+        # a clip inside one that was rejected has nothing to compose over: it goes in sequence
+        # as any other, and the sequence is joined again (rare: a rejected clip long enough to hold another)
+        gone = {r.clip for r in rejected}
+        orphans = {id(c) for c, base in additional if base.name in gone}
+        if not orphans:
+            break
+        in_sequence |= orphans
     first = clips[0].motion
     motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
     motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
+    motion, compositions = _composed(motion, track.first, additional, ctx)
     pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
     plan = Plan(
         fps=ctx.fps,
         responsiveness=ctx.responsiveness,
         start=track.first,
         end=track.last,
-        clips=tuple(c.name for c in clips),
+        clips=tuple(c.name for c in every),
         pairs=tuple(pairs),
         rejected=tuple(rejected),
-        warnings=tuple(_bone_length_warnings([c for c in clips if c.name not in {r.clip for r in rejected}])),
+        warnings=tuple(_bone_length_warnings([c for c in every if c.name not in {r.clip for r in rejected}])),
+        compositions=tuple(compositions),
     )
     return Result(motion, plan, track.contacts)
 
@@ -107,9 +126,11 @@ def as_soon_as_possible(
     # placed after everything for the checks (and so last in the order of the cores)
     far = max(c.start + c.motion.n_frames for c in clips) + new_clip.motion.n_frames + 1
     new_clip = replace(new_clip, start=far, current=t_current)
-    every, ctx, _, contacts = _prepared([*clips, new_clip], responsiveness, rig, pose_ends, options)
+    every, ctx, joints, contacts = _prepared([*clips, new_clip], responsiveness, rig, pose_ends, options)
     new_clip, clip_contacts = every[-1], contacts[-1]
-    track, _, _, _ = _joined(every[:-1], contacts[:-1], ctx)
+    # additional motions (2008, 8) are composed over the sequence, not joined to it
+    before, _, before_contacts, _ = _sequence(every[:-1], joints[:-1], contacts[:-1], ctx)
+    track, _, _, _ = _joined(before, before_contacts, ctx)
     played = played_until(track, new_clip)
     track = _as_played(track, played)
 
@@ -148,6 +169,59 @@ def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pos
     )
     contacts = [foot_contacts(c.motion, rig, up=up, positions=g) for c, g in zip(clips, joints)]
     return clips, ctx, joints, contacts
+
+
+def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.ndarray], ctx: Context, *,
+              in_sequence: set[int] = frozenset()
+              ) -> tuple[list[Clip], list[np.ndarray], list[np.ndarray], list[tuple[Clip, Clip]]]:
+    """The clips joined in sequence (with their joint positions and contacts), and the
+    additional motions as (clip, the sequence clip it lies inside) (2008, 3.2 and 8.1).
+
+    A clip is an additional motion when its whole span lies inside a clip of the
+    sequence, its body stays in place and its shoulder angles range over the threshold. The longer clips are
+    decided first, so a clip inside an additional motion lies inside that one's base too.
+    in_sequence  ``id``s of clips that go in sequence whatever they are.
+    """
+    order = sorted(range(len(clips)), key=lambda i: (-clips[i].motion.n_frames, i))
+    forced, in_sequence, additional = in_sequence, set(), {}
+    threshold = ctx.options.additional_shoulder_deg
+    for i in order:
+        c = clips[i]
+        base = next((clips[k] for k in sorted(in_sequence) if clips[k].start <= c.start and c.end <= clips[k].end), None)
+        if (base is not None and id(c) not in forced and _stays_in_place(joints[i], ctx)
+                and additional_parts(shoulder_angles(joints[i], ctx.rig), threshold_deg=threshold)):
+            additional[i] = base
+        else:
+            in_sequence.add(i)
+    # the output starts with the first clip of the sequence (clips come in the order of their
+    # cores): a clip starting before it has nothing to compose over there, and goes in sequence
+    for i in sorted(additional):
+        if clips[i].start < clips[min(in_sequence)].start:
+            in_sequence.add(i)
+            del additional[i]
+    kept = sorted(in_sequence)
+    return ([clips[i] for i in kept], [joints[i] for i in kept], [contacts[i] for i in kept],
+            [(clips[i], additional[i]) for i in sorted(additional, key=lambda i: (clips[i].start, i))])
+
+
+def _stays_in_place(positions: np.ndarray, ctx: Context) -> bool:
+    """Whether a clip's body stays in place (2008, 8: an additional motion mainly moves the
+    upper body): its pelvis never goes further across the floor than additional_travel
+    leg lengths from where it starts. ``positions``: its global joint positions."""
+    pelvis = positions[:, ctx.rig.pelvis]
+    travel = np.linalg.norm(horizontal(pelvis - pelvis[0], ctx.up), axis=-1).max(initial=0.0)
+    return bool(travel <= ctx.options.additional_travel * ctx.leg)
+
+
+def _composed(motion: Motion, first: int, additional: list[tuple[Clip, Clip]], ctx: Context
+              ) -> tuple[Motion, list[Composition]]:
+    """Each additional motion composed over the output, one after another (2008, 3.2 and 8)."""
+    compositions = []
+    for clip, base in additional:
+        motion, record = compose(motion, first, clip, ctx.rig, ctx.up, threshold_deg=ctx.options.additional_shoulder_deg,
+                                 blend_s=ctx.options.composition_blend_s, base_name=base.name)
+        compositions.append(record)
+    return motion, compositions
 
 
 def played_until(track: Track, clip: Clip) -> int:

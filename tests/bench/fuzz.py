@@ -12,7 +12,7 @@ overlapping or before the previous one), with a random core inside it or none
   clips, one frame rate, one skeleton, names of their own, so any exception,
   a ValueError from deep inside numpy included, is a failure);
 * the output has no NaN;
-* every accepted core is exact (every joint, every core frame, to 1e-6 of the
+* every accepted core is exact (every joint, every core frame outside a composition, to 1e-6 of the
   body height; the first clip as it is, the others as their pair's plan aligns
   them);
 * no clip is rejected whose core overlaps no accepted core;
@@ -137,7 +137,13 @@ def check(seed: int, clips: Clips) -> Outcome:
         return out
     by_name = {c.name: c for c in timeline}
     rejected = {r.clip for r in plan.rejected}
-    accepted = [c for c in timeline if c.name not in rejected]
+    # an additional motion (2008, 8) is composed over the output: its core is laid over
+    # another's, so neither is exact over the composition's frames
+    composed = {c.clip for c in plan.compositions}
+    layered = np.zeros(0, dtype=np.int64)
+    if plan.compositions:
+        layered = np.concatenate([np.arange(c.blend_in[0], c.blend_out[1] + 1) for c in plan.compositions])
+    accepted = [c for c in timeline if c.name not in rejected | composed]
     first = min(accepted, key=lambda c: (_core_interval(c)[0], c.start))
     rig = find_rig(first.motion)
     height = body_height(first.motion, rig)
@@ -152,7 +158,10 @@ def check(seed: int, clips: Clips) -> Outcome:
             out.failures.append(f"core of {clip.name!r} outside the output")
             continue
         own = placed[clip.name][lo : hi + 1].global_positions()
-        error = float(np.abs(g[frames] - own).max()) / height
+        alone = ~np.isin(frames + result.start, layered)
+        if not alone.any():
+            continue
+        error = float(np.abs(g[frames[alone]] - own[alone]).max()) / height
         if error > CORE_TOLERANCE:
             out.failures.append(f"core of {clip.name!r} off by {error:.1e} body heights")
     cores = [_core_interval(c) for c in accepted]
