@@ -78,7 +78,11 @@ def clips_on_one_armature(layout=WALK_BOW_PUNCH, tracks: int = 2) -> bpy.types.O
 
 def import_action(name: str) -> bpy.types.Action:
     """The action of a clip imported with :func:`import_clip`, its armature deleted (a fake user keeps it)."""
-    imported = import_clip(name)
+    return _action_kept(import_clip(name))
+
+
+def _action_kept(imported) -> bpy.types.Action:
+    """The action of the armature object ``imported``, kept by a fake user, the armature deleted."""
     action = imported.animation_data.action
     action.use_fake_user = True
     data = imported.data
@@ -105,13 +109,7 @@ def cmu_named_walk(tmp_path) -> bpy.types.Action:
     path.write_text(renamed)
     result = bpy.ops.import_anim.bvh(filepath=str(path), global_scale=0.01, rotate_mode='NATIVE')
     assert result == {'FINISHED'}
-    imported = bpy.context.view_layer.objects.active
-    action = imported.animation_data.action
-    action.use_fake_user = True
-    data = imported.data
-    bpy.data.objects.remove(imported)
-    bpy.data.armatures.remove(data)
-    return action
+    return _action_kept(bpy.context.view_layer.objects.active)
 
 
 def ensure_channelbag(action, slot):
