@@ -28,7 +28,7 @@ from .motion import Motion, forward_kinematics
 from .plan import LEFT_ARM, RIGHT_ARM, UPPER_BODY, Clip, Composition
 from .render import blend, move_pelvis
 from .rig import Rig, leg_length
-from .weights import hermite_weights
+from .weights import cubic_hermite, hermite_weights
 
 __all__ = ["Composition", "compose", "shoulder_angles", "additional_parts", "movement_range", "hermite_curve",
            "vibration", "rotation_vibration", "composition_weights", "blend_ranges", "leg_safe_shift", "largest_share",
@@ -104,10 +104,8 @@ def hermite_curve(values: np.ndarray, t2: int, t3: int) -> np.ndarray:
     n = t3 - t2
     s = (np.arange(t2, t3 + 1) - t2) / max(n, 1)
     s = s.reshape((-1,) + (1,) * (values.ndim - 1))
-    h00, h10 = (1 + 2 * s) * (1 - s) ** 2, s * (1 - s) ** 2
-    h01, h11 = s * s * (3 - 2 * s), s * s * (s - 1)
     # velocities are per frame; the curve's parameter runs over n frames
-    curve = h00 * values[t2] + h10 * n * velocity[t2] + h01 * values[t3] + h11 * n * velocity[t3]
+    curve = cubic_hermite(s, values[t2], n * velocity[t2], values[t3], n * velocity[t3])
     out = values.copy()
     out[t2:t3 + 1] = curve
     return out
@@ -156,22 +154,12 @@ def blend_ranges(movement: tuple[int, int], n_frames: int, blend_frames: int) ->
     return (a0, a1), (b0, b1)
 
 
-def subtree_mask(parents: np.ndarray, roots) -> np.ndarray:
-    """(J,) bool: the joints ``roots`` and everything below them."""
-    mask = np.zeros(len(parents), dtype=bool)
-    mask[list(roots)] = True
-    for j in range(len(parents)):  # parents come first: one pass down the hierarchy
-        if parents[j] >= 0 and mask[parents[j]]:
-            mask[j] = True
-    return mask
-
-
 def parts_mask(skeleton, rig: Rig, parts: str) -> np.ndarray:
     """(J,) bool: the joints an additional motion's ``parts`` replace in the base motion."""
     if parts == UPPER_BODY:
         return rig.upper_body_mask(skeleton)
     arm = rig.arm("R" if parts == RIGHT_ARM else "L")
-    return subtree_mask(skeleton.parents, [arm.joints[0]])
+    return rig.subtree_mask(skeleton, arm.joints[0])
 
 
 def spine_joints(rig: Rig) -> list[int]:

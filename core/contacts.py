@@ -346,8 +346,5 @@ def _clearance(place: np.ndarray, rotation: np.ndarray, foot: _Foot, frames: np.
 def _above_floor(place: np.ndarray, rotation: np.ndarray, foot: _Foot, frames: np.ndarray, up: np.ndarray,
                  floors: np.ndarray) -> np.ndarray:
     """Ankle places raised where the ankle or the toe would go below its floor ``floors (ankle, toe)``."""
-    below = floors[0] - place @ up
-    if foot.toe_local is not None:
-        toe = place + quat.mul_vec(rotation, foot.toe_local[frames])
-        below = np.maximum(below, floors[1] - toe @ up)
+    below = -_clearance(place, rotation, foot, frames, up, floors)
     return place + np.maximum(below, 0.0)[:, None] * up

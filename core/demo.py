@@ -37,6 +37,7 @@ import numpy as np
 from . import quat
 from .ik import leg_ik
 from .motion import Motion, Skeleton
+from .weights import cubic_hermite
 
 GRAVITY = 9.81  # m/s^2, for the jump's flight phase
 
@@ -141,12 +142,6 @@ def _min_jerk(tau: np.ndarray) -> np.ndarray:
     return tau**3 * (10.0 - 15.0 * tau + 6.0 * tau**2)
 
 
-def _hermite(s: np.ndarray, p0, m0, p1, m1) -> np.ndarray:
-    """Cubic from ``p0`` to ``p1`` over ``s`` in [0, 1], with end slopes ``m0``, ``m1`` (per unit of s)."""
-    s2, s3 = s * s, s * s * s
-    return (2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * m1
-
-
 def _keys(t: np.ndarray, times, values) -> np.ndarray:
     """Smooth, overshoot-free curve through keys (monotone cubic, flat at the first and last key).
 
@@ -168,7 +163,7 @@ def _keys(t: np.ndarray, times, values) -> np.ndarray:
         slope[1:-1] = np.where(same_sign, (w0 + w1) / (w0 / safe0 + w1 / safe1), 0.0)
     i = np.clip(np.searchsorted(kt, t, side="right") - 1, 0, len(kt) - 2)
     s = np.clip((t - kt[i]) / h[i, 0], 0.0, 1.0)[:, None]
-    out = _hermite(s, kv[i], slope[i] * h[i], kv[i + 1], slope[i + 1] * h[i])
+    out = cubic_hermite(s, kv[i], slope[i] * h[i], kv[i + 1], slope[i + 1] * h[i])
     return out[:, 0] if flat else out
 
 
@@ -493,18 +488,18 @@ def jump(fps: float = 30.0) -> DemoClip:
     z = piecewise([
         (0.0, crouch, lambda tt, s: np.full_like(tt, stand_z)),
         (crouch, 0.9, lambda tt, s: stand_z + (crouch_z - stand_z) * _min_jerk(s)),
-        (0.9, take_off, lambda tt, s: _hermite(s, crouch_z, 0.0, high_z, v_up * (take_off - 0.9))),
+        (0.9, take_off, lambda tt, s: cubic_hermite(s, crouch_z, 0.0, high_z, v_up * (take_off - 0.9))),
         (take_off, landing, lambda tt, s: ballistic(tt)),
-        (landing, settled, lambda tt, s: _hermite(s, high_z, -v_up * (settled - landing), land_z, 0.0)),
+        (landing, settled, lambda tt, s: cubic_hermite(s, high_z, -v_up * (settled - landing), land_z, 0.0)),
         (settled, 2.45, lambda tt, s: land_z + (stand_z - land_z) * _min_jerk(s)),
         (2.45, duration, lambda tt, s: np.full_like(tt, stand_z)),
     ])
     y = piecewise([
         (0.0, crouch, lambda tt, s: np.zeros_like(tt)),
         (crouch, 0.9, lambda tt, s: pelvis_back * _min_jerk(s)),
-        (0.9, take_off, lambda tt, s: _hermite(s, pelvis_back, 0.0, takeoff_y, -speed * (take_off - 0.9))),
+        (0.9, take_off, lambda tt, s: cubic_hermite(s, pelvis_back, 0.0, takeoff_y, -speed * (take_off - 0.9))),
         (take_off, landing, lambda tt, s: takeoff_y - speed * (tt - take_off)),
-        (landing, settled, lambda tt, s: _hermite(s, landing_y, -speed * (settled - landing), jump_y, 0.0)),
+        (landing, settled, lambda tt, s: cubic_hermite(s, landing_y, -speed * (settled - landing), jump_y, 0.0)),
         (settled, duration, lambda tt, s: np.full_like(tt, jump_y)),
     ])
     pelvis = np.column_stack([np.zeros_like(t), y, z])

@@ -404,6 +404,10 @@ class Rig:
             lower |= tree.subtree(hip) | tree.ancestors[hip]
         return upper & ~lower
 
+    def subtree_mask(self, skeleton: Skeleton, joint: int) -> np.ndarray:
+        """(J,) bool: ``joint`` and every joint below it (e.g. an arm to the fingertips)."""
+        return self._tree(skeleton).subtree(joint)
+
     def _tree(self, skeleton: Skeleton) -> _Tree:
         if self.joint_names and tuple(skeleton.names) != self.joint_names:
             raise ValueError(

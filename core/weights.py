@@ -75,6 +75,13 @@ def _monotone_slope(slope: float, name: str) -> float:
     return min(max(slope, 0.0), MAX_SLOPE)
 
 
+def cubic_hermite(s: np.ndarray, p0, m0, p1, m1) -> np.ndarray:
+    """The cubic from ``p0`` to ``p1`` over ``s`` in [0, 1], with end slopes ``m0``, ``m1``
+    (per unit of ``s``): the Hermite basis, for values of any shape that broadcast with ``s``."""
+    s2, s3 = s * s, s * s * s
+    return (2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * m1
+
+
 def hermite_weights(n_or_times: int | np.ndarray, slope_start: float, slope_end: float) -> np.ndarray:
     """The Hermite weight curve of section 4.4: ``w(0) = 0``, ``w(1) = 1``, ``w'(0) = slope_start``, ``w'(1) = slope_end``.
 
