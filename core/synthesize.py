@@ -218,6 +218,13 @@ def _composed(motion: Motion, first: int, additional: list[tuple[Clip, Clip]], c
     """Each additional motion composed over the output, one after another (2008, 3.2 and 8)."""
     compositions = []
     for clip, base in additional:
+        # the base clip's tail may play time-scaled shorter (eqs. 1, 3), so the output can end
+        # before the span the additional motion was placed in: it plays up to that end
+        inside = first + motion.n_frames - clip.start
+        if inside < 2:
+            continue  # (nothing of it left to compose over)
+        if inside < clip.motion.n_frames:
+            clip = replace(clip, motion=clip.motion[:inside], core=None)
         motion, record = compose(motion, first, clip, ctx.rig, ctx.up, threshold_deg=ctx.options.additional_shoulder_deg,
                                  blend_s=ctx.options.composition_blend_s, base_name=base.name)
         compositions.append(record)

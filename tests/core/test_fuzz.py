@@ -15,6 +15,9 @@ sys.modules[_spec.name] = fuzz  # its dataclasses look their module up there
 _spec.loader.exec_module(fuzz)
 
 SEEDS = range(50)
+# seeds the 1,000-timeline benchmark once failed on: an additional motion placed inside a
+# clip whose tail the output time-scaled shorter than that clip's span
+REGRESSIONS = (57, 311, 770)
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +27,7 @@ def clips():
     return fuzz.Clips()
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", [*SEEDS, *REGRESSIONS])
 def test_a_random_timeline_synthesizes_with_exact_cores_and_only_the_rejections_it_must(clips, seed):
     """No exception, no NaN, every accepted core exact, no clip rejected whose core overlaps
     no accepted core, peak memory within the budget."""
