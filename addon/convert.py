@@ -707,6 +707,30 @@ def write_action(
     are replaced (:func:`emptied_channelbag`) and ``name`` is ignored, so
     whatever uses it (the armature, an NLA strip) plays the new keys.
     """
+    if frame_start is None:
+        frame_start = bpy.context.scene.frame_start
+    channels = bone_channels(obj, motion)
+    if into is None:
+        action = bpy.data.actions.new(name)
+        channelbag = _channelbag(action, action.slots.new(id_type='OBJECT', name=obj.name), ensure=True)
+    else:
+        action, channelbag = into, emptied_channelbag(into, obj)
+    frames = float(frame_start) + np.arange(motion.n_frames, dtype=np.float64)
+    bones = list(dict.fromkeys(bone for bone, _, _ in channels))
+    for bone, prop, values in channels:
+        _add_curves(channelbag, bone, prop, frames, values)
+        if progress is not None:
+            progress((bones.index(bone) + 1) / len(bones))
+    return action
+
+
+def bone_channels(obj: bpy.types.Object, motion: Motion) -> list[tuple[str, str, np.ndarray]]:
+    """``(bone, property, values (F, C))`` of every channel :func:`write_action` keys for ``motion`` on ``obj``.
+
+    Per bone its rotation in the bone's ``rotation_mode`` (signs kept
+    continuous, Euler angles unwrapped) and, unless connected, its location.
+    Raises ``ValueError`` for a motion joint that is not a bone of ``obj``.
+    """
     skeleton, info = armature_skeleton(obj)
     joints = []
     unknown = []
@@ -722,35 +746,24 @@ def write_action(
             f"motion joints {unknown} are not bones of armature {obj.name!r}; "
             "rename the motion's joints to the armature's bone names first"
         )
-    if frame_start is None:
-        frame_start = bpy.context.scene.frame_start
     source = np.array([s for s, _ in joints], dtype=np.int64)
     target = np.array([j for _, j in joints], dtype=np.int64)
     rest = info.rest_rotations[target]
     basis = quat.mul(quat.mul(quat.inv(rest), motion.rotations[:, source]), rest)
     location = quat.inv_mul_vec(rest, motion.positions[:, source] - skeleton.offsets[target])
-
-    if into is None:
-        action = bpy.data.actions.new(name)
-        channelbag = _channelbag(action, action.slots.new(id_type='OBJECT', name=obj.name), ensure=True)
-    else:
-        action, channelbag = into, emptied_channelbag(into, obj)
-    frames = float(frame_start) + np.arange(motion.n_frames, dtype=np.float64)
+    channels = []
     for k, j in enumerate(target):
         bone = info.bones[j]
         mode = info.rotation_modes[j]
         if mode == 'QUATERNION':
-            prop, values = "rotation_quaternion", quat.unroll(basis[:, k], axis=0)
+            channels.append((bone, "rotation_quaternion", quat.unroll(basis[:, k], axis=0)))
         elif mode == 'AXIS_ANGLE':
-            prop, values = "rotation_axis_angle", _quat_to_axis_angle(quat.unroll(basis[:, k], axis=0))
+            channels.append((bone, "rotation_axis_angle", _quat_to_axis_angle(quat.unroll(basis[:, k], axis=0))))
         else:
-            prop, values = "rotation_euler", np.unwrap(quat_to_euler(basis[:, k], mode), axis=0)
-        _add_curves(channelbag, bone, prop, frames, values)
+            channels.append((bone, "rotation_euler", np.unwrap(quat_to_euler(basis[:, k], mode), axis=0)))
         if not info.connected[j]:
-            _add_curves(channelbag, bone, "location", frames, location[:, k])
-        if progress is not None:
-            progress((k + 1) / len(target))
-    return action
+            channels.append((bone, "location", location[:, k]))
+    return channels
 
 
 def emptied_channelbag(action: bpy.types.Action, obj: bpy.types.Object):

@@ -722,17 +722,23 @@ def has_preview(obj: bpy.types.Object) -> bool:
 
 
 def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Action:
-    """Play ``result`` on ``obj`` from a preview track above ``strips``, which are muted.
+    """Play ``result`` on ``obj`` from a preview track above ``strips``, the track solo.
 
     Replaces an earlier preview (its action is removed, not piled up). The
-    source actions and strips are not changed, apart from the strips' mute
-    flags, which :func:`clear_preview` restores. ``obj.smart_motion.preview_signature``
-    records what the preview was made from and its keys (:func:`signature_parts`),
-    for Bake to keep it while current.
+    preview track holds the solo, so Blender plays it alone while the sources
+    keep their own mute flags: muting or unmuting a source is the user's way
+    to leave it out or take it back in (live re-synthesis follows it,
+    :mod:`.live`). A track that was solo gets its solo back from
+    :func:`clear_preview`. Source actions and strips are not changed.
+    ``strips`` and the selected strips Blender does not play are the preview's
+    sources (``preview_source``). ``obj.smart_motion.preview_signature`` records
+    what the preview was made from and its keys (:func:`signature_parts`), for
+    Bake to keep it while current.
     """
     from .convert import action_digest, write_action
 
     signature = list(signature_parts(obj, strips, result.plan.responsiveness))
+    sources = {s.name for s in strips} | set(left_out_strips(obj))
     clear_preview(obj)
     state = obj.smart_motion
     anim = obj.animation_data or obj.animation_data_create()
@@ -752,15 +758,12 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
         strip.action_slot = action.slots[0]
     strip.select = False
     if solo is not None:
-        # With a track solo Blender plays that track alone, not the preview's; soloing the preview
-        # un-solos it (one solo track per object), so its name is kept for Clear to solo it again.
+        # one solo track per object: soloing the preview un-solos this one, so its name is
+        # kept for Clear to solo it again (and for plays() meanwhile)
         state.solo_before = solo.name
-        track.is_solo = True
-    for source in strips:
-        item = strip_settings(obj, source, create=True)
-        item.mute_before = source.mute
-        item.muted_by_preview = True
-        source.mute = True
+    track.is_solo = True
+    for source in source_strips(obj):
+        strip_settings(obj, source, create=True).preview_source = source.name in sources
     return action
 
 
@@ -791,6 +794,8 @@ def clear_preview(obj: bpy.types.Object) -> bool:
         cleared = True
     _follow_renames(obj)  # a source strip renamed while the preview is on is unmuted all the same
     for item in state.strips:
+        item.preview_source = False
+        # previews of files saved before the preview took the solo muted their sources
         if item.muted_by_preview:
             strip = find_strip(obj, item.name)
             if strip is not None:

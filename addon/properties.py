@@ -148,9 +148,13 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         name="Analysed",
         description="What the strip played when it was analysed; the phases are out of date when it differs",
     )
+    preview_source: BoolProperty(
+        name="Preview Source",
+        description="The preview was synthesized from this strip (or left it out as Blender does not play it); live updates follow it",
+    )
     muted_by_preview: BoolProperty(
         name="Muted by Preview",
-        description="Smart Motion muted this strip while its preview plays",
+        description="Smart Motion muted this strip while its preview plays (previews of earlier versions; the preview now takes the solo)",
     )
     mute_before: BoolProperty(name="Mute Before", description="The strip's mute state before the preview")
 

@@ -419,7 +419,7 @@ def test_bake_reports_progress_from_start_to_finish(walk_bow_punch, installed_ex
 # Preview
 
 
-def test_synthesize_previews_on_its_own_track_over_muted_sources_and_clear_restores_all(walk_bow_punch, sm):
+def test_synthesize_previews_on_its_own_solo_track_and_clear_restores_all(walk_bow_punch, sm):
     obj = walk_bow_punch
     strips = strips_by_name(obj)
     strips["punch"].mute = True  # muted before: stays muted after Clear
@@ -435,7 +435,8 @@ def test_synthesize_previews_on_its_own_track_over_muted_sources_and_clear_resto
     (preview,) = tracks[-1].strips
     assert preview.action.name == "walk_normal_001_SmartMotion_preview"
     assert obj.animation_data.action is None, "the active action is set aside while previewing"
-    assert all(strip.mute for strip in strips.values())
+    assert tracks[-1].is_solo, "Blender plays the preview alone"
+    assert [strips[n].mute for n in ("walk", "bow", "punch")] == [False, False, True], "the user's mutes are left"
     plan = plan_of(obj)
     assert (preview.frame_start, preview.frame_end) == (plan["start"], plan["end"])
     # it plays at once: the first strip's core as captured
@@ -540,7 +541,7 @@ def test_edit_core_gives_a_strip_editable_settings_starting_from_the_whole_strip
     assert punch.has_core and (punch.core_start, punch.core_end) == (300, 523)
 
 
-def test_a_renamed_strip_keeps_its_core_and_is_unmuted_by_clear(walk_bow_punch, sm):
+def test_a_renamed_strip_keeps_its_core_and_stays_a_source_of_the_preview(walk_bow_punch, sm):
     obj = walk_bow_punch
     assert bpy.ops.smart_motion.edit_core(strip="punch") == {'FINISHED'}
     settings = obj.smart_motion.strips["punch"]
@@ -552,10 +553,11 @@ def test_a_renamed_strip_keeps_its_core_and_is_unmuted_by_clear(walk_bow_punch, 
     assert "jab" in obj.smart_motion.strips and "punch" not in obj.smart_motion.strips, "re-keyed to the new name"
     assert sm.nla.core_offsets(obj, strips_by_name(obj)["jab"]) == (20, 100)
 
-    strips_by_name(obj)["jab"].name = "hook"  # renamed while muted under the preview
-    assert strips_by_name(obj)["hook"].mute
+    strips_by_name(obj)["jab"].name = "hook"  # renamed while the preview plays
+    assert sm.nla.strip_settings(obj, strips_by_name(obj)["hook"]).preview_source
     assert bpy.ops.smart_motion.clear() == {'FINISHED'}
-    assert not any(strip.mute for strip in strips_by_name(obj).values()), "every source strip unmuted"
+    assert not any(strip.mute for strip in strips_by_name(obj).values()), "no source strip muted"
+    assert not any(item.preview_source for item in obj.smart_motion.strips), "no preview, no sources"
 
     strips_by_name(obj)["hook"].frame_start_ui += 3  # moved, then renamed without any operator in between
     strips_by_name(obj)["hook"].name = "cross"
