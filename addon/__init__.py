@@ -8,7 +8,7 @@ numpy ``core`` is imported only when an operator runs.
 
 import bpy
 
-from . import operators, panels, properties
+from . import live, operators, panels, properties
 
 CLASSES = (
     *properties.CLASSES,
@@ -31,9 +31,11 @@ def register() -> None:
         name="Smart Motion",
         description="Smart Motion strip settings, preview and plan of this armature",
     )
+    live.register()
 
 
 def unregister() -> None:
+    live.unregister()
     # The pointers go first: they refer to classes about to be unregistered.
     del bpy.types.Object.smart_motion
     del bpy.types.Scene.smart_motion

@@ -236,12 +236,13 @@ def strip_identity(strip: bpy.types.NlaStrip) -> str:
     return f"{strip_signature(strip)}|{strip.frame_start:g}|{strip.frame_end:g}"
 
 
-def core_offsets(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple[int, int]:
-    """(first, last) core frames of ``strip`` counted from its start: as edited, else its :func:`default_core`."""
+def core_offsets(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbours: list | None = None) -> tuple[int, int]:
+    """(first, last) core frames of ``strip`` counted from its start: as edited, else its :func:`default_core`
+    (among ``neighbours``, as :func:`strip_default_core`)."""
     item = strip_settings(obj, strip)
     if item is not None and item.has_core:
         return item.core_offsets(strip)
-    core = strip_default_core(obj, strip)
+    core = strip_default_core(obj, strip, neighbours)
     start = round(strip.frame_start)
     return (core.first - start, core.last - start)
 
@@ -323,23 +324,46 @@ def strip_span(strip: bpy.types.NlaStrip) -> Span:
     return Span(strip.name, start, start + strip_frame_count(strip) - 1, strip.blend_in, strip.blend_out)
 
 
-def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> DefaultCore:
-    """:func:`default_core` of ``strip`` among every other selected strip that plays, on any track.
+def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbours: list | None = None) -> DefaultCore:
+    """:func:`default_core` of ``strip`` among ``neighbours`` (strips in start order), on any track.
 
-    A strip that is not one of those is taken alone. The shortest blend is
-    ``SynthesisOptions.min_blend_s`` at the scene's frame rate.
+    ``neighbours`` default to the strips a synthesis would read now
+    (:func:`core_neighbours`). A strip that is not one of them is taken
+    alone. The shortest blend is ``SynthesisOptions.min_blend_s`` at the
+    scene's frame rate.
     """
     from ..core.options import SynthesisOptions
     from .convert import scene_fps
 
     room = round(SynthesisOptions().min_blend_s * scene_fps(bpy.context.scene))
-    neighbours = [s for s in source_strips(obj) if s.select and plays(obj, s)]
+    neighbours = core_neighbours(obj) if neighbours is None else neighbours
     names = [s.name for s in neighbours]
     if strip.name not in names:
         return default_core(strip_span(strip), room=room)
     k = names.index(strip.name)
     spans = [strip_span(s) for s in neighbours]
     return default_core(spans[k], spans[:k], spans[k + 1:], room)
+
+
+def core_neighbours(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
+    """The strips default cores are taken among: while a preview plays, its sources that play
+    (live updates read those, whatever is selected: selecting a strip to drag it must not
+    change the cores); else the selected strips that play, as Synthesize reads them."""
+    strips = source_strips(obj)
+    sources = [s for s in strips if _is_preview_source(obj, s)]
+    if sources:
+        return [s for s in sources if plays(obj, s)]
+    return [s for s in strips if s.select and plays(obj, s)]
+
+
+def _is_preview_source(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:
+    item = strip_settings(obj, strip)
+    return item is not None and item.preview_source
+
+
+def preview_sources(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
+    """The strips the preview was synthesized from, and those it left out as Blender did not play them, by start."""
+    return [s for s in source_strips(obj) if _is_preview_source(obj, s)] if has_preview(obj) else []
 
 
 def whole_strip_if_empty(offsets: tuple[int, int], strip: bpy.types.NlaStrip) -> tuple[int, int]:
@@ -409,8 +433,13 @@ def find_armature_rig(obj: bpy.types.Object, motion):
 # Strips to clips, analysis, synthesis
 
 
-def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -> list:
-    """One :class:`core.synthesize.Clip` per strip, its core from the strip's settings.
+def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
+                read: Callable | None = None) -> list:
+    """One :class:`core.synthesize.Clip` per strip, its core from the strip's settings (default
+    cores taken among ``strips``).
+
+    ``read(obj, strip, fps) -> Motion`` reads a strip (:func:`.convert.strip_to_motion`
+    when ``None``; live updates pass one that keeps what it read).
 
     Raises ``ValueError`` naming the strip for anything a strip cannot be
     read for (no action, an action for other bones or without keys, zero
@@ -419,6 +448,7 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -
     from ..core.synthesize import Clip
     from .convert import strip_to_motion
 
+    read = read or strip_to_motion
     clips = []
     for strip in strips:
         start = round(strip.frame_start)
@@ -427,12 +457,12 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None) -
                 f"NLA strip {strip.name!r} of armature {obj.name!r} starts between frames, at "
                 f"{strip.frame_start:g}; move it onto a whole frame"
             )
-        motion = strip_to_motion(obj, strip, fps)
-        first, last = core_offsets(obj, strip)
+        motion = read(obj, strip, fps)
+        first, last = core_offsets(obj, strip, strips)
         if first > last:
             raise ValueError(
                 f"NLA strip {strip.name!r} of armature {obj.name!r} leaves no frame for its default core "
-                f"({strip_default_core(obj, strip).why()}); move it away from the strips it overlaps, deselect "
+                f"({strip_default_core(obj, strip, strips).why()}); move it away from the strips it overlaps, deselect "
                 "one of them, or set its core with Edit Core in the Smart Motion panel (it starts from the "
                 "whole strip)"
             )
@@ -575,7 +605,7 @@ def signature_parts(
             None if strip.action_slot is None else strip.action_slot.identifier,
             strip.frame_start, strip.frame_end, strip.action_frame_start, strip.action_frame_end,
             strip.scale, strip.repeat, strip.use_reverse, strip.use_animated_time,
-            core_offsets(obj, strip),
+            core_offsets(obj, strip, strips),
         )))
     yield _hashed(setup)
     actions = {strip.action.session_uid: strip.action for strip in strips if strip.action is not None}

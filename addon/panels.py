@@ -46,6 +46,7 @@ class SMART_MOTION_PT_main(bpy.types.Panel):
         if armature is None:
             return
         _draw_buttons(layout)
+        _draw_live(layout, context.scene, armature)
         _draw_strips(layout, armature)
         layout.prop(armature.smart_motion, "bone_mapping")
         _draw_plan(layout, armature)
@@ -60,6 +61,15 @@ def _draw_buttons(layout) -> None:
     row.operator("smart_motion.bake", icon='ACTION')
     row.operator("smart_motion.clear", icon='X')
     column.operator("smart_motion.add_asap", icon='ADD')
+
+
+def _draw_live(layout, scene, armature) -> None:
+    """The Live Updates toggle, and why the last live update left the preview as it was."""
+    layout.prop(scene.smart_motion, "live")
+    error = armature.smart_motion.live_error
+    if error and nla.has_preview(armature) and scene.smart_motion.live:
+        for k, line in enumerate(nla.wrapped(f"Preview not updated: {error}")):
+            layout.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
 
 
 def _draw_strips(layout, armature) -> None:

@@ -24,6 +24,13 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 
 
+def _live_request(self, context) -> None:
+    """A setting the depsgraph does not see changed: live updates look (addon/live.py)."""
+    from .live import request
+
+    request(context.scene)
+
+
 class SmartMotionSettings(bpy.types.PropertyGroup):
     """Settings the synthesis reads for the whole scene."""
 
@@ -34,6 +41,16 @@ class SmartMotionSettings(bpy.types.PropertyGroup):
         max=1.0,
         default=0.5,
         subtype='FACTOR',
+        update=_live_request,
+    )
+    live: BoolProperty(
+        name="Live Updates",
+        description=(
+            "While a preview plays, update it by itself when a source strip is moved, trimmed, re-timed, "
+            "muted or unmuted, a core range or the responsiveness changes"
+        ),
+        default=True,
+        update=_live_request,
     )
 
 
@@ -129,6 +146,7 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         else:
             first, last = offset, max(last, offset)
         self.core_first, self.core_last, self.has_core = first, last, True
+        _live_request(self, bpy.context)
 
     core_start: IntProperty(
         name="Core Start",
@@ -200,6 +218,10 @@ class SmartMotionObject(bpy.types.PropertyGroup):
             "The track that was solo when the preview took the solo (only one track can be), so that "
             "Blender plays the preview; Clear makes it solo again"
         ),
+    )
+    live_error: StringProperty(
+        name="Live Update Error",
+        description="Why the last live update left the preview as it was; empty when it is up to date",
     )
     plan_json: StringProperty(
         name="Plan",

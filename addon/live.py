@@ -1,0 +1,359 @@
+"""Live re-synthesis: while a preview plays, it follows the user's edits by itself (Oshita 2008, 3.3).
+
+The 2008 prototype re-synthesized while clips were dragged; here the preview
+follows, with no button, whenever the user moves, trims or re-times a source
+strip, mutes or unmutes one, changes a core range or the responsiveness
+slider. The Live Updates toggle in the panel (``Scene.smart_motion.live``)
+turns it off.
+
+How a change reaches the preview:
+
+1. ``depsgraph_update_post``, after Blender has evaluated an edit (never
+   while drawing), compares each previewed armature's :func:`timeline_key`,
+   everything the synthesis reads from the strips, with the one last
+   synthesized. A difference asks for an update.
+2. The update runs from a timer: a drag gives many depsgraph updates, and
+   the timer runs one re-synthesis for all of those since its last run. In
+   background Blender, where no timer runs, it runs at once.
+3. :func:`refresh` re-reads only the strips whose reading changed (the
+   motions are kept by what each strip plays), re-synthesizes with
+   :class:`core.resynthesis.Resynthesis`, which re-plans only from the first
+   pair the change touches, and rewrites only the preview keys whose values
+   changed.
+
+What is kept per armature (:class:`_Session`) lives in this module, not in
+the file: it is a cache, rebuilt from the strips whenever it cannot be
+trusted (a file load, an undo or redo, another Synthesize).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import bpy
+from bpy.app.handlers import persistent
+
+from . import nla
+
+# Curves with at most this many changed keys get them set one by one; more, and the
+# whole curve is written in bulk, which is cheaper than many single writes.
+FEW_KEYS = 32
+
+
+@dataclass
+class _Session:
+    """What the last live update of one armature computed, to redo only what changes."""
+
+    resynthesis: object  # core.resynthesis.Resynthesis
+    rig_key: tuple = ()
+    rig: object = None
+    motions: dict = field(default_factory=dict)  # strip name -> (read key, action session_uid, Motion)
+    key: tuple | None = None  # the timeline_key last synthesized
+    action: int = 0  # session_uid of the preview action whose keys ``channels`` holds
+    start: int = 0  # its first frame
+    channels: dict | None = None  # (data path, index) -> float32 values, as keyed
+    stats: dict = field(default_factory=dict)  # what the last refresh did, for the benchmark and tests
+
+
+_sessions: dict[int, _Session] = {}
+_pending: set[str] = set()  # names of armatures waiting for the timer
+_last_frame: dict[int, int] = {}  # scene session_uid -> frame at the last depsgraph update
+
+
+def _session(obj: bpy.types.Object) -> _Session:
+    session = _sessions.get(obj.session_uid)
+    if session is None:
+        from ..core.resynthesis import Resynthesis
+
+        session = _sessions[obj.session_uid] = _Session(Resynthesis())
+    return session
+
+
+def forget(obj: bpy.types.Object | None = None) -> None:
+    """Drop what live updates keep of ``obj`` (of every armature when ``None``)."""
+    if obj is None:
+        _sessions.clear()
+    else:
+        _sessions.pop(obj.session_uid, None)
+
+
+def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
+    """Everything a live synthesis of ``obj`` reads from its strips and settings, cheap to compare."""
+    from .convert import scene_fps
+
+    sources = nla.preview_sources(obj)
+    playing = [s for s in sources if nla.plays(obj, s)]
+    strips = tuple(
+        (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, nla.core_offsets(obj, s, playing))
+        for s in sources)
+    return (scene.smart_motion.responsiveness, scene_fps(scene), obj.smart_motion.bone_mapping, strips)
+
+
+def _read_key(strip: bpy.types.NlaStrip) -> tuple:
+    """What reading ``strip`` into a motion depends on apart from the action's keys: not where it starts
+    (whole frames), only what part of the action it plays and how."""
+    action = strip.action
+    return (strip.type, action.session_uid if action is not None else 0,
+            strip.action_slot.identifier if strip.action_slot is not None else "",
+            strip.action_frame_start, strip.action_frame_end, strip.scale, strip.repeat, strip.use_reverse,
+            strip.use_animated_time, strip.frame_end - strip.frame_start, strip.frame_start % 1.0)
+
+
+def _reader(session: _Session):
+    """``read(obj, strip, fps)`` for :func:`.nla.strip_clips` that keeps what it read, by strip."""
+    from .convert import strip_to_motion
+
+    def read(obj, strip, fps):
+        key = (_read_key(strip), fps)
+        kept = session.motions.get(strip.name)
+        if kept is not None and kept[0] == key:
+            return kept[2]
+        motion = strip_to_motion(obj, strip, fps)
+        session.motions[strip.name] = (key, strip.action.session_uid, motion)
+        session.stats["strips read"] = session.stats.get("strips read", 0) + 1
+        return motion
+
+    return read
+
+
+def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> bool:
+    """Bring ``obj``'s preview up to date with its sources; whether anything was synthesized.
+
+    Nothing happens without a preview or while it is up to date. A timeline
+    that cannot be synthesized (fewer than two sources that play, a strip
+    that cannot be read) leaves the preview as it is, and the reason in
+    ``obj.smart_motion.live_error`` for the panel; the next edit tries again.
+    """
+    import time
+
+    scene = scene or bpy.context.scene
+    preview = obj.smart_motion.preview_action
+    if preview is None or nla.preview_track(obj) is None:
+        return False
+    session = _session(obj)
+    key = timeline_key(obj, scene)
+    if key == session.key and session.action == preview.session_uid:
+        return False
+    began = time.perf_counter()
+    session.stats = {"strips read": 0}
+    try:
+        result, sources = _synthesized(obj, scene, session)
+    except ValueError as error:
+        obj.smart_motion.live_error = str(error)
+        session.key = key  # tried; the next edit tries again
+        return False
+    obj.smart_motion.live_error = ""
+    synthesized = time.perf_counter()
+    written = _write_preview(obj, preview, session, result)
+    nla.record_plan(obj, sources, result)
+    if written:
+        # The keys now differ from those Synthesize wrote: Bake synthesizes anew (the same
+        # result) rather than every live update hashing every source key.
+        obj.smart_motion.preview_signature = ""
+    session.key = key
+    session.stats.update({"keys written": written, "synthesis s": synthesized - began,
+                          "total s": time.perf_counter() - began,
+                          "core": getattr(session.resynthesis, "last", None)})
+    return True
+
+
+def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Session):
+    """The Result of the preview's sources that play, re-synthesized incrementally, and those sources."""
+    from .convert import scene_fps
+
+    sources = [s for s in nla.preview_sources(obj) if nla.plays(obj, s)]
+    if len(sources) < 2:
+        raise ValueError(
+            f"{len(sources)} source strip{'' if len(sources) == 1 else 's'} of the preview play"
+            f"{'s' if len(sources) == 1 else ''}; unmute one to join it again, or Synthesize other strips")
+    clips = nla.strip_clips(obj, sources, scene_fps(scene), read=_reader(session))
+    rig_key = (obj.smart_motion.bone_mapping, id(clips[0].motion))
+    if session.rig_key != rig_key:
+        session.rig, session.rig_key = nla.find_armature_rig(obj, clips[0].motion), rig_key
+        from ..core.resynthesis import Resynthesis
+
+        session.resynthesis = Resynthesis(rig=session.rig)
+    result = session.resynthesis.update(clips, responsiveness=scene.smart_motion.responsiveness)
+    return result, sources
+
+
+def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, result) -> int:
+    """Write ``result`` into the preview: only the keys whose values changed, or every key when the
+    preview's frames changed (another start or length). Returns the keys written."""
+    import numpy as np
+
+    from .convert import _channelbag, bone_channels, slot_for, write_action
+
+    motion, start = result.motion, result.start
+    channels = _channel_values(obj, bone_channels(obj, motion))
+    slot = slot_for(obj, preview, None)
+    bag = _channelbag(preview, slot)
+    if session.action != preview.session_uid or session.channels is None:
+        session.channels = _keyed_values(bag) if bag is not None else {}
+        session.action, session.start = preview.session_uid, _first_frame(bag)
+    same_frames = (session.start == start and session.channels.keys() == channels.keys()
+                   and all(len(v) == motion.n_frames for v in session.channels.values()))
+    if not same_frames:
+        write_action(obj, motion, preview.name, frame_start=start, into=preview)
+        _replace_preview_strip(obj, preview, start)
+        session.channels, session.start = channels, start
+        return motion.n_frames * len(channels)
+    written = 0
+    frames = np.arange(start, start + motion.n_frames, dtype=np.float32)
+    for (path, index), values in channels.items():
+        changed = np.flatnonzero(values != session.channels[(path, index)])
+        if not changed.size:
+            continue
+        points = bag.fcurves.find(path, index=index).keyframe_points
+        if changed.size <= FEW_KEYS:
+            for k in changed:
+                points[int(k)].co = (frames[k], values[k])
+        else:
+            points.foreach_set("co", np.column_stack([frames, values]).ravel())
+        session.channels[(path, index)] = values
+        written += changed.size
+    if written:
+        preview.update_tag()
+    return written
+
+
+def _channel_values(obj: bpy.types.Object, channels: list) -> dict:
+    """``{(data path, index): float32 values}`` of :func:`.convert.bone_channels`, as F-curves hold them."""
+    import numpy as np
+
+    out = {}
+    for bone, prop, values in channels:
+        path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+        for index in range(values.shape[1]):
+            out[(path, index)] = values[:, index].astype(np.float32)
+    return out
+
+
+def _keyed_values(bag) -> dict:
+    """The values the preview's F-curves hold now, by (data path, index), read in bulk."""
+    import numpy as np
+
+    out = {}
+    for fcurve in bag.fcurves:
+        points = fcurve.keyframe_points
+        co = np.empty(2 * len(points), dtype=np.float32)
+        points.foreach_get("co", co)
+        out[(fcurve.data_path, fcurve.array_index)] = co[1::2].copy()
+    return out
+
+
+def _first_frame(bag) -> int:
+    for fcurve in (bag.fcurves if bag is not None else ()):
+        if len(fcurve.keyframe_points):
+            return round(fcurve.keyframe_points[0].co[0])
+    return 0
+
+
+def _replace_preview_strip(obj: bpy.types.Object, preview: bpy.types.Action, start: int) -> None:
+    """The preview strip again, over the preview action's new frames (a strip keeps the range it
+    was made with)."""
+    track = nla.preview_track(obj)
+    for strip in list(track.strips):
+        track.strips.remove(strip)
+    strip = track.strips.new(nla.PREVIEW_STRIP, start, preview)
+    if strip.action_slot is None:
+        strip.action_slot = preview.slots[0]
+    strip.select = False
+
+
+# ---------------------------------------------------------------------------
+# Handlers
+
+
+def _previewed(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    return [o for o in scene.objects if o.type == 'ARMATURE' and o.smart_motion.preview_action is not None]
+
+
+@persistent
+def on_depsgraph_update(scene: bpy.types.Scene, depsgraph) -> None:
+    """Ask for a live update of every previewed armature whose timeline changed."""
+    if not scene.smart_motion.live:
+        return
+    frame = scene.frame_current
+    moved = _last_frame.get(scene.session_uid) != frame
+    _last_frame[scene.session_uid] = frame
+    if not moved:
+        # Blender lists an NLA strip's action among the updates of any frame change, but an
+        # action updated while the frame stands still had its keys edited: read it again.
+        edited = {u.id.original.session_uid for u in depsgraph.updates if isinstance(u.id, bpy.types.Action)}
+        for session in _sessions.values():
+            session.motions = {name: kept for name, kept in session.motions.items() if kept[1] not in edited}
+    request(scene)
+
+
+def request(scene: bpy.types.Scene) -> None:
+    """Ask for a live update of every previewed armature of ``scene`` whose timeline changed.
+
+    Called after each depsgraph update, and by the settings Blender does not
+    evaluate (the slider, a core range), which change no data the depsgraph sees.
+    """
+    if not scene.smart_motion.live:
+        return
+    for obj in _previewed(scene):
+        session = _sessions.get(obj.session_uid)
+        if session is None or session.key != timeline_key(obj, scene):
+            _pending.add(obj.name)
+    if not _pending:
+        return
+    if bpy.app.background:
+        run_pending()  # no event loop runs timers
+    elif not bpy.app.timers.is_registered(run_pending):
+        bpy.app.timers.register(run_pending, first_interval=0.0)
+
+
+def run_pending() -> None:
+    """The live updates asked for since the last run (a timer callback: returns ``None``, runs once)."""
+    scene = bpy.context.scene
+    names = sorted(_pending)
+    _pending.clear()
+    for name in names:
+        obj = bpy.data.objects.get(name)
+        if obj is not None and obj.type == 'ARMATURE' and scene.smart_motion.live:
+            refresh(obj, scene)
+    return None
+
+
+@persistent
+def on_undo(*_args) -> None:
+    """An undo or a redo may have put back other preview keys and other strips: keep the motions
+    read, but read the keys again and re-synthesize before trusting the preview."""
+    for session in _sessions.values():
+        session.key = None
+        session.channels = None
+
+
+@persistent
+def on_load(*_args) -> None:
+    """Another file: nothing kept is about its armatures."""
+    _pending.clear()
+    _last_frame.clear()
+    forget()
+
+
+HANDLERS = (
+    (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
+    (bpy.app.handlers.undo_post, on_undo),
+    (bpy.app.handlers.redo_post, on_undo),
+    (bpy.app.handlers.load_post, on_load),
+)
+
+
+def register() -> None:
+    for handlers, handler in HANDLERS:
+        if handler not in handlers:
+            handlers.append(handler)
+
+
+def unregister() -> None:
+    for handlers, handler in HANDLERS:
+        if handler in handlers:
+            handlers.remove(handler)
+    if bpy.app.timers.is_registered(run_pending):
+        bpy.app.timers.unregister(run_pending)
+    _pending.clear()
+    forget()

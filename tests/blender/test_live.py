@@ -1,0 +1,185 @@
+"""Live re-synthesis (Oshita 2008, 3.3): while the preview plays, it follows the user's edits, no button.
+
+Each edit is followed by one depsgraph update (``view_layer.update()``, what
+Blender runs after any edit); background Blender runs the live update in
+that update's handler, where the UI runs it from a timer just after.
+
+The walk, bow and punch of the operator tests, synthesized once; then the
+strips are edited as an animator would, and the preview is compared with
+what Synthesize gives for the edited strips.
+"""
+
+import importlib
+import json
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import WALK_BOW_PUNCH, all_keys, clips_on_one_armature, same_keys, strips_by_name
+
+PREVIEW_TRACK = "[Smart Motion preview]"
+
+
+@pytest.fixture(scope="module")
+def live(installed_extension):
+    return importlib.import_module(f"{installed_extension}.addon.live")
+
+
+@pytest.fixture
+def previewed(empty_scene, live):
+    obj = clips_on_one_armature(WALK_BOW_PUNCH)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    update()  # the first live update after Synthesize takes in the preview as it is
+    return obj
+
+
+def update() -> None:
+    """One depsgraph update, as Blender runs after an edit."""
+    bpy.context.view_layer.update()
+
+
+def plan_of(obj) -> dict:
+    return json.loads(obj.smart_motion.plan_json)
+
+
+def preview_keys(obj) -> dict:
+    return all_keys(obj.smart_motion.preview_action)
+
+
+def synthesized_keys(obj) -> dict:
+    """The preview keys Synthesize writes for the strips as they are now (the live preview's sources selected)."""
+    for strip in strips_by_name(obj).values():
+        strip.select = strip.name in plan_of(obj)["clips"]
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    return preview_keys(obj)
+
+
+def close_keys(a: dict, b: dict, tolerance: float = 1e-4) -> bool:
+    """Same curves and frames, values within ``tolerance`` (float32 keys of a float64 synthesis)."""
+    return a.keys() == b.keys() and all(
+        np.array_equal(a[k][0][0::2], b[k][0][0::2]) and np.allclose(a[k][0][1::2], b[k][0][1::2], atol=tolerance)
+        for k in a)
+
+
+def test_moving_a_strip_ten_frames_changes_the_preview_within_one_update(previewed):
+    obj = previewed
+    before = preview_keys(obj)
+    end = plan_of(obj)["end"]
+
+    strips_by_name(obj)["punch"].frame_start_ui += 10  # as a drag in the NLA editor moves it
+    update()
+
+    assert plan_of(obj)["end"] == end + 10, "the plan follows"
+    moved = preview_keys(obj)
+    assert not same_keys(before, moved)
+    assert close_keys(moved, synthesized_keys(obj)), "as Synthesize gives for the moved strip"
+
+
+def test_only_the_keys_of_frames_that_changed_are_written(previewed, live):
+    obj = previewed
+    before = preview_keys(obj)
+    first_gap = plan_of(obj)["pairs"][0]["gap"][0]  # the walk's core end: nothing before changes
+
+    strips_by_name(obj)["bow"].frame_start_ui += 5  # the preview keeps its frame range
+    update()
+
+    stats = live._sessions[obj.session_uid].stats
+    after = preview_keys(obj)
+    assert 0 < stats["keys written"] < sum(len(v[0]) // 2 for v in after.values()) / 2
+    start = plan_of(obj)["start"]
+    for key, (co, *_) in after.items():
+        upto = 2 * (first_gap - start + 1)
+        assert np.array_equal(co[:upto], before[key][0][:upto]), f"{key} changed before the gap"
+
+
+def test_muting_a_source_leaves_it_out_and_unmuting_takes_it_back(previewed):
+    obj = previewed
+    three = preview_keys(obj)
+    strips_by_name(obj)["bow"].mute = True
+    update()
+    assert plan_of(obj)["clips"] == ["walk", "punch"]
+    strips_by_name(obj)["bow"].mute = False
+    update()
+    assert plan_of(obj)["clips"] == ["walk", "bow", "punch"]
+    assert close_keys(preview_keys(obj), three, 1e-6)
+
+
+def test_the_slider_and_a_core_range_update_the_preview(previewed):
+    obj = previewed
+    bpy.context.scene.smart_motion.responsiveness = 0.9
+    update()
+    assert plan_of(obj)["responsiveness"] == pytest.approx(0.9)
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))
+
+    obj.smart_motion.strips["bow"].core_start = 200
+    update()
+    bow = next(p for p in plan_of(obj)["pairs"] if p["next"] == "bow")
+    assert bow["gap"][1] == 200
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))
+
+
+def test_live_updates_off_leave_the_preview_until_turned_on(previewed):
+    obj = previewed
+    scene = bpy.context.scene
+    before = preview_keys(obj)
+    scene.smart_motion.live = False
+    strips_by_name(obj)["punch"].frame_start_ui += 10
+    update()
+    assert same_keys(before, preview_keys(obj))
+    scene.smart_motion.live = True
+    update()
+    assert not same_keys(before, preview_keys(obj))
+
+
+def test_a_timeline_that_cannot_be_synthesized_leaves_the_preview_and_says_why(previewed):
+    obj = previewed
+    before = preview_keys(obj)
+    strips_by_name(obj)["punch"].frame_start_ui += 0.5
+    update()
+    assert "starts between frames" in obj.smart_motion.live_error
+    assert same_keys(before, preview_keys(obj))
+    strips_by_name(obj)["punch"].frame_start_ui -= 0.5
+    update()
+    assert obj.smart_motion.live_error == ""
+
+
+def test_source_actions_are_never_written(previewed):
+    obj = previewed
+    preview = obj.smart_motion.preview_action
+    sources = {s.action.name: all_keys(s.action) for s in strips_by_name(obj).values() if s.action != preview}
+    strips_by_name(obj)["bow"].frame_start_ui += 7
+    update()
+    strips_by_name(obj)["punch"].mute = True
+    update()
+    for name, keys in sources.items():
+        assert same_keys(keys, all_keys(bpy.data.actions[name])), name
+
+
+def test_an_undone_move_gets_the_preview_of_before_back(previewed):
+    obj = previewed
+    before = preview_keys(obj)
+    bpy.ops.ed.undo_push(message="before the move")
+    strips_by_name(obj)["bow"].frame_start_ui += 7
+    update()
+    bpy.ops.ed.undo_push(message="moved, the preview updated")
+    assert not close_keys(preview_keys(obj), before, 1e-6)
+
+    name = obj.name
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+    obj = bpy.data.objects[name]  # undo reloads the file's data
+    update()
+    assert strips_by_name(obj)["bow"].frame_start == WALK_BOW_PUNCH[1][1]
+    assert close_keys(preview_keys(obj), before, 1e-6)
+    assert bpy.ops.ed.redo() == {'FINISHED'}
+    obj = bpy.data.objects[name]
+    update()
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))
+
+
+def test_a_drag_of_many_small_moves_ends_as_one_move(previewed):
+    obj = previewed
+    for _ in range(6):
+        strips_by_name(obj)["bow"].frame_start_ui += 2
+        update()
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))
