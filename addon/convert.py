@@ -731,14 +731,100 @@ def bone_channels(obj: bpy.types.Object, motion: Motion) -> list[tuple[str, str,
     continuous, Euler angles unwrapped) and, unless connected, its location.
     Raises ``ValueError`` for a motion joint that is not a bone of ``obj``.
     """
+    skeleton, info, pairs = _bone_joints(obj, motion)
+    channels = []
+    for s, j in pairs:
+        bone, mode = info.bones[j], info.rotation_modes[j]
+        basis = _basis(info, motion.rotations[:, s], j)
+        if mode == 'QUATERNION':
+            channels.append((bone, "rotation_quaternion", quat.unroll(basis, axis=0)))
+        elif mode == 'AXIS_ANGLE':
+            channels.append((bone, "rotation_axis_angle", _quat_to_axis_angle(quat.unroll(basis, axis=0))))
+        else:
+            channels.append((bone, "rotation_euler", np.unwrap(quat_to_euler(basis, mode), axis=0)))
+        if not info.connected[j]:
+            channels.append((bone, "location", _location(skeleton, info, motion.positions[:, s], j)))
+    return channels
+
+
+def changed_bone_channels(
+    obj: bpy.types.Object, motion: Motion, windows: dict, keyed: dict,
+) -> list[tuple[str, int, int, np.ndarray]]:
+    """What :func:`bone_channels` gives for ``motion``, only where it differs from the keys an earlier
+    motion of the same frames left: ``(data path, index, first frame, values)`` per F-curve to write.
+
+    windows  ``{joint: (first, last)}``: the frames (from 0) where each joint of
+             ``motion`` differs from the earlier motion; other joints are as keyed.
+    keyed    ``{(data path, index): values (F,)}`` as the curves hold them now.
+
+    A window continues from the key before it as a whole-motion write would:
+    quaternion signs agree with it, Euler angles unwrap from it. Where the key
+    after the window no longer follows (the other sign, another turn of
+    2 pi), the rest of that curve is carried along, flipped or shifted, as a
+    whole-motion write would give it.
+    """
+    skeleton, info, pairs = _bone_joints(obj, motion)
+    out = []
+    for s, j in pairs:
+        if s not in windows:
+            continue
+        first, last = windows[s]
+        bone, mode = info.bones[j], info.rotation_modes[j]
+        basis = _basis(info, motion.rotations[first:last + 1, s], j)
+        prop = {'QUATERNION': "rotation_quaternion", 'AXIS_ANGLE': "rotation_axis_angle"}.get(mode, "rotation_euler")
+        path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+        old = np.stack([keyed[(path, i)] for i in range(4 if prop != "rotation_euler" else 3)], axis=-1)
+        old = old.astype(np.float64)
+        if prop == "rotation_euler":
+            values = _continued_euler(quat_to_euler(basis, mode), old, first, last)
+        else:
+            held = old if prop == "rotation_quaternion" else _axis_angle_to_quat(old)
+            values = _continued_quaternions(basis, held, first, last)
+            if prop == "rotation_axis_angle":
+                values = _quat_to_axis_angle(values)
+        out += [(path, i, first, values[:, i]) for i in range(values.shape[1])]
+        if not info.connected[j]:
+            location = _location(skeleton, info, motion.positions[first:last + 1, s], j)
+            path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].location'
+            out += [(path, i, first, location[:, i]) for i in range(3)]
+    return out
+
+
+def _continued_quaternions(q: np.ndarray, held: np.ndarray, first: int, last: int) -> np.ndarray:
+    """Quaternions ``q`` for frames ``first..last`` unrolled on from ``held[first - 1]``, plus the rest of
+    ``held`` negated when its next key disagrees in sign with the window's last."""
+    q = quat.unroll(q, axis=0)
+    if first > 0 and quat.dot(q[0], held[first - 1]) < 0.0:
+        q = -q
+    if last + 1 < len(held) and quat.dot(q[-1], held[last + 1]) < 0.0:
+        q = np.concatenate([q, -held[last + 1:]])
+    return q
+
+
+def _continued_euler(angles: np.ndarray, held: np.ndarray, first: int, last: int) -> np.ndarray:
+    """Euler ``angles`` for frames ``first..last`` unwrapped on from ``held[first - 1]``, plus the rest of
+    ``held`` shifted by whole turns where its next key no longer unwraps from the window's last."""
+    if first > 0:
+        angles = np.unwrap(np.concatenate([held[first - 1:first], angles]), axis=0)[1:]
+    else:
+        angles = np.unwrap(angles, axis=0)
+    if last + 1 < len(held):
+        shift = np.unwrap(np.stack([angles[-1], held[last + 1]]), axis=0)[1] - held[last + 1]
+        if np.any(shift != 0.0):
+            angles = np.concatenate([angles, held[last + 1:] + shift])
+    return angles
+
+
+def _bone_joints(obj: bpy.types.Object, motion: Motion):
+    """``(skeleton, info, [(motion joint, armature joint), ...])`` of the joints that are bones of ``obj``."""
     skeleton, info = armature_skeleton(obj)
-    joints = []
+    pairs = []
     unknown = []
     for source, joint_name in enumerate(motion.skeleton.names):
         if joint_name in skeleton.names:
             j = skeleton.index(joint_name)
             if info.bones[j] is not None:
-                joints.append((source, j))
+                pairs.append((source, j))
         else:
             unknown.append(joint_name)
     if unknown:
@@ -746,24 +832,18 @@ def bone_channels(obj: bpy.types.Object, motion: Motion) -> list[tuple[str, str,
             f"motion joints {unknown} are not bones of armature {obj.name!r}; "
             "rename the motion's joints to the armature's bone names first"
         )
-    source = np.array([s for s, _ in joints], dtype=np.int64)
-    target = np.array([j for _, j in joints], dtype=np.int64)
-    rest = info.rest_rotations[target]
-    basis = quat.mul(quat.mul(quat.inv(rest), motion.rotations[:, source]), rest)
-    location = quat.inv_mul_vec(rest, motion.positions[:, source] - skeleton.offsets[target])
-    channels = []
-    for k, j in enumerate(target):
-        bone = info.bones[j]
-        mode = info.rotation_modes[j]
-        if mode == 'QUATERNION':
-            channels.append((bone, "rotation_quaternion", quat.unroll(basis[:, k], axis=0)))
-        elif mode == 'AXIS_ANGLE':
-            channels.append((bone, "rotation_axis_angle", _quat_to_axis_angle(quat.unroll(basis[:, k], axis=0))))
-        else:
-            channels.append((bone, "rotation_euler", np.unwrap(quat_to_euler(basis[:, k], mode), axis=0)))
-        if not info.connected[j]:
-            channels.append((bone, "location", location[:, k]))
-    return channels
+    return skeleton, info, pairs
+
+
+def _basis(info: ArmatureInfo, rotations: np.ndarray, j: int) -> np.ndarray:
+    """A joint's rotations ``(F, 4)`` as the pose bone's basis rotation (relative to its rest)."""
+    rest = info.rest_rotations[j]
+    return quat.mul(quat.mul(quat.inv(rest), rotations), rest)
+
+
+def _location(skeleton: Skeleton, info: ArmatureInfo, positions: np.ndarray, j: int) -> np.ndarray:
+    """A joint's local positions ``(F, 3)`` as the pose bone's location (from its rest head, in its rest frame)."""
+    return quat.inv_mul_vec(info.rest_rotations[j], positions - skeleton.offsets[j])
 
 
 def emptied_channelbag(action: bpy.types.Action, obj: bpy.types.Object):

@@ -52,6 +52,7 @@ class _Session:
     action: int = 0  # session_uid of the preview action whose keys ``channels`` holds
     start: int = 0  # its first frame
     channels: dict | None = None  # (data path, index) -> float32 values, as keyed
+    motion: object = None  # the core Motion the keys show (None: not known), to find the frames that change
     stats: dict = field(default_factory=dict)  # what the last refresh did, for the benchmark and tests
 
 
@@ -182,51 +183,97 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
     preview's frames changed (another start or length). Returns the keys written."""
     import numpy as np
 
-    from .convert import _channelbag, bone_channels, slot_for, write_action
+    from .convert import _channelbag, changed_bone_channels, slot_for
 
     motion, start = result.motion, result.start
-    channels = _channel_values(obj, bone_channels(obj, motion))
-    slot = slot_for(obj, preview, None)
-    bag = _channelbag(preview, slot)
+    bag = _channelbag(preview, slot_for(obj, preview, None))
     if session.action != preview.session_uid or session.channels is None:
+        # keys written by someone else (Synthesize, an undo): read them; what motion they show is not known
         session.channels = _keyed_values(bag) if bag is not None else {}
-        session.action, session.start = preview.session_uid, _first_frame(bag)
-    same_frames = (session.start == start and session.channels.keys() == channels.keys()
-                   and all(len(v) == motion.n_frames for v in session.channels.values()))
-    if not same_frames:
-        write_action(obj, motion, preview.name, frame_start=start, into=preview)
-        _replace_preview_strip(obj, preview, start)
-        session.channels, session.start = channels, start
-        return motion.n_frames * len(channels)
+        session.action, session.start, session.motion = preview.session_uid, _first_frame(bag), None
+    if session.motion is None or session.start != start or session.motion.n_frames != motion.n_frames:
+        return _rewritten(obj, preview, session, result)
+    windows = _changed_windows(session.motion, motion)
     written = 0
     frames = np.arange(start, start + motion.n_frames, dtype=np.float32)
-    for (path, index), values in channels.items():
-        changed = np.flatnonzero(values != session.channels[(path, index)])
+    for path, index, first, values in changed_bone_channels(obj, motion, windows, session.channels):
+        keyed = session.channels[(path, index)]
+        values = values.astype(np.float32)
+        changed = first + np.flatnonzero(values != keyed[first:first + len(values)])
         if not changed.size:
             continue
+        keyed[first:first + len(values)] = values
         points = bag.fcurves.find(path, index=index).keyframe_points
         if changed.size <= FEW_KEYS:
             for k in changed:
-                points[int(k)].co = (frames[k], values[k])
+                points[int(k)].co = (frames[k], keyed[k])
         else:
-            points.foreach_set("co", np.column_stack([frames, values]).ravel())
-        session.channels[(path, index)] = values
+            points.foreach_set("co", np.column_stack([frames, keyed]).ravel())
         written += changed.size
+    session.motion = motion
     if written:
         preview.update_tag()
     return written
 
 
-def _channel_values(obj: bpy.types.Object, channels: list) -> dict:
-    """``{(data path, index): float32 values}`` of :func:`.convert.bone_channels`, as F-curves hold them."""
+def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, result) -> int:
+    """The preview's keys brought to ``result`` when the motion they show is not known (after
+    Synthesize, an undo) or its frames changed; returns the keys written.
+
+    On the same frames, every channel is computed and only the keys that
+    differ are written; on other frames, the action is written anew and the
+    preview strip made again over them.
+    """
     import numpy as np
 
-    out = {}
-    for bone, prop, values in channels:
-        path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
-        for index in range(values.shape[1]):
-            out[(path, index)] = values[:, index].astype(np.float32)
-    return out
+    from .convert import _channelbag, bone_channels, slot_for, write_action
+
+    motion, start = result.motion, result.start
+    keyed = session.channels
+    if session.start == start and keyed and all(len(v) == motion.n_frames for v in keyed.values()):
+        bag = _channelbag(preview, slot_for(obj, preview, None))
+        frames = np.arange(start, start + motion.n_frames, dtype=np.float32)
+        written = 0
+        for bone, prop, values in bone_channels(obj, motion):
+            path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+            for index in range(values.shape[1]):
+                new = values[:, index].astype(np.float32)
+                old = keyed.get((path, index))
+                if old is None:
+                    break  # a channel the preview lacks: write it whole below
+                changed = np.flatnonzero(new != old)
+                if changed.size:
+                    bag.fcurves.find(path, index=index).keyframe_points.foreach_set(
+                        "co", np.column_stack([frames, new]).ravel())
+                    keyed[(path, index)] = new
+                    written += changed.size
+            else:
+                continue
+            break
+        else:
+            session.motion = motion
+            if written:
+                preview.update_tag()
+            return written
+    write_action(obj, motion, preview.name, frame_start=start, into=preview)
+    _replace_preview_strip(obj, preview, start)
+    session.channels = _keyed_values(_channelbag(preview, slot_for(obj, preview, None)))
+    session.start, session.motion = start, motion
+    return sum(len(v) for v in session.channels.values())
+
+
+def _changed_windows(before, after) -> dict:
+    """``{joint: (first, last)}`` frames where each joint of motion ``after`` differs from ``before``
+    (same frames); joints that do not differ are left out."""
+    import numpy as np
+
+    changed = (np.any(before.rotations != after.rotations, axis=-1)
+               | np.any(before.positions != after.positions, axis=-1))  # (F, J)
+    windows = {}
+    for j in np.flatnonzero(changed.any(axis=0)):
+        rows = np.flatnonzero(changed[:, j])
+        windows[int(j)] = (int(rows[0]), int(rows[-1]))
+    return windows
 
 
 def _keyed_values(bag) -> dict:

@@ -1,7 +1,8 @@
 """The Smart Motion sidebar panel of the NLA editor (N panel, own tab).
 
 From top to bottom: the active armature, the responsiveness slider W, the
-four buttons and Add as Soon as Possible, each strip of the armature (select flag, core range in scene
+four buttons and Add as Soon as Possible, the Live Updates toggle (and why
+the last live update left the preview, if it did), each strip of the armature (select flag, core range in scene
 frames, support phases once analysed), the Bone Mapping field, and the plan
 of the last synthesis: per pair the method and the lower- and upper-body
 blending ranges, and every rejected strip with its reason.
