@@ -267,12 +267,16 @@ class DefaultCore:
     first: int
     last: int
     taken_off: tuple[str, ...] = ()
+    over: str = ""  # an additional motion: the strip it lies inside (see additional_spans)
+    parts: str = ""
 
     @property
     def empty(self) -> bool:
         return self.first > self.last
 
     def why(self) -> str:
+        if self.over:
+            return f"whole strip: lies inside {self.over!r} and moves its {self.parts}, so it composes over it"
         why = f"strip minus {', '.join(self.taken_off)}" if self.taken_off else "whole strip"
         return f"no frame left: {why}" if self.empty else why
 
@@ -328,18 +332,102 @@ def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> Defa
 
     A strip that is not one of those is taken alone. The shortest blend is
     ``SynthesisOptions.min_blend_s`` at the scene's frame rate.
+
+    Additional motions (2008, section 8; :func:`additional_strips`: a strip
+    wholly inside another's span, on another track, that core would compose)
+    are no neighbours: the strip they lie in keeps its core as if they were not
+    there, and their own default core is their whole strip (composition plays
+    all of it). A strip inside another that does not qualify (a walk inside a
+    walk) is a neighbour as any other: it cuts the other's core, and goes in
+    sequence.
     """
     from ..core.options import SynthesisOptions
     from .convert import scene_fps
 
     room = round(SynthesisOptions().min_blend_s * scene_fps(bpy.context.scene))
     neighbours = [s for s in source_strips(obj) if s.select and plays(obj, s)]
-    names = [s.name for s in neighbours]
-    if strip.name not in names:
+    if strip.name not in [s.name for s in neighbours]:
         return default_core(strip_span(strip), room=room)
+    additional = additional_strips(obj, neighbours)
+    span = strip_span(strip)
+    if strip.name in additional:
+        over, parts = additional[strip.name]
+        return DefaultCore(span.first, span.last, over=over, parts=parts)
+    neighbours = [s for s in neighbours if s.name not in additional]
+    names = [s.name for s in neighbours]
     k = names.index(strip.name)
     spans = [strip_span(s) for s in neighbours]
     return default_core(spans[k], spans[:k], spans[k + 1:], room)
+
+
+def additional_spans(spans: list[Span], parts_of: Callable[[int], str | None]) -> dict[int, tuple[int, str]]:
+    """``{k: (index of the span it lies in, parts)}`` for each of ``spans`` that core would compose
+    as an additional motion (2008, section 8); pure.
+
+    As ``core.synthesize`` decides: the longer spans first, a span wholly inside
+    one that goes in sequence is additional when ``parts_of(k)`` (its motion
+    alone: :func:`core.synthesize.additional_motion_parts`) names parts; asked
+    only for spans inside another. Others go in sequence.
+    """
+    order = sorted(range(len(spans)), key=lambda k: (-(spans[k].last - spans[k].first), k))
+    in_sequence, additional = [], {}
+    for k in order:
+        span = spans[k]
+        base = next((b for b in sorted(in_sequence) if spans[b].first <= span.first and span.last <= spans[b].last),
+                    None)
+        parts = parts_of(k) if base is not None else None
+        if parts:
+            additional[k] = (base, parts)
+        else:
+            in_sequence.append(k)
+    return additional
+
+
+def additional_strips(obj: bpy.types.Object, strips: list) -> dict[str, tuple[str, str]]:
+    """``{strip name: (name of the strip it lies in, parts)}`` of the additional motions among ``strips``
+    (:func:`additional_spans`); changes nothing.
+
+    Whether a strip's motion qualifies is read once per what it plays
+    (:func:`additional_parts_of_strip`). A strip that cannot be read does not
+    qualify here (synthesis says what is wrong with it).
+    """
+    spans = [strip_span(s) for s in strips]
+    found = additional_spans(spans, lambda k: additional_parts_of_strip(obj, strips[k]))
+    return {strips[k].name: (strips[b].name, parts) for k, (b, parts) in found.items()}
+
+
+# what a strip's motion lends as an additional motion, by what it plays (additional_parts_of_strip)
+_ADDITIONAL_PARTS: dict[tuple, str | None] = {}
+
+
+def additional_parts_of_strip(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> str | None:
+    """``core.synthesize.additional_motion_parts`` of what ``strip`` plays on ``obj``, ``None`` if it
+    cannot be read.
+
+    The panel draws default cores often, so the answer is kept per armature,
+    what the strip plays (:func:`strip_signature`, slot, length), the action's
+    keys (:func:`.convert.action_digest`), Bone Mapping and frame rate.
+    """
+    from ..core.synthesize import additional_motion_parts
+    from .convert import action_digest, scene_fps
+
+    if strip.type != 'CLIP' or strip.action is None:
+        return None
+    key = (obj.name, obj.data.name, strip_signature(strip), strip_frame_count(strip),
+           None if strip.action_slot is None else strip.action_slot.identifier, action_digest(strip.action),
+           obj.smart_motion.bone_mapping, scene_fps(bpy.context.scene))
+    if key not in _ADDITIONAL_PARTS:
+        from .convert import strip_to_motion
+
+        if len(_ADDITIONAL_PARTS) > 256:
+            _ADDITIONAL_PARTS.clear()  # keys of edited actions and strips pile up otherwise
+
+        try:
+            motion = strip_to_motion(obj, strip)
+            _ADDITIONAL_PARTS[key] = additional_motion_parts(motion, find_armature_rig(obj, motion))
+        except ValueError:
+            _ADDITIONAL_PARTS[key] = None
+    return _ADDITIONAL_PARTS[key]
 
 
 def whole_strip_if_empty(offsets: tuple[int, int], strip: bpy.types.NlaStrip) -> tuple[int, int]:
@@ -538,6 +626,29 @@ def plan_warnings(plan: dict) -> list[str]:
         lines.append(f"only strip {kept[0]!r} is left, so nothing is joined: it plays as it is; "
                      "fix the rejections above to synthesize")
     return lines
+
+
+def composition_lines(composition: dict) -> list[str]:
+    """The panel's lines for one composition of a plan (``Composition.to_dict()``)."""
+    (in0, in1), (out0, out1) = composition["blend_in"], composition["blend_out"]
+    spine = composition["spine_vibration_deg"]
+    scaled = composition.get("vertical_scale", 1.0)
+    return [
+        f"{composition['clip']} composed over {composition['base']}: {composition['parts']}",
+        f"    blend in {in0}-{in1}, out {out0}-{out1}",
+        f"    vibration: pelvis {composition['pelvis_vibration']:.3g}"
+        + (f", spine {spine:.1f}°" if spine else "")
+        + (f", vertical kept {scaled:.0%} (legs)" if scaled < 1.0 else ""),
+    ]
+
+
+def composed_text(obj: bpy.types.Object, name: str) -> str:
+    """``"composed over 'walk' (right arm)"`` if the last synthesis composed strip ``name``, else ``""``."""
+    if not obj.smart_motion.plan_json:
+        return ""
+    plan = json.loads(obj.smart_motion.plan_json)
+    found = next((c for c in plan.get("compositions", ()) if c["clip"] == name), None)
+    return f"composed over {found['base']!r} ({found['parts']})" if found else ""
 
 
 def signature_parts(
