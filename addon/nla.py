@@ -820,6 +820,215 @@ def placement_text(action: bpy.types.Action, placement: Placement) -> str:
 
 
 # ---------------------------------------------------------------------------
+# Pack Selected Strips (2014 section 5, one strip after another)
+
+
+@dataclass(frozen=True)
+class Move:
+    """Where :func:`pack_placements` puts one strip.
+
+    name     the strip.
+    before   its start now; ``start`` its start once packed (scene frames).
+    track    the track it ends on; ``new_track`` when the pack makes that track.
+    blocked  why it leaves its own track (``"'bow' lies there on 'clips 1'"``), else ``""``.
+    over     for an additional motion (2008, section 8): the strip it lies inside and moves with.
+    """
+
+    name: str
+    before: int
+    start: int
+    track: str
+    new_track: bool = False
+    blocked: str = ""
+    over: str = ""
+
+    @property
+    def moved(self) -> bool:
+        return self.start != self.before
+
+
+@dataclass(frozen=True)
+class Packing:
+    """:func:`pack_placements`' answer: the moves in pack order and each strip's core as the placement assumed."""
+
+    moves: tuple[Move, ...]
+    cores: dict
+
+
+def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) -> Packing:
+    """Each of ``strips`` (as Synthesize reads them) re-timed as soon as possible after the ones
+    before it (2014, section 5); changes nothing.
+
+    In the order of their starts now: the first stays, each next one starts
+    where ``core.synthesize.as_soon_as_possible`` puts it after the clips before
+    it as placed, its core the one it has now (edited, or its default core in
+    the layout as it is). The playhead is not a limit (no eq. 17): packing
+    re-times a timeline being edited, not one being played. An additional
+    motion (:func:`additional_strips`) is not a clip of the sequence: it moves
+    with the strip it lies inside, and so keeps composing over it.
+
+    Each moved strip's track is chosen as :func:`pack_tracks` says. Raises
+    ``ValueError`` (nothing changed) for fewer than two strips, a strip that
+    cannot be read (another skeleton's action, no action, ...), a rig whose
+    legs cannot be found, or a strip that must change track with animated
+    influence.
+    """
+    from ..core.synthesize import as_soon_as_possible
+
+    if len(strips) < 2:
+        raise ValueError(
+            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
+            f"{left_out_text(obj)}; select the strips to pack, at least two that play"
+        )
+    clips = strip_clips(obj, strips)
+    rig = find_armature_rig(obj, clips[0].motion)
+    additional = additional_strips(obj, strips)
+    placed = []
+    for clip in clips:
+        if clip.name in additional:
+            continue
+        if placed:
+            clip = replace(clip, start=as_soon_as_possible(placed, clip, responsiveness=responsiveness, rig=rig))
+        placed.append(clip)
+    starts = {clip.name: clip.start for clip in placed}
+    for clip in clips:
+        if clip.name in additional:
+            base = additional[clip.name][0]
+            starts[clip.name] = clip.start + starts[base] - next(c.start for c in clips if c.name == base)
+    moves = pack_tracks(obj, [(strip, starts[strip.name]) for strip in strips])
+    moves = tuple(replace(m, over=additional[m.name][0]) if m.name in additional else m for m in moves)
+    return Packing(moves, {clip.name: clip.core_range for clip in clips})
+
+
+def pack_tracks(obj: bpy.types.Object, wanted: list[tuple[bpy.types.NlaStrip, int]]) -> list[Move]:
+    """The :class:`Move` of each ``(strip, new start)``, its track chosen; changes nothing.
+
+    Strips on one track cannot overlap, nor pass one another (Blender stops a
+    strip moved along its track at its neighbour), so a strip stays on its
+    track when nothing else there lies between where it is and where it goes;
+    else it goes to the first source track that plays with room where it goes
+    (as :func:`add_strip`), else to a new track above the sources, below the
+    preview. The strips move in the order given, each seeing the ones before
+    it where they went and the others where they are.
+    """
+    anim = obj.animation_data
+    # every source track: its name, whether a strip may be put on it, and what lies on it (name, first, last)
+    tracks = [[t.name, _plays_track(obj, t), [(s.name, s.frame_start, s.frame_end) for s in t.strips]]
+              for t in anim.nla_tracks if not is_preview_track(t)]
+    moves = []
+    for strip, start in wanted:
+        before = round(strip.frame_start)
+        here = next(k for k, t in enumerate(tracks) if any(name == strip.name for name, _, _ in t[2]))
+        first, last = start, start + strip.frame_end - strip.frame_start
+        others = [(name, a, b) for name, a, b in tracks[here][2] if name != strip.name]
+        swept = (min(first, strip.frame_start), max(last, strip.frame_end))
+        blocking = next((name for name, a, b in others if not (b < swept[0] or a > swept[1])), None)
+        tracks[here][2] = others
+        if start == before or blocking is None:
+            k, new = here, False
+        else:
+            if strip.use_animated_influence:
+                raise ValueError(
+                    f"NLA strip {strip.name!r} of armature {obj.name!r} must leave track {tracks[here][0]!r} "
+                    f"({blocking!r} lies in the way) but has animated influence, which Blender keeps on the strip; "
+                    f"move {blocking!r} off that track first, or turn off Animated Influence"
+                )
+            k = next((k for k, (_, free, on) in enumerate(tracks)
+                      if free and all(b < first or a > last for _, a, b in on)), None)
+            new = k is None
+            if new:
+                taken = {t[0] for t in tracks} | {t.name for t in anim.nla_tracks}
+                name = next(n for n in (f"[Smart Motion] {strip.name}{'' if i == 1 else f' {i}'}"
+                                        for i in range(1, len(taken) + 2)) if n not in taken)
+                tracks.append([name, True, []])
+                k = len(tracks) - 1
+        tracks[k][2].append((strip.name, first, last))
+        moves.append(Move(strip.name, before, start, tracks[k][0], new,
+                          f"{blocking!r} lies there on {tracks[here][0]!r}" if k != here else ""))
+    return moves
+
+
+def _plays_track(obj: bpy.types.Object, track: bpy.types.NlaTrack) -> bool:
+    solo = solo_track(obj)
+    return not (is_preview_track(track) or track.mute or (solo is not None and track.name != solo))
+
+
+def pack_strips(obj: bpy.types.Object, packing: Packing) -> None:
+    """Move the strips as ``packing`` says; each keeps its core as the placement assumed.
+
+    A strip moves along its track (``frame_start_ui``, which keeps its length;
+    ``frame_start`` would stretch it), or is made again on its new track with
+    every setting it had, under the same name, so that its Smart Motion
+    settings follow it. A strip whose default core would change with the new
+    layout keeps the core the placement assumed as an edited core (Default
+    Core gives it back), as :func:`add_strip` does. Actions are not touched.
+    """
+    anim = obj.animation_data
+    made = {}
+    for move in packing.moves:
+        if not move.moved:
+            continue
+        strip = find_strip(obj, move.name)
+        track = next(t for t in anim.nla_tracks if move.name in t.strips)
+        if track.name == move.track and not move.new_track:
+            strip.frame_start_ui = move.start
+            continue
+        if move.new_track:
+            sources = [t for t in anim.nla_tracks if not is_preview_track(t)]
+            made[move.track] = anim.nla_tracks.new(prev=sources[-1])
+            made[move.track].name = move.track
+        _remade_on(track, strip, made.get(move.track) or anim.nla_tracks[move.track], move.start)
+    for name, offsets in packing.cores.items():
+        strip = find_strip(obj, name)
+        item = strip_settings(obj, strip)
+        if core_offsets(obj, strip) != tuple(offsets):
+            item = strip_settings(obj, strip, create=True)
+            item.core_first, item.core_last = offsets
+            item.has_core = True
+        if item is not None:
+            item.identity = strip_identity(strip)
+
+
+# what a strip made again on another track takes along (the frames follow from the action's range, scale, repeat)
+_STRIP_SETTINGS = ("action_frame_start", "action_frame_end", "scale", "repeat", "blend_type", "extrapolation",
+                   "use_auto_blend", "blend_in", "blend_out", "influence", "use_reverse", "use_sync_length",
+                   "use_animated_time_cyclic", "mute", "select")
+
+
+def _remade_on(old_track, strip, track, start: int) -> bpy.types.NlaStrip:
+    """``strip`` made again on ``track`` starting at ``start``, with its name and settings; the old one removed."""
+    name, action, slot = strip.name, strip.action, strip.action_slot
+    settings = {key: getattr(strip, key) for key in _STRIP_SETTINGS}
+    old_track.strips.remove(strip)
+    new = track.strips.new(name, start, action)
+    if slot is not None:
+        new.action_slot = slot
+    # the end first where the range moves later, so the start never passes the end
+    order = ("action_frame_end", "action_frame_start") if settings["action_frame_start"] > new.action_frame_end \
+        else ("action_frame_start", "action_frame_end")
+    for key in order + _STRIP_SETTINGS[2:]:
+        setattr(new, key, settings[key])
+    new.name = name
+    return new
+
+
+def pack_text(packing: Packing) -> str:
+    """``"packed 3 strips: 'walk' stays at 1, 'bow' 180 -> 142, ..."``, or that they are packed already."""
+    if not any(m.moved for m in packing.moves):
+        return (f"the {len(packing.moves)} selected strips are packed already ("
+                + ", ".join(f"{m.name!r} at {m.start}" for m in packing.moves) + "); nothing moved")
+    parts = []
+    for m in packing.moves:
+        text = f"{m.name!r} {m.before} -> {m.start}" if m.moved else f"{m.name!r} stays at {m.start}"
+        if m.over:
+            text += f" (with {m.over!r}, which it composes over)"
+        if m.blocked:
+            text += f" on {'new ' if m.new_track else ''}track {m.track!r}, as {m.blocked}"
+        parts.append(text)
+    return f"packed {len(packing.moves)} strips: " + ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------
 # Preview and bake
 
 

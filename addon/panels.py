@@ -60,7 +60,9 @@ def _draw_buttons(layout) -> None:
     row = column.row(align=True)
     row.operator("smart_motion.bake", icon='ACTION')
     row.operator("smart_motion.clear", icon='X')
-    column.operator("smart_motion.add_asap", icon='ADD')
+    row = column.row(align=True)
+    row.operator("smart_motion.add_asap", icon='ADD')
+    row.operator("smart_motion.pack", icon='ALIGN_LEFT')
 
 
 def _draw_strips(layout, armature) -> None:
