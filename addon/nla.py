@@ -807,10 +807,7 @@ def add_strip(obj: bpy.types.Object, action: bpy.types.Action, placement: Placem
 
 def _has_room(obj: bpy.types.Object, track: bpy.types.NlaTrack, first: int, last: int) -> bool:
     """Whether ``track`` is a source track that plays and has no strip over scene frames ``first..last``."""
-    solo = solo_track(obj)
-    if is_preview_track(track) or track.mute or (solo is not None and track.name != solo):
-        return False
-    return all(s.frame_end < first or s.frame_start > last for s in track.strips)
+    return _plays_track(obj, track) and all(s.frame_end < first or s.frame_start > last for s in track.strips)
 
 
 def placement_text(action: bpy.types.Action, placement: Placement) -> str:
@@ -949,6 +946,7 @@ def pack_tracks(obj: bpy.types.Object, wanted: list[tuple[bpy.types.NlaStrip, in
 
 
 def _plays_track(obj: bpy.types.Object, track: bpy.types.NlaTrack) -> bool:
+    """Whether ``track`` is a source track Blender plays (not muted, solo respected): one to put strips on."""
     solo = solo_track(obj)
     return not (is_preview_track(track) or track.mute or (solo is not None and track.name != solo))
 
