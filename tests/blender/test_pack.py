@@ -151,3 +151,12 @@ def test_an_additional_motion_moves_with_the_strip_it_composes_over(empty_scene,
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     plan = json.loads(obj.smart_motion.plan_json)
     assert plan["rejected"] == [] and [c["clip"] for c in plan["compositions"]] == ["wave-right-hand"]
+
+
+def test_a_strip_that_must_change_track_with_animated_influence_is_refused_with_nothing_moved(spread):
+    strips_by_name(spread)["bow"].use_animated_influence = True  # its F-curve lives on the strip itself
+    before = snapshot()
+    with pytest.raises(RuntimeError, match=r"NLA strip 'bow' of armature 'walk_normal_001' must leave track 'clips 1' "
+                                           r"\('walk' lies in the way\) but has animated influence"):
+        bpy.ops.smart_motion.pack()
+    assert snapshot() == before
