@@ -268,12 +268,16 @@ class DefaultCore:
     first: int
     last: int
     taken_off: tuple[str, ...] = ()
+    over: str = ""  # an additional motion: the strip it lies inside (see additional_spans)
+    parts: str = ""
 
     @property
     def empty(self) -> bool:
         return self.first > self.last
 
     def why(self) -> str:
+        if self.over:
+            return f"whole strip: lies inside {self.over!r} and moves its {self.parts}, so it composes over it"
         why = f"strip minus {', '.join(self.taken_off)}" if self.taken_off else "whole strip"
         return f"no frame left: {why}" if self.empty else why
 
@@ -331,15 +335,29 @@ def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbo
     (:func:`core_neighbours`). A strip that is not one of them is taken
     alone. The shortest blend is ``SynthesisOptions.min_blend_s`` at the
     scene's frame rate.
+
+    Additional motions (2008, section 8; :func:`additional_strips`: a strip
+    wholly inside another's span, on another track, that core would compose)
+    are no neighbours: the strip they lie in keeps its core as if they were not
+    there, and their own default core is their whole strip (composition plays
+    all of it). A strip inside another that does not qualify (a walk inside a
+    walk) is a neighbour as any other: it cuts the other's core, and goes in
+    sequence.
     """
     from ..core.options import SynthesisOptions
     from .convert import scene_fps
 
     room = round(SynthesisOptions().min_blend_s * scene_fps(bpy.context.scene))
     neighbours = core_neighbours(obj) if neighbours is None else neighbours
-    names = [s.name for s in neighbours]
-    if strip.name not in names:
+    if strip.name not in [s.name for s in neighbours]:
         return default_core(strip_span(strip), room=room)
+    additional = additional_strips(obj, neighbours)
+    span = strip_span(strip)
+    if strip.name in additional:
+        over, parts = additional[strip.name]
+        return DefaultCore(span.first, span.last, over=over, parts=parts)
+    neighbours = [s for s in neighbours if s.name not in additional]
+    names = [s.name for s in neighbours]
     k = names.index(strip.name)
     spans = [strip_span(s) for s in neighbours]
     return default_core(spans[k], spans[:k], spans[k + 1:], room)
@@ -364,6 +382,76 @@ def _is_preview_source(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool
 def preview_sources(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
     """The strips the preview was synthesized from, and those it left out as Blender did not play them, by start."""
     return [s for s in source_strips(obj) if _is_preview_source(obj, s)] if has_preview(obj) else []
+
+
+def additional_spans(spans: list[Span], parts_of: Callable[[int], str | None]) -> dict[int, tuple[int, str]]:
+    """``{k: (index of the span it lies in, parts)}`` for each of ``spans`` that core would compose
+    as an additional motion (2008, section 8); pure.
+
+    As ``core.synthesize`` decides: the longer spans first, a span wholly inside
+    one that goes in sequence is additional when ``parts_of(k)`` (its motion
+    alone: :func:`core.synthesize.additional_motion_parts`) names parts; asked
+    only for spans inside another. Others go in sequence.
+    """
+    order = sorted(range(len(spans)), key=lambda k: (-(spans[k].last - spans[k].first), k))
+    in_sequence, additional = [], {}
+    for k in order:
+        span = spans[k]
+        base = next((b for b in sorted(in_sequence) if spans[b].first <= span.first and span.last <= spans[b].last),
+                    None)
+        parts = parts_of(k) if base is not None else None
+        if parts:
+            additional[k] = (base, parts)
+        else:
+            in_sequence.append(k)
+    return additional
+
+
+def additional_strips(obj: bpy.types.Object, strips: list) -> dict[str, tuple[str, str]]:
+    """``{strip name: (name of the strip it lies in, parts)}`` of the additional motions among ``strips``
+    (:func:`additional_spans`); changes nothing.
+
+    Whether a strip's motion qualifies is read once per what it plays
+    (:func:`additional_parts_of_strip`). A strip that cannot be read does not
+    qualify here (synthesis says what is wrong with it).
+    """
+    spans = [strip_span(s) for s in strips]
+    found = additional_spans(spans, lambda k: additional_parts_of_strip(obj, strips[k]))
+    return {strips[k].name: (strips[b].name, parts) for k, (b, parts) in found.items()}
+
+
+# what a strip's motion lends as an additional motion, by what it plays (additional_parts_of_strip)
+_ADDITIONAL_PARTS: dict[tuple, str | None] = {}
+
+
+def additional_parts_of_strip(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> str | None:
+    """``core.synthesize.additional_motion_parts`` of what ``strip`` plays on ``obj``, ``None`` if it
+    cannot be read.
+
+    The panel draws default cores often, so the answer is kept per armature,
+    what the strip plays (:func:`strip_signature`, slot, length), the action's
+    keys (:func:`.convert.action_digest`), Bone Mapping and frame rate.
+    """
+    from ..core.synthesize import additional_motion_parts
+    from .convert import action_digest, scene_fps
+
+    if strip.type != 'CLIP' or strip.action is None:
+        return None
+    key = (obj.name, obj.data.name, strip_signature(strip), strip_frame_count(strip),
+           None if strip.action_slot is None else strip.action_slot.identifier, action_digest(strip.action),
+           obj.smart_motion.bone_mapping, scene_fps(bpy.context.scene))
+    if key not in _ADDITIONAL_PARTS:
+        from .convert import strip_to_motion
+
+        if len(_ADDITIONAL_PARTS) > 256:
+            _ADDITIONAL_PARTS.clear()  # keys of edited actions and strips pile up otherwise
+
+        try:
+            motion = strip_to_motion(obj, strip)
+            _ADDITIONAL_PARTS[key] = additional_motion_parts(motion, find_armature_rig(obj, motion))
+        except ValueError:
+            _ADDITIONAL_PARTS[key] = None
+    return _ADDITIONAL_PARTS[key]
 
 
 def whole_strip_if_empty(offsets: tuple[int, int], strip: bpy.types.NlaStrip) -> tuple[int, int]:
@@ -570,6 +658,29 @@ def plan_warnings(plan: dict) -> list[str]:
     return lines
 
 
+def composition_lines(composition: dict) -> list[str]:
+    """The panel's lines for one composition of a plan (``Composition.to_dict()``)."""
+    (in0, in1), (out0, out1) = composition["blend_in"], composition["blend_out"]
+    spine = composition["spine_vibration_deg"]
+    scaled = composition.get("vertical_scale", 1.0)
+    return [
+        f"{composition['clip']} composed over {composition['base']}: {composition['parts']}",
+        f"    blend in {in0}-{in1}, out {out0}-{out1}",
+        f"    vibration: pelvis {composition['pelvis_vibration']:.3g}"
+        + (f", spine {spine:.1f}°" if spine else "")
+        + (f", vertical kept {scaled:.0%} (legs)" if scaled < 1.0 else ""),
+    ]
+
+
+def composed_text(obj: bpy.types.Object, name: str) -> str:
+    """``"composed over 'walk' (right arm)"`` if the last synthesis composed strip ``name``, else ``""``."""
+    if not obj.smart_motion.plan_json:
+        return ""
+    plan = json.loads(obj.smart_motion.plan_json)
+    found = next((c for c in plan.get("compositions", ()) if c["clip"] == name), None)
+    return f"composed over {found['base']!r} ({found['parts']})" if found else ""
+
+
 def signature_parts(
     obj: bpy.types.Object, strips: list, responsiveness: float, preview: bpy.types.Action | None = None,
 ) -> Iterator[str]:
@@ -726,16 +837,223 @@ def add_strip(obj: bpy.types.Object, action: bpy.types.Action, placement: Placem
 
 def _has_room(obj: bpy.types.Object, track: bpy.types.NlaTrack, first: int, last: int) -> bool:
     """Whether ``track`` is a source track that plays and has no strip over scene frames ``first..last``."""
-    solo = solo_track(obj)
-    if is_preview_track(track) or track.mute or (solo is not None and track.name != solo):
-        return False
-    return all(s.frame_end < first or s.frame_start > last for s in track.strips)
+    return _plays_track(obj, track) and all(s.frame_end < first or s.frame_start > last for s in track.strips)
 
 
 def placement_text(action: bpy.types.Action, placement: Placement) -> str:
     """``"added 'kick' at frame 212, as soon as it can blend after frame 180 (the playhead)"``."""
     return (f"added {action.name!r} at frame {placement.start}, as soon as it can blend after frame "
             f"{placement.after} ({placement.waited})")
+
+
+# ---------------------------------------------------------------------------
+# Pack Selected Strips (2014 section 5, one strip after another)
+
+
+@dataclass(frozen=True)
+class Move:
+    """Where :func:`pack_placements` puts one strip.
+
+    name     the strip.
+    before   its start now; ``start`` its start once packed (scene frames).
+    track    the track it ends on; ``new_track`` when the pack makes that track.
+    blocked  why it leaves its own track (``"'bow' lies there on 'clips 1'"``), else ``""``.
+    over     for an additional motion (2008, section 8): the strip it lies inside and moves with.
+    """
+
+    name: str
+    before: int
+    start: int
+    track: str
+    new_track: bool = False
+    blocked: str = ""
+    over: str = ""
+
+    @property
+    def moved(self) -> bool:
+        return self.start != self.before
+
+
+@dataclass(frozen=True)
+class Packing:
+    """:func:`pack_placements`' answer: the moves in pack order and each strip's core as the placement assumed."""
+
+    moves: tuple[Move, ...]
+    cores: dict
+
+
+def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) -> Packing:
+    """Each of ``strips`` (as Synthesize reads them) re-timed as soon as possible after the ones
+    before it (2014, section 5); changes nothing.
+
+    In the order of their starts now: the first stays, each next one starts
+    where ``core.synthesize.as_soon_as_possible`` puts it after the clips before
+    it as placed, its core the one it has now (edited, or its default core in
+    the layout as it is). The playhead is not a limit (no eq. 17): packing
+    re-times a timeline being edited, not one being played. An additional
+    motion (:func:`additional_strips`) is not a clip of the sequence: it moves
+    with the strip it lies inside, and so keeps composing over it.
+
+    Each moved strip's track is chosen as :func:`pack_tracks` says. Raises
+    ``ValueError`` (nothing changed) for fewer than two strips, a strip that
+    cannot be read (another skeleton's action, no action, ...), a rig whose
+    legs cannot be found, or a strip that must change track with animated
+    influence.
+    """
+    from ..core.synthesize import as_soon_as_possible
+
+    if len(strips) < 2:
+        raise ValueError(
+            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
+            f"{left_out_text(obj)}; select the strips to pack, at least two that play"
+        )
+    clips = strip_clips(obj, strips)
+    rig = find_armature_rig(obj, clips[0].motion)
+    additional = additional_strips(obj, strips)
+    placed = []
+    for clip in clips:
+        if clip.name in additional:
+            continue
+        if placed:
+            clip = replace(clip, start=as_soon_as_possible(placed, clip, responsiveness=responsiveness, rig=rig))
+        placed.append(clip)
+    starts = {clip.name: clip.start for clip in placed}
+    for clip in clips:
+        if clip.name in additional:
+            base = additional[clip.name][0]
+            starts[clip.name] = clip.start + starts[base] - next(c.start for c in clips if c.name == base)
+    moves = pack_tracks(obj, [(strip, starts[strip.name]) for strip in strips])
+    moves = tuple(replace(m, over=additional[m.name][0]) if m.name in additional else m for m in moves)
+    return Packing(moves, {clip.name: clip.core_range for clip in clips})
+
+
+def pack_tracks(obj: bpy.types.Object, wanted: list[tuple[bpy.types.NlaStrip, int]]) -> list[Move]:
+    """The :class:`Move` of each ``(strip, new start)``, its track chosen; changes nothing.
+
+    Strips on one track cannot overlap, nor pass one another (Blender stops a
+    strip moved along its track at its neighbour), so a strip stays on its
+    track when nothing else there lies between where it is and where it goes;
+    else it goes to the first source track that plays with room where it goes
+    (as :func:`add_strip`), else to a new track above the sources, below the
+    preview. The strips move in the order given, each seeing the ones before
+    it where they went and the others where they are.
+    """
+    anim = obj.animation_data
+    # every source track: its name, whether a strip may be put on it, and what lies on it (name, first, last)
+    tracks = [[t.name, _plays_track(obj, t), [(s.name, s.frame_start, s.frame_end) for s in t.strips]]
+              for t in anim.nla_tracks if not is_preview_track(t)]
+    moves = []
+    for strip, start in wanted:
+        before = round(strip.frame_start)
+        here = next(k for k, t in enumerate(tracks) if any(name == strip.name for name, _, _ in t[2]))
+        first, last = start, start + strip.frame_end - strip.frame_start
+        others = [(name, a, b) for name, a, b in tracks[here][2] if name != strip.name]
+        swept = (min(first, strip.frame_start), max(last, strip.frame_end))
+        blocking = next((name for name, a, b in others if not (b < swept[0] or a > swept[1])), None)
+        tracks[here][2] = others
+        if start == before or blocking is None:
+            k, new = here, False
+        else:
+            if strip.use_animated_influence:
+                raise ValueError(
+                    f"NLA strip {strip.name!r} of armature {obj.name!r} must leave track {tracks[here][0]!r} "
+                    f"({blocking!r} lies in the way) but has animated influence, which Blender keeps on the strip; "
+                    f"move {blocking!r} off that track first, or turn off Animated Influence"
+                )
+            k = next((k for k, (_, free, on) in enumerate(tracks)
+                      if free and all(b < first or a > last for _, a, b in on)), None)
+            new = k is None
+            if new:
+                taken = {t[0] for t in tracks} | {t.name for t in anim.nla_tracks}
+                name = next(n for n in (f"[Smart Motion] {strip.name}{'' if i == 1 else f' {i}'}"
+                                        for i in range(1, len(taken) + 2)) if n not in taken)
+                tracks.append([name, True, []])
+                k = len(tracks) - 1
+        tracks[k][2].append((strip.name, first, last))
+        moves.append(Move(strip.name, before, start, tracks[k][0], new,
+                          f"{blocking!r} lies there on {tracks[here][0]!r}" if k != here else ""))
+    return moves
+
+
+def _plays_track(obj: bpy.types.Object, track: bpy.types.NlaTrack) -> bool:
+    """Whether ``track`` is a source track Blender plays (not muted, solo respected): one to put strips on."""
+    solo = solo_track(obj)
+    return not (is_preview_track(track) or track.mute or (solo is not None and track.name != solo))
+
+
+def pack_strips(obj: bpy.types.Object, packing: Packing) -> None:
+    """Move the strips as ``packing`` says; each keeps its core as the placement assumed.
+
+    A strip moves along its track (``frame_start_ui``, which keeps its length;
+    ``frame_start`` would stretch it), or is made again on its new track with
+    every setting it had, under the same name, so that its Smart Motion
+    settings follow it. A strip whose default core would change with the new
+    layout keeps the core the placement assumed as an edited core (Default
+    Core gives it back), as :func:`add_strip` does. Actions are not touched.
+    """
+    anim = obj.animation_data
+    made = {}
+    for move in packing.moves:
+        if not move.moved:
+            continue
+        strip = find_strip(obj, move.name)
+        track = next(t for t in anim.nla_tracks if move.name in t.strips)
+        if track.name == move.track and not move.new_track:
+            strip.frame_start_ui = move.start
+            continue
+        if move.new_track:
+            sources = [t for t in anim.nla_tracks if not is_preview_track(t)]
+            made[move.track] = anim.nla_tracks.new(prev=sources[-1])
+            made[move.track].name = move.track
+        _remade_on(track, strip, made.get(move.track) or anim.nla_tracks[move.track], move.start)
+    for name, offsets in packing.cores.items():
+        strip = find_strip(obj, name)
+        item = strip_settings(obj, strip)
+        if core_offsets(obj, strip) != tuple(offsets):
+            item = strip_settings(obj, strip, create=True)
+            item.core_first, item.core_last = offsets
+            item.has_core = True
+        if item is not None:
+            item.identity = strip_identity(strip)
+
+
+# what a strip made again on another track takes along (the frames follow from the action's range, scale, repeat)
+_STRIP_SETTINGS = ("action_frame_start", "action_frame_end", "scale", "repeat", "blend_type", "extrapolation",
+                   "use_auto_blend", "blend_in", "blend_out", "influence", "use_reverse", "use_sync_length",
+                   "use_animated_time_cyclic", "mute", "select")
+
+
+def _remade_on(old_track, strip, track, start: int) -> bpy.types.NlaStrip:
+    """``strip`` made again on ``track`` starting at ``start``, with its name and settings; the old one removed."""
+    name, action, slot = strip.name, strip.action, strip.action_slot
+    settings = {key: getattr(strip, key) for key in _STRIP_SETTINGS}
+    old_track.strips.remove(strip)
+    new = track.strips.new(name, start, action)
+    if slot is not None:
+        new.action_slot = slot
+    # the end first where the range moves later, so the start never passes the end
+    order = ("action_frame_end", "action_frame_start") if settings["action_frame_start"] > new.action_frame_end \
+        else ("action_frame_start", "action_frame_end")
+    for key in order + _STRIP_SETTINGS[2:]:
+        setattr(new, key, settings[key])
+    new.name = name
+    return new
+
+
+def pack_text(packing: Packing) -> str:
+    """``"packed 3 strips: 'walk' stays at 1, 'bow' 180 -> 142, ..."``, or that they are packed already."""
+    if not any(m.moved for m in packing.moves):
+        return (f"the {len(packing.moves)} selected strips are packed already ("
+                + ", ".join(f"{m.name!r} at {m.start}" for m in packing.moves) + "); nothing moved")
+    parts = []
+    for m in packing.moves:
+        text = f"{m.name!r} {m.before} -> {m.start}" if m.moved else f"{m.name!r} stays at {m.start}"
+        if m.over:
+            text += f" (with {m.over!r}, which it composes over)"
+        if m.blocked:
+            text += f" on {'new ' if m.new_track else ''}track {m.track!r}, as {m.blocked}"
+        parts.append(text)
+    return f"packed {len(packing.moves)} strips: " + ", ".join(parts)
 
 
 # ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Analyze, Synthesize, Bake to Action and Clear, Add as Soon as Possible, plus the two core-range buttons.
+"""Analyze, Synthesize, Bake to Action and Clear, Add as Soon as Possible, Pack Selected Strips, plus the two
+core-range buttons.
 
 Thin operators: ``execute`` reads the context (the active armature, the
 selected strips, the scene's responsiveness) and calls :mod:`.nla`, which
@@ -187,6 +188,25 @@ class SMART_MOTION_OT_add_asap(_Reported, bpy.types.Operator):
         return {'FINISHED'}
 
 
+class SMART_MOTION_OT_pack(_Reported, bpy.types.Operator):
+    """Re-time the selected NLA strips one after another, each as early as it can blend in"""
+
+    bl_idname = "smart_motion.pack"
+    bl_label = "Pack Selected Strips"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def run(self, context):
+        obj = nla.active_armature(context)
+        strips = nla.selected_strips(obj, context.view_layer.objects)
+        packing = nla.pack_placements(obj, strips, context.scene.smart_motion.responsiveness)
+        if not any(move.moved for move in packing.moves):
+            self.report({'INFO'}, nla.pack_text(packing))
+            return {'CANCELLED'}
+        nla.pack_strips(obj, packing)
+        self.report({'INFO'}, f"{nla.pack_text(packing)}; Synthesize joins them")
+        return {'FINISHED'}
+
+
 class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
     """Set this strip's core by hand (it starts as its default core)"""
 
@@ -233,6 +253,7 @@ CLASSES = (
     SMART_MOTION_OT_bake,
     SMART_MOTION_OT_clear,
     SMART_MOTION_OT_add_asap,
+    SMART_MOTION_OT_pack,
     SMART_MOTION_OT_edit_core,
     SMART_MOTION_OT_reset_core,
 )

@@ -5,7 +5,8 @@ four buttons and Add as Soon as Possible, the Live Updates toggle (and why
 the last live update left the preview, if it did), each strip of the armature (select flag, core range in scene
 frames, support phases once analysed), the Bone Mapping field, and the plan
 of the last synthesis: per pair the method and the lower- and upper-body
-blending ranges, and every rejected strip with its reason.
+blending ranges, each composition (2008, section 8: the parts, blend ranges and
+vibration of an additional motion), and every rejected strip with its reason.
 
 Drawing only reads: a strip gets stored settings from Analyze, Synthesize
 or its Edit Core button; until its core is edited, the panel shows its
@@ -61,7 +62,9 @@ def _draw_buttons(layout) -> None:
     row = column.row(align=True)
     row.operator("smart_motion.bake", icon='ACTION')
     row.operator("smart_motion.clear", icon='X')
-    column.operator("smart_motion.add_asap", icon='ADD')
+    row = column.row(align=True)
+    row.operator("smart_motion.add_asap", icon='ADD')
+    row.operator("smart_motion.pack", icon='ALIGN_LEFT')
 
 
 def _draw_live(layout, scene, armature) -> None:
@@ -108,6 +111,9 @@ def _draw_strips(layout, armature) -> None:
                                     "Edit Core (starts from the whole strip)")
                 for k, line in enumerate(lines):
                     box.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
+        composed = nla.composed_text(armature, strip.name)
+        if composed:
+            box.label(text=composed, icon='MOD_ARMATURE')
         phases = nla.phases_text(armature, strip)
         if phases:
             stale = item.analysed != nla.strip_signature(strip)
@@ -140,6 +146,9 @@ def _draw_plan(layout, armature) -> None:
             first, last = pair["gap"]
             box.label(text=f"    gap {first}-{last}: {quality.ratios()}",
                       icon='ERROR' if quality.flags else 'CHECKMARK')
+    for composition in plan.get("compositions", ()):
+        for i, line in enumerate(nla.composition_lines(composition)):
+            box.label(text=line, icon='MOD_ARMATURE' if i == 0 else 'NONE')
     for warning in plan.get("warnings", ()):
         for i, line in enumerate(nla.wrapped(warning)):
             box.label(text=line, icon='ERROR' if i == 0 else 'NONE')

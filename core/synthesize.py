@@ -44,7 +44,7 @@ from .schedule import earliest_start
 from .rig import Rig, detect_up, find_rig, leg_length
 from .track import Context, Track
 
-__all__ = ["synthesize", "as_soon_as_possible", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
+__all__ = ["synthesize", "as_soon_as_possible", "additional_motion_parts", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
            "TRANSITION", "CONNECTION", "ADAPTATION", "ADAPTATION_HOLD"]
 
 
@@ -184,12 +184,10 @@ def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.nda
     """
     order = sorted(range(len(clips)), key=lambda i: (-clips[i].motion.n_frames, i))
     forced, in_sequence, additional = in_sequence, set(), {}
-    threshold = ctx.options.additional_shoulder_deg
     for i in order:
         c = clips[i]
         base = next((clips[k] for k in sorted(in_sequence) if clips[k].start <= c.start and c.end <= clips[k].end), None)
-        if (base is not None and id(c) not in forced and _stays_in_place(joints[i], ctx)
-                and additional_parts(shoulder_angles(joints[i], ctx.rig), threshold_deg=threshold)):
+        if base is not None and id(c) not in forced and _additional(joints[i], ctx.rig, ctx.up, ctx.leg, ctx.options):
             additional[i] = base
         else:
             in_sequence.add(i)
@@ -204,13 +202,37 @@ def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.nda
             [(clips[i], additional[i]) for i in sorted(additional, key=lambda i: (clips[i].start, i))])
 
 
-def _stays_in_place(positions: np.ndarray, ctx: Context) -> bool:
+def additional_motion_parts(motion: Motion, rig: Rig | None = None, *, options: SynthesisOptions | None = None
+                            ) -> str | None:
+    """The parts ``motion`` lends as an additional motion when it lies wholly inside
+    another clip (2008, 8.1: RIGHT_ARM, LEFT_ARM or UPPER_BODY), None when such a clip
+    goes in sequence: what :func:`synthesize` decides for it, from the clip alone.
+
+    A motion qualifies when its body stays in place and a shoulder angle ranges over
+    ``options.additional_shoulder_deg``. Whether it is then composed also depends on
+    the timeline (its base is in the sequence, not rejected): the plan's compositions
+    say. ``rig`` is found on ``motion`` when None.
+    """
+    rig = rig or find_rig(motion)
+    joints = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, rotations_out=False)[0]
+    leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
+    return _additional(joints, rig, detect_up(motion, rig, joints), leg, options or SynthesisOptions())
+
+
+def _additional(positions: np.ndarray, rig: Rig, up: np.ndarray, leg: float, options: SynthesisOptions) -> str | None:
+    """:func:`additional_motion_parts` of a clip's global joint ``positions`` (F, J, 3)."""
+    if not _stays_in_place(positions, rig, up, leg, options):
+        return None
+    return additional_parts(shoulder_angles(positions, rig), threshold_deg=options.additional_shoulder_deg)
+
+
+def _stays_in_place(positions: np.ndarray, rig: Rig, up: np.ndarray, leg: float, options: SynthesisOptions) -> bool:
     """Whether a clip's body stays in place (2008, 8: an additional motion mainly moves the
     upper body): its pelvis never goes further across the floor than additional_travel
     leg lengths from where it starts. ``positions``: its global joint positions."""
-    pelvis = positions[:, ctx.rig.pelvis]
-    travel = np.linalg.norm(horizontal(pelvis - pelvis[0], ctx.up), axis=-1).max(initial=0.0)
-    return bool(travel <= ctx.options.additional_travel * ctx.leg)
+    pelvis = positions[:, rig.pelvis]
+    travel = np.linalg.norm(horizontal(pelvis - pelvis[0], up), axis=-1).max(initial=0.0)
+    return bool(travel <= options.additional_travel * leg)
 
 
 def _composed(motion: Motion, first: int, additional: list[tuple[Clip, Clip]], ctx: Context

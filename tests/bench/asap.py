@@ -2,6 +2,13 @@
 to the next core's start and the median acceleration ratio of the gap (core.quality:
 accel / accel_untouched), over real pairs, beside the naive "after the previous clip ends".
 
+Also, measured as the feet-planted issue measures (core.quality, tests/bench/quality.py):
+the median skate over the median of the untouched clips on the same frames (gaps where
+they have contact frames), the share of gaps above 2x in skate and acceleration, against
+that issue's targets; and on how many pairs a higher W raised the acceleration peak
+(by more than 5 %; the peak over the two clips' 99th percentile, fixed per pair) or
+shortened the delay.
+
     .venv/bin/python tests/bench/asap.py
 """
 
@@ -26,19 +33,35 @@ def with_core(motion, name, start=0, margin=15):
 
 
 def figures(prev, nxt, w):
-    """(delay s, accel ratio) of the pair synthesized with ``nxt`` at its start."""
+    """(delay s, accel ratio, skate, skate untouched) of the pair synthesized with ``nxt`` at its
+    start; skates NaN where the untouched clips have no contact frames in the gap."""
     result = synthesize([prev, nxt], responsiveness=w)
     (pair,) = result.plan.pairs
+    q = pair.quality
     delay = (nxt.start + nxt.core_range[0] - prev.start - prev.core_range[1]) / prev.motion.fps
-    return delay, pair.quality.accel / pair.quality.accel_untouched
+    skates = (q.skate, q.skate_untouched) if q.skate is not None and q.skate_untouched else (np.nan, np.nan)
+    return (delay, q.accel / q.accel_untouched, *skates, q.accel)
+
+
+def summary(rows: np.ndarray) -> str:
+    """Median delay, median accel ratio, skate median over untouched median, and the shares above 2x."""
+    skated = rows[~np.isnan(rows[:, 2])]
+    skate = np.median(skated[:, 2]) / np.median(skated[:, 3])
+    above_skate = np.mean(skated[:, 2] > 2.0 * skated[:, 3])
+    return (f"{np.median(rows[:, 0]):7.2f} {np.median(rows[:, 1]):7.2f} {np.mean(rows[:, 1] > 2.0):6.0%} "
+            f"{skate:7.2f} {above_skate:6.0%}")
 
 
 def main():
     motions = {n: read_bvh(MOCAP / f"{n}.bvh") for n in NAMES}
     pairs = [(a, b) for a in NAMES for b in NAMES if a != b]
     print(f"{len(pairs)} pairs of {len(NAMES)} clips, cores 15 frames in from each end")
-    print(f"{'W':>5} {'ASAP delay s':>13} {'accel ratio':>12} {'naive delay s':>14} {'accel ratio':>12}")
-    for w in (0.0, 0.25, 0.5, 0.75, 1.0):
+    head = f"{'delay s':>7} {'accel':>7} {'>2x':>6} {'skate':>7} {'>2x':>6}"
+    print(f"{'':5} {'as soon as possible':^37}   {'after the previous clip ends (naive)':^37}")
+    print(f"{'W':>5} {head}   {head}")
+    levels = (0.0, 0.25, 0.5, 0.75, 1.0)
+    curves = []
+    for w in levels:
         asap, naive = [], []
         for a, b in pairs:
             prev = with_core(motions[a], "prev")
@@ -46,8 +69,18 @@ def main():
             asap.append(figures(prev, with_core(motions[b], "next", start), w))
             naive.append(figures(prev, with_core(motions[b], "next", prev.end + 1), w))
         asap, naive = np.array(asap), np.array(naive)
-        print(f"{w:5.2f} {np.median(asap[:, 0]):13.2f} {np.median(asap[:, 1]):12.2f} "
-              f"{np.median(naive[:, 0]):14.2f} {np.median(naive[:, 1]):12.2f}")
+        curves.append(asap)
+        print(f"{w:5.2f} {summary(asap)}   {summary(naive)}")
+    print("accel: median of the gap's peak over the untouched clips' on the same frames; skate: median over the "
+          "untouched clips' median (gaps where they touch the floor); >2x: share of gaps above twice the untouched")
+    print("feet-planted targets: skate at most 1.2x, at most 10 % of gaps above 2x; accel at most 1.2x, at most "
+          "5 % above 2x")
+    curves = np.array(curves)  # (W, pair, figure)
+    later = np.diff(curves[:, :, 0], axis=0)
+    rougher = np.diff(curves[:, :, 4], axis=0) > 0.05 * curves[:-1, :, 4]
+    print(f"raising W by 0.25: delay shortened in {np.sum(np.any(later < -1e-9, axis=0))} of {len(pairs)} pairs; "
+          f"acceleration peak raised by over 5 % in {np.sum(np.any(rougher, axis=0))} of {len(pairs)} pairs "
+          f"({np.sum(rougher)} of {rougher.size} steps)")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ WALK_BOW_PUNCH = (
 
 
 def clip_path(name: str) -> Path:
-    path = MOCAP / f"{name}.bvh"
+    """``"walk_normal_001"`` of bandai1, or another folder's clip as ``"bandai2/walk_normal_001"``."""
+    path = (MOCAP.parent if "/" in name else MOCAP) / f"{name}.bvh"
     if not path.is_file():
         pytest.skip(f"mocap clip not found: {path}")
     return path
@@ -65,7 +66,7 @@ def clips_on_one_armature(layout=WALK_BOW_PUNCH, tracks: int = 2) -> bpy.types.O
             bpy.data.objects.remove(imported)
             bpy.data.armatures.remove(data)
         track = obj.animation_data.nla_tracks[len(placed) % tracks]
-        strip = track.strips.new(name.split("_")[0], start, action)
+        strip = track.strips.new(Path(name).name.split("_")[0], start, action)
         placed.append((strip.name, core))
     bpy.context.view_layer.objects.active = obj
     for strip_name, core in placed:

@@ -11,7 +11,7 @@ from core.motion import forward_kinematics
 from core.options import SynthesisOptions
 from core.plan import Plan
 from core.rig import body_height, find_rig
-from core.synthesize import Clip, synthesize
+from core.synthesize import Clip, additional_motion_parts, synthesize
 
 ADDITIONAL = {
     "wave-right-hand": RIGHT_ARM,
@@ -119,6 +119,13 @@ def test_waving_and_raising_use_the_arms_they_move(mocap, name):
     assert additional_parts(angles, threshold_deg=SynthesisOptions().additional_shoulder_deg) == ADDITIONAL[name]
 
 
+@pytest.mark.parametrize("name", [*sorted(ADDITIONAL), "walk", "run", "walk-turn-left"])
+def test_a_clip_alone_says_whether_it_would_compose_and_with_what(mocap, name):
+    # what the add-on asks of a strip lying inside another (addon.nla's default cores)
+    m = mocap(f"bandai2/{name}_normal_001")
+    assert additional_motion_parts(m) == ADDITIONAL.get(name)
+
+
 def test_an_additional_clip_is_composed_not_rejected(composed):
     name, _, result = composed
     plan = result.plan
@@ -213,7 +220,7 @@ def test_the_plan_records_each_composition_and_loads_back(composed):
 def test_a_walk_swinging_its_arms_wide_inside_another_clip_goes_in_sequence(mocap, walk):
     """An additional motion mainly moves the upper body (2008, 8): a walk travels, however
     wide it swings its arms (these swing past the shoulder threshold), so it is not composed."""
-    from core.synthesize import Clip, synthesize
+    from core.synthesize import Clip, additional_motion_parts, synthesize
 
     base = mocap("bandai1/dance-short_normal_001")
     styled = mocap(walk)
