@@ -183,38 +183,3 @@ def test_a_drag_of_many_small_moves_ends_as_one_move(previewed):
         strips_by_name(obj)["bow"].frame_start_ui += 2
         update()
     assert close_keys(preview_keys(obj), synthesized_keys(obj))
-
-
-@pytest.fixture(scope="module")
-def convert(installed_extension):
-    return importlib.import_module(f"{installed_extension}.addon.convert")
-
-
-@pytest.fixture(scope="module")
-def quat(installed_extension):
-    return importlib.import_module(f"{installed_extension}.core.quat")
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_a_window_of_changed_keys_continues_as_a_whole_write_would(convert, quat, seed):
-    """Quaternion signs and Euler turns in a rewritten window follow the key before it, and the
-    rest of the curve is flipped or turned with it where needed: the same keys as writing it all."""
-    rng = np.random.default_rng(seed)
-    frames, first, last = 200, 60, 90
-    # a rotation turning several times about a wobbling axis: sign flips and Euler wraps all along
-    angle = np.cumsum(rng.uniform(0.0, 0.25, frames))
-    axis = np.array([0.3, 1.0, 0.2]) + 0.2 * rng.standard_normal((frames, 3))
-    raw = quat.from_axis_angle(axis / np.linalg.norm(axis, axis=-1, keepdims=True), angle)
-    raw *= np.where(rng.random(frames) < 0.3, -1.0, 1.0)[:, None]  # arbitrary signs, as rendering gives
-    changed = raw.copy()
-    changed[first:last + 1] = quat.mul(quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 2.5), raw[first:last + 1])
-
-    held = quat.unroll(raw, axis=0)
-    window = convert._continued_quaternions(changed[first:last + 1], held, first, last)
-    stitched = np.concatenate([held[:first], window, held[first + len(window):]])
-    np.testing.assert_allclose(stitched, quat.unroll(changed, axis=0), atol=1e-12)
-
-    euler = np.unwrap(convert.quat_to_euler(raw, 'XYZ'), axis=0)
-    window = convert._continued_euler(convert.quat_to_euler(changed[first:last + 1], 'XYZ'), euler, first, last)
-    stitched = np.concatenate([euler[:first], window, euler[first + len(window):]])
-    np.testing.assert_allclose(stitched, np.unwrap(convert.quat_to_euler(changed, 'XYZ'), axis=0), atol=1e-9)
