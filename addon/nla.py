@@ -575,14 +575,20 @@ def synthesize_strips(obj: bpy.types.Object, strips: list, responsiveness: float
     """
     from ..core.synthesize import synthesize
 
-    if len(strips) < 2:
-        raise ValueError(
-            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
-            f"{left_out_text(obj)}; select at least two strips that play to synthesize a motion from them"
-        )
+    _require_two(obj, strips, "select at least two strips that play to synthesize a motion from them")
     clips = strip_clips(obj, strips)
     rig = find_armature_rig(obj, clips[0].motion)
     return synthesize(clips, responsiveness=responsiveness, rig=rig)
+
+
+def _require_two(obj: bpy.types.Object, strips: list, what_to_do: str) -> None:
+    """Raise ``ValueError`` saying how many strips are selected, which are left out, and ``what_to_do``,
+    for fewer than two."""
+    if len(strips) < 2:
+        raise ValueError(
+            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
+            f"{left_out_text(obj)}; {what_to_do}"
+        )
 
 
 def record_plan(obj: bpy.types.Object, strips: list, result) -> None:
@@ -872,11 +878,7 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     """
     from ..core.synthesize import as_soon_as_possible
 
-    if len(strips) < 2:
-        raise ValueError(
-            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
-            f"{left_out_text(obj)}; select the strips to pack, at least two that play"
-        )
+    _require_two(obj, strips, "select the strips to pack, at least two that play")
     clips = strip_clips(obj, strips)
     rig = find_armature_rig(obj, clips[0].motion)
     additional = additional_strips(obj, strips)
