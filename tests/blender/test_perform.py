@@ -247,3 +247,87 @@ def test_a_report_names_every_strip_added(walk, capfd):
     added, report = run("120:bow_normal_001, 300:kick_normal_001", capfd)
     names = re.search(r"performed 2 strips \((.*)\) on the timeline", report).group(1)
     assert names == ", ".join(repr(s.name) for s in added)
+
+
+class WindowManager:
+    """Stands in for the window manager of a UI session: records the timer and the modal handler."""
+
+    def __init__(self):
+        self.timer = self.handler = None
+
+    def event_timer_add(self, time_step, window=None):
+        self.timer = SimpleNamespace(time_step=0.0)  # every TIMER event a tick, however fast the test sends them
+        return self.timer
+
+    def event_timer_remove(self, timer):
+        assert timer is self.timer
+        self.timer = None
+
+    def modal_handler_add(self, operator):
+        self.handler = operator
+
+
+def live_operator(perform):
+    """The operator's own invoke and modal on a stand-in for the instance Blender makes (no window headless)."""
+    op = perform.SMART_MOTION_OT_perform
+
+    class Live:
+        invoke, modal, execute, _end, _header, _run_script = (
+            op.invoke, op.modal, op.execute, op._end, op._header, op._run_script)
+        script = ""
+
+        def __init__(self):
+            self.reports = []
+
+        def report(self, kind, text):
+            self.reports.append((next(iter(kind)), text))
+
+    return Live()
+
+
+def event(kind, value='PRESS', repeat=False):
+    return SimpleNamespace(type=kind, value=value, is_repeat=repeat)
+
+
+def test_the_modal_operator_turns_keys_ticks_and_esc_into_the_same_performance(walk, perform):
+    scene = bpy.context.scene
+    scene.smart_motion.palette.action_1 = bpy.data.actions["bow_normal_001"]
+    scene.frame_set(120)
+    wm = WindowManager()
+    context = SimpleNamespace(scene=scene, view_layer=bpy.context.view_layer, active_object=walk,
+                              window_manager=wm, window=None, screen=None, area=None)
+    live = live_operator(perform)
+    assert live.invoke(context, event('LEFTMOUSE')) == {'RUNNING_MODAL'}
+    assert wm.handler is live and wm.timer is not None
+    for _ in range(3):
+        assert live.modal(context, event('TIMER', 'NOTHING')) == {'RUNNING_MODAL'}
+    assert scene.frame_current == 123, "one frame per tick"
+    assert live.modal(context, event('TWO')) == {'RUNNING_MODAL'}, "an empty key: the performance goes on"
+    assert live.reports[-1][0] == 'WARNING' and "key 2 has no action" in live.reports[-1][1]
+    assert live.modal(context, event('ONE')) == {'RUNNING_MODAL'}
+    assert live.modal(context, event('ONE', repeat=True)) == {'RUNNING_MODAL'}, "a held key adds once"
+    assert live.modal(context, event('LEFTMOUSE')) == {'RUNNING_MODAL'}, "clicks edit nothing while it plays"
+    assert live.modal(context, event('MOUSEMOVE', 'NOTHING')) == {'PASS_THROUGH'}
+    (bow,) = [s for s in sources(walk).values() if s.action.name == "bow_normal_001"]
+    assert bow.frame_start > 123 and bow.select
+    assert "as soon as it can blend after frame 123 (the playhead)" in live.reports[-1][1]
+    assert walk.smart_motion.preview_action is None, "the preview takes the new strip at the next tick"
+    assert live.modal(context, event('TIMER', 'NOTHING')) == {'RUNNING_MODAL'}
+    assert walk.smart_motion.preview_action is not None and scene.frame_current == 124
+    assert live.modal(context, event('ESC')) == {'FINISHED'}
+    assert wm.timer is None and scene.frame_current == 120
+    assert bow.name in sources(walk), "the performed strip stays"
+
+
+def test_esc_before_any_key_changes_nothing(walk, perform):
+    scene = bpy.context.scene
+    scene.frame_set(150)
+    before = snapshot()
+    wm = WindowManager()
+    context = SimpleNamespace(scene=scene, view_layer=bpy.context.view_layer, active_object=walk,
+                              window_manager=wm, window=None, screen=None, area=None)
+    live = live_operator(perform)
+    assert live.invoke(context, event('LEFTMOUSE')) == {'RUNNING_MODAL'}
+    live.modal(context, event('TIMER', 'NOTHING'))
+    assert live.modal(context, event('RIGHTMOUSE')) == {'CANCELLED'}, "no undo step for nothing"
+    assert snapshot() == before and scene.frame_current == 150
