@@ -43,8 +43,9 @@ replays it; the scene's end frame is moved out to the performance's end if
 it was earlier, so that all of it plays.
 
 Undo. The operator is ``{'REGISTER', 'UNDO'}``: the whole performance, every
-strip it added, the preview and the palette untouched, is one undo step,
-pushed when it ends (Ctrl+Z takes it all back).
+strip it added and the preview, is one undo step, which Blender pushes when
+the modal operator finishes (Ctrl+Z takes it all back). Esc before any key,
+with nothing changed, cancels and pushes none.
 """
 
 from __future__ import annotations
@@ -106,8 +107,14 @@ def parse_script(text: str) -> list[tuple[int, str]]:
 def refresh_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> None:
     """Make the preview play ``strips`` synthesized: the one place a performance updates it.
 
-    Raises ``ValueError`` as :func:`.nla.synthesize_strips` does, with nothing changed.
+    A single strip plays by itself: a preview of other strips is cleared
+    (as Clear does). Raises ``ValueError`` as :func:`.nla.synthesize_strips`
+    does, with nothing changed.
     """
+    if len(strips) < 2:
+        nla.clear_preview(obj)
+        obj.smart_motion.plan_json = ""
+        return
     result = nla.synthesize_strips(obj, strips, responsiveness)
     nla.show_preview(obj, strips, result)
     nla.record_plan(obj, strips, result)
@@ -134,8 +141,10 @@ class Performance:
         self.start_frame = context.scene.frame_current
         self.names = [strip.name for strip in strips]
         self.added: list[str] = []
-        # with two strips or more the performance shows their synthesis from the first frame on
-        self.stale = len(strips) > 1 and nla.current_preview(obj, strips, self.responsiveness) is None
+        # the performance plays the synthesis of its strips from the first frame on: a preview of
+        # other strips (or none, with two strips or more) is brought in step before playing
+        self.stale = ((len(strips) > 1 or nla.has_preview(obj))
+                      and nla.current_preview(obj, strips, self.responsiveness) is None)
         self.changed = False
 
     def strips(self) -> list[bpy.types.NlaStrip]:
@@ -188,9 +197,12 @@ class Performance:
         """
         self.keep_in_step()
         self.scene.frame_set(self.start_frame)
-        text = (f"performed {len(self.added)} strip{'' if len(self.added) == 1 else 's'}"
-                + (f" ({', '.join(repr(name) for name in self.added)})" if self.added else "")
-                + " on the timeline; edit them like any strip, Bake to Action keeps the performance")
+        if self.added:
+            text = (f"performed {len(self.added)} strip{'' if len(self.added) == 1 else 's'} "
+                    f"({', '.join(repr(name) for name in self.added)}) on the timeline; edit them like any strip, "
+                    "Bake to Action keeps the performance")
+        else:
+            text = "no number key was pressed: nothing performed"
         end = self.end() if self.added else self.scene.frame_end
         if end > self.scene.frame_end:
             text += f"; the scene's end frame moved from {self.scene.frame_end} to {end}, so that Play plays all of it"
@@ -239,7 +251,8 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
         self._timer = wm.event_timer_add(1.0 / scene_fps(context.scene), window=context.window)
         self._ticked = time.monotonic()
         wm.modal_handler_add(self)
-        self._header(context, f"frame {context.scene.frame_current}")
+        self._area = context.area  # the editor it was started from shows the palette in its header
+        self._header(f"frame {context.scene.frame_current}")
         return {'RUNNING_MODAL'}
 
     def modal(self, context, event):
@@ -268,7 +281,7 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
                 return {'RUNNING_MODAL'}
             text = nla.placement_text(action, placement)
             self.report({'INFO'}, text)
-            self._header(context, text)
+            self._header(text)
             return {'RUNNING_MODAL'}
         if event.type in _NAVIGATION:
             return {'PASS_THROUGH'}
@@ -276,8 +289,8 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
 
     def _end(self, context):
         context.window_manager.event_timer_remove(self._timer)
-        if context.area is not None:
-            context.area.header_text_set(None)
+        if self._area is not None:
+            self._area.header_text_set(None)
         performance = self._performance
         try:
             self.report({'INFO'}, performance.finish())
@@ -286,16 +299,19 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
         # one undo step for all of it, pushed by Blender as the operator finishes
         return {'FINISHED'} if performance.changed else {'CANCELLED'}
 
-    def _header(self, context, text: str) -> None:
-        if context.area is not None:
-            context.area.header_text_set(_status(self._performance, text))
+    def _header(self, text: str) -> None:
+        if self._area is not None:
+            self._area.header_text_set(_status(self._performance, text))
 
     def execute(self, context):
+        self._performance = None
         try:
             return self._run_script(context)
         except ValueError as error:
             self.report({'ERROR'}, str(error))
-            return {'CANCELLED'}
+            # what was added before the error stays, and must be one undo step too (Operator docs)
+            changed = self._performance is not None and self._performance.changed
+            return {'FINISHED'} if changed else {'CANCELLED'}
 
     def _run_script(self, context):
         """The triggers of ``script`` through the same :class:`Performance` the number keys drive."""
@@ -312,7 +328,7 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
             if action is None:
                 raise ValueError(f"Perform script: there is no action {name!r}; name one of the file's actions")
             actions[name] = action
-        performance = Performance(obj, context)
+        performance = self._performance = Performance(obj, context)
         for action in actions.values():
             action_to_motion(obj, action)  # an action of another skeleton is refused before anything is added
         performance.keep_in_step()

@@ -294,11 +294,14 @@ def test_the_modal_operator_turns_keys_ticks_and_esc_into_the_same_performance(w
     scene.smart_motion.palette.action_1 = bpy.data.actions["bow_normal_001"]
     scene.frame_set(120)
     wm = WindowManager()
+    headers = []
+    area = SimpleNamespace(header_text_set=headers.append)
     context = SimpleNamespace(scene=scene, view_layer=bpy.context.view_layer, active_object=walk,
-                              window_manager=wm, window=None, screen=None, area=None)
+                              window_manager=wm, window=None, screen=None, area=area)
     live = live_operator(perform)
     assert live.invoke(context, event('LEFTMOUSE')) == {'RUNNING_MODAL'}
     assert wm.handler is live and wm.timer is not None
+    assert headers[-1].startswith("Perform: 1:bow_normal_001 · Esc ends"), "the editor's header shows the palette"
     for _ in range(3):
         assert live.modal(context, event('TIMER', 'NOTHING')) == {'RUNNING_MODAL'}
     assert scene.frame_current == 123, "one frame per tick"
@@ -315,7 +318,7 @@ def test_the_modal_operator_turns_keys_ticks_and_esc_into_the_same_performance(w
     assert live.modal(context, event('TIMER', 'NOTHING')) == {'RUNNING_MODAL'}
     assert walk.smart_motion.preview_action is not None and scene.frame_current == 124
     assert live.modal(context, event('ESC')) == {'FINISHED'}
-    assert wm.timer is None and scene.frame_current == 120
+    assert wm.timer is None and scene.frame_current == 120 and headers[-1] is None
     assert bow.name in sources(walk), "the performed strip stays"
 
 
@@ -331,3 +334,14 @@ def test_esc_before_any_key_changes_nothing(walk, perform):
     live.modal(context, event('TIMER', 'NOTHING'))
     assert live.modal(context, event('RIGHTMOUSE')) == {'CANCELLED'}, "no undo step for nothing"
     assert snapshot() == before and scene.frame_current == 150
+
+
+def test_a_single_strip_plays_itself_not_an_old_preview_of_others(empty_scene, perform):
+    obj = clips_on_one_armature((("walk_normal_001", 1, (1, 101)), ("bow_normal_001", 151, (181, 288))), tracks=2)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    strips_by_name(obj)["bow"].select = False
+    bpy.context.scene.frame_set(120)
+    performance = perform.Performance(obj, bpy.context)
+    assert performance.tick() == 121
+    assert obj.smart_motion.preview_action is None, "what plays is the walk, not the preview of walk and bow"
+    assert not strips_by_name(obj)["walk"].mute and not strips_by_name(obj)["bow"].mute
