@@ -900,7 +900,8 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
             f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
             f"{left_out_text(obj)}; select the strips to pack, at least two that play"
         )
-    clips = strip_clips(obj, strips)
+    # nor is the frame a strip was performed at: moved, it blends as any strip (performed_current)
+    clips = [replace(clip, current=None) for clip in strip_clips(obj, strips)]
     rig = find_armature_rig(obj, clips[0].motion)
     additional = additional_strips(obj, strips)
     placed = []

@@ -345,3 +345,17 @@ def test_a_single_strip_plays_itself_not_an_old_preview_of_others(empty_scene, p
     assert performance.tick() == 121
     assert obj.smart_motion.preview_action is None, "what plays is the walk, not the preview of walk and bow"
     assert not strips_by_name(obj)["walk"].mute and not strips_by_name(obj)["bow"].mute
+
+
+def test_pack_re_times_a_performance_as_a_timeline_not_as_played(walk, capfd, installed_extension):
+    nla = importlib.import_module(f"{installed_extension}.addon.nla")
+    added, _ = run("120:bow_normal_001, 600:kick_normal_001, 601:punch_normal_001", capfd)
+    names = [strip.name for strip in added]
+    assert added[1].frame_start > 600
+    assert bpy.ops.smart_motion.pack() == {'FINISHED'}
+    bow, kick, punch = (sources(walk)[name] for name in names)  # Pack may move a strip to another track
+    assert kick.frame_start < 600, "packing is no performance: the frame it was played at is no limit"
+    assert nla.performed_current(walk, kick) is None, "moved: it blends as any strip"
+    assert bow.frame_end < kick.frame_start and kick.frame_end < punch.frame_start, "still one after another"
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert json.loads(walk.smart_motion.plan_json)["rejected"] == []
