@@ -8,12 +8,13 @@ numpy ``core`` is imported only when an operator runs.
 
 import bpy
 
-from . import operators, panels, properties
+from . import operators, panels, perform, properties
 
 CLASSES = (
     *properties.CLASSES,
     *operators.CLASSES,
     *panels.CLASSES,
+    *perform.CLASSES,  # its panel goes under the main one
 )
 
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
