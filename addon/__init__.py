@@ -8,12 +8,13 @@ numpy ``core`` is imported only when an operator runs.
 
 import bpy
 
-from . import live, operators, panels, properties
+from . import live, operators, panels, perform, properties
 
 CLASSES = (
     *properties.CLASSES,
     *operators.CLASSES,
     *panels.CLASSES,
+    *perform.CLASSES,  # its panel goes under the main one
 )
 
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)

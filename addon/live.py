@@ -85,7 +85,8 @@ def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     sources = nla.preview_sources(obj)
     playing = [s for s in sources if nla.plays(obj, s)]
     strips = tuple(
-        (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, nla.core_offsets(obj, s, playing))
+        (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, nla.core_offsets(obj, s, playing),
+         nla.performed_current(obj, s))
         for s in sources)
     return (scene.smart_motion.responsiveness, scene_fps(scene), obj.smart_motion.bone_mapping, strips)
 
@@ -117,13 +118,14 @@ def _reader(session: _Session):
     return read
 
 
-def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> bool:
+def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, raising: bool = False) -> bool:
     """Bring ``obj``'s preview up to date with its sources; whether anything was synthesized.
 
     Nothing happens without a preview or while it is up to date. A timeline
     that cannot be synthesized (fewer than two sources that play, a strip
     that cannot be read) leaves the preview as it is, and the reason in
     ``obj.smart_motion.live_error`` for the panel; the next edit tries again.
+    With ``raising`` (Perform), the ``ValueError`` is raised instead.
     """
     import time
 
@@ -140,6 +142,8 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> bool
     try:
         result, sources = _synthesized(obj, scene, session)
     except ValueError as error:
+        if raising:
+            raise
         obj.smart_motion.live_error = str(error)
         session.key = key  # tried; the next edit tries again
         return False

@@ -560,8 +560,30 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
                 f"{start + last}, reaches past the strip, which ends at frame {start + motion.n_frames - 1}; "
                 "edit the core in the Smart Motion panel (or Default Core), or lengthen the strip"
             )
-        clips.append(Clip(motion, start, (first, last), strip.name))
+        clips.append(Clip(motion, start, (first, last), strip.name, current=performed_current(obj, strip)))
     return clips
+
+
+def performed_current(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> int | None:
+    """t_current of eq. (17) for a strip Perform added: the frame being played when it was added.
+
+    Its blends start after that frame, so the performance up to it stays as
+    it was played whatever is added later. Only while the strip is still
+    what and where Perform put it (:func:`strip_identity`): moved, trimmed or
+    re-timed, the user has taken it out of the performance and it blends as
+    any strip. ``None`` for every other strip.
+    """
+    item = strip_settings(obj, strip)
+    if item is None or not item.performed_at or item.performed_at != strip_identity(strip):
+        return None
+    return item.performed_current
+
+
+def mark_performed(obj: bpy.types.Object, strip: bpy.types.NlaStrip, current: int) -> None:
+    """Record that Perform added ``strip`` while scene frame ``current`` played (:func:`performed_current`)."""
+    item = strip_settings(obj, strip, create=True)
+    item.performed_current = current
+    item.performed_at = strip_identity(strip)
 
 
 def analyze_strips(obj: bpy.types.Object, strips: list) -> dict:
@@ -605,14 +627,20 @@ def synthesize_strips(obj: bpy.types.Object, strips: list, responsiveness: float
     """
     from ..core.synthesize import synthesize
 
-    if len(strips) < 2:
-        raise ValueError(
-            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
-            f"{left_out_text(obj)}; select at least two strips that play to synthesize a motion from them"
-        )
+    _require_two(obj, strips, "select at least two strips that play to synthesize a motion from them")
     clips = strip_clips(obj, strips)
     rig = find_armature_rig(obj, clips[0].motion)
     return synthesize(clips, responsiveness=responsiveness, rig=rig)
+
+
+def _require_two(obj: bpy.types.Object, strips: list, what_to_do: str) -> None:
+    """Raise ``ValueError`` saying how many strips are selected, which are left out, and ``what_to_do``,
+    for fewer than two."""
+    if len(strips) < 2:
+        raise ValueError(
+            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
+            f"{left_out_text(obj)}; {what_to_do}"
+        )
 
 
 def record_plan(obj: bpy.types.Object, strips: list, result) -> None:
@@ -690,7 +718,8 @@ def signature_parts(
 
     1. the setup: per strip in order its name and type, its action's name and
        slot, where it sits and what part of the action it plays (frames,
-       action range, scale, repeat, reverse, animated time) and its core;
+       action range, scale, repeat, reverse, animated time), its core and
+       the frame Perform added it at (:func:`performed_current`);
        the armature (bones, rest pose, rotation modes,
        :func:`.convert.armature_digest`), its name and Bone Mapping, the
        responsiveness, the scene's fps and unit scale, the extension's code;
@@ -716,7 +745,7 @@ def signature_parts(
             None if strip.action_slot is None else strip.action_slot.identifier,
             strip.frame_start, strip.frame_end, strip.action_frame_start, strip.action_frame_end,
             strip.scale, strip.repeat, strip.use_reverse, strip.use_animated_time,
-            core_offsets(obj, strip, strips),
+            core_offsets(obj, strip, strips), performed_current(obj, strip),
         )))
     yield _hashed(setup)
     actions = {strip.action.session_uid: strip.action for strip in strips if strip.action is not None}
@@ -902,12 +931,9 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     """
     from ..core.synthesize import as_soon_as_possible
 
-    if len(strips) < 2:
-        raise ValueError(
-            f"{len(strips)} NLA strip{'' if len(strips) == 1 else 's'} of armature {obj.name!r} selected"
-            f"{left_out_text(obj)}; select the strips to pack, at least two that play"
-        )
-    clips = strip_clips(obj, strips)
+    _require_two(obj, strips, "select the strips to pack, at least two that play")
+    # nor is the frame a strip was performed at: moved, it blends as any strip (performed_current)
+    clips = [replace(clip, current=None) for clip in strip_clips(obj, strips)]
     rig = find_armature_rig(obj, clips[0].motion)
     additional = additional_strips(obj, strips)
     placed = []

@@ -31,8 +31,30 @@ def _live_request(self, context) -> None:
     request(context.scene)
 
 
+def _not_a_preview(settings, action: bpy.types.Action) -> bool:
+    """Poll of the palette's action fields: any action but Smart Motion's previews (as Add as Soon as Possible)."""
+    return not any(o.type == 'ARMATURE' and o.smart_motion.preview_action == action for o in bpy.data.objects)
+
+
+class SmartMotionPalette(bpy.types.PropertyGroup):
+    """Perform's palette: the action number key 1 to 9 adds (``action_1`` .. ``action_9``)."""
+
+    __annotations__ = {
+        f"action_{key}": PointerProperty(
+            type=bpy.types.Action,
+            name=f"Key {key}",
+            description=f"The action key {key} adds while performing (Perform)",
+            poll=_not_a_preview,
+        )
+        for key in range(1, 10)
+    }
+
+    def action(self, key: int) -> bpy.types.Action | None:
+        return getattr(self, f"action_{key}")
+
+
 class SmartMotionSettings(bpy.types.PropertyGroup):
-    """Settings the synthesis reads for the whole scene."""
+    """Settings the synthesis reads for the whole scene, and Perform's palette."""
 
     responsiveness: FloatProperty(
         name="Responsiveness",
@@ -52,6 +74,7 @@ class SmartMotionSettings(bpy.types.PropertyGroup):
         default=True,
         update=_live_request,
     )
+    palette: PointerProperty(type=SmartMotionPalette, name="Palette", description="Perform's number keys")
 
 
 class SmartMotionPhase(bpy.types.PropertyGroup):
@@ -170,6 +193,19 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         name="Preview Source",
         description="The preview was synthesized from this strip (or left it out as Blender does not play it); live updates follow it",
     )
+    performed_current: IntProperty(
+        name="Played Until",
+        description=(
+            "The frame being played when Perform added this strip (2014 eq. 17): its blends start after it, "
+            "so the performance up to that frame stays as it was played"
+        ),
+    )
+    performed_at: StringProperty(
+        name="Performed At",
+        description="What the strip played and where when Perform added it; moved, trimmed or re-timed, it "
+                    "blends freely again",
+        options={'HIDDEN'},
+    )
     muted_by_preview: BoolProperty(
         name="Muted by Preview",
         description="Smart Motion muted this strip while its preview plays (previews of earlier versions; the preview now takes the solo)",
@@ -229,4 +265,4 @@ class SmartMotionObject(bpy.types.PropertyGroup):
     )
 
 
-CLASSES = (SmartMotionSettings, SmartMotionPhase, SmartMotionStrip, SmartMotionObject)
+CLASSES = (SmartMotionPalette, SmartMotionSettings, SmartMotionPhase, SmartMotionStrip, SmartMotionObject)

@@ -83,6 +83,8 @@ def synthesize(
         if not orphans:
             break
         in_sequence |= orphans
+    additional, late = _composable(additional)
+    rejected = [*rejected, *late]
     first = clips[0].motion
     motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
     motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
@@ -233,6 +235,25 @@ def _stays_in_place(positions: np.ndarray, rig: Rig, up: np.ndarray, leg: float,
     pelvis = positions[:, rig.pelvis]
     travel = np.linalg.norm(horizontal(pelvis - pelvis[0], up), axis=-1).max(initial=0.0)
     return bool(travel <= options.additional_travel * leg)
+
+
+def _composable(additional: list[tuple[Clip, Clip]]) -> tuple[list[tuple[Clip, Clip]], list[Rejection]]:
+    """The additional motions that may be composed, and a rejection for each of the others.
+
+    Eq. (17) holds for composition as for blends in sequence: a clip added while
+    the output up to ``current`` was being played may change no frame up to it,
+    and composition changes the output from the clip's first frame on, so such a
+    clip composes only when it starts after ``current``.
+    """
+    kept, late = [], []
+    for clip, base in additional:
+        if clip.current is not None and clip.start <= clip.current:
+            late.append(Rejection(clip.name, (
+                f"it starts at output frame {clip.start}, inside '{base.name}', but frames up to {clip.current} "
+                f"had been played when it was added (eq. 17); start '{clip.name}' after frame {clip.current}")))
+        else:
+            kept.append((clip, base))
+    return kept, late
 
 
 def _composed(motion: Motion, first: int, additional: list[tuple[Clip, Clip]], ctx: Context

@@ -227,3 +227,24 @@ def test_a_walk_swinging_its_arms_wide_inside_another_clip_goes_in_sequence(moca
     result = synthesize([Clip(base, 0, (0, 100), "dance"), Clip(styled, 400, None, "walk")])
     assert not result.plan.compositions
     assert [(p.prev, p.next) for p in result.plan.pairs] == [("dance", "walk")]
+
+
+@pytest.mark.parametrize("current, composes", [(START - 1, True), (START, False), (START + 40, False)])
+def test_composition_changes_no_frame_played_before_the_clip_was_added(mocap, walk, current, composes):
+    """Eq. (17) for composition: an additional motion added while the output up to t_current was
+    played composes only when it starts after t_current; then everything up to t_current is
+    bit for bit what it was, else it is rejected with what to do and nothing changes."""
+    wave = mocap("bandai2/wave-right-hand_normal_001")
+    alone = synthesize([Clip(walk, 0, name="walk")])
+    result = synthesize([Clip(walk, 0, name="walk"), Clip(wave, START, name="wave", current=current)])
+    if composes:
+        assert [c.clip for c in result.plan.compositions] == ["wave"]
+        played = slice(0, current + 1)
+        assert np.array_equal(result.motion.rotations[played], alone.motion.rotations[played])
+        assert np.array_equal(result.motion.positions[played], alone.motion.positions[played])
+        assert not np.array_equal(result.motion.rotations, alone.motion.rotations)
+    else:
+        assert not result.plan.compositions
+        (rejected,) = result.plan.rejected
+        assert rejected.clip == "wave" and "eq. 17" in rejected.reason and f"after frame {current}" in rejected.reason
+        assert np.array_equal(result.motion.rotations, alone.motion.rotations)
