@@ -72,7 +72,7 @@ from .motion import Motion, forward_kinematics
 from .optimize import blend_weights
 from .options import SynthesisOptions
 from .plan import Clip, PairPlan, Plan, Rejection, Result
-from .quality import SourceFigures, foot_levels, foot_positions, gap_quality, gap_skate, measure_step
+from .quality import SourceFigures, foot_joints, foot_levels, foot_positions, gap_quality, gap_skate, measure_step
 from .render import blend_start, rendered_until
 from .rig import Rig
 from .synthesize import (_as_played, _bone_length_warnings, _checked, _composed, _context, _first_track, _join,
@@ -219,6 +219,7 @@ class Resynthesis:
         self._ctx: Context | None = None
         self._first: Motion | None = None
         self._steps: list[_Step] = []
+        self._feet: tuple[int, np.ndarray] | None = None  # (first frame, (F, K, 3)) of the last output
 
     def update(self, clips: Sequence[Clip], *, responsiveness: float = 0.5) -> Result:
         """Same Result as ``synthesize(clips, responsiveness=..., rig=..., pose_ends=..., options=...)``,
@@ -251,12 +252,14 @@ class Resynthesis:
         skeleton = seq[0].motion.skeleton
         track = steps[-1].track.get((skeleton, ctx.rig.pelvis, ctx.fps))
         pair_steps = [s for s in steps if isinstance(s.outcome, PairPlan)]
-        spans = _unchanged_spans(steps, self._steps, track.last)
+        old_last = None if self._result is None else self._result.plan.end
+        spans = _unchanged_spans(steps, self._steps, min(track.last, track.last if old_last is None else old_last))
 
-        rotations = _held(track, skeleton, pair_steps, spans, by_id, ctx, counts)
+        rotations, anew = _held(track, skeleton, pair_steps, spans, by_id, ctx, counts)
         motion = Motion._trusted(skeleton, rotations, track.positions, ctx.fps)
         motion, compositions = _composed(motion, track.first, additional, ctx)
-        pairs = _measured(motion, track.first, pair_steps, spans, by_id, ctx, bool(additional), counts)
+        feet = None if additional else _feet(motion, track.first, steps, spans, anew, self._feet, ctx)
+        pairs = _measured(motion, track.first, pair_steps, spans, by_id, ctx, feet, counts)
         rejected = [s.outcome for s in steps if isinstance(s.outcome, Rejection)]
         gone = {r.clip for r in rejected}
         plan = Plan(
@@ -273,6 +276,7 @@ class Resynthesis:
         self._result = Result(motion, plan, track.contacts)
         self._inputs = inputs
         self._steps = steps
+        self._feet = None if feet is None else (track.first, feet)
         self.last = UpdateStats(**counts, seconds=time.perf_counter() - began)
         return self._result
 
@@ -366,10 +370,12 @@ class Resynthesis:
 
 
 def _held(track: Track, skeleton, steps: list[_Step], spans: dict, by_id: dict, ctx: Context, counts: dict
-          ) -> np.ndarray:
-    """The track's rotations with every gap's feet held (core.contacts), old gaps' legs reused."""
+          ) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The track's rotations with every gap's feet held (core.contacts), old gaps' legs reused;
+    and the gaps held anew."""
     rotations = np.array(track.rotations)
     legs = _leg_joints(ctx)
+    anew = []
     for step in steps:
         g0, g1 = step.outcome.gap
         if g1 - g0 < 2 or g0 < track.first or g1 > track.last:
@@ -378,9 +384,10 @@ def _held(track: Track, skeleton, steps: list[_Step], spans: dict, by_id: dict, 
         if not (step.origin and step.held is not None and _inside(spans, step, g0, g1)):
             step.held = _hold_gap(track, skeleton, step, by_id, ctx, legs)
             counts["held"] += 1
+            anew.append((g0, g1))
         first, legs_rotations = step.held
         rotations[first - track.first : first - track.first + len(legs_rotations), legs] = legs_rotations
-    return rotations
+    return rotations, anew
 
 
 def _hold_gap(track: Track, skeleton, step: _Step, by_id: dict, ctx: Context, legs: list[int]) -> tuple[int, np.ndarray]:
@@ -396,12 +403,44 @@ def _hold_gap(track: Track, skeleton, step: _Step, by_id: dict, ctx: Context, le
     return g0, np.array(held.rotations[:, legs])
 
 
-def _measured(motion: Motion, first: int, steps: list[_Step], spans: dict, by_id: dict, ctx: Context, composed: bool,
-              counts: dict) -> list[PairPlan]:
-    """Each pair with its gap's quality figures (core.quality), kept where nothing they read changed."""
+def _feet(motion: Motion, first: int, steps: list[_Step], spans: dict, anew: list[tuple[int, int]],
+          old: tuple[int, np.ndarray] | None, ctx: Context) -> np.ndarray:
+    """The output's foot positions (quality.foot_positions): the old output's, as they are or
+    moved, over the frames a reused step leaves as they were; forward kinematics elsewhere."""
+    F = motion.n_frames
+    fresh = np.ones(F, dtype=bool)
+    feet = np.empty((F, len(foot_joints(ctx.rig)), 3))
+    if old is not None:
+        old_first, old_feet = old
+        for step in steps:
+            span = spans.get(id(step))
+            if span is None:
+                continue
+            lo, hi = max(span[0], first, old_first), min(span[1], first + F - 1, old_first + len(old_feet) - 1)
+            if hi < lo:
+                continue
+            points = old_feet[lo - old_first : hi + 1 - old_first]
+            feet[lo - first : hi + 1 - first] = points if step.origin[0] == "kept" else step.origin[2].apply_points(points)
+            fresh[lo - first : hi + 1 - first] = False
+    for g0, g1 in anew:  # (a gap held anew is measured anew)
+        fresh[max(g0 - first, 0) : g1 + 1 - first] = True
+    if fresh.all():
+        return foot_positions(motion, ctx.rig)
+    if fresh.any():
+        feet[fresh] = forward_kinematics(motion.rotations[fresh], motion.positions[fresh], motion.skeleton.parents,
+                                         foot_joints(ctx.rig), rotations_out=False)[0]
+    return feet
+
+
+def _measured(motion: Motion, first: int, steps: list[_Step], spans: dict, by_id: dict, ctx: Context,
+              feet: np.ndarray | None, counts: dict) -> list[PairPlan]:
+    """Each pair with its gap's quality figures (core.quality), kept where nothing they read changed.
+    ``feet``: the output's foot positions; None after a composition (every gap is measured anew)."""
     if not steps:
         return []
-    feet = foot_positions(motion, ctx.rig)
+    composed = feet is None
+    if composed:
+        feet = foot_positions(motion, ctx.rig)
     levels = foot_levels(feet @ ctx.up, ctx.fps)
     levels_key = (levels.floor.tobytes(), levels.band.tobytes())
     k = measure_step(ctx.fps)
@@ -479,7 +518,8 @@ def _leg_joints(ctx: Context) -> list[int]:
 def _unchanged_spans(steps: list[_Step], old: list[_Step], last: int) -> dict[int, tuple[int, int]]:
     """For each reused pair step (by ``id``), the output frames ``(first, last)`` over which the new
     output is the old one (kept) or the old one moved by the step's move (moved): up to where
-    the next pair that follows it, new or old, starts changing frames."""
+    the next pair that follows it, new or old, starts changing frames, and up to ``last``
+    (the earlier of the two outputs' ends: the quality figures near an end see it)."""
     def next_blends(seq):
         out, at = [None] * len(seq), None
         for i in range(len(seq) - 1, -1, -1):
