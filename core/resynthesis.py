@@ -51,9 +51,13 @@ start afresh.
    anew over the whole output on every update (cheap), and then every gap is
    measured anew, as the composition may reach into it.
 
-The reuse is exact in arithmetic; in floating point it differs from a fresh
-synthesis by rounding (about 1e-12 of the body's size). A plan decision sitting
-exactly on a threshold could in principle go the other way under that rounding.
+The reuse is exact in arithmetic. In floating point a reused frame differs from
+a fresh one by rounding (1e-14 of the body's size), and frames planned anew
+after reused ones inherit it, magnified where a leg is nearly straight (the IK's
+knee direction): up to about 1e-8 body heights, as much as synthesize itself
+moves when its first clip is moved rigidly (tests/core/test_resynthesis.py). A
+plan decision sitting exactly on a threshold could go the other way under such
+rounding; none did in the tests.
 """
 
 from __future__ import annotations
@@ -75,7 +79,7 @@ from .plan import Clip, PairPlan, Plan, Rejection, Result
 from .quality import SourceFigures, foot_joints, foot_levels, foot_positions, gap_quality, gap_skate, measure_step
 from .render import blend_start, rendered_until
 from .rig import Rig
-from .synthesize import (_as_played, _bone_length_warnings, _checked, _composed, _context, _first_track, _join,
+from .synthesize import (_bone_length_warnings, _checked, _composed, _context, _first_track, _join,
                          _sequence, could_be_additional, gap_floors, planned_steps, played_until)
 from .track import Context, Track
 
@@ -136,12 +140,12 @@ class _TrackRef:
             skeleton, pelvis, fps = body
             base, source = self.base.get(body), self.source.get(body)
             a, s = self.at - base.first, self.at - source.first
-            moved = self.move.apply(Motion._trusted(skeleton, source.rotations[s:], source.positions[s:], fps), pelvis)
-            self._track = Track(
-                rotations=np.concatenate([base.rotations[:a], moved.rotations]),
-                positions=np.concatenate([base.positions[:a], moved.positions]),
-                contacts=np.concatenate([base.contacts[:a], source.contacts[s:]]),
-                first=base.first, core_end=self.core_end, name=self.name)
+            rotations = np.concatenate([base.rotations[:a], source.rotations[s:]])
+            positions = np.concatenate([base.positions[:a], source.positions[s:]])
+            _move_pelvis(rotations[a:], positions[a:], self.move, skeleton, pelvis)
+            self._track = Track(rotations=rotations, positions=positions,
+                                contacts=np.concatenate([base.contacts[:a], source.contacts[s:]]),
+                                first=base.first, core_end=self.core_end, name=self.name)
             self.base = self.source = None  # (no longer needed)
         return self._track
 
@@ -153,6 +157,23 @@ class _TrackRef:
             return _TrackRef(base=base, at=at, source=self.source, move=_after(move, self.move), core_end=core_end,
                              name=name)
         return _TrackRef(base=base, at=at, source=self, move=move, core_end=core_end, name=name)
+
+
+def _move_pelvis(rotations: np.ndarray, positions: np.ndarray, move: Alignment, skeleton, pelvis: int) -> None:
+    """Poses ``(T, J, 4), (T, J, 3)`` moved by ``move`` carried by the pelvis joint, in place:
+    :meth:`Alignment.apply`'s arithmetic on the pelvis's column alone (the rest stays)."""
+    parent = skeleton.parents[pelvis]
+    if parent < 0:
+        moved = move.apply(Motion._trusted(skeleton, rotations, positions, 1.0), pelvis)
+        rotations[:], positions[:] = moved.rotations, moved.positions
+        return
+    gpos, grot = forward_kinematics(rotations, positions, skeleton.parents, [parent])
+    parent_rot, parent_pos = grot[:, 0], gpos[:, 0]
+    turn = move.rotation
+    world_rot = quat.mul(turn, quat.mul(parent_rot, rotations[:, pelvis]))
+    world_pos = quat.mul_vec(turn, quat.mul_vec(parent_rot, positions[:, pelvis]) + parent_pos) + move.translation
+    rotations[:, pelvis] = quat.inv_mul(parent_rot, world_rot)
+    positions[:, pelvis] = quat.inv_mul_vec(parent_rot, world_pos - parent_pos)
 
 
 @dataclass
@@ -231,7 +252,7 @@ class Resynthesis:
             return self._result
         counts = {"planned": 0, "kept": 0, "moved": 0, "prepared": 0, "held": 0, "measured": 0}
         every = _checked(clips, resample=self._resample)
-        ctx = self._context(every[0].motion, responsiveness, counts)
+        ctx = self._context(every[0].motion, responsiveness)
         prepared = [self._prepare(c.motion, ctx, counts) for c in every]
         self._forget(every)
         by_id = {id(p.motion): p for p in prepared}
@@ -252,13 +273,14 @@ class Resynthesis:
         skeleton = seq[0].motion.skeleton
         track = steps[-1].track.get((skeleton, ctx.rig.pelvis, ctx.fps))
         pair_steps = [s for s in steps if isinstance(s.outcome, PairPlan)]
-        old_last = None if self._result is None else self._result.plan.end
-        spans = _unchanged_spans(steps, self._steps, min(track.last, track.last if old_last is None else old_last))
+        # (the quality figures near an output's end see that end: spans stop at the earlier one)
+        last = track.last if self._result is None else min(track.last, self._result.plan.end)
+        spans = _unchanged_spans(steps, self._steps, last)
 
         rotations, anew = _held(track, skeleton, pair_steps, spans, by_id, ctx, counts)
         motion = Motion._trusted(skeleton, rotations, track.positions, ctx.fps)
         motion, compositions = _composed(motion, track.first, additional, ctx)
-        feet = None if additional else _feet(motion, track.first, steps, spans, anew, self._feet, ctx)
+        feet = None if additional or not pair_steps else _feet(motion, track.first, steps, spans, anew, self._feet, ctx)
         pairs = _measured(motion, track.first, pair_steps, spans, by_id, ctx, feet, counts)
         rejected = [s.outcome for s in steps if isinstance(s.outcome, Rejection)]
         gone = {r.clip for r in rejected}
@@ -291,7 +313,7 @@ class Resynthesis:
             self._resampled[id(motion)] = kept
         return kept[1]
 
-    def _context(self, first: Motion, responsiveness: float, counts: dict) -> Context:
+    def _context(self, first: Motion, responsiveness: float) -> Context:
         """The synthesis's context; another first clip starts everything afresh, another W every pair."""
         if self._first is not first:
             self._prepared, self._steps = {}, []

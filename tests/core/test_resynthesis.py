@@ -213,3 +213,23 @@ def test_other_settings_start_afresh(timeline):
     assert live.last.planned == 3 and live.last.prepared == 0
     with pytest.raises(ValueError, match="pose_ends"):
         Resynthesis(pose_ends="blended")
+
+
+def test_a_clip_at_another_frame_rate_is_resampled_once(timeline):
+    """Resampled to the first clip's rate as synthesize does, and kept: moving another clip
+    prepares nothing again."""
+    faster = timeline[1].motion.resampled(60.0)
+    clips = [timeline[0], replace(timeline[1], motion=faster, core=(2 * MARGIN, faster.n_frames - 1 - 2 * MARGIN)),
+             timeline[2]]
+    live = Resynthesis()
+    _assert_same(live.update(clips), synthesize(clips))
+    clips[2] = replace(clips[2], start=clips[2].start + 5)
+    _assert_same(live.update(clips), synthesize(clips))
+    assert live.last.prepared == 0 and live.last.kept == 1
+
+
+def test_a_single_clip_is_itself(timeline):
+    live = Resynthesis()
+    result = live.update(timeline[:1])
+    _assert_same(result, synthesize(timeline[:1]))
+    assert result.plan.pairs == () and live.last.planned == 0
