@@ -241,6 +241,7 @@ class Resynthesis:
         self._first: Motion | None = None
         self._steps: list[_Step] = []
         self._feet: tuple[int, np.ndarray] | None = None  # (first frame, (F, K, 3)) of the last output
+        self._warned: tuple | None = None  # (accepted clips, their warnings)
 
     def update(self, clips: Sequence[Clip], *, responsiveness: float = 0.5) -> Result:
         """Same Result as ``synthesize(clips, responsiveness=..., rig=..., pose_ends=..., options=...)``,
@@ -292,7 +293,7 @@ class Resynthesis:
             clips=tuple(c.name for c in every),
             pairs=tuple(pairs),
             rejected=tuple(rejected),
-            warnings=tuple(_bone_length_warnings([c for c in every if c.name not in gone])),
+            warnings=self._warnings([c for c in every if c.name not in gone]),
             compositions=tuple(compositions),
         )
         self._result = Result(motion, plan, track.contacts)
@@ -301,6 +302,13 @@ class Resynthesis:
         self._feet = None if feet is None else (track.first, feet)
         self.last = UpdateStats(**counts, seconds=time.perf_counter() - began)
         return self._result
+
+    def _warnings(self, accepted: list[Clip]) -> tuple[str, ...]:
+        """synthesize's bone-length warnings, again only when the accepted clips change."""
+        key = tuple((id(c.motion), c.name) for c in accepted)
+        if self._warned is None or self._warned[0] != key:
+            self._warned = (key, tuple(_bone_length_warnings(accepted)))
+        return self._warned[1]
 
     # ------------------------------------------------------------------
     # per clip
@@ -434,15 +442,19 @@ def _feet(motion: Motion, first: int, steps: list[_Step], spans: dict, anew: lis
     feet = np.empty((F, len(foot_joints(ctx.rig)), 3))
     if old is not None:
         old_first, old_feet = old
+        # (the steps of one run of moved pairs share their span's start and their move: each once)
+        unique = {}
         for step in steps:
             span = spans.get(id(step))
-            if span is None:
-                continue
+            if span is not None:
+                move = None if step.origin[0] == "kept" else step.origin[2]
+                unique[(span, id(move))] = (span, move)
+        for span, move in unique.values():
             lo, hi = max(span[0], first, old_first), min(span[1], first + F - 1, old_first + len(old_feet) - 1)
             if hi < lo:
                 continue
             points = old_feet[lo - old_first : hi + 1 - old_first]
-            feet[lo - first : hi + 1 - first] = points if step.origin[0] == "kept" else step.origin[2].apply_points(points)
+            feet[lo - first : hi + 1 - first] = points if move is None else move.apply_points(points)
             fresh[lo - first : hi + 1 - first] = False
     for g0, g1 in anew:  # (a gap held anew is measured anew)
         fresh[max(g0 - first, 0) : g1 + 1 - first] = True
