@@ -278,7 +278,7 @@ class Resynthesis:
         last = track.last if self._result is None else min(track.last, self._result.plan.end)
         spans = _unchanged_spans(steps, self._steps, last)
 
-        rotations, anew = _held(track, skeleton, pair_steps, spans, by_id, ctx, counts)
+        rotations, anew = _held(track, skeleton, pair_steps, spans, by_id, ctx, counts, normalized=bool(additional))
         motion = Motion._trusted(skeleton, rotations, track.positions, ctx.fps)
         motion, compositions = _composed(motion, track.first, additional, ctx)
         feet = None if additional or not pair_steps else _feet(motion, track.first, steps, spans, anew, self._feet, ctx)
@@ -399,11 +399,16 @@ class Resynthesis:
 # contact stage and quality figures, per gap
 
 
-def _held(track: Track, skeleton, steps: list[_Step], spans: dict, by_id: dict, ctx: Context, counts: dict
-          ) -> tuple[np.ndarray, list[tuple[int, int]]]:
+def _held(track: Track, skeleton, steps: list[_Step], spans: dict, by_id: dict, ctx: Context, counts: dict, *,
+          normalized: bool = False) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """The track's rotations with every gap's feet held (core.contacts), old gaps' legs reused;
-    and the gaps held anew."""
-    rotations = np.array(track.rotations)
+    and the gaps held anew. ``normalized``: the rotations normalised first, as synthesize's
+    output motion has them (composition's leg IK can turn a nearly straight knee another
+    way for a rounding difference: what it composes over must be synthesize's to the bit)."""
+    if normalized:
+        rotations = track.rotations / np.linalg.norm(track.rotations, axis=-1, keepdims=True)
+    else:
+        rotations = np.array(track.rotations)
     legs = _leg_joints(ctx)
     anew = []
     for step in steps:
