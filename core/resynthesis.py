@@ -204,6 +204,7 @@ def _after(a: Alignment, b: Alignment) -> Alignment:
 
 
 def _inverse(a: Alignment) -> Alignment:
+    """The rigid motion that undoes ``a``."""
     back = Alignment(-a.angle, np.zeros(3), a.up, a.anchor)
     return Alignment(-a.angle, -quat.mul_vec(back.rotation, a.translation), a.up, a.anchor)
 
@@ -557,14 +558,17 @@ def _leg_joints(ctx: Context) -> list[int]:
 def _unchanged_spans(steps: list[_Step], old: list[_Step], last: int) -> dict[int, tuple[int, int]]:
     """For each reused pair step (by ``id``), the output frames ``(first, last)`` over which the new
     output is the old one (kept) or the old one moved by the step's move (moved): up to where
-    the next pair that follows it, new or old, starts changing frames, and up to ``last``
-    (the earlier of the two outputs' ends: the quality figures near an end see it)."""
+    the next pair that follows it, new or old, starts changing frames (its gap or its blend),
+    and up to ``last`` (the earlier of the two outputs' ends: the quality figures near an end
+    see it). Gaps held anew inside a span are the caller's to leave out."""
     def next_blends(seq):
+        # the first frame each next pair changes: where it blends, or where its gap begins
+        # (the contact stage holds the feet inside the gap, before the blend too)
         out, at = [None] * len(seq), None
         for i in range(len(seq) - 1, -1, -1):
             out[i] = at
             if isinstance(seq[i].outcome, PairPlan):
-                at = blend_start(seq[i].outcome)
+                at = min(blend_start(seq[i].outcome), seq[i].outcome.gap[0])
         return out
 
     new_next, old_next = next_blends(steps), next_blends(old)
