@@ -48,8 +48,13 @@ start afresh.
    figures are invariant under ``D``; its skate is measured against the whole
    output's floor level (a percentile over every frame), so it is measured
    again whenever those levels change. Compositions (2008, 8) are composed
-   anew over the whole output on every update (cheap), and then every gap is
-   measured anew, as the composition may reach into it.
+   anew over the whole output on every update (cheap), over rotations
+   normalised exactly as synthesize's, and then every gap is measured anew,
+   as the composition may reach into it. (Composition itself is
+   ill-conditioned: its leg-safe pelvis vibration and leg IK turn a knee
+   another way on a rounding difference, see docs/design.md; an update over
+   a composition matches synthesize only as well as synthesize matches
+   itself under rounding.)
 
 The reuse is exact in arithmetic. In floating point a reused frame differs from
 a fresh one by rounding (1e-14 of the body's size), and frames planned anew
