@@ -37,13 +37,18 @@ start afresh.
    equivariant: slerps and linear blends commute with a rotation, the time
    warps do not look at space, the legs' IK targets move with the body. So the
    old pair is reused with ``D`` applied: its alignment composed with ``D``,
-   its steps' ways moved by ``D``, its frames from ``read_from`` on moved by
-   ``D`` on the pelvis joint. Where the condition fails (a previous core
-   shorter than the windows) the pair is planned anew.
-4. **Contact stage, per gap.** ``contacts.hold_feet`` works on each gap alone
-   (per-gap windows, per-frame IK) and changes only the legs' joint rotations,
-   which are local, so the same under ``D``; floors are heights. A gap whose
-   frames are old ones (as they are, or moved by ``D``) keeps its held legs.
+   its steps' ways moved by ``D``, its frames from the previous clip's rigid
+   part on moved by ``D`` on the pelvis joint. Where the condition fails (a
+   previous core shorter than the windows) the pair is planned anew.
+4. **Contact stage, per gap.** ``contacts.hold_feet`` works frame by frame
+   inside each gap, so it runs on one gap alone (on the output's skeleton).
+   Two things differ from the all-gaps call in principle only: the last bit
+   of a transcendental function numpy evaluates in blocks of another length,
+   and, where a leg is straight to 1e-6 of its length, the knee direction the
+   IK borrows from the nearest bent frame of its window. It changes only the
+   legs' joint rotations, which are local, so the same under ``D``; floors
+   are heights. A gap whose frames are old ones (as they are, or moved by
+   ``D``) keeps its held legs.
 5. **Quality figures.** A gap's peak acceleration and the untouched clips'
    figures are invariant under ``D``; its skate is measured against the whole
    output's floor level (a percentile over every frame), so it is measured
