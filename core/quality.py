@@ -208,6 +208,18 @@ def clips_accel_p99(sources: list[SourceFigures], fps: float) -> float:
     return float(np.percentile(samples, ACCEL_PERCENTILE)) if len(samples) else 0.0
 
 
+def gap_skate(output_feet: np.ndarray, output_start: int, gap: tuple[int, int], output_levels: FootLevels,
+              up: np.ndarray, fps: float) -> float | None:
+    """The output's own foot skate over ``gap`` (units per second, None when no foot is down):
+    :func:`gap_quality`'s ``skate`` before it is divided by the leg length. ``output_feet``
+    ``(F, K, 3)`` from the output's frame 0 (timeline frame ``output_start``)."""
+    # skate over the samples (t, t + k) from the gap's first frame on
+    first, last = gap
+    a, b = max(first - output_start, 0), min(last - output_start, len(output_feet) - 1)
+    speed, down = skate_samples(output_feet[a : b + 1], output_levels, up, fps)
+    return _pooled_mean([speed], [down])
+
+
 def gap_quality(
     output: Motion, output_start: int, gap: tuple[int, int], *, up: np.ndarray, leg: float,
     output_feet: np.ndarray, output_levels: FootLevels,
@@ -225,10 +237,7 @@ def gap_quality(
     fps = output.fps
     k = measure_step(fps)
     first, last = gap
-    # skate over the samples (t, t + k) from the gap's first frame on
-    a, b = max(first - output_start, 0), min(last - output_start, output.n_frames - 1)
-    speed, down = skate_samples(output_feet[a : b + 1], output_levels, up, fps)
-    skate = _pooled_mean([speed], [down])
+    skate = gap_skate(output_feet, output_start, gap, output_levels, up, fps)
     speeds, downs, peaks = [], [], []
     for src, start in sources:
         i, j = max(first - start, 0), min(last - start, len(src.accel) - 1)

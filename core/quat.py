@@ -24,6 +24,12 @@ def _check(q: np.ndarray, name: str = "q") -> np.ndarray:
     return q
 
 
+def _broadcast(a: tuple, b: tuple) -> tuple:
+    """``np.broadcast_shapes`` of two shapes, at once where they are equal (the common case, and
+    the hot functions here run mostly on a few frames, where its overhead counts)."""
+    return a if a == b else np.broadcast_shapes(a, b)
+
+
 def identity(shape: tuple[int, ...] = ()) -> np.ndarray:
     """Identity rotations of shape ``shape + (4,)``."""
     q = np.zeros(tuple(shape) + (4,))
@@ -46,7 +52,7 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     # written into one array rather than stacked: it is hot, mostly on a few frames
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out = np.empty(_broadcast(a.shape, b.shape))
     out[..., 0] = aw * bw - ax * bx - ay * by - az * bz
     out[..., 1] = aw * bx + ax * bw + ay * bz - az * by
     out[..., 2] = aw * by - ax * bz + ay * bw + az * bx
@@ -77,7 +83,7 @@ def mul_vec(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     tx = 2.0 * (y * vz - z * vy)
     ty = 2.0 * (z * vx - x * vz)
     tz = 2.0 * (x * vy - y * vx)
-    out = np.empty(np.broadcast_shapes(q.shape[:-1] + (3,), v.shape))
+    out = np.empty(_broadcast(q.shape[:-1] + (3,), v.shape))
     out[..., 0] = vx + w * tx + (y * tz - z * ty)
     out[..., 1] = vy + w * ty + (z * tx - x * tz)
     out[..., 2] = vz + w * tz + (x * ty - y * tx)
@@ -88,7 +94,7 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.cross`` over the last axis of 3-vectors (broadcast), without its axis bookkeeping (it is hot)."""
     ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
     bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
-    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)))
+    out = np.empty(_broadcast(np.shape(a), np.shape(b)))
     out[..., 0] = ay * bz - az * by
     out[..., 1] = az * bx - ax * bz
     out[..., 2] = ax * by - ay * bx

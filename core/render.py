@@ -263,14 +263,7 @@ class _Window:
 def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairPlan, ctx: Context) -> Track:
     """The track extended by ``clip`` as ``pair`` says (2014, 4.2; 2008, 5.2, 6.2, 7.2)."""
     nxt = pair.alignment.apply(clip.motion, ctx.rig.pelvis)
-    segs = [s for s in pair.segments if s.blend != "deformation"]
-    first_blend = min(s.start for s in segs)
-    # after the last frame the pair touches, the aligned clip plays as it is
-    last = max(s.end for s in pair.segments)
-    if pair.method == TRANSITION:
-        last = max(last, pair.next_phase[2])  # the clip's time warp ends with its phase
-    # (a clip that starts after the blend waits in its first pose until then)
-    stop = int(min(max(last + 1, clip.start), clip.end))
+    first_blend, stop = blend_start(pair), rendered_until(pair, clip)
     t = np.arange(first_blend, stop + 1)
 
     # time warps: which source frame each side shows at each output frame
@@ -333,6 +326,20 @@ def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairP
         core_end=clip.start + clip.core_range[1],
         name=clip.name,
     )
+
+
+def blend_start(pair: PairPlan) -> int:
+    """The first output frame :func:`render_pair` changes: the previous track plays up to it."""
+    return min(s.start for s in pair.segments if s.blend != "deformation")
+
+
+def rendered_until(pair: PairPlan, clip: Clip) -> int:
+    """The last output frame :func:`render_pair` blends: after it the aligned clip plays as it is."""
+    last = max(s.end for s in pair.segments)
+    if pair.method == TRANSITION:
+        last = max(last, pair.next_phase[2])  # the clip's time warp ends with its phase
+    # (a clip that starts after the blend waits in its first pose until then)
+    return int(min(max(last + 1, clip.start), clip.end))
 
 
 def held_until(track: Track, frame: int) -> Track:

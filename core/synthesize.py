@@ -151,14 +151,22 @@ def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pos
     if pose_ends not in ("eased", "held"):
         raise ValueError(f"pose_ends must be 'eased' or 'held', got {pose_ends!r}")
     clips = _checked(clips)
-    weights = blend_weights(responsiveness)
-    first = clips[0].motion
-    rig = rig or find_rig(first)
     # each clip's joints once: the up axis, its contacts (2008, 4.1) and its own figures (core.quality)
     joints = [forward_kinematics(c.motion.rotations, c.motion.positions, c.motion.skeleton.parents,
                                  rotations_out=False)[0] for c in clips]
-    up = detect_up(first, rig, joints[0])
-    ctx = Context(
+    ctx = _context(clips[0].motion, joints[0], responsiveness, rig, pose_ends, options)
+    contacts = [foot_contacts(c.motion, ctx.rig, up=ctx.up, positions=g) for c, g in zip(clips, joints)]
+    return clips, ctx, joints, contacts
+
+
+def _context(first: Motion, first_joints: np.ndarray, responsiveness: float, rig: Rig | None, pose_ends: str,
+             options: SynthesisOptions | None) -> Context:
+    """The context of a synthesis whose first clip (in the order of the cores) is ``first``, with
+    its global joint positions ``first_joints``: the rig found on it when None, and its up axis."""
+    weights = blend_weights(responsiveness)
+    rig = rig or find_rig(first)
+    up = detect_up(first, rig, first_joints)
+    return Context(
         rig=rig,
         up=up,
         fps=first.fps,
@@ -169,12 +177,10 @@ def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pos
         pose_ends=pose_ends,
         options=options or SynthesisOptions(),
     )
-    contacts = [foot_contacts(c.motion, rig, up=up, positions=g) for c, g in zip(clips, joints)]
-    return clips, ctx, joints, contacts
 
 
 def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.ndarray], ctx: Context, *,
-              in_sequence: set[int] = frozenset()
+              in_sequence: set[int] = frozenset(), qualifies: Sequence[bool] | None = None
               ) -> tuple[list[Clip], list[np.ndarray], list[np.ndarray], list[tuple[Clip, Clip]]]:
     """The clips joined in sequence (with their joint positions and contacts), and the
     additional motions as (clip, the sequence clip it lies inside) (2008, 3.2 and 8.1).
@@ -183,13 +189,15 @@ def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.nda
     sequence, its body stays in place and its shoulder angles range over the threshold. The longer clips are
     decided first, so a clip inside an additional motion lies inside that one's base too.
     in_sequence  ``id``s of clips that go in sequence whatever they are.
+    qualifies    per clip, :func:`could_be_additional` when already at hand.
     """
     order = sorted(range(len(clips)), key=lambda i: (-clips[i].motion.n_frames, i))
     forced, in_sequence, additional = in_sequence, set(), {}
     for i in order:
         c = clips[i]
         base = next((clips[k] for k in sorted(in_sequence) if clips[k].start <= c.start and c.end <= clips[k].end), None)
-        if base is not None and id(c) not in forced and _additional(joints[i], ctx.rig, ctx.up, ctx.leg, ctx.options):
+        if (base is not None and id(c) not in forced
+                and (could_be_additional(joints[i], ctx) if qualifies is None else qualifies[i])):
             additional[i] = base
         else:
             in_sequence.add(i)
@@ -202,6 +210,12 @@ def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.nda
     kept = sorted(in_sequence)
     return ([clips[i] for i in kept], [joints[i] for i in kept], [contacts[i] for i in kept],
             [(clips[i], additional[i]) for i in sorted(additional, key=lambda i: (clips[i].start, i))])
+
+
+def could_be_additional(positions: np.ndarray, ctx: Context) -> bool:
+    """Whether a clip (its global joint positions) may be an additional motion when it lies
+    inside another (2008, 8.1): its body stays in place and it mainly moves its arms."""
+    return bool(_additional(positions, ctx.rig, ctx.up, ctx.leg, ctx.options))
 
 
 def additional_motion_parts(motion: Motion, rig: Rig | None = None, *, options: SynthesisOptions | None = None
@@ -292,49 +306,63 @@ def _joined(clips: list[Clip], contacts: list[np.ndarray], ctx: Context
             ) -> tuple[Track, list[PairPlan], list[Rejection], list[tuple[Clip, Clip]]]:
     """Plan and render pair by pair (2014, 4): the track, the pairs, the rejected clips and the
     (previous clip, next clip) of each pair after a first ``(clips[0], clips[0])``."""
-    first = clips[0].motion
-    track = Track(
-        rotations=np.array(first.rotations),
-        positions=np.array(first.positions),
-        contacts=contacts[0].copy(),
-        first=clips[0].start,
-        core_end=clips[0].start + clips[0].core_range[1],
-        name=clips[0].name,
-    )
+    track = _first_track(clips[0], contacts[0])
     pairs, rejected, joined = [], [], [(clips[0], clips[0])]  # joined: (previous clip, next clip) per pair
     # clips come in the order of their cores; one is left out only when its core overlaps an
     # accepted one (the last accepted, as accepted cores do not overlap)
     accepted_core = (clips[0].start + clips[0].core_range[0], track.core_end)
     for clip, clip_contacts in zip(clips[1:], contacts[1:]):
-        core_begin = clip.start + clip.core_range[0]
-        if core_begin <= track.core_end:
-            rejected.append(Rejection(clip.name, (
-                f"its core (output frames {core_begin}..{clip.start + clip.core_range[1]}) overlaps the core of "
-                f"'{track.name}' (output frames {accepted_core[0]}..{accepted_core[1]}); move '{clip.name}' so its "
-                f"core starts after frame {track.core_end}, or shorten one of the cores")))
+        track, accepted_core, outcome = _join(track, accepted_core, clip, clip_contacts, ctx)
+        if isinstance(outcome, Rejection):
+            rejected.append(outcome)
             continue
-        # eq. (17): the frames played when the clip was added are as fixed as a core; the
-        # planning and the contact stage see them as the previous core's end
-        played = played_until(track, clip)
-        if core_begin <= played:
-            rejected.append(Rejection(clip.name, (
-                f"its core starts at output frame {core_begin}, but frames up to {clip.current} had been played "
-                f"when it was added (eq. 17); start '{clip.name}' so its core starts after frame {played}")))
-            continue
-        accepted_core = (core_begin, clip.start + clip.core_range[1])
-        track = _as_played(track, played)
-        pair = plan_pair(track, clip, clip_contacts, ctx)
-        room = core_begin - played - 1
-        if room < ctx.options.min_blend_s * ctx.fps:
-            pair = replace(pair, warning=(
-                f"the cores of '{track.name}' (to frame {played}) and '{clip.name}' (from frame "
-                f"{core_begin}) leave {max(room, 0)} frame(s) to blend in, less than {ctx.options.min_blend_s:g} s: expect a "
-                f"jump there; start '{clip.name}' later or shorten one of the cores"))
-        pair = replace(pair, gap=(played, core_begin))
-        track = render_pair(track, clip, clip_contacts, pair, ctx)
-        pairs.append(pair)
+        pairs.append(outcome)
         joined.append((joined[-1][1], clip))
     return track, pairs, rejected, joined
+
+
+def _first_track(clip: Clip, contacts: np.ndarray) -> Track:
+    """The track before any pair: the first clip as it is."""
+    return Track(
+        rotations=np.array(clip.motion.rotations),
+        positions=np.array(clip.motion.positions),
+        contacts=contacts.copy(),
+        first=clip.start,
+        core_end=clip.start + clip.core_range[1],
+        name=clip.name,
+    )
+
+
+def _join(track: Track, accepted_core: tuple[int, int], clip: Clip, clip_contacts: np.ndarray, ctx: Context
+          ) -> tuple[Track, tuple[int, int], PairPlan | Rejection]:
+    """One step of :func:`_joined`: ``clip`` planned and rendered after ``track`` (whose last
+    accepted core is ``accepted_core``, output frames), or the reason it is rejected (the
+    track then unchanged). Returns the track, the last accepted core and the pair or rejection."""
+    core_begin = clip.start + clip.core_range[0]
+    if core_begin <= track.core_end:
+        return track, accepted_core, Rejection(clip.name, (
+            f"its core (output frames {core_begin}..{clip.start + clip.core_range[1]}) overlaps the core of "
+            f"'{track.name}' (output frames {accepted_core[0]}..{accepted_core[1]}); move '{clip.name}' so its "
+            f"core starts after frame {track.core_end}, or shorten one of the cores"))
+    # eq. (17): the frames played when the clip was added are as fixed as a core; the
+    # planning and the contact stage see them as the previous core's end
+    played = played_until(track, clip)
+    if core_begin <= played:
+        return track, accepted_core, Rejection(clip.name, (
+            f"its core starts at output frame {core_begin}, but frames up to {clip.current} had been played "
+            f"when it was added (eq. 17); start '{clip.name}' so its core starts after frame {played}"))
+    accepted_core = (core_begin, clip.start + clip.core_range[1])
+    track = _as_played(track, played)
+    pair = plan_pair(track, clip, clip_contacts, ctx)
+    room = core_begin - played - 1
+    if room < ctx.options.min_blend_s * ctx.fps:
+        pair = replace(pair, warning=(
+            f"the cores of '{track.name}' (to frame {played}) and '{clip.name}' (from frame "
+            f"{core_begin}) leave {max(room, 0)} frame(s) to blend in, less than {ctx.options.min_blend_s:g} s: expect a "
+            f"jump there; start '{clip.name}' later or shorten one of the cores"))
+    pair = replace(pair, gap=(played, core_begin))
+    track = render_pair(track, clip, clip_contacts, pair, ctx)
+    return track, accepted_core, pair
 
 
 def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]], figures: dict,
@@ -343,22 +371,30 @@ def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], joined: list
     the lower of its two clips' own (each clip keeps its floor, 2008 4.2)."""
     if not pairs:
         return motion
-    floors = []
-    for prev, nxt in joined:
-        levels = np.minimum(figures[id(prev)].levels.floor, figures[id(nxt)].levels.floor)
-        floors.append(floors_by_foot(levels, ctx.rig))
-    steps = [{} for _ in pairs]
-    for p, planned in zip(pairs, steps):
-        for s in p.segments:
-            # a step, and a kept foot released onto its own swing (eq. 5): each leaves
-            # the floor before it travels (the contact stage draws the way); a swing is
-            # in the air already, bent by the render
-            if s.foot and s.blend not in ("deformation", "swing"):
-                to = np.asarray(s.way[1]) if s.way else None
-                planned.setdefault(("left", "right").index(s.foot), []).append((s.start, s.end, to))
+    floors = [gap_floors(figures[id(prev)], figures[id(nxt)], ctx.rig) for prev, nxt in joined]
+    steps = [planned_steps(p) for p in pairs]
     motion = hold_feet(motion, track.first, track.contacts, [p.gap for p in pairs], ctx.rig, up=ctx.up, leg=ctx.leg,
                        floors=floors, steps=steps, options=ctx.options.contacts)
     return motion
+
+
+def gap_floors(prev: SourceFigures, nxt: SourceFigures, rig: Rig) -> np.ndarray:
+    """The ``(2, 2)`` floor of a gap: the lower of its two clips' own (each clip keeps its floor, 2008 4.2)."""
+    return floors_by_foot(np.minimum(prev.levels.floor, nxt.levels.floor), rig)
+
+
+def planned_steps(pair: PairPlan) -> dict:
+    """The steps the contact stage draws in a pair's gap: ``{foot: [(first, last, landing or None)]}``.
+
+    A step, and a kept foot released onto its own swing (eq. 5): each leaves the
+    floor before it travels (the contact stage draws the way); a swing is in the air
+    already, bent by the render."""
+    planned = {}
+    for s in pair.segments:
+        if s.foot and s.blend not in ("deformation", "swing"):
+            to = np.asarray(s.way[1]) if s.way else None
+            planned.setdefault(("left", "right").index(s.foot), []).append((s.start, s.end, to))
+    return planned
 
 
 def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]], figures: dict,
@@ -412,7 +448,9 @@ def _bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
 MAX_RESAMPLED_BYTES = 2e9
 
 
-def _checked(clips: Sequence[Clip]) -> list[Clip]:
+def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
+    """The clips named, checked, resampled to the first clip's rate (``resample(motion, fps)``,
+    Motion.resampled when None) and in the order of their cores."""
     if not clips:
         raise ValueError("nothing to synthesize: give at least one clip")
     clips = [c if c.name else replace(c, name=f"clip {i + 1}") for i, c in enumerate(clips)]
@@ -444,7 +482,7 @@ def _checked(clips: Sequence[Clip]) -> list[Clip]:
                     f"clip '{c.name}' at {c.motion.fps:g} fps would be resampled to the first clip's {ref.fps:g} fps as "
                     f"{frames:,} frames ({size / 1e9:.1f} GB); check its frame rate, or resample it to "
                     f"{ref.fps:g} fps before synthesizing")
-            m = c.motion.resampled(ref.fps)
+            m = c.motion.resampled(ref.fps) if resample is None else resample(c.motion, ref.fps)
             lo, hi = c.core_range
             core = (min(int(round(lo * scale)), m.n_frames - 1), min(int(round(hi * scale)), m.n_frames - 1))
             c = replace(c, motion=m, core=core if c.core is not None else None)
