@@ -732,18 +732,20 @@ def bone_channels(obj: bpy.types.Object, motion: Motion) -> list[tuple[str, str,
     Raises ``ValueError`` for a motion joint that is not a bone of ``obj``.
     """
     skeleton, info, pairs = _bone_joints(obj, motion)
+    joints = [j for _, j in pairs]
+    basis = _basis(info, motion.rotations[:, [s for s, _ in pairs]], joints)  # (F, K, 4)
+    location = _location(skeleton, info, motion.positions[:, [s for s, _ in pairs]], joints)
     channels = []
-    for s, j in pairs:
+    for k, j in enumerate(joints):
         bone, mode = info.bones[j], info.rotation_modes[j]
-        basis = _basis(info, motion.rotations[:, s], j)
         if mode == 'QUATERNION':
-            channels.append((bone, "rotation_quaternion", quat.unroll(basis, axis=0)))
+            channels.append((bone, "rotation_quaternion", quat.unroll(basis[:, k], axis=0)))
         elif mode == 'AXIS_ANGLE':
-            channels.append((bone, "rotation_axis_angle", _quat_to_axis_angle(quat.unroll(basis, axis=0))))
+            channels.append((bone, "rotation_axis_angle", _quat_to_axis_angle(quat.unroll(basis[:, k], axis=0))))
         else:
-            channels.append((bone, "rotation_euler", np.unwrap(quat_to_euler(basis, mode), axis=0)))
+            channels.append((bone, "rotation_euler", np.unwrap(quat_to_euler(basis[:, k], mode), axis=0)))
         if not info.connected[j]:
-            channels.append((bone, "location", _location(skeleton, info, motion.positions[:, s], j)))
+            channels.append((bone, "location", location[:, k]))
     return channels
 
 
@@ -761,58 +763,94 @@ def changed_bone_channels(
     quaternion signs agree with it, Euler angles unwrap from it. Where the key
     after the window no longer follows (the other sign, another turn of
     2 pi), the rest of that curve is carried along, flipped or shifted, as a
-    whole-motion write would give it.
+    whole-motion write would give it. Joints sharing a window and a rotation
+    mode are converted together (a moved strip gives one window to most joints).
     """
     skeleton, info, pairs = _bone_joints(obj, motion)
-    out = []
+    groups: dict[tuple, list[tuple[int, int]]] = {}
     for s, j in pairs:
-        if s not in windows:
-            continue
-        first, last = windows[s]
-        bone, mode = info.bones[j], info.rotation_modes[j]
-        basis = _basis(info, motion.rotations[first:last + 1, s], j)
+        if s in windows:
+            groups.setdefault((*windows[s], info.rotation_modes[j]), []).append((s, j))
+    out = []
+    for (first, last, mode), members in groups.items():
+        sources = [s for s, _ in members]
+        joints = [j for _, j in members]
+        paths = [f'pose.bones["{bpy.utils.escape_identifier(info.bones[j])}"]' for j in joints]
         prop = {'QUATERNION': "rotation_quaternion", 'AXIS_ANGLE': "rotation_axis_angle"}.get(mode, "rotation_euler")
-        path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
-        old = np.stack([keyed[(path, i)] for i in range(4 if prop != "rotation_euler" else 3)], axis=-1)
-        old = old.astype(np.float64)
+        size = 3 if prop == "rotation_euler" else 4
+        curves = [[keyed[(f"{path}.{prop}", i)] for i in range(size)] for path in paths]
+        held = _KeyedRows(curves)
+        basis = _basis(info, motion.rotations[first:last + 1][:, sources], joints)  # (W, K, 4)
         if prop == "rotation_euler":
-            values = _continued_euler(quat_to_euler(basis, mode), old, first, last)
+            values = _continued_euler(quat_to_euler(basis, mode), held, first, last)
         else:
-            held = old if prop == "rotation_quaternion" else _axis_angle_to_quat(old)
-            values = _continued_quaternions(basis, held, first, last)
+            quats = held if prop == "rotation_quaternion" else _AxisAngleRows(held)
+            values = _continued_quaternions(basis, quats, first, last)
             if prop == "rotation_axis_angle":
-                values = _quat_to_axis_angle(values)
-        out += [(path, i, first, values[:, i]) for i in range(values.shape[1])]
-        if not info.connected[j]:
-            location = _location(skeleton, info, motion.positions[first:last + 1, s], j)
-            path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].location'
-            out += [(path, i, first, location[:, i]) for i in range(3)]
+                values = [_quat_to_axis_angle(v) for v in values]
+        for path, v in zip(paths, values):
+            out += [(f"{path}.{prop}", i, first, v[:, i]) for i in range(size)]
+        unconnected = [k for k, j in enumerate(joints) if not info.connected[j]]
+        if unconnected:
+            location = _location(skeleton, info, motion.positions[first:last + 1][:, [sources[k] for k in unconnected]],
+                                 [joints[k] for k in unconnected])
+            for n, k in enumerate(unconnected):
+                out += [(f"{paths[k]}.location", i, first, location[:, n, i]) for i in range(3)]
     return out
 
 
-def _continued_quaternions(q: np.ndarray, held: np.ndarray, first: int, last: int) -> np.ndarray:
-    """Quaternions ``q`` for frames ``first..last`` unrolled on from ``held[first - 1]``, plus the rest of
-    ``held`` negated when its next key disagrees in sign with the window's last."""
+class _KeyedRows:
+    """Keyed values ``[joint][component] -> (F,)`` read as ``(F, K, C)`` rows, copying only the rows asked for
+    (a window needs the keys next to it, and the rest of a curve only when it must be carried along)."""
+
+    def __init__(self, curves: list):
+        self.curves = curves
+
+    def __len__(self) -> int:
+        return len(self.curves[0][0])
+
+    def __getitem__(self, rows) -> np.ndarray:
+        return np.stack([np.stack([c[rows] for c in joint], axis=-1) for joint in self.curves],
+                        axis=-2).astype(np.float64)
+
+
+class _AxisAngleRows:
+    """Keyed axis-angle rows read as quaternions."""
+
+    def __init__(self, rows: _KeyedRows):
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, rows) -> np.ndarray:
+        return _axis_angle_to_quat(self.rows[rows])
+
+
+def _continued_quaternions(q: np.ndarray, held, first: int, last: int) -> list[np.ndarray]:
+    """Per joint, quaternions ``q (W, K, 4)`` for frames ``first..last`` unrolled on from
+    ``held[first - 1]`` (``held (F, K, 4)``, or rows of it: as keyed), plus the rest of ``held``
+    negated where its next key disagrees in sign with the window's last."""
     q = quat.unroll(q, axis=0)
-    if first > 0 and quat.dot(q[0], held[first - 1]) < 0.0:
-        q = -q
-    if last + 1 < len(held) and quat.dot(q[-1], held[last + 1]) < 0.0:
-        q = np.concatenate([q, -held[last + 1:]])
-    return q
+    if first > 0:
+        q = q * np.where(quat.dot(q[0], held[first - 1]) < 0.0, -1.0, 1.0)[:, None]
+    flipped = (quat.dot(q[-1], held[last + 1]) < 0.0 if last + 1 < len(held)
+               else np.zeros(q.shape[1], dtype=bool))
+    return [np.concatenate([q[:, k], -held[last + 1:][:, k]]) if flipped[k] else q[:, k] for k in range(q.shape[1])]
 
 
-def _continued_euler(angles: np.ndarray, held: np.ndarray, first: int, last: int) -> np.ndarray:
-    """Euler ``angles`` for frames ``first..last`` unwrapped on from ``held[first - 1]``, plus the rest of
-    ``held`` shifted by whole turns where its next key no longer unwraps from the window's last."""
+def _continued_euler(angles: np.ndarray, held, first: int, last: int) -> list[np.ndarray]:
+    """Per joint, Euler ``angles (W, K, 3)`` for frames ``first..last`` unwrapped on from
+    ``held[first - 1]`` (``held (F, K, 3)``, or rows of it: as keyed), plus the rest of ``held``
+    shifted by whole turns where its next key no longer unwraps from the window's last."""
     if first > 0:
         angles = np.unwrap(np.concatenate([held[first - 1:first], angles]), axis=0)[1:]
     else:
         angles = np.unwrap(angles, axis=0)
-    if last + 1 < len(held):
-        shift = np.unwrap(np.stack([angles[-1], held[last + 1]]), axis=0)[1] - held[last + 1]
-        if np.any(shift != 0.0):
-            angles = np.concatenate([angles, held[last + 1:] + shift])
-    return angles
+    shift = (np.unwrap(np.stack([angles[-1], held[last + 1]]), axis=0)[1] - held[last + 1]
+             if last + 1 < len(held) else np.zeros(angles.shape[1:]))
+    return [np.concatenate([angles[:, k], held[last + 1:][:, k] + shift[k]]) if np.any(shift[k] != 0.0)
+            else angles[:, k] for k in range(angles.shape[1])]
 
 
 def _bone_joints(obj: bpy.types.Object, motion: Motion):
@@ -835,14 +873,16 @@ def _bone_joints(obj: bpy.types.Object, motion: Motion):
     return skeleton, info, pairs
 
 
-def _basis(info: ArmatureInfo, rotations: np.ndarray, j: int) -> np.ndarray:
-    """A joint's rotations ``(F, 4)`` as the pose bone's basis rotation (relative to its rest)."""
+def _basis(info: ArmatureInfo, rotations: np.ndarray, j) -> np.ndarray:
+    """Joint ``j``'s rotations ``(F, 4)`` as the pose bone's basis rotation (relative to its rest);
+    with a list of joints, their rotations ``(F, K, 4)``."""
     rest = info.rest_rotations[j]
     return quat.mul(quat.mul(quat.inv(rest), rotations), rest)
 
 
-def _location(skeleton: Skeleton, info: ArmatureInfo, positions: np.ndarray, j: int) -> np.ndarray:
-    """A joint's local positions ``(F, 3)`` as the pose bone's location (from its rest head, in its rest frame)."""
+def _location(skeleton: Skeleton, info: ArmatureInfo, positions: np.ndarray, j) -> np.ndarray:
+    """Joint ``j``'s local positions ``(F, 3)`` as the pose bone's location (from its rest head, in its rest
+    frame); with a list of joints, their positions ``(F, K, 3)``."""
     return quat.inv_mul_vec(info.rest_rotations[j], positions - skeleton.offsets[j])
 
 

@@ -199,7 +199,8 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
         return _rewritten(obj, preview, session, result)
     windows = _changed_windows(session.motion, motion)
     written = 0
-    frames = np.arange(start, start + motion.n_frames, dtype=np.float32)
+    co = np.empty((motion.n_frames, 2), dtype=np.float32)  # (frame, value) rows, as foreach_set takes them
+    co[:, 0] = np.arange(start, start + motion.n_frames)
     for path, index, first, values in changed_bone_channels(obj, motion, windows, session.channels):
         keyed = session.channels[(path, index)]
         values = values.astype(np.float32)
@@ -210,9 +211,10 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
         points = bag.fcurves.find(path, index=index).keyframe_points
         if changed.size <= FEW_KEYS:
             for k in changed:
-                points[int(k)].co = (frames[k], keyed[k])
+                points[int(k)].co = co[k, 0], keyed[k]
         else:
-            points.foreach_set("co", np.column_stack([frames, keyed]).ravel())
+            co[:, 1] = keyed
+            points.foreach_set("co", co.ravel())
         written += changed.size
     session.motion = motion
     if written:
@@ -273,11 +275,10 @@ def _changed_windows(before, after) -> dict:
 
     changed = (np.any(before.rotations != after.rotations, axis=-1)
                | np.any(before.positions != after.positions, axis=-1))  # (F, J)
-    windows = {}
-    for j in np.flatnonzero(changed.any(axis=0)):
-        rows = np.flatnonzero(changed[:, j])
-        windows[int(j)] = (int(rows[0]), int(rows[-1]))
-    return windows
+    joints = np.flatnonzero(changed.any(axis=0))
+    first = np.argmax(changed[:, joints], axis=0)
+    last = len(changed) - 1 - np.argmax(changed[::-1, joints], axis=0)
+    return {int(j): (int(a), int(b)) for j, a, b in zip(joints, first, last)}
 
 
 def _keyed_values(bag) -> dict:

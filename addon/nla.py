@@ -1141,6 +1141,21 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     return action
 
 
+def sign_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> None:
+    """Record the preview as what synthesizing ``strips`` at ``responsiveness`` gives now
+    (``preview_signature``, as :func:`show_preview` does), for Bake to keep it.
+
+    For a preview the live re-synthesis brought up to date (:mod:`.live`), whose
+    keys equal a fresh synthesis's to rounding; it signs the keys as they are.
+    """
+    from .convert import action_digest
+
+    action = obj.smart_motion.preview_action
+    if action is not None:
+        obj.smart_motion.preview_signature = " ".join([*signature_parts(obj, strips, responsiveness),
+                                                        action_digest(action)])
+
+
 def clear_preview(obj: bpy.types.Object) -> bool:
     """Remove the preview track and action, unmute the sources, restore a set-aside action.
 

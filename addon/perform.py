@@ -207,6 +207,10 @@ class Performance:
         Returns what it did, for the report. The added strips and the preview stay.
         """
         self.keep_in_step()
+        if self.added and len(self.strips()) > 1:
+            # Bake keeps the preview as it was played: its keys are the live re-synthesis', equal to a
+            # fresh synthesis of the strips to rounding (float32 keys), so they are signed as current
+            nla.sign_preview(self.obj, self.strips(), self.responsiveness)
         self.scene.frame_set(self.start_frame)
         if self.added:
             text = (f"performed {len(self.added)} strip{'' if len(self.added) == 1 else 's'} "

@@ -512,11 +512,12 @@ def test_a_window_of_changed_keys_continues_as_a_whole_write_would(convert, quat
     changed[first:last + 1] = quat.mul(quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 2.5), raw[first:last + 1])
 
     held = quat.unroll(raw, axis=0)
-    window = convert._continued_quaternions(changed[first:last + 1], held, first, last)
+    (window,) = convert._continued_quaternions(changed[first:last + 1, None], held[:, None], first, last)
     stitched = np.concatenate([held[:first], window, held[first + len(window):]])
     np.testing.assert_allclose(stitched, quat.unroll(changed, axis=0), atol=1e-12)
 
     euler = np.unwrap(convert.quat_to_euler(raw, 'XYZ'), axis=0)
-    window = convert._continued_euler(convert.quat_to_euler(changed[first:last + 1], 'XYZ'), euler, first, last)
+    (window,) = convert._continued_euler(convert.quat_to_euler(changed[first:last + 1, None], 'XYZ'), euler[:, None],
+                                         first, last)
     stitched = np.concatenate([euler[:first], window, euler[first + len(window):]])
     np.testing.assert_allclose(stitched, np.unwrap(convert.quat_to_euler(changed, 'XYZ'), axis=0), atol=1e-9)
