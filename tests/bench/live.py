@@ -12,8 +12,10 @@ chained over it (tests/bench/metrics.naive_crossfade).
 
 Target: under 50 ms from a change to the updated preview, keys written included;
 the core's share is aimed at 35 ms, leaving the rest to the Blender side.
-:func:`core_timings` returns the core's figures, so that a Blender-side benchmark can
-add its key-writing time to them and print the whole live path.
+:func:`core_timings` returns the core's figures. Then the whole live path in Blender
+(tests/bench/live_blender.py, run here too unless --core-only): the same timeline as NLA
+strips of one armature, the fifth strip moved, timed from the change to the preview
+updated, keys written included, beside the full Synthesize.
 """
 
 from __future__ import annotations
@@ -120,6 +122,10 @@ def main() -> None:
     print(f"  target: the core's share of the live path under {1000 * CORE_TARGET_S:.0f} ms -> "
           f"{'met' if t['update'] < CORE_TARGET_S else 'NOT met'} ({1000 * t['update']:.1f} ms); the whole live path "
           f"(keys written included, timed on the Blender side) must stay under {1000 * LIVE_TARGET_S:.0f} ms")
+    if "--core-only" not in sys.argv:
+        import live_blender  # (imports bpy with a temporary profile)
+
+        live_blender.report(live_blender.blender_timings())
 
 
 if __name__ == "__main__":
