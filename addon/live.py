@@ -38,6 +38,9 @@ from . import nla
 # Curves with at most this many changed keys get them set one by one; more, and the
 # whole curve is written in bulk, which is cheaper than many single writes.
 FEW_KEYS = 32
+# Keys another synthesis wrote (Synthesize, an undone state) that differ from the live one's by
+# less than this share are rounding (a few float32 steps), and are left as they are.
+ROUNDING = 5e-7
 
 
 @dataclass
@@ -76,6 +79,20 @@ def forget(obj: bpy.types.Object | None = None) -> None:
         _sessions.clear()
     else:
         _sessions.pop(obj.session_uid, None)
+
+
+def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
+    """Take a preview Synthesize just wrote as up to date: nothing is synthesized again until an edit.
+
+    Its keys are read, and the motion they show computed, only at the first
+    live update (:func:`_rewritten`).
+    """
+    preview = obj.smart_motion.preview_action
+    if preview is None:
+        return
+    session = _session(obj)
+    session.key = timeline_key(obj, scene or bpy.context.scene)
+    session.action, session.channels, session.motion = preview.session_uid, None, None
 
 
 def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
@@ -150,11 +167,13 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     obj.smart_motion.live_error = ""
     synthesized = time.perf_counter()
     written = _write_preview(obj, preview, session, result)
-    nla.record_plan(obj, sources, result)
     if written:
+        nla.record_plan(obj, sources, result)
         # The keys now differ from those Synthesize wrote: Bake synthesizes anew (the same
         # result) rather than every live update hashing every source key.
         obj.smart_motion.preview_signature = ""
+    # (with no key written, the preview and its plan stay as they are: what was recomputed
+    # equals them to rounding)
     session.key = key
     session.stats.update({"keys written": written, "synthesis s": synthesized - began,
                           "total s": time.perf_counter() - began,
@@ -227,8 +246,10 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
     Synthesize, an undo) or its frames changed; returns the keys written.
 
     On the same frames, every channel is computed and only the keys that
-    differ are written; on other frames, the action is written anew and the
-    preview strip made again over them.
+    differ by more than rounding are written (the keys may come from a full
+    synthesis, which an incremental one equals to rounding: rewriting those
+    would only make Bake synthesize again); on other frames, the action is
+    written anew and the preview strip made again over them.
     """
     import numpy as np
 
@@ -247,7 +268,7 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
                 old = keyed.get((path, index))
                 if old is None:
                     break  # a channel the preview lacks: write it whole below
-                changed = np.flatnonzero(new != old)
+                changed = np.flatnonzero(np.abs(new - old) > ROUNDING * np.abs(old) + 1e-9)
                 if changed.size:
                     bag.fcurves.find(path, index=index).keyframe_points.foreach_set(
                         "co", np.column_stack([frames, new]).ravel())

@@ -1138,6 +1138,9 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     track.is_solo = True
     for source in source_strips(obj):
         strip_settings(obj, source, create=True).preview_source = source.name in sources
+    from . import live  # (live imports this module)
+
+    live.adopt(obj)
     return action
 
 
