@@ -4,8 +4,9 @@
 The search is independent of how a pair is planned: :func:`earliest_start` is
 given ``plan_at(start) -> PairPlan``, the plan of the pair with the new clip
 starting at output frame ``start`` (``core.synthesize.as_soon_as_possible``
-builds it from the motion synthesized so far), and only reads each plan's
-blending ranges and their excess over the search's limits.
+builds it from the motion synthesized so far), and ``peak_at(start) -> float``, the
+peak acceleration of the gap as synthesized there; it reads each plan's blending
+ranges and their excess over the search's limits, and the peaks.
 
 Timeline conventions as in core.plan: output frames, ranges end inclusive.
 """
@@ -21,6 +22,9 @@ from .plan import PairPlan
 # pulls are few (each moves the clip to where its blends begin); the bound only guards
 # against a plan that keeps choosing a later blend start one frame at a time
 MAX_PULLS = 16
+# the candidate starts give the cores about 1.41 times the room of the one before:
+# five between the shortest room and the paper's second, each a render of the pair
+ROOM_STEP = 2.0 ** 0.5
 
 
 def blending_ranges(pair: PairPlan) -> tuple[int, int]:
@@ -36,74 +40,86 @@ def excess(pair: PairPlan) -> float:
     return max((s.excess for s in pair.segments), default=0.0)
 
 
-def earliest_start(plan_at: Callable[[int], PairPlan], *, played: int, lead: int, fps: float, interval_s: float,
-                   min_blend_s: float, max_interval_s: float) -> int:
-    """The earliest output frame the new clip can start at so that its blends keep within
-    the limits the range search puts on them (2014, section 5).
+def earliest_start(plan_at: Callable[[int], PairPlan], peak_at: Callable[[int], float], *, played: int, lead: int,
+                   fps: float, responsiveness: float, interval_s: float, min_blend_s: float,
+                   max_interval_s: float) -> int:
+    """The earliest output frame the new clip can start at for how smooth W asks its
+    transition to be (2014, section 5).
 
     plan_at      the pair's plan with the new clip starting at a given output frame.
+    peak_at      the peak acceleration of the pair's gap with the new clip starting
+                 there, as synthesized (core.quality's ``accel``: over the two clips'
+                 99th percentile, so on one scale for every start of the pair).
     played       the last frame no blend may change: the previous core's last frame, or
                  t_current + 1 when later (eq. 17: blends start after t_current).
     lead         clip frames before the new clip's core.
+    responsiveness  W: 0 starts the clip soonest, 1 where its gap is smoothest.
     interval_s   the paper's fixed interval: the new core is placed this long after
                  ``played`` to optimise the blending ranges (one second in 2014 section 5).
     min_blend_s  the cores leave at least this long to blend in (the shortest blend).
     max_interval_s  how far the provisional placement may be widened (below).
 
-    The paper's three steps:
+    The paper's three steps, with what it leaves open decided here:
 
-    1. place the clip provisionally, its core ``interval_s`` after ``played``;
-    2. optimise the blending ranges there (``plan_at``: method by the foot-moving
-       phases between the cores, transition > connection > adaptation, then eq. 9);
+    1. place the clip provisionally, its core ``interval_s`` after ``played``; while
+       the plan there exceeds the range search's limits (set by W, docs/design.md) the
+       interval doubles, up to ``max_interval_s``. That placement is the latest start.
+    2. optimise the blending ranges (``plan_at``) at starts between the shortest room
+       and that placement, each giving the cores ``ROOM_STEP`` times the room of the
+       one before, and take the one whose delay plus ``rate(W)`` times its peak is
+       least, ``rate(W) = (min_blend_s + interval_s * W) / (1 - W)`` seconds per unit
+       of peak: at W = 0 a shortest blend's length of delay buys one unit (one 99th
+       percentile of the clips' own acceleration), at W = 0.5 the paper's second
+       more, and at W = 1 the smoothest start is taken however late.
     3. pull the clip earlier until no gap is left between the blending ranges and
-       the cores: each pull moves the clip by the frames between ``played`` and the
-       first blend plus those between the last blend and the new core (the clip's
-       own lead-in playing unblended), and the ranges are optimised again in the
-       room left.
+       the cores (each pull by the frames between ``played`` and the first blend plus
+       the clip's own lead-in playing unblended after the last), while that costs no
+       more (a pull lands off the candidates, so outside the argument below; on the
+       benchmark it changed no ordering).
 
-    What the paper leaves open. Our range search has limits on speed and
-    acceleration, set by W (docs/design.md), that may want more than the paper's
-    second between the cores: while the provisional plan exceeds them, the
-    interval doubles (up to ``max_interval_s``). A pull is kept only while the
-    plan keeps within the limits (or exceeds them no more than the provisional
-    plan did, for clips that nothing blends within them). After the pulls, the
-    earliest start that keeps is found by bisection down to the shortest room
-    (see the comment there): W orders the delays through the limits, a smoother W
-    never starting a clip sooner. At W = 0 (no limits) that is the shortest room.
-    Bisection assumes that a start that keeps stays so later; where that fails
-    locally it still returns a start that keeps, only perhaps not the earliest.
+    Why measured, and why this choice: the plan's excess over the limits is an estimate
+    of each blend alone; what the gap renders to (a short clip's eased end, a foot the
+    contact stage holds) can be rougher at a later start, and a start chosen as the
+    earliest that keeps within W's limits had a higher peak at a higher W on 22 of the
+    56 pairs of tests/bench/asap.py. Choosing the least of ``delay + rate(W) * peak``
+    over the same starts for every W orders both by W: for W1 < W2 with choices s1, s2,
+    adding the two inequalities that make each the least gives
+    ``(rate(W2) - rate(W1)) * (peak(s2) - peak(s1)) <= 0``, so the smoother W never has
+    the higher peak and never the earlier start, as long as a start's peak does not
+    depend on W (it does a little, through the ranges W optimises: the residue
+    docs/design.md reports). A higher W only widens the placement of step 1, which
+    adds later starts and keeps the argument.
     """
     lowest = played + 1 + int(np.ceil(min_blend_s * fps)) - lead  # the shortest room between the cores
     interval = interval_s
-    start = max(played + 1 + int(round(interval * fps)) - lead, lowest)
-    plan = plan_at(start)
-    while excess(plan) > 1.0 and interval < max_interval_s:
+    far = max(played + 1 + int(round(interval * fps)) - lead, lowest)
+    while excess(plan_at(far)) > 1.0 and interval < max_interval_s:
         interval = min(2.0 * interval, max_interval_s)
-        start = max(played + 1 + int(round(interval * fps)) - lead, lowest)
-        plan = plan_at(start)
-    bound = max(1.0, excess(plan)) + 1e-9
+        far = max(played + 1 + int(round(interval * fps)) - lead, lowest)
+    shortest = max(lowest + lead - played - 1, 1)  # frames of room between the cores at ``lowest``
+    steps = int(np.ceil(np.log((far - lowest + shortest) / shortest) / np.log(ROOM_STEP)))
+    candidates = sorted({min(lowest - shortest + int(round(shortest * ROOM_STEP**i)), far) for i in range(steps + 1)})
+    W = float(responsiveness)
+    rate = (min_blend_s + interval_s * W) / (1.0 - W) if W < 1.0 else np.inf  # step 2
 
-    def keeps(p: PairPlan) -> bool:
-        return excess(p) <= bound
+    def cost(start: int) -> tuple[float, float]:
+        delay = (start - lowest) / fps
+        if rate == 0.0:
+            return (delay, 0.0)
+        return (peak_at(start), delay) if rate == np.inf else (delay + rate * peak_at(start), 0.0)
 
+    best, start = None, lowest
+    for s in candidates:
+        if best is not None and rate < np.inf and (s - lowest) / fps > best[0]:
+            break  # its delay alone costs more than the best so far, and so do the later ones'
+        c = cost(s)
+        if best is None or c < best:
+            best, start = c, s
     for _ in range(MAX_PULLS):
-        first, last = blending_ranges(plan)
+        first, last = blending_ranges(plan_at(start))
         gap = max(first - played, 0) + max(start + lead - last, 0)
         target = max(start - gap, lowest)
-        if target >= start or not keeps(candidate := plan_at(target)):
+        if target >= start or cost(target) > cost(start):
             break
-        start, plan = target, candidate
-    # Then the earliest start between the shortest room and there that still keeps
-    # within the limits, by bisection: with fewer frames between the cores a blend
-    # can only be shorter, so more abrupt, and a start that asks too much of the body
-    # is followed by none earlier that asks less. Without this step the path of the
-    # pulls decided: a responsive W whose optimum filled the room a frame early
-    # stopped there, later than a smoother W (tests/core/test_schedule.py).
-    bad = lowest - 1
-    while start - bad > 1:
-        mid = (bad + start) // 2
-        if keeps(plan_at(mid)):
-            start = mid
-        else:
-            bad = mid
+        start = target
     return int(start)

@@ -38,7 +38,7 @@ from .optimize import blend_weights
 from .options import SynthesisOptions
 from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Composition, PairPlan, Plan, Rejection,
                    Result, Segment)
-from .quality import SourceFigures, floors_by_foot, foot_levels, foot_positions, gap_quality
+from .quality import SourceFigures, floors_by_foot, foot_levels, foot_positions, gap_quality, measure_step
 from .render import held_until, render_pair
 from .schedule import earliest_start
 from .rig import Rig, detect_up, find_rig, leg_length
@@ -111,12 +111,14 @@ def as_soon_as_possible(
     """The output frame at which ``new_clip`` starts when run as soon as possible after
     ``clips`` (2014, section 5; 2008, section 3.3); ``new_clip.start`` is ignored.
 
-    The motion synthesized from ``clips`` so far is planned against the new clip at
-    several starts (core.schedule.earliest_start: placed at the paper's fixed
-    interval, its blending ranges optimised, then pulled earlier until no gap is left
-    between the previous core and the blends, as long as they keep within the range
-    search's limits). Responsiveness W acts as in :func:`synthesize`: a smoother W
-    wants longer, gentler blends, so a later start.
+    The motion synthesized from ``clips`` so far is planned against the new clip, and
+    the pair rendered and measured, at several starts (core.schedule.earliest_start:
+    from the shortest room to the paper's fixed interval, the one whose delay plus W's
+    price on the gap's peak acceleration is least, then pulled earlier until no gap is
+    left between the previous core and the blends while that costs no more).
+    Responsiveness W acts as in :func:`synthesize` and on that price: a smoother W
+    never starts the clip sooner, nor (but for how W changes the ranges at one start)
+    with a higher peak.
 
     t_current  eq. (17): the output frame being played; every blend starts after it,
                so synthesizing ``[*clips, Clip(..., start, current=t_current)]`` leaves
@@ -131,17 +133,48 @@ def as_soon_as_possible(
     every, ctx, joints, contacts = _prepared([*clips, new_clip], responsiveness, rig, pose_ends, options)
     new_clip, clip_contacts = every[-1], contacts[-1]
     # additional motions (2008, 8) are composed over the sequence, not joined to it
-    before, _, before_contacts, _ = _sequence(every[:-1], joints[:-1], contacts[:-1], ctx)
-    track, _, _, _ = _joined(before, before_contacts, ctx)
+    before, before_joints, before_contacts, _ = _sequence(every[:-1], joints[:-1], contacts[:-1], ctx)
+    track, _, _, joined = _joined(before, before_contacts, ctx)
     played = played_until(track, new_clip)
     track = _as_played(track, played)
 
+    # the same start is asked for by the search more than once (its plan and its measure)
+    plans: dict[int, PairPlan] = {}
+
     def plan_at(start: int) -> PairPlan:
-        return plan_pair(track, replace(new_clip, start=start), clip_contacts, ctx)
+        if start not in plans:
+            plans[start] = plan_pair(track, replace(new_clip, start=start), clip_contacts, ctx)
+        return plans[start]
+
+    # the gap's peak acceleration as synthesize measures it (core.quality), rendered from
+    # just before the previous core's end: frames the blends and the contact stage leave
+    # alone are not rendered again
+    k = measure_step(ctx.fps)
+    lo = max(played - 2 * k - track.first, 0)
+    window = replace(track, rotations=track.rotations[lo:], positions=track.positions[lo:],
+                     contacts=track.contacts[lo:], first=track.first + lo)
+    last_clip = joined[-1][1]
+    figures = {id(last_clip): SourceFigures.of(last_clip.motion, ctx.rig, ctx.up, next(g for c, g in zip(before, before_joints) if c is last_clip)),
+               id(new_clip): SourceFigures.of(new_clip.motion, ctx.rig, ctx.up, joints[-1])}
+
+    def peak_at(start: int) -> float:
+        clip = replace(new_clip, start=start)
+        gap = (played, start + clip.core_range[0])
+        pair = replace(plan_at(start), gap=gap)
+        out = render_pair(window, clip, clip_contacts, pair, ctx)
+        n = min(gap[1] + k + 1 - out.first, len(out.rotations))
+        out = replace(out, rotations=out.rotations[:n], positions=out.positions[:n], contacts=out.contacts[:n])
+        motion = Motion(clip.motion.skeleton, out.rotations, out.positions, ctx.fps)
+        ids = {id(last_clip): figures[id(last_clip)], id(clip): figures[id(new_clip)]}
+        motion = _feet_held(motion, out, [pair], [(last_clip, clip)], ids, ctx)
+        (measured,) = _measured(motion, out.first, [pair], [(last_clip, clip)], ids, ctx)
+        # no sample in the gap: nothing there to be rough
+        return measured.quality.accel or 0.0
 
     o = ctx.options
-    return earliest_start(plan_at, played=played, lead=new_clip.core_range[0], fps=ctx.fps,
-                          interval_s=o.asap_interval_s, min_blend_s=o.min_blend_s, max_interval_s=o.max_blend_s)
+    return earliest_start(plan_at, peak_at, played=played, lead=new_clip.core_range[0], fps=ctx.fps,
+                          responsiveness=ctx.responsiveness, interval_s=o.asap_interval_s, min_blend_s=o.min_blend_s,
+                          max_interval_s=o.max_blend_s)
 
 
 def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pose_ends: str,
