@@ -173,16 +173,21 @@ def spine_joints(rig: Rig) -> list[int]:
 def largest_share(start: np.ndarray, move: np.ndarray, limit: np.ndarray) -> np.ndarray:
     """``(F, 3), (F, 3), (F,)`` -> ``(F,)``: the largest k in [0, 1] with |start + k move| <= limit.
 
-    ``start`` (a hip relative to its ankle) is within ``limit``; where it is not,
-    no share of the move is taken. The points within reach along the move form one
-    interval around k = 0, whose upper end solves a quadratic.
+    ``start`` (a hip relative to its ankle) is within ``limit``. The points within
+    reach along the move form one interval around k = 0, whose upper end is the
+    larger root of a quadratic. That root is taken even where rounding puts
+    ``start`` a hair beyond the limit (a leg already at its limit, as a leg
+    stretched further than the margin is, or one the horizontal share just
+    stretched to it): the share then stays a continuous function of the legs,
+    none for a move outwards and the part of the move inwards that stays within
+    reach, rather than dropping to none on the sign of a rounding error.
     """
     a = np.sum(move * move, axis=-1)
     b = np.sum(start * move, axis=-1)
     c = np.sum(start * start, axis=-1) - limit * limit
     root = np.sqrt(np.maximum(b * b - a * c, 0.0))
     k = np.where(a > 1e-18, (root - b) / np.where(a > 1e-18, a, 1.0), 1.0)
-    return np.where(c > 0.0, 0.0, np.clip(k, 0.0, 1.0))
+    return np.clip(k, 0.0, 1.0)
 
 
 def leg_safe_shift(shift: np.ndarray, hips: np.ndarray, ankles: np.ndarray, reach: np.ndarray, up: np.ndarray

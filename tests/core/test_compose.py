@@ -1,9 +1,15 @@
 """Motion composition (Oshita 2008, section 8): an upper-body action layered onto a walk."""
 
+import importlib.util
+import sys
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from core import quat
+from core.align import Alignment
 from core.compose import (LEFT_ARM, RIGHT_ARM, UPPER_BODY, additional_parts, blend_ranges, composition_weights,
                           hermite_curve, largest_share, leg_safe_shift, movement_range, parts_mask, shoulder_angles,
                           spine_joints, vibration)
@@ -22,6 +28,16 @@ ADDITIONAL = {
     "raise-up-both-hands": UPPER_BODY,
 }
 START = 30  # output frame at which the additional clip starts, inside the walk
+
+_FUZZ = Path(__file__).resolve().parents[1] / "bench" / "fuzz.py"
+# tests/bench is a folder of scripts, not a package: load its timeline generator by path
+_spec = importlib.util.spec_from_file_location("bench_fuzz", _FUZZ)
+fuzz = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = fuzz  # its dataclasses look their module up there
+_spec.loader.exec_module(fuzz)
+# fuzzed timelines with an additional motion on which a 1e-12 rad turn of the first clip once
+# moved the output by 0.03 to 0.12 body heights (docs/design.md, live re-synthesis)
+CONDITIONING_SEEDS = (106, 108, 109, 124, 144, 148, 198)
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +114,20 @@ def test_only_the_vertical_vibration_is_scaled_down_for_a_straight_leg():
     safe, kept = leg_safe_shift(np.array([[0.0, 0.05, 0.02]]), hips, ankles, np.ones(2), up)
     assert safe[0, 2] == 0.02 and 0.0 <= safe[0, 1] < 0.05 and kept[0] < 1.0
     assert np.all(np.linalg.norm(hips + safe[:, None] - ankles, axis=-1) <= 0.99 + 1e-12)
+
+
+def test_a_leg_at_its_limit_takes_an_inward_move_whatever_the_rounding():
+    """The share is continuous at the limit: a leg exactly at it, or a rounding error beyond
+    it, takes all of a move inwards and none of a move outwards (no jump from all to none)."""
+    start = np.array([[0.0, 1.0, 0.0]] * 3)
+    limit = np.array([1.0, np.nextafter(1.0, 2.0), np.nextafter(1.0, 0.0)])  # at it, an ulp inside, an ulp beyond
+    inward, outward = np.array([[0.0, -0.1, 0.05]] * 3), np.array([[0.0, 0.1, 0.05]] * 3)
+    assert np.all(largest_share(start, inward, limit) == 1.0)
+    assert np.all(largest_share(start, outward, limit) <= 1e-6)
+    # sideways from the limit: a share that shrinks smoothly with how far inwards the move leans
+    lean = np.array([[0.3, -e, 0.0] for e in (1e-3, 1e-6, 0.0)])
+    k = largest_share(start, lean, np.ones(3))
+    assert np.allclose(k, -2.0 * lean[:, 1] / np.sum(lean**2, axis=-1), rtol=0.0, atol=1e-12)
 
 
 # --- the paper's claims on real clips ---------------------------------------------------
@@ -248,3 +278,28 @@ def test_composition_changes_no_frame_played_before_the_clip_was_added(mocap, wa
         (rejected,) = result.plan.rejected
         assert rejected.clip == "wave" and "eq. 17" in rejected.reason and f"after frame {current}" in rejected.reason
         assert np.array_equal(result.motion.rotations, alone.motion.rotations)
+
+
+@pytest.fixture(scope="module")
+def fuzz_clips():
+    if not fuzz.MOCAP.is_dir():
+        pytest.skip(f"real motion capture not found at {fuzz.MOCAP}")
+    return fuzz.Clips()
+
+
+@pytest.mark.parametrize("seed", CONDITIONING_SEEDS)
+def test_a_composition_follows_a_rounding_sized_turn_of_the_first_clip(fuzz_clips, seed):
+    """Composition is well conditioned: turning the first clip by 1e-12 rad about up turns the
+    composed output with it to 1e-6 body heights (without composition: 5e-9). A share of the
+    pelvis vibration that jumped between none and all at a leg's limit under rounding once
+    moved it by a tenth of the body."""
+    timeline, w = fuzz.random_timeline(seed, fuzz_clips)
+    first = timeline[0]
+    rig = find_rig(first.motion)
+    turn = Alignment(1e-12, np.zeros(3), np.array([0.0, 1.0, 0.0]), "")
+    a = synthesize(timeline, responsiveness=w)
+    b = synthesize([replace(first, motion=turn.apply(first.motion, rig.pelvis)), *timeline[1:]], responsiveness=w)
+    assert a.plan.compositions and [p.method for p in a.plan.pairs] == [p.method for p in b.plan.pairs]
+    ga, gb = (forward_kinematics(r.motion.rotations, r.motion.positions, r.motion.skeleton.parents,
+                                 rotations_out=False)[0][:, rig.pelvis:] for r in (a, b))
+    assert np.abs(turn.apply_points(ga) - gb).max() <= 1e-6 * body_height(first.motion, rig)
