@@ -10,9 +10,10 @@ import pytest
 
 from core import quat
 from core.align import Alignment
-from core.compose import (LEFT_ARM, RIGHT_ARM, UPPER_BODY, additional_parts, blend_ranges, composition_weights,
-                          hermite_curve, largest_share, leg_safe_shift, movement_range, parts_mask, shoulder_angles,
-                          spine_joints, vibration)
+from core.compose import (KNEE_MARGIN, LEFT_ARM, RIGHT_ARM, UPPER_BODY, additional_parts, blend_ranges,
+                          composition_weights, hermite_curve, knee_poles, largest_share, leg_safe_shift, margin_bend,
+                          movement_range, parts_mask, shoulder_angles, spine_joints, vibration)
+from core.ik import two_bone_ik
 from core.motion import forward_kinematics
 from core.options import SynthesisOptions
 from core.plan import Plan
@@ -128,6 +129,55 @@ def test_a_leg_at_its_limit_takes_an_inward_move_whatever_the_rounding():
     lean = np.array([[0.3, -e, 0.0] for e in (1e-3, 1e-6, 0.0)])
     k = largest_share(start, lean, np.ones(3))
     assert np.allclose(k, -2.0 * lean[:, 1] / np.sum(lean**2, axis=-1), rtol=0.0, atol=1e-12)
+
+
+def test_knee_poles_keep_a_bent_knee_and_give_a_straight_one_its_usual_direction():
+    """A clearly bent knee keeps its own direction; a straight one (a rounding error to either
+    side of its line, or on it) points where this knee usually points from the turning pelvis;
+    a leg straight in every frame points forward."""
+    turns = quat.from_axis_angle(np.array([0.0, 1.0, 0.0]), np.linspace(0.0, 1.0, 6))  # the pelvis turns
+    usual = np.array([np.sin(0.5), 0.0, np.cos(0.5)])  # forward and out, from the pelvis
+    offsets = np.array([0.2, 0.15, 0.1, 1e-12, -1e-12, 0.0])
+    local_knees = offsets[:, None] * usual + np.array([0.0, -0.4, 0.0])
+    hips = np.zeros((6, 1, 3))
+    knees = quat.mul_vec(turns, local_knees)[:, None]
+    ankles = np.broadcast_to([0.0, -0.8, 0.0], (6, 1, 3))
+    forward = quat.mul_vec(turns, np.tile([0.0, 0.0, 1.0], (6, 1)))
+
+    def degrees_from(poles, direction):
+        local = quat.inv_mul_vec(turns, poles[:, 0])
+        return np.degrees(np.arccos(local @ direction / np.linalg.norm(local, axis=-1)))
+
+    poles = knee_poles(hips, knees, ankles, turns, forward)
+    assert np.all(degrees_from(poles, usual)[:3] < 3.0)
+    straight = degrees_from(poles, usual)[3:]
+    assert np.all(straight < 10.0) and np.ptp(straight) < 1e-6
+    # legs straight throughout: the facing
+    flat = knee_poles(hips, quat.mul_vec(turns, np.tile([0.0, -0.4, 0.0], (6, 1)))[:, None], ankles, turns, forward)
+    assert np.all(degrees_from(flat, np.array([0.0, 0.0, 1.0])) < 1e-6)
+    # the margin offset is the knee's at (1 - KNEE_MARGIN) of the leg: the law of cosines
+    margin = float(margin_bend(np.array(0.5), np.array(0.5)))
+    assert (0.5 * (1.0 - KNEE_MARGIN)) ** 2 + margin**2 == pytest.approx(0.5**2)
+
+
+def test_a_straight_leg_bent_by_a_dip_of_the_pelvis_bends_forward_whatever_the_rounding():
+    """A leg the base holds straight has no knee direction of its own: a knee a hair (1e-7 of the
+    leg) to either side of its hip-ankle line must bend the same way when the hip comes down,
+    where a pole taken from that offset alone would throw the knee from one side to the other."""
+    hips = np.zeros((2, 1, 3))
+    ankles = np.array([[[0.0, -1.0, 0.0]]] * 2)
+    knees = np.array([[[1e-7, -0.5, 0.0]], [[-1e-7, -0.5, 0.0]]])  # either side of the line
+    forward = np.array([[0.0, 0.0, 1.0]] * 2)
+    lowered = ankles + np.array([0.0, 0.1, 0.0])  # the hip 0.1 of the leg lower: the ankle as seen from it
+
+    def bent_knee(pole):
+        root_delta, _ = two_bone_ik(hips, knees, ankles, lowered, pole)
+        return hips + quat.mul_vec(root_delta, knees - hips)
+
+    ours = bent_knee(knee_poles(hips, knees, ankles, quat.identity((len(hips),)), forward))
+    assert np.abs(ours[0] - ours[1]).max() < 1e-6 and np.all(ours[:, 0, 2] > 0.2)  # forward, both
+    own = bent_knee(knees - hips)
+    assert np.abs(own[0] - own[1]).max() > 0.4  # the offset alone: one knee left, the other right
 
 
 # --- the paper's claims on real clips ---------------------------------------------------
