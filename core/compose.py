@@ -216,7 +216,7 @@ def margin_bend(thigh: np.ndarray, shin: np.ndarray) -> np.ndarray:
     """How far a knee stands off its hip-ankle line when the leg is stretched to (1 - KNEE_MARGIN)
     of its length: bone lengths ``(...)`` -> ``(...)``, in their unit (law of cosines)."""
     d = (1.0 - KNEE_MARGIN) * (thigh + shin)
-    along = (thigh * thigh - shin * shin + d * d) / (2.0 * d)
+    along = (thigh * thigh - shin * shin + d * d) / np.maximum(2.0 * d, 1e-300)  # (no bones: no offset)
     return np.sqrt(np.maximum(thigh * thigh - along * along, 0.0))
 
 
@@ -244,8 +244,8 @@ def knee_poles(hips: np.ndarray, knees: np.ndarray, ankles: np.ndarray, pelvis: 
     offset = offset - np.sum(offset * line, axis=-1, keepdims=True) * line
     size = np.linalg.norm(offset, axis=-1, keepdims=True)
     margin = margin_bend(np.linalg.norm(knees - hips, axis=-1), np.linalg.norm(ankles - knees, axis=-1))[..., None]
-    # weighted by the offset as a share of the margin offset: a length, as the facing's weight is
-    typical = np.mean(size / margin * quat.inv_mul_vec(pelvis[:, None], offset), axis=0)  # (L, 3), pelvis frame
+    # in the pelvis frame, weighted by the offset as a share of the margin offset: a length, as the facing's weight is
+    typical = np.mean(size / np.maximum(margin, 1e-300) * quat.inv_mul_vec(pelvis[:, None], offset), axis=0)  # (L, 3)
     fallback = quat.mul_vec(pelvis[:, None], typical) + margin * forward[:, None]
     fallback = fallback / np.maximum(np.linalg.norm(fallback, axis=-1, keepdims=True), 1e-300)
     return offset + margin * fallback
