@@ -10,7 +10,10 @@ additional motion's spine angles and pelvis position and a Hermite curve through
 their values and velocities where the movement starts and ends (eq. 3), and added
 to the base motion. The base motion's feet stay exactly where they were: the
 added pelvis movement is scaled down vertically where it would over-extend a leg,
-and the legs are solved by IK onto the base motion's ankles.
+and the legs are solved by IK onto the base motion's ankles, their knees bending
+where the base's bend. Both are continuous functions of the base motion, so that
+rounding-sized changes of the input change the composite as little (see
+:func:`largest_share`, :func:`knee_poles`).
 
 Conventions as in :mod:`core.motion`: local rotations ``(F, J, 4)`` (w, x, y, z),
 local translations ``(F, J, 3)``; frame ranges are end inclusive; the
@@ -32,7 +35,7 @@ from .weights import cubic_hermite, hermite_weights
 
 __all__ = ["Composition", "compose", "shoulder_angles", "additional_parts", "movement_range", "hermite_curve",
            "vibration", "rotation_vibration", "composition_weights", "blend_ranges", "leg_safe_shift", "largest_share",
-           "RIGHT_ARM", "LEFT_ARM", "UPPER_BODY"]
+           "margin_bend", "knee_poles", "RIGHT_ARM", "LEFT_ARM", "UPPER_BODY"]
 
 # Share of a shoulder angle's range by which the angle must have left its first
 # (last) value for the movement to have started (not yet ended): t2 and t3 of Fig. 6.
@@ -173,16 +176,21 @@ def spine_joints(rig: Rig) -> list[int]:
 def largest_share(start: np.ndarray, move: np.ndarray, limit: np.ndarray) -> np.ndarray:
     """``(F, 3), (F, 3), (F,)`` -> ``(F,)``: the largest k in [0, 1] with |start + k move| <= limit.
 
-    ``start`` (a hip relative to its ankle) is within ``limit``; where it is not,
-    no share of the move is taken. The points within reach along the move form one
-    interval around k = 0, whose upper end solves a quadratic.
+    ``start`` (a hip relative to its ankle) is within ``limit``. The points within
+    reach along the move form one interval around k = 0, whose upper end is the
+    larger root of a quadratic. That root is taken even where rounding puts
+    ``start`` a hair beyond the limit (a leg already at its limit, as a leg
+    stretched further than the margin is, or one the horizontal share just
+    stretched to it): the share then stays a continuous function of the legs,
+    none for a move outwards and the part of the move inwards that stays within
+    reach, rather than dropping to none on the sign of a rounding error.
     """
     a = np.sum(move * move, axis=-1)
     b = np.sum(start * move, axis=-1)
     c = np.sum(start * start, axis=-1) - limit * limit
     root = np.sqrt(np.maximum(b * b - a * c, 0.0))
     k = np.where(a > 1e-18, (root - b) / np.where(a > 1e-18, a, 1.0), 1.0)
-    return np.where(c > 0.0, 0.0, np.clip(k, 0.0, 1.0))
+    return np.clip(k, 0.0, 1.0)
 
 
 def leg_safe_shift(shift: np.ndarray, hips: np.ndarray, ankles: np.ndarray, reach: np.ndarray, up: np.ndarray
@@ -202,6 +210,45 @@ def leg_safe_shift(shift: np.ndarray, hips: np.ndarray, ankles: np.ndarray, reac
     start = start + (k_flat[:, None] * flat)[:, None]
     k_up = largest_share(start, vertical[:, None], limit).min(axis=1)
     return k_flat[:, None] * flat + k_up[:, None] * vertical, k_up
+
+
+def margin_bend(thigh: np.ndarray, shin: np.ndarray) -> np.ndarray:
+    """How far a knee stands off its hip-ankle line when the leg is stretched to (1 - KNEE_MARGIN)
+    of its length: bone lengths ``(...)`` -> ``(...)``, in their unit (law of cosines)."""
+    d = (1.0 - KNEE_MARGIN) * (thigh + shin)
+    along = (thigh * thigh - shin * shin + d * d) / np.maximum(2.0 * d, 1e-300)  # (no bones: no offset)
+    return np.sqrt(np.maximum(thigh * thigh - along * along, 0.0))
+
+
+def knee_poles(hips: np.ndarray, knees: np.ndarray, ankles: np.ndarray, pelvis: np.ndarray, forward: np.ndarray
+               ) -> np.ndarray:
+    """Where the composed legs' knees point: the base motion's world hips, knees, ankles ``(F, L, 3)``,
+    its pelvis's world rotations ``(F, 4)`` and facing ``forward (F, 3)`` -> ``(F, L, 3)`` poles
+    for :func:`core.ik.legs_ik`.
+
+    The base's own knee direction, its knee's offset from the hip-ankle line, plus a
+    fallback scaled by the offset a knee has at the margin stretch (:func:`margin_bend`):
+    a bent leg keeps bending where it bends, while as a leg nears straight its offset,
+    and with it the meaning of its direction, shrinks to nothing (a straight leg's twist
+    does not show in its joints, and rounding turns a tiny offset any way), and the pole
+    turns smoothly to the fallback. The fallback is where this knee points relative to
+    the pelvis over the span, each frame weighted by its offset (so by how clearly it
+    bends), plus the facing weighted by the margin offset (for a leg straight throughout).
+    Each is a continuous function of the joints, where a pole from the offset alone, or
+    from the nearest clearly bent frame as :func:`core.ik.bend_directions` takes it,
+    jumps under rounding wherever a leg the base holds straight bends as the pelvis dips.
+    """
+    line = ankles - hips
+    line = line / np.maximum(np.linalg.norm(line, axis=-1, keepdims=True), 1e-300)
+    offset = knees - hips
+    offset = offset - np.sum(offset * line, axis=-1, keepdims=True) * line
+    size = np.linalg.norm(offset, axis=-1, keepdims=True)
+    margin = margin_bend(np.linalg.norm(knees - hips, axis=-1), np.linalg.norm(ankles - knees, axis=-1))[..., None]
+    # in the pelvis frame, weighted by the offset as a share of the margin offset: a length, as the facing's weight is
+    typical = np.mean(size / np.maximum(margin, 1e-300) * quat.inv_mul_vec(pelvis[:, None], offset), axis=0)  # (L, 3)
+    fallback = quat.mul_vec(pelvis[:, None], typical) + margin * forward[:, None]
+    fallback = fallback / np.maximum(np.linalg.norm(fallback, axis=-1, keepdims=True), 1e-300)
+    return offset + margin * fallback
 
 
 # --- composition (8.2) -----------------------------------------------------------------
@@ -257,7 +304,7 @@ def compose(
     legs = [rig.leg(s) for s in "LR"]
     shift = vibration(positions[:, rig.pelvis], t2, t3)
     clip_facing = pelvis_facing(positions[t2:t3 + 1, legs[0].hip], positions[t2:t3 + 1, legs[1].hip], up).mean(axis=0)
-    base_joints = [rig.pelvis] + [j for leg in legs for j in (leg.hip, leg.ankle)]
+    base_joints = [rig.pelvis] + [j for leg in legs for j in (leg.hip, leg.ankle)] + [leg.knee for leg in legs]
     gpos, grot = forward_kinematics(base.rotations[span], base.positions[span], base.skeleton.parents, base_joints)
     base_facing = pelvis_facing(gpos[:, 1], gpos[:, 3], up)
     shift = quat.mul_vec(quat.between(np.broadcast_to(clip_facing, base_facing.shape), base_facing), shift)
@@ -275,9 +322,11 @@ def compose(
     moved = np.arange(first + t2, first + t3 + 1)
     targets = np.zeros((base.n_frames, 2, 3))
     turns = np.tile(quat.identity((1, 2)), (base.n_frames, 1, 1))
+    poles = np.zeros((base.n_frames, 2, 3))
     targets[span], turns[span] = ankles, grot[:, [2, 4]]
+    poles[span] = knee_poles(hips, gpos[:, [5, 6]], ankles, grot[:, 0], base_facing)
     composed = legs_ik(composed, [(leg.hip, leg.knee, leg.ankle) for leg in legs], targets, ankle_rotations=turns,
-                       frames=moved)
+                       poles=poles, frames=moved)
     record = Composition(
         clip=clip.name, base=base_name, parts=parts,
         shoulder_range_deg=tuple(float(v) for v in np.ptp(angles, axis=0)),

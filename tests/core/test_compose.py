@@ -1,12 +1,19 @@
 """Motion composition (Oshita 2008, section 8): an upper-body action layered onto a walk."""
 
+import importlib.util
+import sys
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from core import quat
-from core.compose import (LEFT_ARM, RIGHT_ARM, UPPER_BODY, additional_parts, blend_ranges, composition_weights,
-                          hermite_curve, largest_share, leg_safe_shift, movement_range, parts_mask, shoulder_angles,
-                          spine_joints, vibration)
+from core.align import Alignment
+from core.compose import (KNEE_MARGIN, LEFT_ARM, RIGHT_ARM, UPPER_BODY, additional_parts, blend_ranges,
+                          composition_weights, hermite_curve, knee_poles, largest_share, leg_safe_shift, margin_bend,
+                          movement_range, parts_mask, shoulder_angles, spine_joints, vibration)
+from core.ik import two_bone_ik
 from core.motion import forward_kinematics
 from core.options import SynthesisOptions
 from core.plan import Plan
@@ -22,6 +29,16 @@ ADDITIONAL = {
     "raise-up-both-hands": UPPER_BODY,
 }
 START = 30  # output frame at which the additional clip starts, inside the walk
+
+_FUZZ = Path(__file__).resolve().parents[1] / "bench" / "fuzz.py"
+# tests/bench is a folder of scripts, not a package: load its timeline generator by path
+_spec = importlib.util.spec_from_file_location("bench_fuzz", _FUZZ)
+fuzz = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = fuzz  # its dataclasses look their module up there
+_spec.loader.exec_module(fuzz)
+# fuzzed timelines with an additional motion on which a 1e-12 rad turn of the first clip once
+# moved the output by 0.03 to 0.12 body heights (docs/design.md, live re-synthesis)
+CONDITIONING_SEEDS = (106, 108, 109, 124, 144, 148, 198)
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +115,69 @@ def test_only_the_vertical_vibration_is_scaled_down_for_a_straight_leg():
     safe, kept = leg_safe_shift(np.array([[0.0, 0.05, 0.02]]), hips, ankles, np.ones(2), up)
     assert safe[0, 2] == 0.02 and 0.0 <= safe[0, 1] < 0.05 and kept[0] < 1.0
     assert np.all(np.linalg.norm(hips + safe[:, None] - ankles, axis=-1) <= 0.99 + 1e-12)
+
+
+def test_a_leg_at_its_limit_takes_an_inward_move_whatever_the_rounding():
+    """The share is continuous at the limit: a leg exactly at it, or a rounding error beyond
+    it, takes all of a move inwards and none of a move outwards (no jump from all to none)."""
+    start = np.array([[0.0, 1.0, 0.0]] * 3)
+    limit = np.array([1.0, np.nextafter(1.0, 2.0), np.nextafter(1.0, 0.0)])  # at it, an ulp inside, an ulp beyond
+    inward, outward = np.array([[0.0, -0.1, 0.05]] * 3), np.array([[0.0, 0.1, 0.05]] * 3)
+    assert np.all(largest_share(start, inward, limit) == 1.0)
+    assert np.all(largest_share(start, outward, limit) <= 1e-6)
+    # sideways from the limit: a share that shrinks smoothly with how far inwards the move leans
+    lean = np.array([[0.3, -e, 0.0] for e in (1e-3, 1e-6, 0.0)])
+    k = largest_share(start, lean, np.ones(3))
+    assert np.allclose(k, -2.0 * lean[:, 1] / np.sum(lean**2, axis=-1), rtol=0.0, atol=1e-12)
+
+
+def test_knee_poles_keep_a_bent_knee_and_give_a_straight_one_its_usual_direction():
+    """A clearly bent knee keeps its own direction; a straight one (a rounding error to either
+    side of its line, or on it) points where this knee usually points from the turning pelvis;
+    a leg straight in every frame points forward."""
+    turns = quat.from_axis_angle(np.array([0.0, 1.0, 0.0]), np.linspace(0.0, 1.0, 6))  # the pelvis turns
+    usual = np.array([np.sin(0.5), 0.0, np.cos(0.5)])  # forward and out, from the pelvis
+    offsets = np.array([0.2, 0.15, 0.1, 1e-12, -1e-12, 0.0])
+    local_knees = offsets[:, None] * usual + np.array([0.0, -0.4, 0.0])
+    hips = np.zeros((6, 1, 3))
+    knees = quat.mul_vec(turns, local_knees)[:, None]
+    ankles = np.broadcast_to([0.0, -0.8, 0.0], (6, 1, 3))
+    forward = quat.mul_vec(turns, np.tile([0.0, 0.0, 1.0], (6, 1)))
+
+    def degrees_from(poles, direction):
+        local = quat.inv_mul_vec(turns, poles[:, 0])
+        return np.degrees(np.arccos(local @ direction / np.linalg.norm(local, axis=-1)))
+
+    poles = knee_poles(hips, knees, ankles, turns, forward)
+    assert np.all(degrees_from(poles, usual)[:3] < 3.0)
+    straight = degrees_from(poles, usual)[3:]
+    assert np.all(straight < 10.0) and np.ptp(straight) < 1e-6
+    # legs straight throughout: the facing
+    flat = knee_poles(hips, quat.mul_vec(turns, np.tile([0.0, -0.4, 0.0], (6, 1)))[:, None], ankles, turns, forward)
+    assert np.all(degrees_from(flat, np.array([0.0, 0.0, 1.0])) < 1e-6)
+    # the margin offset is the knee's at (1 - KNEE_MARGIN) of the leg: the law of cosines
+    margin = float(margin_bend(np.array(0.5), np.array(0.5)))
+    assert (0.5 * (1.0 - KNEE_MARGIN)) ** 2 + margin**2 == pytest.approx(0.5**2)
+
+
+def test_a_straight_leg_bent_by_a_dip_of_the_pelvis_bends_forward_whatever_the_rounding():
+    """A leg the base holds straight has no knee direction of its own: a knee a hair (1e-7 of the
+    leg) to either side of its hip-ankle line must bend the same way when the hip comes down,
+    where a pole taken from that offset alone would throw the knee from one side to the other."""
+    hips = np.zeros((2, 1, 3))
+    ankles = np.array([[[0.0, -1.0, 0.0]]] * 2)
+    knees = np.array([[[1e-7, -0.5, 0.0]], [[-1e-7, -0.5, 0.0]]])  # either side of the line
+    forward = np.array([[0.0, 0.0, 1.0]] * 2)
+    lowered = ankles + np.array([0.0, 0.1, 0.0])  # the hip 0.1 of the leg lower: the ankle as seen from it
+
+    def bent_knee(pole):
+        root_delta, _ = two_bone_ik(hips, knees, ankles, lowered, pole)
+        return hips + quat.mul_vec(root_delta, knees - hips)
+
+    ours = bent_knee(knee_poles(hips, knees, ankles, quat.identity((len(hips),)), forward))
+    assert np.abs(ours[0] - ours[1]).max() < 1e-6 and np.all(ours[:, 0, 2] > 0.2)  # forward, both
+    own = bent_knee(knees - hips)
+    assert np.abs(own[0] - own[1]).max() > 0.4  # the offset alone: one knee left, the other right
 
 
 # --- the paper's claims on real clips ---------------------------------------------------
@@ -248,3 +328,28 @@ def test_composition_changes_no_frame_played_before_the_clip_was_added(mocap, wa
         (rejected,) = result.plan.rejected
         assert rejected.clip == "wave" and "eq. 17" in rejected.reason and f"after frame {current}" in rejected.reason
         assert np.array_equal(result.motion.rotations, alone.motion.rotations)
+
+
+@pytest.fixture(scope="module")
+def fuzz_clips():
+    if not fuzz.MOCAP.is_dir():
+        pytest.skip(f"real motion capture not found at {fuzz.MOCAP}")
+    return fuzz.Clips()
+
+
+@pytest.mark.parametrize("seed", CONDITIONING_SEEDS)
+def test_a_composition_follows_a_rounding_sized_turn_of_the_first_clip(fuzz_clips, seed):
+    """Composition is well conditioned: turning the first clip by 1e-12 rad about up turns the
+    composed output with it to 1e-6 body heights (without composition: 5e-9). A share of the
+    pelvis vibration that jumped between none and all at a leg's limit under rounding once
+    moved it by a tenth of the body."""
+    timeline, w = fuzz.random_timeline(seed, fuzz_clips)
+    first = timeline[0]
+    rig = find_rig(first.motion)
+    turn = Alignment(1e-12, np.zeros(3), np.array([0.0, 1.0, 0.0]), "")
+    a = synthesize(timeline, responsiveness=w)
+    b = synthesize([replace(first, motion=turn.apply(first.motion, rig.pelvis)), *timeline[1:]], responsiveness=w)
+    assert a.plan.compositions and [p.method for p in a.plan.pairs] == [p.method for p in b.plan.pairs]
+    ga, gb = (forward_kinematics(r.motion.rotations, r.motion.positions, r.motion.skeleton.parents,
+                                 rotations_out=False)[0][:, rig.pelvis:] for r in (a, b))
+    assert np.abs(turn.apply_points(ga) - gb).max() <= 1e-6 * body_height(first.motion, rig)
