@@ -55,11 +55,11 @@ start afresh.
    again whenever those levels change. Compositions (2008, 8) are composed
    anew over the whole output on every update (cheap), over rotations
    normalised exactly as synthesize's, and then every gap is measured anew,
-   as the composition may reach into it. (Composition itself is
-   ill-conditioned: its leg-safe pelvis vibration and leg IK turn a knee
-   another way on a rounding difference, see docs/design.md; an update over
-   a composition matches synthesize only as well as synthesize matches
-   itself under rounding.)
+   as the composition may reach into it. (Composition is well-conditioned
+   since its leg-safe share became continuous at a leg's limit and its legs'
+   IK got poles of their own, docs/design.md; before, a rounding difference
+   could turn a knee another way, and an update differed from synthesize by
+   up to 0.11 body heights on fuzzed timelines.)
 
 The reuse is exact in arithmetic. In floating point a reused frame differs from
 a fresh one by rounding (1e-14 of the body's size), and frames planned anew
