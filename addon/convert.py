@@ -750,7 +750,7 @@ def bone_channels(obj: bpy.types.Object, motion: Motion) -> list[tuple[str, str,
 
 
 def changed_bone_channels(
-    obj: bpy.types.Object, motion: Motion, windows: dict, keyed: dict,
+    obj: bpy.types.Object, motion: Motion, windows: dict, keyed: dict, armature: tuple | None = None,
 ) -> list[tuple[str, int, int, np.ndarray]]:
     """What :func:`bone_channels` gives for ``motion``, only where it differs from the keys an earlier
     motion of the same frames left: ``(data path, index, first frame, values)`` per F-curve to write.
@@ -765,8 +765,9 @@ def changed_bone_channels(
     2 pi), the rest of that curve is carried along, flipped or shifted, as a
     whole-motion write would give it. Joints sharing a window and a rotation
     mode are converted together (a moved strip gives one window to most joints).
+    ``armature``: :func:`armature_skeleton` of ``obj`` when the caller keeps it.
     """
-    skeleton, info, pairs = _bone_joints(obj, motion)
+    skeleton, info, pairs = _bone_joints(obj, motion, armature)
     groups: dict[tuple, list[tuple[int, int]]] = {}
     for s, j in pairs:
         if s in windows:
@@ -853,9 +854,10 @@ def _continued_euler(angles: np.ndarray, held, first: int, last: int) -> list[np
             else angles[:, k] for k in range(angles.shape[1])]
 
 
-def _bone_joints(obj: bpy.types.Object, motion: Motion):
-    """``(skeleton, info, [(motion joint, armature joint), ...])`` of the joints that are bones of ``obj``."""
-    skeleton, info = armature_skeleton(obj)
+def _bone_joints(obj: bpy.types.Object, motion: Motion, armature: tuple | None = None):
+    """``(skeleton, info, [(motion joint, armature joint), ...])`` of the joints that are bones of ``obj``
+    (``armature``: its :func:`armature_skeleton`, read when ``None``)."""
+    skeleton, info = armature or armature_skeleton(obj)
     pairs = []
     unknown = []
     for source, joint_name in enumerate(motion.skeleton.names):

@@ -57,6 +57,8 @@ class _Session:
     start: int = 0  # its first frame
     channels: dict | None = None  # (data path, index) -> float32 values, as keyed
     motion: object = None  # the core Motion the keys show (None: not known), to find the frames that change
+    curves: dict = field(default_factory=dict)  # (data path, index) -> the preview's F-curve, as found
+    armature: tuple | None = None  # convert.armature_skeleton of the armature, read once per session
     stats: dict = field(default_factory=dict)  # what the last refresh did, for the benchmark and tests
 
 
@@ -207,7 +209,7 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
     preview's frames changed (another start or length). Returns the keys written."""
     import numpy as np
 
-    from .convert import _channelbag, changed_bone_channels, slot_for
+    from .convert import _channelbag, armature_skeleton, changed_bone_channels, slot_for
 
     motion, start = result.motion, result.start
     bag = _channelbag(preview, slot_for(obj, preview, None))
@@ -215,20 +217,25 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
         # keys written by someone else (Synthesize, an undo): read them; what motion they show is not known
         session.channels = _keyed_values(bag) if bag is not None else {}
         session.action, session.start, session.motion = preview.session_uid, _first_frame(bag), None
+        session.curves, session.armature = {}, armature_skeleton(obj)
     if session.motion is None or session.start != start or session.motion.n_frames != motion.n_frames:
         return _rewritten(obj, preview, session, result)
     windows = _changed_windows(session.motion, motion)
     written = 0
     co = np.empty((motion.n_frames, 2), dtype=np.float32)  # (frame, value) rows, as foreach_set takes them
     co[:, 0] = np.arange(start, start + motion.n_frames)
-    for path, index, first, values in changed_bone_channels(obj, motion, windows, session.channels):
+    for path, index, first, values in changed_bone_channels(obj, motion, windows, session.channels,
+                                                            session.armature):
         keyed = session.channels[(path, index)]
         values = values.astype(np.float32)
         changed = first + np.flatnonzero(values != keyed[first:first + len(values)])
         if not changed.size:
             continue
         keyed[first:first + len(values)] = values
-        points = bag.fcurves.find(path, index=index).keyframe_points
+        curve = session.curves.get((path, index))
+        if curve is None:
+            curve = session.curves[(path, index)] = bag.fcurves.find(path, index=index)
+        points = curve.keyframe_points
         if changed.size <= FEW_KEYS:
             for k in changed:
                 points[int(k)].co = co[k, 0], keyed[k]
@@ -286,6 +293,7 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
     write_action(obj, motion, preview.name, frame_start=start, into=preview)
     _replace_preview_strip(obj, preview, start)
     session.channels = _keyed_values(_channelbag(preview, slot_for(obj, preview, None)))
+    session.curves = {}  # (written anew: other F-curves)
     session.start, session.motion = start, motion
     return sum(len(v) for v in session.channels.values())
 
