@@ -314,7 +314,7 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
     # (a swing about a horizontal axis still turns a pitched foot's toe sideways)
     held = horizontal(quat.mul_vec(foot.rotation[h], foot.toe_local[h]), up)
     now = horizontal(quat.mul_vec(rotation, foot.toe_local[frames]), up)
-    angle = np.arctan2(np.cross(now, held) @ up, np.sum(now * held, axis=-1))
+    angle = np.arctan2(quat.cross(now, held) @ up, np.sum(now * held, axis=-1))
     rotation = quat.mul(quat.from_axis_angle(up, angle), rotation)
     toe = foot.ankle[h] + quat.mul_vec(foot.rotation[h], foot.toe_local[h])
     about_toe = toe - quat.mul_vec(rotation, foot.toe_local[frames])

@@ -46,9 +46,32 @@ def normalize(q: np.ndarray) -> np.ndarray:
     return q / n
 
 
+# Up to this many values, :func:`mul` and :func:`mul_vec` compute all components at once
+# (a few numpy calls over gathered components) rather than one component at a time;
+# above it the gathering costs more than the calls it saves.
+SMALL = 160
+
+# the Hamilton product a * b as aw * b plus the terms of ax, ay and az, each with b's
+# components in this order and with these signs (e.g. w: aw bw - ax bx - ay by - az bz)
+_MUL_ORDER = np.array([[1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
+_MUL_SIGNS = np.array([[-1.0, 1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0]])
+# u x v as u[(y, z, x)] v[(z, x, y)] - u[(z, x, y)] v[(y, z, x)]: the quaternion's and the vector's indices
+_CROSS_Q = np.array([[2, 3, 1], [3, 1, 2]])
+_CROSS_V = np.array([[2, 0, 1], [1, 2, 0]])
+
+
 def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product ``a * b``: the rotation ``b`` followed by ``a``."""
     a, b = _check(a, "a"), _check(b, "b")
+    if a.size <= SMALL and b.size <= SMALL:
+        # every component at once: the same products summed in the same order as below
+        # (``x - y == x + (-y)`` and ``(-a) b == -(a b)``, both exact), so the same bits
+        terms = (a[..., 1:, None] * _MUL_SIGNS) * b[..., _MUL_ORDER]
+        out = a[..., :1] * b
+        out += terms[..., 0, :]
+        out += terms[..., 1, :]
+        out += terms[..., 2, :]
+        return out
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     # written into one array rather than stacked: it is hot, mostly on a few frames
@@ -75,6 +98,18 @@ def mul_vec(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate vectors ``v (..., 3)`` by unit quaternions ``q (..., 4)``."""
     q = _check(q)
     v = np.asarray(v, dtype=np.float64)
+    if q.size <= SMALL and v.size <= SMALL:
+        # v + w t + u x t with t = 2 u x v, every component at once (the same
+        # products and sums in the same order as below, so the same bits)
+        u = q[..., _CROSS_Q]
+        p = u * v[..., _CROSS_V]
+        t = p[..., 0, :] - p[..., 1, :]
+        t *= 2.0
+        out = q[..., :1] * t
+        out += v
+        p = u * t[..., _CROSS_V]
+        out += p[..., 0, :] - p[..., 1, :]
+        return out
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
     # v + w t + u x t with t = 2 u x v (u the vector part), component by component
