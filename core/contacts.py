@@ -54,7 +54,7 @@ def twist_free(q: np.ndarray, up: np.ndarray) -> np.ndarray:
     """The swing of rotations ``q (..., 4)``: ``q`` without its twist about ``up`` (its change of heading)."""
     along = (q[..., 1:] @ up)[..., None] * up
     twist = np.concatenate([q[..., :1], along], axis=-1)
-    norm = np.linalg.norm(twist, axis=-1, keepdims=True)
+    norm = quat.length(twist, keepdims=True)
     twist = np.where(norm > 1e-12, twist / np.maximum(norm, 1e-12), quat.identity(q.shape[:-1]))
     return quat.mul(q, quat.inv(twist))
 
@@ -140,7 +140,7 @@ def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[
     middle of the longest run of frames in which the other foot is down and not in a
     step of ``planned`` ``{foot: [(first, last)]}``. Two such feet step one after the other."""
     n = len(down)
-    moved = np.linalg.norm(horizontal(points[-1] - points[0], up), axis=-1).max(axis=-1)
+    moved = quat.length(horizontal(points[-1] - points[0], up)).max(axis=-1)
     apart = [k for k in feet if down[:, k].all() and moved[k] > options.step_apart * leg]
     standing = down.copy()
     for k, steps in planned.items():
@@ -260,7 +260,7 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     # in the air too, neither the ankle nor the toe goes below its floor
     target = _above_floor(foot.ankle + offset, rotation, foot, np.arange(n), up, floors)
     offset = target - foot.ankle
-    active = (np.linalg.norm(offset, axis=-1) > 1e-9 * leg) | (quat.angle(turn, quat.identity()) > 1e-9)
+    active = (quat.length(offset) > 1e-9 * leg) | (quat.angle(turn, quat.identity()) > 1e-9)
     active[[0, -1]] = False
     return target, rotation, active
 
@@ -314,7 +314,7 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
     # (a swing about a horizontal axis still turns a pitched foot's toe sideways)
     held = horizontal(quat.mul_vec(foot.rotation[h], foot.toe_local[h]), up)
     now = horizontal(quat.mul_vec(rotation, foot.toe_local[frames]), up)
-    angle = np.arctan2(quat.cross(now, held) @ up, np.sum(now * held, axis=-1))
+    angle = np.arctan2(quat.cross(now, held) @ up, np.add.reduce(now * held, axis=-1))
     rotation = quat.mul(quat.from_axis_angle(up, angle), rotation)
     toe = foot.ankle[h] + quat.mul_vec(foot.rotation[h], foot.toe_local[h])
     about_toe = toe - quat.mul_vec(rotation, foot.toe_local[frames])

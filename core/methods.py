@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from . import quat
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, horizontal, moving_feet
 from .contacts import step_lift
@@ -143,7 +144,7 @@ def _typical_change(velocity: np.ndarray, step: int, fps: float) -> float:
     """Median of ``|v(t + step) - v(t)|`` per second over ``velocity (F, 3)``; 0 when too short."""
     if len(velocity) <= step:
         return 0.0
-    return float(np.median(np.linalg.norm(velocity[step:] - velocity[:-step], axis=-1))) * fps / step
+    return float(np.median(quat.length(velocity[step:] - velocity[:-step]))) * fps / step
 
 
 def _long_enough(plan: WeightPlan, n_frames: int, ctx: Context) -> WeightPlan:
@@ -366,7 +367,7 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     # must turn on the spot moves its toe)
     kept = sides.prev_feet.at(r.t0 - track.first)
     own = alignment.apply_points(sides.next_feet.at(r.t1 - clip.start))
-    apart = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1).max(axis=-1)
+    apart = quat.length(horizontal(kept - own, ctx.up)).max(axis=-1)
     standing = contacts_at(track, r.t0)
     planned = {("left", "right").index(s.foot) for s in steps}
     # a standing foot nothing takes home (the clip never moves it after S1) steps
@@ -536,7 +537,7 @@ def _step_pace(track: Track, clip: Clip, next_moving: list[PhaseSpan], ctx: Cont
                                rotations_out=False)[0].reshape(len(phases), 2, 2, 3)
         moving = np.array([1 - stance_foot(p.phase) for p in phases])
         travel = g[np.arange(len(phases)), 1, moving] - g[np.arange(len(phases)), 0, moving]
-        strides += list(np.linalg.norm(horizontal(travel, ctx.up), axis=-1))
+        strides += list(quat.length(horizontal(travel, ctx.up)))
     o = ctx.options
     return _Pace(float(np.median(times)) / ctx.fps if times else o.step_s,
                  float(np.median(strides)) if strides else 0.0, o.step_delay, o.contacts.min_step_s)
@@ -556,8 +557,8 @@ def _step_fits(track: Track, clip: Clip, sides: _Sides, pair: PairPlan, p0: Phas
     landing = sides.prev_feet.ankles(p0.last + 1 - track.first)
     t1 = pair.segment("lower").end
     target = pair.alignment.apply_points(sides.next_feet.ankles(t1 - clip.start))
-    own = np.linalg.norm(horizontal(landing - takeoff, ctx.up), axis=-1)
-    bent = np.linalg.norm(horizontal(target - takeoff, ctx.up), axis=-1)
+    own = quat.length(horizontal(landing - takeoff, ctx.up))
+    bent = quat.length(horizontal(target - takeoff, ctx.up))
     # the moving foot: its step stretched by s_max at most; a standing foot: it stays
     # where it stands (a connection pose on the other foot would slide it there)
     limit = np.where(moved, ctx.options.s_max * own, 0.0) + ctx.options.stand_reach * ctx.leg

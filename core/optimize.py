@@ -193,7 +193,7 @@ def pose_distance(a_feats: np.ndarray, b_feats: np.ndarray) -> np.ndarray:
     a, b = _check_features(a_feats, "a_feats"), _check_features(b_feats, "b_feats")
     if a.shape[-2] != b.shape[-2]:
         raise ValueError(f"poses have {a.shape[-2]} and {b.shape[-2]} joints; compare the same primary joints")
-    return np.linalg.norm(a - b, axis=-1).mean(axis=-1)
+    return quat.length(a - b).mean(axis=-1)
 
 
 def distance_matrix(prev_feats: np.ndarray, next_feats: np.ndarray) -> np.ndarray:
@@ -247,7 +247,7 @@ def pose_acceleration(feats: np.ndarray, fps: float, eps_frames: int = 1) -> np.
     if F < 2 * e + 1:
         return np.zeros(F)
     second = feats[2 * e :] - 2.0 * feats[e:-e] + feats[: -2 * e]
-    accel = np.linalg.norm(second, axis=-1).mean(axis=-1) * (fps / e) ** 2
+    accel = quat.length(second).mean(axis=-1) * (fps / e) ** 2
     return np.concatenate([np.full(e, accel[0]), accel, np.full(e, accel[-1])])
 
 
@@ -528,7 +528,7 @@ class _Search:
             accel = 6.0 * distance / duration**2 / self.max_accel
             excess = accel if excess is None else np.maximum(excess, accel)
         if self.max_body_accel is not None:
-            change = np.linalg.norm(self.b1[np.asarray(j)] - self.b0[np.asarray(i)], axis=-1)
+            change = quat.length(self.b1[np.asarray(j)] - self.b0[np.asarray(i)])
             body = 1.5 * change / duration / self.max_body_accel
             excess = body if excess is None else np.maximum(excess, body)
         return excess

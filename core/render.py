@@ -146,7 +146,7 @@ def soft_reach(hips: np.ndarray, targets: np.ndarray, reach: float, *, soft: flo
     short of a target it cannot reach.
     """
     offset = targets - hips
-    distance = np.linalg.norm(offset, axis=-1, keepdims=True)
+    distance = quat.length(offset, keepdims=True)
     knee_zone = (1.0 - soft) * reach
     softened = knee_zone + soft * reach * (1.0 - np.exp(-(distance - knee_zone) / (soft * reach)))
     new = np.where(distance > knee_zone, softened, distance)
@@ -169,17 +169,17 @@ def pelvis_shift(
     would fling the pelvis. Vertical foot changes are not passed on.
     """
     across = horizontal(right - left, up)
-    width2 = np.sum(across * across, axis=-1)
+    width2 = np.add.reduce(across * across, axis=-1)
     side = horizontal(pelvis - left, up)
     forward = horizontal(body, up)
-    forward = forward / np.maximum(np.linalg.norm(forward, axis=-1, keepdims=True), 1e-12)
+    forward = forward / np.maximum(quat.length(forward, keepdims=True), 1e-12)
     # root_x from the component of the pelvis across the body orientation (eq. 2 solved for root_x)
     lateral = quat.cross(forward, up)
-    denom = np.sum(across * lateral, axis=-1)
+    denom = np.add.reduce(across * lateral, axis=-1)
     # how well the feet span the body's side-to-side axis: 1 across it, 0 along it;
     # root_x fades to the midpoint (0.5) as eq. (2) loses its grip, never jumping there
     grip = np.clip((np.abs(denom) / np.maximum(np.sqrt(width2), 1e-12) - 0.2) / 0.4, 0.0, 1.0)
-    raw = np.sum(side * lateral, axis=-1) / np.where(np.abs(denom) > 1e-12, denom, 1.0)
+    raw = np.add.reduce(side * lateral, axis=-1) / np.where(np.abs(denom) > 1e-12, denom, 1.0)
     root_x = (grip * np.clip(raw, 0.0, 1.0) + (1.0 - grip) * 0.5)[:, None]
     shift = (1.0 - root_x) * (new_left - left) + root_x * (new_right - right)
     return horizontal(shift, up)
@@ -442,7 +442,7 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
     # IK from S1 on (before it the previous motion plays as it was): kept feet, and
     # every foot while the pelvis is shifted, released ones onto their own places,
     # so that a foot back home stays home while the other one is still kept.
-    shifted = np.linalg.norm(shift, axis=-1) > 1e-9 * ctx.leg
+    shifted = quat.length(shift) > 1e-9 * ctx.leg
     active = ~before[:, None] & (((release < 1.0) & planted[None]) | shifted[:, None])
     # during S1 the targets move with the pose blend, from where the previous feet stand
     targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
@@ -458,7 +458,7 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
         wk = smoothstep(x)
         targets[:, k] = (1.0 - wk)[:, None] * prev_feet[:, k] + wk[:, None] * feet[:, k]
         in_step = (np.arange(T) >= a) & (np.arange(T) <= b)
-        reach = np.linalg.norm(horizontal(targets[in_step, k] - prev_feet[i0, k], up), axis=-1)
+        reach = quat.length(horizontal(targets[in_step, k] - prev_feet[i0, k], up))
         length = reach.max() if len(reach) else 0.0
         o = ctx.options
         rise = min(max(o.step_rise * length, min(o.step_height * ctx.leg, length)), o.step_max_height * ctx.leg)
