@@ -18,7 +18,7 @@ from .ik import chain_joints, legs_ik
 from .motion import Motion, forward_kinematics
 from .plan import CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .rig import Rig, leg_length
-from .track import Context, PhaseSpan, Track, warp_connection_prev, warp_transition_next, warp_transition_prev
+from .track import Context, PhaseSpan, Track, clamped, warp_connection_prev, warp_transition_next, warp_transition_prev
 
 
 def sample(rotations: np.ndarray, positions: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -230,7 +230,7 @@ class _Window:
         if mode == "motion":
             return side[0][frames], side[1][frames]
         if mode == "held" or self.pose_ends != "eased":
-            i = int(np.clip(a if mode == "source" else b, 0, self.T - 1))
+            i = clamped(a if mode == "source" else b, self.T)
             return side[0][i : i + 1].repeat(len(frames), 0), side[1][i : i + 1].repeat(len(frames), 0)
         dur = max(b - a, 1)
         k = np.clip(frames - a, 0, dur).astype(float)
@@ -383,22 +383,26 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
     rig, up = ctx.rig, ctx.up
     left, right = rig.leg("L"), rig.leg("R")
     parents = nxt.skeleton.parents
-    i0 = int(np.clip(s1.start - t[0], 0, T - 1))
-    # the kept feet: where the previous motion has them at the start of S1
-    feet_joints = [left.ankle, right.ankle]
-    kept = forward_kinematics(prev[0][i0], prev[1][i0], parents, feet_joints, rotations_out=False)[0]  # (2, 3)
+    i0 = clamped(s1.start - t[0], T)
+    # the kept feet: where the previous motion has them at the start of S1 (its whole
+    # window's feet where one swings); and the following motion's own feet, pelvis and
+    # hips (for its body orientation): one pass of forward kinematics over both
+    prev_frames = slice(None) if swinging.any() else slice(i0, i0 + 1)
+    g = forward_kinematics(np.concatenate([new[0], prev[0][prev_frames]]),
+                           np.concatenate([new[1], prev[1][prev_frames]]), parents,
+                           [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip], rotations_out=False)[0]
+    g, prev_feet = g[:T], g[T:, :2]
+    kept = prev_feet[i0 if swinging.any() else 0]  # (2, 3)
     stepping = np.array([k in steps for k in range(2)])
     # kept: a standing foot the plan releases in its own moving phase (eq. 5); any other
     # foot follows the clip (it steps, or already stands where the clip has it)
     planted = ~swinging & ~stepping & np.array([side in released for side in ("left", "right")])
 
     # the following motion's own feet, pelvis and body orientation
-    g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip],
-                           rotations_out=False)[0]
     feet_own = g[:, :2]
     pelvis_own = g[:, 2]
     body = pelvis_facing(g[:, 3], g[:, 4], up)
-    i1 = int(np.clip(s1.end - t[0], 0, T - 1))
+    i1 = clamped(s1.end - t[0], T)
 
     # how far each foot has returned to its own position: 0 kept, 1 own
     release = np.zeros((T, 2))
@@ -406,7 +410,7 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
     for k, side in enumerate(("left", "right")):
         if side in released:
             release[:, k] = window.weights_of(released[side])
-            home[k] = feet_own[int(np.clip(released[side].start - t[0], 0, T - 1)), k]
+            home[k] = feet_own[clamped(released[side].start - t[0], T), k]
     release[:, ~planted] = 1.0
     # Each foot is the clip's own foot moved by its offset from home, which fades
     # out while the foot is released: the kept foot until it moves, then its own
@@ -446,8 +450,6 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
     active = ~before[:, None] & (((release < 1.0) & planted[None]) | shifted[:, None])
     # during S1 the targets move with the pose blend, from where the previous feet stand
     targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
-    if swinging.any():
-        prev_feet = forward_kinematics(prev[0], prev[1], parents, feet_joints, rotations_out=False)[0]
     for k in np.flatnonzero(swinging):
         # it goes on along the previous motion's swing, bent onto its own place over its
         # step, rising by a share of its way's length (step_height to step_max_height leg
