@@ -38,7 +38,7 @@ foot's world orientation given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -66,6 +66,13 @@ class _Foot:
     ankle: np.ndarray  # (n, 3)
     rotation: np.ndarray  # (n, 4) the ankle's world rotation
     toe_local: np.ndarray | None  # (n, 3) the toe in the ankle's frame (None: no toe joint)
+    # (n, 3) the toe from the ankle in world axes, as rendered: ``toe_local`` turned by
+    # ``rotation``, once for every frame (the holds look it up run by run)
+    toe_offset: np.ndarray | None = field(init=False)
+
+    def __post_init__(self):
+        offset = None if self.toe_local is None else quat.mul_vec(self.rotation, self.toe_local)
+        object.__setattr__(self, "toe_offset", offset)
 
 
 def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple[int, int]], rig: Rig, *,
@@ -312,11 +319,11 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
         return place.copy(), rotation
     # the heading is the toe's: turn each frame about up so the toe points where it did at h
     # (a swing about a horizontal axis still turns a pitched foot's toe sideways)
-    held = horizontal(quat.mul_vec(foot.rotation[h], foot.toe_local[h]), up)
+    held = horizontal(foot.toe_offset[h], up)
     now = horizontal(quat.mul_vec(rotation, foot.toe_local[frames]), up)
     angle = np.arctan2(quat.cross(now, held) @ up, np.add.reduce(now * held, axis=-1))
     rotation = quat.mul(quat.from_axis_angle(up, angle), rotation)
-    toe = foot.ankle[h] + quat.mul_vec(foot.rotation[h], foot.toe_local[h])
+    toe = foot.ankle[h] + foot.toe_offset[h]
     about_toe = toe - quat.mul_vec(rotation, foot.toe_local[frames])
     # the part of the foot on the floor stays put: the toe where the blended heel is higher
     # above its floor than the toe above its own (heel-off), the ankle otherwise
@@ -328,7 +335,7 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
 def _heights(foot: _Foot, frames, up: np.ndarray) -> np.ndarray:
     """Heights ``(len(frames), 2)`` of the ankle and the toe (the ankle again without a toe)."""
     ankle = foot.ankle[frames]
-    toe = ankle if foot.toe_local is None else ankle + quat.mul_vec(foot.rotation[frames], foot.toe_local[frames])
+    toe = ankle if foot.toe_local is None else ankle + foot.toe_offset[frames]
     return np.stack([ankle @ up, toe @ up], axis=-1)
 
 

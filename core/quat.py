@@ -96,10 +96,13 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+_CONJUGATE = np.array([1.0, -1.0, -1.0, -1.0])
+
+
 def inv(q: np.ndarray) -> np.ndarray:
     """Inverse of unit quaternions (the conjugate)."""
     q = _check(q)
-    return q * np.array([1.0, -1.0, -1.0, -1.0])
+    return q * _CONJUGATE
 
 
 def inv_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
