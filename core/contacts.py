@@ -254,7 +254,9 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     # a foot in the air between two places on the floor clears it as a step would:
     # the blend of a swing and a foot at rest carries the swing across low enough to
     # skim the floor
-    for start, end in contact_runs(np.isin(np.arange(n), air)):
+    in_air = np.zeros(n, dtype=bool)
+    in_air[air] = True
+    for start, end in contact_runs(in_air):
         if not (start > 0 and end < n - 1 and down[start - 1] and down[end + 1]):
             continue
         frames = np.arange(start, end + 1)
