@@ -292,15 +292,41 @@ def forward_kinematics(
     pos = positions.reshape((-1, J, 3))
     F = rot.shape[0]
     if F <= FEW_FRAMES and layout.generations is not None:
-        gp, gr = _by_generation(rot, pos, layout)
+        gp, gr = _by_generation(rot, pos, layout.generations)
+        out, chosen = layout.generations.out, layout.generations.chosen
     else:
         gp, gr = _by_joint(rot, pos, layout.keep, layout.column, parents, rotations_out)
-    out = layout.out
+        out, chosen = layout.out, layout.chosen
     K = len(out)
-    gpos = (gp[:, out] if layout.chosen else gp).transpose(2, 1, 0).reshape(lead + (K, 3))
+    gpos = (gp[:, out] if chosen else gp).transpose(2, 1, 0).reshape(lead + (K, 3))
     if not rotations_out:
         return gpos, None
-    return gpos, (gr[:, out] if layout.chosen else gr).transpose(2, 1, 0).reshape(lead + (K, 4))
+    return gpos, (gr[:, out] if chosen else gr).transpose(2, 1, 0).reshape(lead + (K, 4))
+
+
+@dataclass(frozen=True)
+class _Generations:
+    """The joints of a :class:`_Layout` in generations, for :func:`_by_generation`.
+
+    keep     the joints evaluated, generation after generation (the roots first), so
+             that each generation is one slice of columns: read and written in place
+             rather than gathered and scattered;
+    out      the columns of the joints asked for; ``chosen``: not all of ``keep`` as it is;
+    turned   per generation after the roots', ``(its columns whose world rotations are
+             computed, their parents' columns)``: those with children, or all when the
+             rotations are asked for, first in their generation;
+    summed   per generation after the roots', ``(its columns, their parents' columns)``;
+    children, child_parents  every generation's columns after the roots' at once, and
+             their parents'.
+    """
+
+    keep: np.ndarray
+    out: np.ndarray
+    chosen: bool
+    turned: list
+    summed: list
+    children: slice
+    child_parents: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -310,20 +336,15 @@ class _Layout:
     keep      the joints evaluated (those asked for and their ancestors), in order;
     column    (J,) each joint's column among ``keep`` (-1: not evaluated);
     out       the columns of the joints asked for; ``chosen``: they are not all of ``keep``;
-    generations  for :func:`_by_generation` (None where going joint by joint makes fewer
-              numpy calls): ``(columns, their parents' columns)`` per generation after the
-              roots', ``turned`` the same for the generations whose world rotations are
-              computed, and ``children``/``child_parents`` every generation's at once.
+    generations  the same in generations (:class:`_Generations`), or None where going
+              joint by joint makes fewer numpy calls.
     """
 
     keep: np.ndarray
     column: np.ndarray
     out: np.ndarray
     chosen: bool
-    generations: list | None
-    turned: list | None
-    children: np.ndarray | None
-    child_parents: np.ndarray | None
+    generations: _Generations | None
 
 
 _LAYOUTS: dict = {}
@@ -360,27 +381,50 @@ def _make_layout(parents: np.ndarray, wanted: np.ndarray | None, rotations_out: 
     column[keep] = np.arange(len(keep))
     out = column[wanted]
     chosen = not every or len(keep) < J  # columns to pick out of those evaluated
-    generations = turned = children = child_parents = None
+    generations = None
     if len(keep) >= 6:
         parent_columns = np.where(parents[keep] >= 0, column[parents[keep]], -1).tolist()
-        gens = _generations(parent_columns)
         # by generation only where the joints outnumber their generations (its own few calls
         # cost about as much as four joints)
-        if len(keep) >= len(gens) + 4:
-            generations = gens
-            # a joint's world rotation is needed for its children, or when asked for
-            parent_of = set(parent_columns)
-            turned = []
-            for cols, ps in gens:
-                if not rotations_out:
-                    at = [i for i, k in enumerate(cols.tolist()) if k in parent_of]
-                    if not at:
-                        continue
-                    cols, ps = cols[at], ps[at]
-                turned.append((cols, ps))
-            children = np.concatenate([cols for cols, _ in gens])
-            child_parents = np.concatenate([ps for _, ps in gens])
-    return _Layout(keep, column, out, chosen, generations, turned, children, child_parents)
+        if len(keep) >= max(_depths(parent_columns)) + 4:
+            generations = _in_generations(keep, parent_columns, out, rotations_out)
+    return _Layout(keep, column, out, chosen, generations)
+
+
+def _depths(parent_columns: list[int]) -> list[int]:
+    """How many ancestors each of the joints whose parents are ``parent_columns`` (-1: a root) has."""
+    depth = []
+    for p in parent_columns:
+        depth.append(depth[p] + 1 if p >= 0 else 0)
+    return depth
+
+
+def _in_generations(keep: np.ndarray, parent_columns: list[int], out: np.ndarray, rotations_out: bool) -> _Generations:
+    """:class:`_Generations` of joints ``keep`` (parents before children) whose parents are
+    ``parent_columns``, of which columns ``out`` are asked for."""
+    depth = _depths(parent_columns)
+    # a joint's world rotation is needed for its children, or when asked for
+    parent_of = set(parent_columns)
+    turns = [rotations_out or k in parent_of for k in range(len(keep))]
+    order = sorted(range(len(keep)), key=lambda k: (depth[k], not turns[k], k))
+    new = np.empty(len(keep), dtype=np.int64)
+    new[order] = np.arange(len(keep))
+    turned, summed = [], []
+    start = sum(1 for d in depth if d == 0)
+    children = start
+    for d in range(1, max(depth) + 1):
+        members = [k for k in order if depth[k] == d]
+        end = start + len(members)
+        ps = new[[parent_columns[k] for k in members]]
+        count = sum(turns[k] for k in members)
+        if count:
+            turned.append((slice(start, start + count), ps[:count]))
+        summed.append((slice(start, end), ps))
+        start = end
+    child_parents = np.concatenate([ps for _, ps in summed])
+    moved = new[out]
+    chosen = not np.array_equal(moved, np.arange(len(keep)))
+    return _Generations(keep[order], moved, chosen, turned, summed, slice(children, len(keep)), child_parents)
 
 
 def _by_joint(rot: np.ndarray, pos: np.ndarray, keep: np.ndarray, column: np.ndarray, parents: np.ndarray,
@@ -412,36 +456,21 @@ def _by_joint(rot: np.ndarray, pos: np.ndarray, keep: np.ndarray, column: np.nda
     return gp, gr
 
 
-def _generations(parent_columns: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """For joints whose parents are ``parent_columns`` (-1 for a root), each generation
-    after the roots' (joints with one ancestor, then two, ...): ``(columns, their parents' columns)``."""
-    depth, members = [], []
-    for k, p in enumerate(parent_columns):
-        depth.append(depth[p] + 1 if p >= 0 else 0)
-        if depth[k]:
-            while len(members) < depth[k]:
-                members.append([])
-            members[depth[k] - 1].append(k)
-    return [(np.array(cols), np.array([parent_columns[k] for k in cols])) for cols in members]
-
-
-def _by_generation(rot: np.ndarray, pos: np.ndarray, layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_by_joint` over a few frames: all joints of one generation (see
-    :func:`_generations`) at once, their parents' rotations taken from the generation
-    before; then every joint's offset turned by its parent's world rotation in one go,
-    and the offsets summed down the generations."""
-    F = rot.shape[0]
+def _by_generation(rot: np.ndarray, pos: np.ndarray, layout: _Generations) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_by_joint` over a few frames: all joints of one generation at once, their
+    parents' rotations taken from the generations before; then every joint's offset
+    turned by its parent's world rotation in one go, and the offsets summed down the
+    generations. Columns in ``layout.keep``'s order (generation after generation)."""
     local_rot = np.ascontiguousarray(rot[:, layout.keep].transpose(2, 1, 0))
     local_pos = np.ascontiguousarray(pos[:, layout.keep].transpose(2, 1, 0))
     gr = local_rot.copy()
-    for cols, parents in layout.turned:
-        gr[:, cols] = _mul_planes(gr[:, parents], local_rot[:, cols], out=np.empty((4, len(cols), F)))
+    for columns, parents in layout.turned:
+        _mul_planes(gr[:, parents], local_rot[:, columns], out=gr[:, columns])
     children = layout.children
     gp = local_pos.copy()
-    gp[:, children] = _rotate_planes(gr[:, layout.child_parents], local_pos[:, children],
-                                     out=np.empty((3, len(children), F)))
-    for cols, parents in layout.generations:
-        gp[:, cols] += gp[:, parents]
+    _rotate_planes(gr[:, layout.child_parents], local_pos[:, children], out=gp[:, children])
+    for columns, parents in layout.summed:
+        gp[:, columns] += gp[:, parents]
     return gp, gr
 
 
