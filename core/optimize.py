@@ -38,6 +38,7 @@ cores linear in the gap: it runs in blocks of the pairs within the bound.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -682,10 +683,11 @@ def _plane_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     block it was evaluated in.
     """
     n = a.shape[0]
-    shape = np.broadcast_shapes(a.shape[2:], b.shape[2:])
+    # (plain Python where it can be: the search calls this often, on small blocks)
+    shape = a.shape[2:] if a.shape[2:] == b.shape[2:] else np.broadcast_shapes(a.shape[2:], b.shape[2:])
     if n == 0:
         return np.zeros(shape)
-    if n * int(np.prod(shape)) <= _SMALL_BLOCK:
+    if n * math.prod(shape) <= _SMALL_BLOCK:
         # small blocks (the search's neighbourhoods) in one broadcast: the
         # loop below would be all call overhead
         difference = a - b
