@@ -41,6 +41,8 @@ class Phase(IntEnum):
 
 
 _PHASES = tuple(Phase)  # Phase members by code
+# the phase code (int8) of neither foot, the right, the left, both down (index 2 left + right)
+_PHASE_OF_CONTACTS = np.array([Phase.NS, Phase.RS, Phase.LS, Phase.DS], dtype=np.int8)
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,12 @@ def moving_feet(phase: Phase) -> tuple[bool, bool]:
 
 def horizontal(v: np.ndarray, up: np.ndarray) -> np.ndarray:
     """``v (..., 3)`` with its component along unit ``up`` removed."""
-    return v - np.sum(v * up, axis=-1, keepdims=True) * up
+    # (np.add.reduce: np.sum's reduction, the same bits, without its dispatch: this is hot)
+    return v - np.add.reduce(v * up, axis=-1, keepdims=True) * up
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    n = quat.length(v, keepdims=True)
     return v / np.where(n < 1e-12, 1.0, n)
 
 
@@ -108,7 +111,7 @@ def _speed(x: np.ndarray, fps: float) -> np.ndarray:
     """Speed ``(F, ...)`` of positions ``x (F, ..., 3)`` per second (central differences)."""
     if len(x) < 2:
         return np.zeros(x.shape[:-1])
-    return np.linalg.norm(np.gradient(x, axis=0), axis=-1) * fps
+    return quat.length(np.gradient(x, axis=0)) * fps
 
 
 # --------------------------------------------------------------------------
@@ -200,8 +203,9 @@ def _foot_positions(motion: Motion, rig: Rig) -> _SomeJoints:
 def support_phases(contacts: np.ndarray) -> np.ndarray:
     """``(F, 2) bool`` contacts -> ``(F,)`` :class:`Phase` codes (DS, LS, RS, NS)."""
     contacts = np.asarray(contacts, dtype=bool)
-    left, right = contacts[:, LEFT], contacts[:, RIGHT]
-    return np.select([left & right, left, right], [Phase.DS, Phase.LS, Phase.RS], Phase.NS).astype(np.int8)
+    # the phase of (left down, right down) looked up by 2 left + right: planning reads the
+    # phases of every pair's sides, where np.select's dispatch costs more than the lookup
+    return _PHASE_OF_CONTACTS[2 * contacts[:, LEFT] + contacts[:, RIGHT]]
 
 
 def phase_segments(phases: np.ndarray) -> list[PhaseSegment]:
@@ -209,8 +213,8 @@ def phase_segments(phases: np.ndarray) -> list[PhaseSegment]:
     phases = np.asarray(phases)
     if len(phases) == 0:
         return []
-    starts = np.flatnonzero(np.r_[True, phases[1:] != phases[:-1]])
-    ends = np.r_[starts[1:] - 1, len(phases) - 1]
+    starts = np.flatnonzero(np.concatenate(([True], phases[1:] != phases[:-1])))
+    ends = np.concatenate((starts[1:] - 1, [len(phases) - 1]))
     # (indexing a tuple of the members: calling the enum is slow for thousands of segments)
     return [PhaseSegment(_PHASES[code], s, e) for code, s, e in zip(phases[starts].tolist(), starts.tolist(), ends.tolist())]
 
@@ -226,8 +230,8 @@ def base_foot(phases: np.ndarray, left_ankle: np.ndarray, right_ankle: np.ndarra
     to the centre of mass (2008, 4.2). ``center (F, 3)`` is the centre-of-
     mass estimate (the pelvis is a good horizontal proxy).
     """
-    dl = np.linalg.norm(horizontal(left_ankle - center, up), axis=-1)
-    dr = np.linalg.norm(horizontal(right_ankle - center, up), axis=-1)
+    dl = quat.length(horizontal(left_ankle - center, up))
+    dr = quat.length(horizontal(right_ankle - center, up))
     closer = np.where(dl <= dr, LEFT, RIGHT)
     return np.select([phases == Phase.LS, phases == Phase.RS, phases == Phase.NS], [LEFT, RIGHT, -1], closer).astype(np.int8)
 
@@ -268,14 +272,16 @@ def body_orientation(
     if at_end:
         pelvis, facing = pelvis[::-1], facing[::-1]
     flat = horizontal(pelvis - pelvis[0], up)
-    far = np.flatnonzero(np.linalg.norm(flat, axis=-1) >= distance)
+    far = np.flatnonzero(quat.length(flat) >= distance)
     if len(far) == 0:
         return _unit(facing.mean(axis=0)) if len(facing) else np.zeros(3)
     k = far[0]
     move = _unit(-flat[k] if at_end else flat[k])
-    face = _unit(facing[: k + 1].mean(axis=0))
-    turns = quat.from_axis_angle(np.broadcast_to(up, (4, 3)), np.arange(4) * (np.pi / 2))
-    candidates = quat.mul_vec(turns, np.broadcast_to(move, (4, 3)))
+    # (the mean as ndarray.mean computes it, sum over count, without its dispatch: this runs
+    # at every join; the four turns and the move broadcast inside the quaternion functions)
+    face = _unit(np.add.reduce(facing[: k + 1], axis=0) / (k + 1))
+    turns = quat.from_axis_angle(up, np.arange(4) * (np.pi / 2))
+    candidates = quat.mul_vec(turns, move)
     return _unit(candidates[np.argmax(candidates @ face)])
 
 

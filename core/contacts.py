@@ -38,7 +38,7 @@ foot's world orientation given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -54,7 +54,7 @@ def twist_free(q: np.ndarray, up: np.ndarray) -> np.ndarray:
     """The swing of rotations ``q (..., 4)``: ``q`` without its twist about ``up`` (its change of heading)."""
     along = (q[..., 1:] @ up)[..., None] * up
     twist = np.concatenate([q[..., :1], along], axis=-1)
-    norm = np.linalg.norm(twist, axis=-1, keepdims=True)
+    norm = quat.length(twist, keepdims=True)
     twist = np.where(norm > 1e-12, twist / np.maximum(norm, 1e-12), quat.identity(q.shape[:-1]))
     return quat.mul(q, quat.inv(twist))
 
@@ -66,6 +66,13 @@ class _Foot:
     ankle: np.ndarray  # (n, 3)
     rotation: np.ndarray  # (n, 4) the ankle's world rotation
     toe_local: np.ndarray | None  # (n, 3) the toe in the ankle's frame (None: no toe joint)
+    # (n, 3) the toe from the ankle in world axes, as rendered: ``toe_local`` turned by
+    # ``rotation``, once for every frame (the holds look it up run by run)
+    toe_offset: np.ndarray | None = field(init=False)
+
+    def __post_init__(self):
+        offset = None if self.toe_local is None else quat.mul_vec(self.rotation, self.toe_local)
+        object.__setattr__(self, "toe_offset", offset)
 
 
 def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple[int, int]], rig: Rig, *,
@@ -140,7 +147,7 @@ def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[
     middle of the longest run of frames in which the other foot is down and not in a
     step of ``planned`` ``{foot: [(first, last)]}``. Two such feet step one after the other."""
     n = len(down)
-    moved = np.linalg.norm(horizontal(points[-1] - points[0], up), axis=-1).max(axis=-1)
+    moved = quat.length(horizontal(points[-1] - points[0], up)).max(axis=-1)
     apart = [k for k in feet if down[:, k].all() and moved[k] > options.step_apart * leg]
     standing = down.copy()
     for k, steps in planned.items():
@@ -247,7 +254,9 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     # a foot in the air between two places on the floor clears it as a step would:
     # the blend of a swing and a foot at rest carries the swing across low enough to
     # skim the floor
-    for start, end in contact_runs(np.isin(np.arange(n), air)):
+    in_air = np.zeros(n, dtype=bool)
+    in_air[air] = True
+    for start, end in contact_runs(in_air):
         if not (start > 0 and end < n - 1 and down[start - 1] and down[end + 1]):
             continue
         frames = np.arange(start, end + 1)
@@ -260,7 +269,7 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     # in the air too, neither the ankle nor the toe goes below its floor
     target = _above_floor(foot.ankle + offset, rotation, foot, np.arange(n), up, floors)
     offset = target - foot.ankle
-    active = (np.linalg.norm(offset, axis=-1) > 1e-9 * leg) | (quat.angle(turn, quat.identity()) > 1e-9)
+    active = (quat.length(offset) > 1e-9 * leg) | (quat.angle(turn, quat.identity()) > 1e-9)
     active[[0, -1]] = False
     return target, rotation, active
 
@@ -312,11 +321,11 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
         return place.copy(), rotation
     # the heading is the toe's: turn each frame about up so the toe points where it did at h
     # (a swing about a horizontal axis still turns a pitched foot's toe sideways)
-    held = horizontal(quat.mul_vec(foot.rotation[h], foot.toe_local[h]), up)
+    held = horizontal(foot.toe_offset[h], up)
     now = horizontal(quat.mul_vec(rotation, foot.toe_local[frames]), up)
-    angle = np.arctan2(np.cross(now, held) @ up, np.sum(now * held, axis=-1))
+    angle = np.arctan2(quat.cross(now, held) @ up, np.add.reduce(now * held, axis=-1))
     rotation = quat.mul(quat.from_axis_angle(up, angle), rotation)
-    toe = foot.ankle[h] + quat.mul_vec(foot.rotation[h], foot.toe_local[h])
+    toe = foot.ankle[h] + foot.toe_offset[h]
     about_toe = toe - quat.mul_vec(rotation, foot.toe_local[frames])
     # the part of the foot on the floor stays put: the toe where the blended heel is higher
     # above its floor than the toe above its own (heel-off), the ankle otherwise
@@ -328,7 +337,7 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
 def _heights(foot: _Foot, frames, up: np.ndarray) -> np.ndarray:
     """Heights ``(len(frames), 2)`` of the ankle and the toe (the ankle again without a toe)."""
     ankle = foot.ankle[frames]
-    toe = ankle if foot.toe_local is None else ankle + quat.mul_vec(foot.rotation[frames], foot.toe_local[frames])
+    toe = ankle if foot.toe_local is None else ankle + foot.toe_offset[frames]
     return np.stack([ankle @ up, toe @ up], axis=-1)
 
 

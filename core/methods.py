@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from . import quat
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, horizontal, moving_feet
 from .contacts import step_lift
@@ -32,7 +33,7 @@ from .motion import forward_kinematics
 from .optimize import (body_frame_joints, body_frames_of, body_velocity, distance_matrix, optimal_blend_range,
                        pose_acceleration, pose_velocity, primary_joints)
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
-from .track import (Context, Feet, PhaseSpan, Track, base_foot_at, contacts_at, foot_joints, frame_range,
+from .track import (Context, Feet, PhaseSpan, Track, base_foot_at, clamped, contacts_at, foot_joints, frame_range,
                     moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
 from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
                       pose_to_motion_weights)
@@ -117,10 +118,10 @@ class _Sides:
         return typical / ctx.responsiveness if typical > 0 and ctx.responsiveness > 0 else None
 
     def prev_index(self, t):
-        return int(np.clip(t - self.prev_offset, 0, len(self.feats["lower"][0]) - 1))
+        return clamped(t - self.prev_offset, len(self.feats["lower"][0]))
 
     def next_index(self, t):
-        return int(np.clip(t - self.next_offset, 0, len(self.feats["lower"][1]) - 1))
+        return clamped(t - self.next_offset, len(self.feats["lower"][1]))
 
     def pose_to_pose_weights(self, part, t0, t1, ctx, *, eased=(True, True)) -> WeightFunction:
         """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1);
@@ -143,7 +144,7 @@ def _typical_change(velocity: np.ndarray, step: int, fps: float) -> float:
     """Median of ``|v(t + step) - v(t)|`` per second over ``velocity (F, 3)``; 0 when too short."""
     if len(velocity) <= step:
         return 0.0
-    return float(np.median(np.linalg.norm(velocity[step:] - velocity[:-step], axis=-1))) * fps / step
+    return float(np.median(quat.length(velocity[step:] - velocity[:-step]))) * fps / step
 
 
 def _long_enough(plan: WeightPlan, n_frames: int, ctx: Context) -> WeightPlan:
@@ -281,7 +282,7 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     # align on the foot that stood through the previous phase when the connection
     # pose stands on it too; otherwise on the foot that just landed
     stance = stance_foot(p0.phase)
-    j = int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))
+    j = clamped(r.t1 - clip.start, len(clip_contacts))
     if stance >= 0 and clip_contacts[j, stance]:
         # on the standing foot's place and heading: it stands through the join
         alignment = _align(track, clip, ctx, sides, prev_frame=p0.last, next_frame=j, foot=stance, heading=True)
@@ -296,8 +297,11 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
     # S1 starts where the previous motion stands on a foot, which is kept; a foot
     # it has in the air then carries on along its swing onto its own place
     # (adaptation_lower), so S1 need not wait for the previous step to land.
-    standing = np.flatnonzero(track.contacts.any(axis=1)) + track.first
-    t0s = standing[(standing >= c0e) & (standing < c1b)]
+    # (only the frames from the previous core's end to the next core's start are looked at:
+    # the whole track is long)
+    lo = max(c0e - track.first, 0)
+    hi = max(c1b - track.first, lo)
+    t0s = np.flatnonzero(track.contacts[lo:hi].any(axis=1)) + (track.first + lo)
     if not len(t0s):
         t0s = frame_range(c0e, c1b - 1)
     t1s = frame_range(int(t0s[0]) + 1, c1b)
@@ -366,7 +370,7 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     # must turn on the spot moves its toe)
     kept = sides.prev_feet.at(r.t0 - track.first)
     own = alignment.apply_points(sides.next_feet.at(r.t1 - clip.start))
-    apart = np.linalg.norm(horizontal(kept - own, ctx.up), axis=-1).max(axis=-1)
+    apart = quat.length(horizontal(kept - own, ctx.up)).max(axis=-1)
     standing = contacts_at(track, r.t0)
     planned = {("left", "right").index(s.foot) for s in steps}
     # a standing foot nothing takes home (the clip never moves it after S1) steps
@@ -374,7 +378,7 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     unreleased = np.array([not any(x[1].foot == side for x in releases) for side in ("left", "right")])
     far = apart >= np.where(hold | unreleased, ctx.options.step_apart, ctx.options.keep_reach) * ctx.leg
     # (a foot the clip has in the air at the end of S1 steps last, onto its swing)
-    aloft = ~clip_contacts[int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))]
+    aloft = ~clip_contacts[clamped(r.t1 - clip.start, len(clip_contacts))]
     feet = sorted((k for k in range(2) if not standing[k] or k in planned or far[k]),
                   key=lambda k: (bool(standing[k]), aloft[k], -apart[k]))
     lands = {k: _landing(track, k, r) for k in feet if not standing[k]}
@@ -439,7 +443,7 @@ def _adaptation_alignment(track: Track, clip: Clip, clip_contacts: np.ndarray, c
     again. Of the feet standing at the start of S1, the one the clip plants
     latest is used (at the end of S1 itself when the clip stands on it there).
     """
-    j1 = int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))
+    j1 = clamped(r.t1 - clip.start, len(clip_contacts))
     choice = None  # (clip frame, foot)
     for foot in np.flatnonzero(contacts_at(track, r.t0)):
         planted = np.flatnonzero(clip_contacts[: j1 + 1, foot])
@@ -467,7 +471,7 @@ def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[li
     fn = sides.feats["lower"][1]  # the following clip up to its core
     # a foot the clip has in the air at the end of S1 has no place of its own to be
     # kept towards until its next phase: it steps onto its swing during S1 instead
-    aloft = ~clip_contacts[int(np.clip(r.t1 - clip.start, 0, len(clip_contacts) - 1))]
+    aloft = ~clip_contacts[clamped(r.t1 - clip.start, len(clip_contacts))]
     releases, steps = [], []
     for k, side in enumerate(("left", "right")):
         p1 = next((p for p in later if moving_feet(p.phase)[k]), None)
@@ -526,17 +530,22 @@ def _step_pace(track: Track, clip: Clip, next_moving: list[PhaseSpan], ctx: Cont
     times, strides = [], []
     parents = clip.motion.skeleton.parents
     ankles = [ctx.rig.leg("L").ankle, ctx.rig.leg("R").ankle]
+    # the moving foot (the one not in stance) from take-off to landing, both sides' in one
+    # pass of forward kinematics
+    poses, moving = [], []
     for rotations, positions, phases in sides:
         if not phases:
             continue
         times += [p.last - p.first + 1 for p in phases]
-        # the moving foot (the one not in stance) from take-off to landing
-        ends = np.clip(np.array([[p.first - 1, p.last + 1] for p in phases]), 0, len(rotations) - 1)
-        g = forward_kinematics(rotations[ends.ravel()], positions[ends.ravel()], parents, ankles,
-                               rotations_out=False)[0].reshape(len(phases), 2, 2, 3)
-        moving = np.array([1 - stance_foot(p.phase) for p in phases])
-        travel = g[np.arange(len(phases)), 1, moving] - g[np.arange(len(phases)), 0, moving]
-        strides += list(np.linalg.norm(horizontal(travel, ctx.up), axis=-1))
+        ends = np.clip(np.array([[p.first - 1, p.last + 1] for p in phases]), 0, len(rotations) - 1).ravel()
+        poses.append((rotations[ends], positions[ends]))
+        moving += [1 - stance_foot(p.phase) for p in phases]
+    if poses:
+        g = forward_kinematics(np.concatenate([r for r, _ in poses]), np.concatenate([x for _, x in poses]), parents,
+                               ankles, rotations_out=False)[0].reshape(len(moving), 2, 2, 3)
+        at = np.arange(len(moving))
+        travel = g[at, 1, moving] - g[at, 0, moving]
+        strides = list(quat.length(horizontal(travel, ctx.up)))
     o = ctx.options
     return _Pace(float(np.median(times)) / ctx.fps if times else o.step_s,
                  float(np.median(strides)) if strides else 0.0, o.step_delay, o.contacts.min_step_s)
@@ -556,8 +565,8 @@ def _step_fits(track: Track, clip: Clip, sides: _Sides, pair: PairPlan, p0: Phas
     landing = sides.prev_feet.ankles(p0.last + 1 - track.first)
     t1 = pair.segment("lower").end
     target = pair.alignment.apply_points(sides.next_feet.ankles(t1 - clip.start))
-    own = np.linalg.norm(horizontal(landing - takeoff, ctx.up), axis=-1)
-    bent = np.linalg.norm(horizontal(target - takeoff, ctx.up), axis=-1)
+    own = quat.length(horizontal(landing - takeoff, ctx.up))
+    bent = quat.length(horizontal(target - takeoff, ctx.up))
     # the moving foot: its step stretched by s_max at most; a standing foot: it stays
     # where it stands (a connection pose on the other foot would slide it there)
     limit = np.where(moved, ctx.options.s_max * own, 0.0) + ctx.options.stand_reach * ctx.leg
@@ -569,8 +578,8 @@ def _align(track: Track, clip: Clip, ctx: Context, sides: _Sides, *, prev_frame:
     """The following clip placed on the previous motion (2008, 4.2-4.3); with ``heading``, turned
     by the anchor foot's heading (ankle to toe) instead of the body orientation."""
     parents = clip.motion.skeleton.parents
-    i = int(np.clip(prev_frame - track.first, 0, len(track.rotations) - 1))
-    j = int(np.clip(round(float(next_frame)), 0, clip.motion.n_frames - 1))
+    i = clamped(prev_frame - track.first, len(track.rotations))
+    j = clamped(round(float(next_frame)), clip.motion.n_frames)
     # the body orientation only looks a few seconds back from the previous frame
     # and ahead from the following one (2008, 4.3)
     reach = int(ctx.options.orientation_window_s * ctx.fps)

@@ -279,17 +279,98 @@ def forward_kinematics(
     the number of numpy calls rather than the arithmetic, and
     :func:`_by_generation` makes fewer of them; both compute every joint with
     the same products in the same order, so they agree to the last bit.
+    Which joints to evaluate, and in which generations, depends only on the
+    skeleton and the joints asked for: it is worked out once (:func:`_fk_layout`).
     """
     rotations = np.asarray(rotations, dtype=np.float64)
     positions = np.asarray(positions, dtype=np.float64)
     parents = np.asarray(parents)
     J = rotations.shape[-2]
     lead = rotations.shape[:-2]
-    if joints is None:
+    layout = _fk_layout(parents, joints, rotations_out)
+    rot = rotations.reshape((-1, J, 4))
+    pos = positions.reshape((-1, J, 3))
+    F = rot.shape[0]
+    if F <= FEW_FRAMES and layout.generations is not None:
+        gp, gr = _by_generation(rot, pos, layout.generations)
+        out, chosen = layout.generations.out, layout.generations.chosen
+    else:
+        gp, gr = _by_joint(rot, pos, layout.keep, layout.column, parents, rotations_out)
+        out, chosen = layout.out, layout.chosen
+    K = len(out)
+    gpos = (gp[:, out] if chosen else gp).transpose(2, 1, 0).reshape(lead + (K, 3))
+    if not rotations_out:
+        return gpos, None
+    return gpos, (gr[:, out] if chosen else gr).transpose(2, 1, 0).reshape(lead + (K, 4))
+
+
+@dataclass(frozen=True)
+class _Generations:
+    """The joints of a :class:`_Layout` in generations, for :func:`_by_generation`.
+
+    keep     the joints evaluated, generation after generation (the roots first), so
+             that each generation is one slice of columns: read and written in place
+             rather than gathered and scattered;
+    out      the columns of the joints asked for; ``chosen``: not all of ``keep`` as it is;
+    turned   per generation after the roots', ``(its columns whose world rotations are
+             computed, their parents' columns)``: those with children, or all when the
+             rotations are asked for, first in their generation;
+    summed   per generation after the roots', ``(its columns, their parents' columns)``;
+    children, child_parents  every generation's columns after the roots' at once, and
+             their parents'.
+    """
+
+    keep: np.ndarray
+    out: np.ndarray
+    chosen: bool
+    turned: list
+    summed: list
+    children: slice
+    child_parents: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What forward kinematics of some joints evaluates, independent of the frames.
+
+    keep      the joints evaluated (those asked for and their ancestors), in order;
+    column    (J,) each joint's column among ``keep`` (-1: not evaluated);
+    out       the columns of the joints asked for; ``chosen``: they are not all of ``keep``;
+    generations  the same in generations (:class:`_Generations`), or None where going
+              joint by joint makes fewer numpy calls.
+    """
+
+    keep: np.ndarray
+    column: np.ndarray
+    out: np.ndarray
+    chosen: bool
+    generations: _Generations | None
+
+
+_LAYOUTS: dict = {}
+
+
+def _fk_layout(parents: np.ndarray, joints, rotations_out: bool) -> _Layout:
+    """The :class:`_Layout` of ``joints`` (None: all) on ``parents``, made once per skeleton and joints
+    (forward kinematics runs many times on a few frames, where this bookkeeping costs as much
+    as the arithmetic)."""
+    wanted = None if joints is None else np.asarray(joints, dtype=np.int64).reshape(-1)
+    key = (parents.tobytes(), None if wanted is None else wanted.tobytes(), rotations_out)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        if len(_LAYOUTS) > 4096:  # (a long session with many skeletons: start over)
+            _LAYOUTS.clear()
+        layout = _LAYOUTS[key] = _make_layout(parents, wanted, rotations_out)
+    return layout
+
+
+def _make_layout(parents: np.ndarray, wanted: np.ndarray | None, rotations_out: bool) -> _Layout:
+    J = len(parents)
+    every = wanted is None
+    if every:
         keep = np.arange(J)
         wanted = keep
     else:
-        wanted = np.asarray(joints, dtype=np.int64).reshape(-1)
         closed = set()
         for j in wanted:
             while j >= 0 and j not in closed:
@@ -298,25 +379,52 @@ def forward_kinematics(
         keep = np.array(sorted(closed), dtype=np.int64)
     column = np.full(J, -1)
     column[keep] = np.arange(len(keep))
-    rot = rotations.reshape((-1, J, 4))
-    pos = positions.reshape((-1, J, 3))
-    F = rot.shape[0]
-    few = F <= FEW_FRAMES and len(keep) >= 6
-    parent_columns = np.where(parents[keep] >= 0, column[parents[keep]], -1).tolist() if few else None
-    generations = _generations(parent_columns) if few else None
-    # by generation only where the joints outnumber their generations (its own few calls
-    # cost about as much as four joints)
-    if generations is not None and len(keep) >= len(generations) + 4:
-        gp, gr = _by_generation(rot, pos, keep, parent_columns, generations, rotations_out)
-    else:
-        gp, gr = _by_joint(rot, pos, keep, column, parents, rotations_out)
     out = column[wanted]
-    chosen = joints is not None or len(keep) < J  # columns to pick out of those evaluated
-    K = len(out)
-    gpos = (gp[:, out] if chosen else gp).transpose(2, 1, 0).reshape(lead + (K, 3))
-    if not rotations_out:
-        return gpos, None
-    return gpos, (gr[:, out] if chosen else gr).transpose(2, 1, 0).reshape(lead + (K, 4))
+    chosen = not every or len(keep) < J  # columns to pick out of those evaluated
+    generations = None
+    if len(keep) >= 6:
+        parent_columns = np.where(parents[keep] >= 0, column[parents[keep]], -1).tolist()
+        # by generation only where the joints outnumber their generations (its own few calls
+        # cost about as much as four joints)
+        if len(keep) >= max(_depths(parent_columns)) + 4:
+            generations = _in_generations(keep, parent_columns, out, rotations_out)
+    return _Layout(keep, column, out, chosen, generations)
+
+
+def _depths(parent_columns: list[int]) -> list[int]:
+    """How many ancestors each of the joints whose parents are ``parent_columns`` (-1: a root) has."""
+    depth = []
+    for p in parent_columns:
+        depth.append(depth[p] + 1 if p >= 0 else 0)
+    return depth
+
+
+def _in_generations(keep: np.ndarray, parent_columns: list[int], out: np.ndarray, rotations_out: bool) -> _Generations:
+    """:class:`_Generations` of joints ``keep`` (parents before children) whose parents are
+    ``parent_columns``, of which columns ``out`` are asked for."""
+    depth = _depths(parent_columns)
+    # a joint's world rotation is needed for its children, or when asked for
+    parent_of = set(parent_columns)
+    turns = [rotations_out or k in parent_of for k in range(len(keep))]
+    order = sorted(range(len(keep)), key=lambda k: (depth[k], not turns[k], k))
+    new = np.empty(len(keep), dtype=np.int64)
+    new[order] = np.arange(len(keep))
+    turned, summed = [], []
+    start = sum(1 for d in depth if d == 0)
+    children = start
+    for d in range(1, max(depth) + 1):
+        members = [k for k in order if depth[k] == d]
+        end = start + len(members)
+        ps = new[[parent_columns[k] for k in members]]
+        count = sum(turns[k] for k in members)
+        if count:
+            turned.append((slice(start, start + count), ps[:count]))
+        summed.append((slice(start, end), ps))
+        start = end
+    child_parents = np.concatenate([ps for _, ps in summed])
+    moved = new[out]
+    chosen = not np.array_equal(moved, np.arange(len(keep)))
+    return _Generations(keep[order], moved, chosen, turned, summed, slice(children, len(keep)), child_parents)
 
 
 def _by_joint(rot: np.ndarray, pos: np.ndarray, keep: np.ndarray, column: np.ndarray, parents: np.ndarray,
@@ -348,50 +456,52 @@ def _by_joint(rot: np.ndarray, pos: np.ndarray, keep: np.ndarray, column: np.nda
     return gp, gr
 
 
-def _generations(parent_columns: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """For joints whose parents are ``parent_columns`` (-1 for a root), each generation
-    after the roots' (joints with one ancestor, then two, ...): ``(columns, their parents' columns)``."""
-    depth, members = [], []
-    for k, p in enumerate(parent_columns):
-        depth.append(depth[p] + 1 if p >= 0 else 0)
-        if depth[k]:
-            while len(members) < depth[k]:
-                members.append([])
-            members[depth[k] - 1].append(k)
-    return [(np.array(cols), np.array([parent_columns[k] for k in cols])) for cols in members]
-
-
-def _by_generation(rot: np.ndarray, pos: np.ndarray, keep: np.ndarray, parent_columns: list[int],
-                   generations: list[tuple[np.ndarray, np.ndarray]], rotations_out: bool
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_by_joint` over a few frames: all joints of one generation (see
-    :func:`_generations`) at once, their parents' rotations taken from the generation
-    before; then every joint's offset turned by its parent's world rotation in one go,
-    and the offsets summed down the generations."""
-    F = rot.shape[0]
-    local_rot = np.ascontiguousarray(rot[:, keep].transpose(2, 1, 0))
-    local_pos = np.ascontiguousarray(pos[:, keep].transpose(2, 1, 0))
+def _by_generation(rot: np.ndarray, pos: np.ndarray, layout: _Generations) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_by_joint` over a few frames: all joints of one generation at once, their
+    parents' rotations taken from the generations before; then every joint's offset
+    turned by its parent's world rotation in one go, and the offsets summed down the
+    generations. Columns in ``layout.keep``'s order (generation after generation)."""
+    local_rot = np.ascontiguousarray(rot[:, layout.keep].transpose(2, 1, 0))
+    local_pos = np.ascontiguousarray(pos[:, layout.keep].transpose(2, 1, 0))
     gr = local_rot.copy()
-    # a joint's world rotation is needed for its children, or when asked for
-    parent_of = set(parent_columns)
-    for cols, parents in generations:
-        if not rotations_out:
-            turned = [i for i, k in enumerate(cols.tolist()) if k in parent_of]
-            if not turned:
-                continue
-            cols, parents = cols[turned], parents[turned]
-        gr[:, cols] = _mul_planes(gr[:, parents], local_rot[:, cols], out=np.empty((4, len(cols), F)))
-    children = np.concatenate([cols for cols, _ in generations])
+    for columns, parents in layout.turned:
+        _mul_planes(gr[:, parents], local_rot[:, columns], out=gr[:, columns])
+    children = layout.children
     gp = local_pos.copy()
-    gp[:, children] = _rotate_planes(gr[:, np.concatenate([parents for _, parents in generations])],
-                                     local_pos[:, children], out=np.empty((3, len(children), F)))
-    for cols, parents in generations:
-        gp[:, cols] += gp[:, parents]
+    _rotate_planes(gr[:, layout.child_parents], local_pos[:, children], out=gp[:, children])
+    for columns, parents in layout.summed:
+        gp[:, columns] += gp[:, parents]
     return gp, gr
 
 
+# Up to this many values per component plane the quaternion arithmetic below runs on all
+# components at once (a few numpy calls over stacked planes) rather than one component at
+# a time; above it the stacking costs more than the calls it saves.
+SMALL_PLANES = 256
+
+# Hamilton product a * b, component by component: aw * b, then the terms of ax, ay and az,
+# each with b's components permuted and signed; e.g. out[0] = aw bw - ax bx - ay by - az bz
+_MUL_ORDER = np.array([[1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
+_MUL_SIGNS = np.array([[-1.0, 1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0]])
+# u x v as u[A] v[B] - u[A'] v[B']: A, A' pick (y, z, x) and (z, x, y) out of a quaternion,
+# B, B' (z, x, y) and (y, z, x) out of a vector
+_CROSS_PAIRS = (np.array([[2, 3, 1], [3, 1, 2]]), np.array([[2, 0, 1], [1, 2, 0]]))
+
+
 def _mul_planes(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Hamilton product of quaternions stored as planes ``(4, F)``, written into ``out``."""
+    """Hamilton product of quaternions stored as planes ``(4, F)``, written into ``out``.
+
+    On small planes every component at once: the same products summed in the same
+    order as the component-wise formula (a difference negated, ``x - y == x + (-y)``,
+    and ``(-a) b == -(a b)``, both exact), so both agree to the last bit."""
+    if a[0].size <= SMALL_PLANES:
+        shape = (3, 4) + (1,) * (a.ndim - 1)
+        terms = (a[1:, None] * _MUL_SIGNS.reshape(shape)) * b[_MUL_ORDER]
+        np.multiply(a[0], b, out=out)
+        out += terms[0]
+        out += terms[1]
+        out += terms[2]
+        return out
     aw, ax, ay, az = a
     bw, bx, by, bz = b
     out[0] = aw * bw - ax * bx - ay * by - az * bz
@@ -402,7 +512,21 @@ def _mul_planes(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 
 def _rotate_planes(q: np.ndarray, v: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Rotate vectors ``(3, F)`` by quaternions ``(4, F)`` (planes), written into ``out``."""
+    """Rotate vectors ``(3, F)`` by quaternions ``(4, F)`` (planes), written into ``out``.
+
+    On small planes every component at once, with the same products and sums in
+    the same order as the component-wise formula (so to the last bit)."""
+    if v[0].size <= SMALL_PLANES:
+        # t = 2 u x v (u the vector part), then v + w t + u x t
+        u = q[_CROSS_PAIRS[0]]  # (y, z, x) and (z, x, y) of the vector part
+        p = u * v[_CROSS_PAIRS[1]]
+        t = p[0] - p[1]
+        t *= 2.0
+        np.multiply(q[0], t, out=out)
+        out += v
+        p = u * t[_CROSS_PAIRS[1]]
+        out += p[0] - p[1]
+        return out
     w, x, y, z = q
     vx, vy, vz = v
     tx = 2.0 * (y * vz - z * vy)

@@ -38,6 +38,7 @@ cores linear in the gap: it runs in blocks of the pairs within the bound.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -193,7 +194,7 @@ def pose_distance(a_feats: np.ndarray, b_feats: np.ndarray) -> np.ndarray:
     a, b = _check_features(a_feats, "a_feats"), _check_features(b_feats, "b_feats")
     if a.shape[-2] != b.shape[-2]:
         raise ValueError(f"poses have {a.shape[-2]} and {b.shape[-2]} joints; compare the same primary joints")
-    return np.linalg.norm(a - b, axis=-1).mean(axis=-1)
+    return quat.length(a - b).mean(axis=-1)
 
 
 def distance_matrix(prev_feats: np.ndarray, next_feats: np.ndarray) -> np.ndarray:
@@ -247,7 +248,7 @@ def pose_acceleration(feats: np.ndarray, fps: float, eps_frames: int = 1) -> np.
     if F < 2 * e + 1:
         return np.zeros(F)
     second = feats[2 * e :] - 2.0 * feats[e:-e] + feats[: -2 * e]
-    accel = np.linalg.norm(second, axis=-1).mean(axis=-1) * (fps / e) ** 2
+    accel = quat.length(second).mean(axis=-1) * (fps / e) ** 2
     return np.concatenate([np.full(e, accel[0]), accel, np.full(e, accel[-1])])
 
 
@@ -528,7 +529,7 @@ class _Search:
             accel = 6.0 * distance / duration**2 / self.max_accel
             excess = accel if excess is None else np.maximum(excess, accel)
         if self.max_body_accel is not None:
-            change = np.linalg.norm(self.b1[np.asarray(j)] - self.b0[np.asarray(i)], axis=-1)
+            change = quat.length(self.b1[np.asarray(j)] - self.b0[np.asarray(i)])
             body = 1.5 * change / duration / self.max_body_accel
             excess = body if excess is None else np.maximum(excess, body)
         return excess
@@ -682,10 +683,11 @@ def _plane_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     block it was evaluated in.
     """
     n = a.shape[0]
-    shape = np.broadcast_shapes(a.shape[2:], b.shape[2:])
+    # (plain Python where it can be: the search calls this often, on small blocks)
+    shape = a.shape[2:] if a.shape[2:] == b.shape[2:] else np.broadcast_shapes(a.shape[2:], b.shape[2:])
     if n == 0:
         return np.zeros(shape)
-    if n * int(np.prod(shape)) <= _SMALL_BLOCK:
+    if n * math.prod(shape) <= _SMALL_BLOCK:
         # small blocks (the search's neighbourhoods) in one broadcast: the
         # loop below would be all call overhead
         difference = a - b

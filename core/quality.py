@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import quat
 from .analysis import horizontal
 from .motion import Motion, forward_kinematics
 from .rig import Rig
@@ -102,7 +103,7 @@ def skate_samples(feet: np.ndarray, levels: FootLevels, up: np.ndarray, fps: flo
     down = (height <= levels.band).astype(np.int64)
     runs = np.concatenate([np.zeros((1,) + down.shape[1:], np.int64), np.cumsum(down, axis=0)])
     t = np.arange(0, len(feet) - k, k)
-    speed = np.linalg.norm(horizontal(feet[t + k] - feet[t], up), axis=-1) * fps / k
+    speed = quat.length(horizontal(feet[t + k] - feet[t], up)) * fps / k
     return speed, (runs[t + k + 1] - runs[t]) == k + 1
 
 
@@ -115,7 +116,7 @@ def mean_joint_acceleration(motion: Motion, positions: np.ndarray | None = None)
         return np.zeros(0)
     g = positions if positions is not None else forward_kinematics(
         motion.rotations, motion.positions, motion.skeleton.parents, rotations_out=False)[0]
-    return np.linalg.norm(g[2 * k :] - 2.0 * g[k:-k] + g[: -2 * k], axis=-1).mean(axis=1) * (motion.fps / k) ** 2
+    return quat.length(g[2 * k :] - 2.0 * g[k:-k] + g[: -2 * k]).mean(axis=1) * (motion.fps / k) ** 2
 
 
 @dataclass(frozen=True)

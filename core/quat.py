@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# (sums over the last axis are written np.add.reduce: np.sum's own reduction, the same bits,
+# without its dispatch, which costs more than the arithmetic on the few frames most calls see)
+
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 
 
@@ -37,18 +40,51 @@ def identity(shape: tuple[int, ...] = ()) -> np.ndarray:
     return q
 
 
+def length(v: np.ndarray, keepdims: bool = False) -> np.ndarray:
+    """Euclidean length over the last axis of real ``v (..., n)``: ``np.linalg.norm(v, axis=-1)``'s
+    own arithmetic (the same bits) without its dispatch, which costs more than the arithmetic on
+    the few frames most calls here see."""
+    v = np.asarray(v)
+    if v.dtype.kind != "f":
+        v = v.astype(np.float64)
+    return np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=keepdims))
+
+
 def normalize(q: np.ndarray) -> np.ndarray:
     """Unit quaternions ``(..., 4)``; raises on zero-length input."""
     q = _check(q)
-    n = np.linalg.norm(q, axis=-1, keepdims=True)
-    if np.any(n < 1e-12):
+    n = length(q, keepdims=True)
+    if (n < 1e-12).any():
         raise ValueError("cannot normalise a zero-length quaternion")
     return q / n
+
+
+# Up to this many values, :func:`mul` and :func:`mul_vec` compute all components at once
+# (a few numpy calls over gathered components) rather than one component at a time;
+# above it the gathering costs more than the calls it saves.
+SMALL = 160
+
+# the Hamilton product a * b as aw * b plus the terms of ax, ay and az, each with b's
+# components in this order and with these signs (e.g. w: aw bw - ax bx - ay by - az bz)
+_MUL_ORDER = np.array([[1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
+_MUL_SIGNS = np.array([[-1.0, 1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0]])
+# u x v as u[(y, z, x)] v[(z, x, y)] - u[(z, x, y)] v[(y, z, x)]: the quaternion's and the vector's indices
+_CROSS_Q = np.array([[2, 3, 1], [3, 1, 2]])
+_CROSS_V = np.array([[2, 0, 1], [1, 2, 0]])
 
 
 def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product ``a * b``: the rotation ``b`` followed by ``a``."""
     a, b = _check(a, "a"), _check(b, "b")
+    if a.size <= SMALL and b.size <= SMALL:
+        # every component at once: the same products summed in the same order as below
+        # (``x - y == x + (-y)`` and ``(-a) b == -(a b)``, both exact), so the same bits
+        terms = (a[..., 1:, None] * _MUL_SIGNS) * b[..., _MUL_ORDER]
+        out = a[..., :1] * b
+        out += terms[..., 0, :]
+        out += terms[..., 1, :]
+        out += terms[..., 2, :]
+        return out
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     # written into one array rather than stacked: it is hot, mostly on a few frames
@@ -60,10 +96,13 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+_CONJUGATE = np.array([1.0, -1.0, -1.0, -1.0])
+
+
 def inv(q: np.ndarray) -> np.ndarray:
     """Inverse of unit quaternions (the conjugate)."""
     q = _check(q)
-    return q * np.array([1.0, -1.0, -1.0, -1.0])
+    return q * _CONJUGATE
 
 
 def inv_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -75,6 +114,18 @@ def mul_vec(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate vectors ``v (..., 3)`` by unit quaternions ``q (..., 4)``."""
     q = _check(q)
     v = np.asarray(v, dtype=np.float64)
+    if q.size <= SMALL and v.size <= SMALL:
+        # v + w t + u x t with t = 2 u x v, every component at once (the same
+        # products and sums in the same order as below, so the same bits)
+        u = q[..., _CROSS_Q]
+        p = u * v[..., _CROSS_V]
+        t = p[..., 0, :] - p[..., 1, :]
+        t *= 2.0
+        out = q[..., :1] * t
+        out += v
+        p = u * t[..., _CROSS_V]
+        out += p[..., 0, :] - p[..., 1, :]
+        return out
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
     # v + w t + u x t with t = 2 u x v (u the vector part), component by component
@@ -123,14 +174,14 @@ def unroll(q: np.ndarray, axis: int = 0) -> np.ndarray:
     q = np.moveaxis(_check(q), axis, 0).copy()
     if len(q) < 2:
         return np.moveaxis(q, 0, axis)
-    dots = np.sum(q[1:] * q[:-1], axis=-1)
+    dots = np.add.reduce(q[1:] * q[:-1], axis=-1)
     flips = np.cumsum(dots < 0.0, axis=0) % 2
     q[1:] *= np.where(flips[..., None] == 1, -1.0, 1.0)
     return np.moveaxis(q, 0, axis)
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.sum(_check(a, "a") * _check(b, "b"), axis=-1)
+    return np.add.reduce(_check(a, "a") * _check(b, "b"), axis=-1)
 
 
 def angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -148,7 +199,7 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     """
     a, b = _check(a, "a"), _check(b, "b")
     t = np.asarray(t, dtype=np.float64)[..., None]
-    d = np.sum(a * b, axis=-1, keepdims=True)
+    d = np.add.reduce(a * b, axis=-1, keepdims=True)
     b = np.where(d < 0.0, -b, b)
     d = np.abs(d)
     theta = np.arccos(np.clip(d, -1.0, 1.0))
@@ -166,7 +217,7 @@ def power(q: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     takes the shorter arc). ``t`` broadcasts against ``(...)``."""
     q = _check(q)
     t = np.asarray(t, dtype=np.float64)[..., None]
-    s = np.linalg.norm(q[..., 1:], axis=-1, keepdims=True)
+    s = length(q[..., 1:], keepdims=True)
     half = np.arctan2(s, q[..., :1])  # in [0, pi]
     axis = q[..., 1:] / np.where(s < 1e-12, 1.0, s)
     return np.concatenate([np.cos(t * half), np.sin(t * half) * axis], axis=-1) * np.ones_like(q)
@@ -183,7 +234,7 @@ def log(q: np.ndarray) -> np.ndarray:
     """Rotation vectors ``(..., 3)`` (axis times angle) of unit quaternions."""
     q = standardize(q)
     v = q[..., 1:]
-    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    s = length(v, keepdims=True)
     theta = 2.0 * np.arctan2(s, q[..., :1])
     scale = np.where(s < 1e-12, 2.0, theta / np.where(s < 1e-12, 1.0, s))
     return v * scale
@@ -192,7 +243,7 @@ def log(q: np.ndarray) -> np.ndarray:
 def exp(r: np.ndarray) -> np.ndarray:
     """Unit quaternions from rotation vectors ``(..., 3)``; inverse of :func:`log`."""
     r = np.asarray(r, dtype=np.float64)
-    theta = np.linalg.norm(r, axis=-1, keepdims=True)
+    theta = length(r, keepdims=True)
     half = 0.5 * theta
     k = np.where(theta < 1e-12, 0.5, np.sin(half) / np.where(theta < 1e-12, 1.0, theta))
     return np.concatenate([np.cos(half), r * k], axis=-1)
@@ -288,16 +339,16 @@ def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """
     u = np.asarray(u, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
-    u = u / np.linalg.norm(u, axis=-1, keepdims=True)
-    v = v / np.linalg.norm(v, axis=-1, keepdims=True)
-    w = 1.0 + np.sum(u * v, axis=-1, keepdims=True)
+    u = u / length(u, keepdims=True)
+    v = v / length(v, keepdims=True)
+    w = 1.0 + np.add.reduce(u * v, axis=-1, keepdims=True)
     xyz = cross(u, v)
     opposite = w[..., 0] < 1e-9
     if np.any(opposite):
         # any axis perpendicular to u: cross with the least-aligned basis vector
         basis = np.eye(3)[np.argmin(np.abs(u), axis=-1)]
         perp = cross(u, basis)
-        perp /= np.linalg.norm(perp, axis=-1, keepdims=True)
+        perp /= length(perp, keepdims=True)
         xyz = np.where(opposite[..., None], perp, xyz)
         w = np.where(opposite[..., None], 0.0, w)
     return normalize(np.concatenate([w, xyz], axis=-1))

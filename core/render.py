@@ -18,7 +18,7 @@ from .ik import chain_joints, legs_ik
 from .motion import Motion, forward_kinematics
 from .plan import CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .rig import Rig, leg_length
-from .track import Context, PhaseSpan, Track, warp_connection_prev, warp_transition_next, warp_transition_prev
+from .track import Context, PhaseSpan, Track, clamped, warp_connection_prev, warp_transition_next, warp_transition_prev
 
 
 def sample(rotations: np.ndarray, positions: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +63,8 @@ def contact_runs(flags: np.ndarray) -> list[tuple[int, int]]:
     flags = np.asarray(flags, dtype=bool)
     if not len(flags):
         return []
-    edges = np.diff(np.r_[0, flags.astype(np.int8), 0])
+    # (np.concatenate rather than np.r_, whose index tricks cost more than the rest: this is hot)
+    edges = np.diff(np.concatenate(([0], flags.astype(np.int8), [0])))
     return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1))
 
 
@@ -146,7 +147,7 @@ def soft_reach(hips: np.ndarray, targets: np.ndarray, reach: float, *, soft: flo
     short of a target it cannot reach.
     """
     offset = targets - hips
-    distance = np.linalg.norm(offset, axis=-1, keepdims=True)
+    distance = quat.length(offset, keepdims=True)
     knee_zone = (1.0 - soft) * reach
     softened = knee_zone + soft * reach * (1.0 - np.exp(-(distance - knee_zone) / (soft * reach)))
     new = np.where(distance > knee_zone, softened, distance)
@@ -169,17 +170,17 @@ def pelvis_shift(
     would fling the pelvis. Vertical foot changes are not passed on.
     """
     across = horizontal(right - left, up)
-    width2 = np.sum(across * across, axis=-1)
+    width2 = np.add.reduce(across * across, axis=-1)
     side = horizontal(pelvis - left, up)
     forward = horizontal(body, up)
-    forward = forward / np.maximum(np.linalg.norm(forward, axis=-1, keepdims=True), 1e-12)
+    forward = forward / np.maximum(quat.length(forward, keepdims=True), 1e-12)
     # root_x from the component of the pelvis across the body orientation (eq. 2 solved for root_x)
     lateral = quat.cross(forward, up)
-    denom = np.sum(across * lateral, axis=-1)
+    denom = np.add.reduce(across * lateral, axis=-1)
     # how well the feet span the body's side-to-side axis: 1 across it, 0 along it;
     # root_x fades to the midpoint (0.5) as eq. (2) loses its grip, never jumping there
     grip = np.clip((np.abs(denom) / np.maximum(np.sqrt(width2), 1e-12) - 0.2) / 0.4, 0.0, 1.0)
-    raw = np.sum(side * lateral, axis=-1) / np.where(np.abs(denom) > 1e-12, denom, 1.0)
+    raw = np.add.reduce(side * lateral, axis=-1) / np.where(np.abs(denom) > 1e-12, denom, 1.0)
     root_x = (grip * np.clip(raw, 0.0, 1.0) + (1.0 - grip) * 0.5)[:, None]
     shift = (1.0 - root_x) * (new_left - left) + root_x * (new_right - right)
     return horizontal(shift, up)
@@ -230,7 +231,7 @@ class _Window:
         if mode == "motion":
             return side[0][frames], side[1][frames]
         if mode == "held" or self.pose_ends != "eased":
-            i = int(np.clip(a if mode == "source" else b, 0, self.T - 1))
+            i = clamped(a if mode == "source" else b, self.T)
             return side[0][i : i + 1].repeat(len(frames), 0), side[1][i : i + 1].repeat(len(frames), 0)
         dur = max(b - a, 1)
         k = np.clip(frames - a, 0, dur).astype(float)
@@ -383,22 +384,26 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
     rig, up = ctx.rig, ctx.up
     left, right = rig.leg("L"), rig.leg("R")
     parents = nxt.skeleton.parents
-    i0 = int(np.clip(s1.start - t[0], 0, T - 1))
-    # the kept feet: where the previous motion has them at the start of S1
-    feet_joints = [left.ankle, right.ankle]
-    kept = forward_kinematics(prev[0][i0], prev[1][i0], parents, feet_joints, rotations_out=False)[0]  # (2, 3)
+    i0 = clamped(s1.start - t[0], T)
+    # the kept feet: where the previous motion has them at the start of S1 (its whole
+    # window's feet where one swings); and the following motion's own feet, pelvis and
+    # hips (for its body orientation): one pass of forward kinematics over both
+    prev_frames = slice(None) if swinging.any() else slice(i0, i0 + 1)
+    g = forward_kinematics(np.concatenate([new[0], prev[0][prev_frames]]),
+                           np.concatenate([new[1], prev[1][prev_frames]]), parents,
+                           [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip], rotations_out=False)[0]
+    g, prev_feet = g[:T], g[T:, :2]
+    kept = prev_feet[i0 if swinging.any() else 0]  # (2, 3)
     stepping = np.array([k in steps for k in range(2)])
     # kept: a standing foot the plan releases in its own moving phase (eq. 5); any other
     # foot follows the clip (it steps, or already stands where the clip has it)
     planted = ~swinging & ~stepping & np.array([side in released for side in ("left", "right")])
 
     # the following motion's own feet, pelvis and body orientation
-    g = forward_kinematics(new[0], new[1], parents, [left.ankle, right.ankle, rig.pelvis, left.hip, right.hip],
-                           rotations_out=False)[0]
     feet_own = g[:, :2]
     pelvis_own = g[:, 2]
     body = pelvis_facing(g[:, 3], g[:, 4], up)
-    i1 = int(np.clip(s1.end - t[0], 0, T - 1))
+    i1 = clamped(s1.end - t[0], T)
 
     # how far each foot has returned to its own position: 0 kept, 1 own
     release = np.zeros((T, 2))
@@ -406,7 +411,7 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
     for k, side in enumerate(("left", "right")):
         if side in released:
             release[:, k] = window.weights_of(released[side])
-            home[k] = feet_own[int(np.clip(released[side].start - t[0], 0, T - 1)), k]
+            home[k] = feet_own[clamped(released[side].start - t[0], T), k]
     release[:, ~planted] = 1.0
     # Each foot is the clip's own foot moved by its offset from home, which fades
     # out while the foot is released: the kept foot until it moves, then its own
@@ -442,12 +447,10 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
     # IK from S1 on (before it the previous motion plays as it was): kept feet, and
     # every foot while the pelvis is shifted, released ones onto their own places,
     # so that a foot back home stays home while the other one is still kept.
-    shifted = np.linalg.norm(shift, axis=-1) > 1e-9 * ctx.leg
+    shifted = quat.length(shift) > 1e-9 * ctx.leg
     active = ~before[:, None] & (((release < 1.0) & planted[None]) | shifted[:, None])
     # during S1 the targets move with the pose blend, from where the previous feet stand
     targets = (1.0 - w1)[:, None, None] * kept[None] + w1[:, None, None] * feet
-    if swinging.any():
-        prev_feet = forward_kinematics(prev[0], prev[1], parents, feet_joints, rotations_out=False)[0]
     for k in np.flatnonzero(swinging):
         # it goes on along the previous motion's swing, bent onto its own place over its
         # step, rising by a share of its way's length (step_height to step_max_height leg
@@ -458,7 +461,7 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
         wk = smoothstep(x)
         targets[:, k] = (1.0 - wk)[:, None] * prev_feet[:, k] + wk[:, None] * feet[:, k]
         in_step = (np.arange(T) >= a) & (np.arange(T) <= b)
-        reach = np.linalg.norm(horizontal(targets[in_step, k] - prev_feet[i0, k], up), axis=-1)
+        reach = quat.length(horizontal(targets[in_step, k] - prev_feet[i0, k], up))
         length = reach.max() if len(reach) else 0.0
         o = ctx.options
         rise = min(max(o.step_rise * length, min(o.step_height * ctx.leg, length)), o.step_max_height * ctx.leg)

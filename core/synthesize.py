@@ -492,7 +492,8 @@ def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
         m = c.motion
         if m.n_frames == 0:
             raise ValueError(f"clip '{c.name}' has no frames")
-        if m.skeleton.names != ref.skeleton.names or not np.array_equal(m.skeleton.parents, ref.skeleton.parents):
+        if m.skeleton is not ref.skeleton and (m.skeleton.names != ref.skeleton.names
+                                               or not np.array_equal(m.skeleton.parents, ref.skeleton.parents)):
             raise ValueError(
                 f"clip '{c.name}' is on another skeleton than '{clips[0].name}' "
                 f"({len(m.skeleton)} joints vs {len(ref.skeleton)}); all clips must share one skeleton")
@@ -505,7 +506,8 @@ def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
                 f"clip '{c.name}': core {lo}..{hi} is not inside its frames 0..{m.n_frames - 1}")
     out = []
     for c in clips:
-        if not np.isclose(c.motion.fps, ref.fps, rtol=1e-4):
+        # (np.isclose(fps, ref.fps, rtol=1e-4) on two numbers, without its dispatch: every live update checks)
+        if not (c.motion.fps == ref.fps or abs(c.motion.fps - ref.fps) <= 1e-8 + 1e-4 * abs(ref.fps)):
             # a clip at another rate is resampled, and its start and core kept in seconds
             scale = ref.fps / c.motion.fps
             frames = int(np.ceil(c.motion.n_frames * scale))

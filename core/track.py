@@ -82,7 +82,7 @@ def foot_joints(rig: Rig) -> list[int]:
 def feet_at(rotations: np.ndarray, positions: np.ndarray, frame: int, parents: np.ndarray, rig: Rig) -> np.ndarray:
     """World positions ``(2, 2, 3)`` of the (left, right) (ankle, toe) at one frame (clamped) of a
     pose sequence (the ankle again where the rig has no toe)."""
-    i = int(np.clip(frame, 0, len(rotations) - 1))
+    i = clamped(frame, len(rotations))
     return forward_kinematics(rotations[i], positions[i], parents, foot_joints(rig),
                               rotations_out=False)[0].reshape(2, 2, 3)
 
@@ -111,7 +111,7 @@ class Feet:
 
     def at(self, frame: int) -> np.ndarray:
         """:func:`feet_at` at sequence ``frame`` (clamped to the sequence): ``(2, 2, 3)``."""
-        i = int(np.clip(frame, 0, len(self.rotations) - 1))
+        i = clamped(frame, len(self.rotations))
         if self.first <= i < self.first + len(self.points):
             return self.points[i - self.first]
         return feet_at(self.rotations, self.positions, i, self.parents, self.rig)
@@ -121,13 +121,19 @@ class Feet:
         return self.at(frame)[:, 0]
 
 
+def clamped(i, n: int) -> int:
+    """``int(np.clip(i, 0, n - 1))``: an index clamped to ``n`` frames, in plain Python (it runs at
+    every look-up of a frame, where np.clip's dispatch costs more than everything else)."""
+    return int(min(max(i, 0), n - 1))
+
+
 def stance_foot(phase: Phase) -> int:
     return {Phase.LS: 0, Phase.RS: 1}.get(Phase(phase), -1)
 
 
 def contacts_at(track: Track, t: int) -> np.ndarray:
     """(left, right) contacts of the track at output frame ``t`` (clamped to the track)."""
-    return track.contacts[int(np.clip(t - track.first, 0, len(track.contacts) - 1))]
+    return track.contacts[clamped(t - track.first, len(track.contacts))]
 
 
 def base_foot_at(track: Track, t: int) -> int:

@@ -74,6 +74,29 @@ def test_few_frames_by_generation_agree_with_joint_by_joint_to_the_last_bit(fram
     assert fast[0].shape == frames + (12 if joints is None else len(joints), 3)
 
 
+@pytest.mark.parametrize("frames", [(1,), (3,), (40,), (300,)])
+@pytest.mark.parametrize("joints", [None, [6, 2], [1, 5, 6, 11]])
+def test_small_planes_all_components_at_once_agree_with_component_wise_to_the_last_bit(frames, joints, monkeypatch):
+    """The quaternion arithmetic over all components at once (small inputs) gives the
+    component-wise formula's result bit for bit, exact zeros and signs included."""
+    import core.motion as motion_module
+
+    rng = np.random.default_rng(3)
+    skel = chain_skeleton(12)
+    rot = quat.normalize(rng.normal(size=frames + (12, 4)))
+    rot[..., ::3, 2:] = 0.0  # exact zeros, as rest poses and captured roots have
+    rot[..., 1::4, 1] = -0.0
+    rot = quat.normalize(rot)
+    pos = rng.normal(size=frames + (12, 3))
+    pos[..., ::2, 0] = 0.0
+    fast = forward_kinematics(rot, pos, skel.parents, joints)
+    monkeypatch.setattr(motion_module, "SMALL_PLANES", -1)
+    slow = forward_kinematics(rot, pos, skel.parents, joints)
+    np.testing.assert_array_equal(fast[0], slow[0])
+    np.testing.assert_array_equal(fast[1], slow[1])
+    assert np.array_equal(np.signbit(fast[1]), np.signbit(slow[1]))
+
+
 def test_motion_arrays_are_read_only_and_edits_return_new_motions():
     skel = chain_skeleton()
     m = Motion.from_root(skel, quat.identity((4, len(skel))), np.zeros((4, 3)), 30)

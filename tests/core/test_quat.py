@@ -121,3 +121,26 @@ def test_mul_vec_and_cross_component_wise_are_the_stacked_formula_bit_for_bit():
     assert np.array_equal(quat.cross(u, v), stacked_cross(u, v))
     assert np.allclose(quat.cross(u, v), np.cross(u, v))
     assert quat.mul_vec(q[0, 0], v[0, 0]).shape == (3,)
+
+
+@pytest.mark.parametrize("shapes", [((4,), (4,)), ((1, 4), (9, 4)), ((9, 4), (4,)), ((5, 1, 4), (1, 7, 4)), ((40, 4), (40, 4))])
+def test_small_inputs_all_components_at_once_are_the_component_wise_formula_bit_for_bit(shapes, monkeypatch):
+    """mul and mul_vec on a few quaternions compute every component at once; the
+    result is the component-wise one to the last bit (signed zeros included), broadcasting alike."""
+    rng = np.random.default_rng(4)
+    a, b = (quat.normalize(rng.normal(size=s)) for s in shapes)
+    a.reshape(-1, 4)[::2, 2] = 0.0  # exact zeros and negative zeros, as rest poses have
+    b.reshape(-1, 4)[1::3, 1] = -0.0
+    v = rng.normal(size=shapes[1][:-1] + (3,))
+    fast = quat.mul(a, b), quat.mul_vec(a, v), quat.mul_vec(b, v[..., :1, :] if v.ndim > 1 else v)
+    monkeypatch.setattr(quat, "SMALL", -1)
+    slow = quat.mul(a, b), quat.mul_vec(a, v), quat.mul_vec(b, v[..., :1, :] if v.ndim > 1 else v)
+    for x, y in zip(fast, slow):
+        assert x.shape == y.shape
+        assert np.array_equal(x, y) and np.array_equal(np.signbit(x), np.signbit(y))
+
+
+def test_cross_is_numpys_bit_for_bit():
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=(6, 3)), rng.normal(size=3)
+    assert np.array_equal(quat.cross(a, b), np.cross(a, b))
