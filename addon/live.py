@@ -55,7 +55,8 @@ class _Session:
     key: tuple | None = None  # the timeline_key last synthesized
     action: int = 0  # session_uid of the preview action whose keys ``channels`` holds
     start: int = 0  # its first frame
-    channels: dict | None = None  # (data path, index) -> float32 values, as keyed
+    channels: dict | None = None  # (data path, index) -> (F, 2) float32 (frame, value) rows, as keyed
+    values: dict = field(default_factory=dict)  # (data path, index) -> the value column of ``channels``
     motion: object = None  # the core Motion the keys show (None: not known), to find the frames that change
     curves: dict = field(default_factory=dict)  # (data path, index) -> the preview's F-curve, as found
     armature: tuple | None = None  # convert.armature_skeleton of the armature, read once per session
@@ -215,18 +216,16 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
     bag = _channelbag(preview, slot_for(obj, preview, None))
     if session.action != preview.session_uid or session.channels is None:
         # keys written by someone else (Synthesize, an undo): read them; what motion they show is not known
-        session.channels = _keyed_values(bag) if bag is not None else {}
+        _keep_keys(session, _keyed_values(bag) if bag is not None else {})
         session.action, session.start, session.motion = preview.session_uid, _first_frame(bag), None
         session.curves, session.armature = {}, armature_skeleton(obj)
     if session.motion is None or session.start != start or session.motion.n_frames != motion.n_frames:
         return _rewritten(obj, preview, session, result)
     windows = _changed_windows(session.motion, motion)
     written = 0
-    co = np.empty((motion.n_frames, 2), dtype=np.float32)  # (frame, value) rows, as foreach_set takes them
-    co[:, 0] = np.arange(start, start + motion.n_frames)
-    for path, index, first, values in changed_bone_channels(obj, motion, windows, session.channels,
+    for path, index, first, values in changed_bone_channels(obj, motion, windows, session.values,
                                                             session.armature):
-        keyed = session.channels[(path, index)]
+        co, keyed = session.channels[(path, index)], session.values[(path, index)]
         values = values.astype(np.float32)
         changed = first + np.flatnonzero(values != keyed[first:first + len(values)])
         if not changed.size:
@@ -238,10 +237,9 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
         points = curve.keyframe_points
         if changed.size <= FEW_KEYS:
             for k in changed:
-                points[int(k)].co = co[k, 0], keyed[k]
+                points[int(k)].co = co[k]
         else:
-            co[:, 1] = keyed
-            points.foreach_set("co", co.ravel())
+            points.foreach_set("co", co.ravel())  # (the rows as kept: no copy)
         written += changed.size
     session.motion = motion
     if written:
@@ -264,10 +262,9 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
     from .convert import _channelbag, bone_channels, slot_for, write_action
 
     motion, start = result.motion, result.start
-    keyed = session.channels
+    keyed = session.values
     if session.start == start and keyed and all(len(v) == motion.n_frames for v in keyed.values()):
         bag = _channelbag(preview, slot_for(obj, preview, None))
-        frames = np.arange(start, start + motion.n_frames, dtype=np.float32)
         written = 0
         for bone, prop, values in bone_channels(obj, motion):
             path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
@@ -278,9 +275,9 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
                     break  # a channel the preview lacks: write it whole below
                 changed = np.flatnonzero(np.abs(new - old) > ROUNDING * np.abs(old) + 1e-9)
                 if changed.size:
+                    keyed[(path, index)][:] = new
                     bag.fcurves.find(path, index=index).keyframe_points.foreach_set(
-                        "co", np.column_stack([frames, new]).ravel())
-                    keyed[(path, index)] = new
+                        "co", session.channels[(path, index)].ravel())
                     written += changed.size
             else:
                 continue
@@ -292,7 +289,7 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
             return written
     write_action(obj, motion, preview.name, frame_start=start, into=preview)
     _replace_preview_strip(obj, preview, start)
-    session.channels = _keyed_values(_channelbag(preview, slot_for(obj, preview, None)))
+    _keep_keys(session, _keyed_values(_channelbag(preview, slot_for(obj, preview, None))))
     session.curves = {}  # (written anew: other F-curves)
     session.start, session.motion = start, motion
     return sum(len(v) for v in session.channels.values())
@@ -329,16 +326,23 @@ def _changed_windows(before, after) -> dict:
 
 
 def _keyed_values(bag) -> dict:
-    """The values the preview's F-curves hold now, by (data path, index), read in bulk."""
+    """The (frame, value) rows ``(F, 2)`` the preview's F-curves hold now, by (data path, index), read
+    in bulk (as ``foreach_set`` takes them back)."""
     import numpy as np
 
     out = {}
     for fcurve in bag.fcurves:
         points = fcurve.keyframe_points
-        co = np.empty(2 * len(points), dtype=np.float32)
-        points.foreach_get("co", co)
-        out[(fcurve.data_path, fcurve.array_index)] = co[1::2].copy()
+        co = np.empty((len(points), 2), dtype=np.float32)
+        points.foreach_get("co", co.ravel())
+        out[(fcurve.data_path, fcurve.array_index)] = co
     return out
+
+
+def _keep_keys(session: _Session, channels: dict) -> None:
+    """Keep the preview's keys as read (:func:`_keyed_values`), with a view of each curve's values."""
+    session.channels = channels
+    session.values = {key: co[:, 1] for key, co in channels.items()}
 
 
 def _first_frame(bag) -> int:
