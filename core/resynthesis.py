@@ -85,11 +85,11 @@ from .contacts import hold_feet
 from .motion import Motion, forward_kinematics
 from .optimize import blend_weights
 from .options import SynthesisOptions
-from .plan import Clip, PairPlan, Plan, Rejection, Result
+from .plan import Clip, PairPlan, Rejection, Result
 from .quality import SourceFigures, foot_joints, foot_levels, foot_positions, gap_quality, gap_skate, measure_step
 from .render import blend_start, rendered_until
 from .rig import Rig
-from .synthesize import (_bone_length_warnings, _checked, _composable, _composed, _context, _first_track, _join,
+from .synthesize import (_bone_length_warnings, _checked, _composable, _composed, _context, _first_track, _join, _plan,
                          _sequence, could_be_additional, gap_floors, planned_steps, played_until)
 from .track import Context, Track
 
@@ -297,17 +297,8 @@ class Resynthesis:
         pairs = _measured(motion, track.first, pair_steps, spans, by_id, ctx, feet, counts)
         rejected = [s.outcome for s in steps if isinstance(s.outcome, Rejection)] + late
         gone = {r.clip for r in rejected}
-        plan = Plan(
-            fps=ctx.fps,
-            responsiveness=ctx.responsiveness,
-            start=track.first,
-            end=track.last,
-            clips=tuple(c.name for c in every),
-            pairs=tuple(pairs),
-            rejected=tuple(rejected),
-            warnings=self._warnings([c for c in every if c.name not in gone]),
-            compositions=tuple(compositions),
-        )
+        plan = _plan(ctx, track, every, pairs, rejected, self._warnings([c for c in every if c.name not in gone]),
+                     compositions)
         self._result = Result(motion, plan, track.contacts)
         self._inputs = inputs
         self._steps = steps

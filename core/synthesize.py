@@ -90,7 +90,13 @@ def synthesize(
     motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
     motion, compositions = _composed(motion, track.first, additional, ctx)
     pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
-    plan = Plan(
+    warnings = _bone_length_warnings([c for c in every if c.name not in {r.clip for r in rejected}])
+    return Result(motion, _plan(ctx, track, every, pairs, rejected, warnings, compositions), track.contacts)
+
+
+def _plan(ctx: Context, track: Track, every: Sequence[Clip], pairs, rejected, warnings, compositions) -> Plan:
+    """The plan of a synthesis (:func:`synthesize`, and core.resynthesis's updates)."""
+    return Plan(
         fps=ctx.fps,
         responsiveness=ctx.responsiveness,
         start=track.first,
@@ -98,10 +104,9 @@ def synthesize(
         clips=tuple(c.name for c in every),
         pairs=tuple(pairs),
         rejected=tuple(rejected),
-        warnings=tuple(_bone_length_warnings([c for c in every if c.name not in {r.clip for r in rejected}])),
+        warnings=tuple(warnings),
         compositions=tuple(compositions),
     )
-    return Result(motion, plan, track.contacts)
 
 
 def as_soon_as_possible(

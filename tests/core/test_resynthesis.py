@@ -21,19 +21,11 @@ fuzz = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = fuzz  # its dataclasses look their module up there
 _spec.loader.exec_module(fuzz)
 
-# ten real clips of different kinds, as tests/bench/common.py TIMELINE (the dance cut shorter here)
-TIMELINE = (
-    ("bandai1/walk_normal_001", None),
-    ("bandai1/kick_normal_001", None),
-    ("bandai2/run_normal_001", None),
-    ("bandai1/punch_normal_001", None),
-    ("bandai2/walk-turn-left_normal_001", None),
-    ("bandai1/slash_normal_001", None),
-    ("bandai2/walk_normal_001", None),
-    ("bandai1/bow_normal_001", None),
-    ("bandai1/dance-short_normal_001", 300),
-    ("bandai1/slash_normal_002", None),
-)
+# the benchmark's ten real clips of different kinds (tests/bench/common.py), the dance cut shorter here
+_common_spec = importlib.util.spec_from_file_location("bench_common", _PATH.with_name("common.py"))
+_common = importlib.util.module_from_spec(_common_spec)
+_common_spec.loader.exec_module(_common)
+TIMELINE = tuple((name, 300 if "dance" in name else frames) for name, frames in _common.TIMELINE)
 OVERLAP, MARGIN = 15, 15  # frames: each next clip starts this long before the previous ends; cores leave this at each end
 
 
