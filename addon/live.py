@@ -97,6 +97,9 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     session = _session(obj)
     session.key = timeline_key(obj, scene or bpy.context.scene)
     session.action, session.channels, session.motion = preview.session_uid, None, None
+    # Synthesize read every strip: what was kept may be of actions edited since (their keys are
+    # not in the timeline key, and under the preview's solo Blender does not evaluate them)
+    session.motions = {}
 
 
 def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
@@ -380,12 +383,11 @@ def on_depsgraph_update(scene: bpy.types.Scene, depsgraph) -> None:
     frame = scene.frame_current
     moved = _last_frame.get(scene.session_uid) != frame
     _last_frame[scene.session_uid] = frame
-    if not moved:
-        # Blender lists an NLA strip's action among the updates of any frame change, but an
-        # action updated while the frame stands still had its keys edited: read it again.
-        edited = {u.id.original.session_uid for u in depsgraph.updates if isinstance(u.id, bpy.types.Action)}
-        for session in _sessions.values():
-            session.motions = {name: kept for name, kept in session.motions.items() if kept[1] not in edited}
+    if moved and all(session.key is not None for session in _sessions.values()):
+        # Playback and scrubbing: every frame is a depsgraph update, and strips are edited while
+        # the frame stands still; comparing every timeline on every frame would slow playback
+        # down with many strips. (An undo asks again whatever the frame: key None.)
+        return
     request(scene)
 
 

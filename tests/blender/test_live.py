@@ -183,3 +183,23 @@ def test_a_drag_of_many_small_moves_ends_as_one_move(previewed):
         strips_by_name(obj)["bow"].frame_start_ui += 2
         update()
     assert close_keys(preview_keys(obj), synthesized_keys(obj))
+
+
+def test_after_a_source_actions_keys_are_edited_synthesize_brings_live_updates_in_step(previewed):
+    """Under the preview's solo Blender does not evaluate the sources, so an edit of an action's keys
+    reaches the preview at the next Synthesize; live updates after it read the edited keys."""
+    obj = previewed
+    strips_by_name(obj)["punch"].frame_start_ui += 2
+    update()  # a live update: the strips as read are kept
+    bow = strips_by_name(obj)["bow"].action
+    fcurve = next(c for bag in bow.layers[0].strips[0].channelbags for c in bag.fcurves
+                  if c.data_path.endswith("rotation_euler") and "Chest" in c.data_path)
+    for point in fcurve.keyframe_points:
+        point.co[1] += 0.2
+    fcurve.update()
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    update()
+    strips_by_name(obj)["punch"].frame_start_ui += 4
+    update()
+    live = preview_keys(obj)
+    assert close_keys(live, synthesized_keys(obj)), "the move is synthesized from the edited keys"
