@@ -28,6 +28,7 @@ trusted (a file load, an undo or redo, another Synthesize).
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, field
 
 import bpy
@@ -165,9 +166,13 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     session.stats = {"strips read": 0}
     try:
         result, sources = _synthesized(obj, scene, session)
-    except ValueError as error:
+    except Exception as error:
         if raising:
             raise
+        if not isinstance(error, ValueError):
+            # a fault of ours: said once, not on every depsgraph update after it
+            traceback.print_exc()
+            error = f"live update failed ({type(error).__name__}: {error}); Synthesize makes the preview anew"
         obj.smart_motion.live_error = str(error)
         session.key = key  # tried; the next edit tries again
         return False

@@ -203,3 +203,19 @@ def test_after_a_source_actions_keys_are_edited_synthesize_brings_live_updates_i
     update()
     live = preview_keys(obj)
     assert close_keys(live, synthesized_keys(obj)), "the move is synthesized from the edited keys"
+
+
+def test_a_fault_in_a_live_update_is_said_once_and_leaves_the_preview(previewed, live, monkeypatch, capfd):
+    obj = previewed
+    before = preview_keys(obj)
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a stand-in fault")
+
+    monkeypatch.setattr(live.nla, "strip_clips", broken)
+    strips_by_name(obj)["punch"].frame_start_ui += 3
+    update()
+    update()
+    assert "ZeroDivisionError: a stand-in fault" in obj.smart_motion.live_error
+    assert capfd.readouterr().err.count("Traceback") == 1, "said once, not on every update"
+    assert same_keys(before, preview_keys(obj))
