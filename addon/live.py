@@ -227,9 +227,19 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
         _keep_keys(session, _keyed_values(bag) if bag is not None else {})
         session.action, session.start, session.motion = preview.session_uid, _first_frame(bag), None
         session.curves, session.armature = {}, armature_skeleton(obj)
-    if session.motion is None or session.start != start or session.motion.n_frames != motion.n_frames:
+    grows = session.motion is not None and session.start == start and motion.n_frames > session.motion.n_frames
+    if grows:
+        # a clip added after the others (Add as Soon as Possible, Perform): the keys up to the old end
+        # stay where they do not change, the curves grow by the new frames
+        old = session.motion
+        windows = _changed_windows(old, motion[:old.n_frames])
+        _grow(session, bag, motion.n_frames, start)
+        windows = {j: (windows.get(j, (old.n_frames,))[0], motion.n_frames - 1)
+                   for j in range(len(motion.skeleton))}
+    elif session.motion is None or session.start != start or session.motion.n_frames != motion.n_frames:
         return _rewritten(obj, preview, session, result)
-    windows = _changed_windows(session.motion, motion)
+    else:
+        windows = _changed_windows(session.motion, motion)
     written = 0
     for path, index, first, values in changed_bone_channels(obj, motion, windows, session.values,
                                                             session.armature):
@@ -250,16 +260,45 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
             points.foreach_set("co", co.ravel())  # (the rows as kept: no copy)
         written += changed.size
     session.motion = motion
+    if grows:
+        for curve in session.curves.values():
+            curve.update()  # (handles of the keys added)
+        _replace_preview_strip(obj, preview, start)
     if written:
         preview.update_tag()
     return written
+
+
+def _grow(session: _Session, bag, frames: int, start: int) -> None:
+    """Every preview curve grown to ``frames`` linear keys from ``start``, the kept rows with it (the new
+    keys hold the last value until written)."""
+    import numpy as np
+
+    from .convert import _LINEAR
+
+    linear = np.full(frames, _LINEAR, dtype=np.int32)
+    grown = {}
+    for key, co in session.channels.items():
+        rows = np.empty((frames, 2), dtype=np.float32)
+        rows[:len(co)] = co
+        rows[len(co):, 0] = np.arange(start + len(co), start + frames)
+        rows[len(co):, 1] = co[-1, 1]
+        curve = session.curves.get(key)
+        if curve is None:
+            curve = session.curves[key] = bag.fcurves.find(key[0], index=key[1])
+        curve.keyframe_points.add(frames - len(co))
+        curve.keyframe_points.foreach_set("co", rows.ravel())
+        curve.keyframe_points.foreach_set("interpolation", linear)
+        grown[key] = rows
+    _keep_keys(session, grown)
 
 
 def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, result) -> int:
     """The preview's keys brought to ``result`` when the motion they show is not known (after
     Synthesize, an undo) or its frames changed; returns the keys written.
 
-    On the same frames, every channel is computed and only the keys that
+    On the same frames, or more frames from the same start (the curves grow
+    first, :func:`_grow`), every channel is computed and only the keys that
     differ by more than rounding are written (the keys may come from a full
     synthesis, which an incremental one equals to rounding: rewriting those
     would only make Bake synthesize again); on other frames, the action is
@@ -270,9 +309,13 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
     from .convert import _channelbag, bone_channels, slot_for, write_action
 
     motion, start = result.motion, result.start
-    keyed = session.values
-    if session.start == start and keyed and all(len(v) == motion.n_frames for v in keyed.values()):
+    lengths = {len(v) for v in session.values.values()}
+    if session.start == start and len(lengths) == 1 and lengths.pop() <= motion.n_frames:
         bag = _channelbag(preview, slot_for(obj, preview, None))
+        grows = len(next(iter(session.values.values()))) < motion.n_frames
+        if grows:
+            _grow(session, bag, motion.n_frames, start)
+        keyed = session.values
         written = 0
         for bone, prop, values in bone_channels(obj, motion):
             path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
@@ -283,7 +326,7 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
                     break  # a channel the preview lacks: write it whole below
                 changed = np.flatnonzero(np.abs(new - old) > ROUNDING * np.abs(old) + 1e-9)
                 if changed.size:
-                    keyed[(path, index)][:] = new
+                    keyed[(path, index)][changed] = new[changed]  # (the others stay as keyed)
                     bag.fcurves.find(path, index=index).keyframe_points.foreach_set(
                         "co", session.channels[(path, index)].ravel())
                     written += changed.size
@@ -292,6 +335,10 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
             break
         else:
             session.motion = motion
+            if grows:
+                for curve in session.curves.values():
+                    curve.update()  # (handles of the keys added)
+                _replace_preview_strip(obj, preview, start)
             if written:
                 preview.update_tag()
             return written

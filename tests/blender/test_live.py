@@ -219,3 +219,24 @@ def test_a_fault_in_a_live_update_is_said_once_and_leaves_the_preview(previewed,
     assert "ZeroDivisionError: a stand-in fault" in obj.smart_motion.live_error
     assert capfd.readouterr().err.count("Traceback") == 1, "said once, not on every update"
     assert same_keys(before, preview_keys(obj))
+
+
+def test_a_clip_added_at_the_end_grows_the_preview_and_leaves_the_keys_before_it(previewed, live):
+    """As Perform adds clips: the curves grow by the new frames, keys that do not change are not
+    written, and the result is what Synthesize gives."""
+    obj = previewed
+    bpy.context.scene.frame_set(420)
+    before = preview_keys(obj)
+    assert bpy.ops.smart_motion.add_asap(action="bow_normal_001") == {'FINISHED'}
+    added = next(s for s in strips_by_name(obj).values() if s.select and s.name not in plan_of(obj)["clips"])
+    live.nla.strip_settings(obj, added, create=True).preview_source = True
+    assert live.refresh(obj)  # as a performance takes its new strip in
+    grown = preview_keys(obj)
+    assert plan_of(obj)["end"] == round(added.frame_end)
+    (preview,) = obj.animation_data.nla_tracks[PREVIEW_TRACK].strips
+    assert (preview.frame_start, preview.frame_end) == (plan_of(obj)["start"], plan_of(obj)["end"])
+    played = 2 * (420 - plan_of(obj)["start"] + 1)
+    for key, (co, *_) in before.items():
+        assert np.array_equal(grown[key][0][:played], co[:played]), key
+    assert live._sessions[obj.session_uid].stats["keys written"] < sum(len(v[0]) // 2 for v in grown.values())
+    assert close_keys(grown, synthesized_keys(obj))
