@@ -126,11 +126,19 @@ def _read_key(strip: bpy.types.NlaStrip) -> tuple:
             strip.use_animated_time, strip.frame_end - strip.frame_start, strip.frame_start % 1.0)
 
 
+def reader(obj: bpy.types.Object):
+    """A strip reader for :func:`.nla.strip_clips` sharing what the live updates of ``obj`` read
+    (Perform places each clip after strips the preview has just read), or ``None``."""
+    session = _sessions.get(obj.session_uid)
+    return _reader(session) if session is not None else None
+
+
 def _reader(session: _Session):
     """``read(obj, strip, fps)`` for :func:`.nla.strip_clips` that keeps what it read, by strip."""
-    from .convert import strip_to_motion
+    from .convert import scene_fps, strip_to_motion
 
     def read(obj, strip, fps):
+        fps = scene_fps(bpy.context.scene) if fps is None else fps  # (what strip_to_motion reads with)
         key = (_read_key(strip), fps)
         kept = session.motions.get(strip.name)
         if kept is not None and kept[0] == key:

@@ -804,9 +804,10 @@ def addable_actions(obj: bpy.types.Object | None = None) -> list[bpy.types.Actio
 
 
 def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action, responsiveness: float,
-                   current: int) -> Placement:
+                   current: int, read: Callable | None = None) -> Placement:
     """The earliest start of ``action`` after ``strips`` (as Synthesize reads them) whose blends start
-    after scene frame ``current`` (eq. 17); changes nothing.
+    after scene frame ``current`` (eq. 17); changes nothing. ``read`` reads a strip as in
+    :func:`strip_clips` (live updates pass theirs, which keeps what it read).
 
     Raises ``ValueError`` for no strips, a strip that cannot be read, an action
     not for this armature (:func:`.convert.action_to_motion`) or a rig whose
@@ -820,7 +821,7 @@ def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action
             f"no NLA strip of armature {obj.name!r} is selected{left_out_text(obj)}; select the strips that play "
             f"before {action.name!r} (Synthesize joins the same ones)"
         )
-    clips = strip_clips(obj, strips)
+    clips = strip_clips(obj, strips, read=read)
     clip = Clip(action_to_motion(obj, action), 0, None, action.name)
     rig = find_armature_rig(obj, clips[0].motion)
     start = as_soon_as_possible(clips, clip, responsiveness=responsiveness, t_current=current, rig=rig)

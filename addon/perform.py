@@ -174,7 +174,8 @@ class Performance:
         in at the next :meth:`keep_in_step`. Raises ``ValueError`` (an action
         of another skeleton, say) with nothing changed.
         """
-        placement = nla.asap_placement(self.obj, self.strips(), action, self.responsiveness, frame)
+        placement = nla.asap_placement(self.obj, self.strips(), action, self.responsiveness, frame,
+                                       read=live.reader(self.obj))
         strip = nla.add_strip(self.obj, action, placement)
         nla.mark_performed(self.obj, strip, frame)
         self.names.append(strip.name)
