@@ -157,6 +157,8 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     preview = obj.smart_motion.preview_action
     if preview is None or nla.preview_track(obj) is None:
         return False
+    # a source renamed is known by its settings only until it moves: re-key them to its name now
+    nla._follow_renames(obj)
     session = _session(obj)
     key = timeline_key(obj, scene)
     if key == session.key and session.action == preview.session_uid:
@@ -400,6 +402,7 @@ def request(scene: bpy.types.Scene) -> None:
     if not scene.smart_motion.live:
         return
     for obj in _previewed(scene):
+        nla._follow_renames(obj)  # (as refresh: a renamed source stays one when it moves next)
         session = _sessions.get(obj.session_uid)
         if session is None or session.key != timeline_key(obj, scene):
             _pending.add(obj.name)

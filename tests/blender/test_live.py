@@ -203,3 +203,14 @@ def test_after_a_source_actions_keys_are_edited_synthesize_brings_live_updates_i
     update()
     live = preview_keys(obj)
     assert close_keys(live, synthesized_keys(obj)), "the move is synthesized from the edited keys"
+
+
+def test_a_source_renamed_then_moved_stays_in_the_preview(previewed):
+    obj = previewed
+    strips_by_name(obj)["bow"].name = "bow renamed"
+    update()
+    strips_by_name(obj)["bow renamed"].frame_start_ui += 5
+    update()
+    assert plan_of(obj)["clips"] == ["walk", "bow renamed", "punch"], "the renamed strip is still a source"
+    assert obj.smart_motion.strips["bow renamed"].has_core, "and keeps its edited core"
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))
