@@ -219,8 +219,10 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
 
     motion, start = result.motion, result.start
     bag = _channelbag(preview, slot_for(obj, preview, None))
-    if session.action != preview.session_uid or session.channels is None:
-        # keys written by someone else (Synthesize, an undo): read them; what motion they show is not known
+    if (session.action != preview.session_uid or session.channels is None
+            or len(bag.fcurves if bag is not None else ()) != len(session.channels)):
+        # keys written by someone else (Synthesize, an undo; F-curves deleted or added by hand, whose
+        # kept references would be stale): read them; what motion they show is not known
         _keep_keys(session, _keyed_values(bag) if bag is not None else {})
         session.action, session.start, session.motion = preview.session_uid, _first_frame(bag), None
         session.curves, session.armature = {}, armature_skeleton(obj)
@@ -239,6 +241,10 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
         curve = session.curves.get((path, index))
         if curve is None:
             curve = session.curves[(path, index)] = bag.fcurves.find(path, index=index)
+        if curve is None or len(curve.keyframe_points) != len(co):
+            # a curve or keys of the preview edited by hand: the whole preview written anew
+            session.values, session.curves = {}, {}
+            return _rewritten(obj, preview, session, result)
         points = curve.keyframe_points
         if changed.size <= FEW_KEYS:
             for k in changed:

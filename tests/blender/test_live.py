@@ -214,3 +214,20 @@ def test_a_source_renamed_then_moved_stays_in_the_preview(previewed):
     assert plan_of(obj)["clips"] == ["walk", "bow renamed", "punch"], "the renamed strip is still a source"
     assert obj.smart_motion.strips["bow renamed"].has_core, "and keeps its edited core"
     assert close_keys(preview_keys(obj), synthesized_keys(obj))
+
+
+@pytest.mark.parametrize("edit", ["curve", "key"])
+def test_a_preview_curve_or_key_deleted_by_hand_is_written_again(previewed, edit):
+    obj = previewed
+    strips_by_name(obj)["bow"].frame_start_ui += 3
+    update()  # the preview's curves are known to the live updates now
+    bag = obj.smart_motion.preview_action.layers[0].strips[0].channelbags[0]
+    fcurve = next(c for c in bag.fcurves if "Hips" in c.data_path and "rotation" in c.data_path)
+    if edit == "curve":
+        bag.fcurves.remove(fcurve)
+    else:
+        fcurve.keyframe_points.remove(fcurve.keyframe_points[200])
+    strips_by_name(obj)["bow"].frame_start_ui += 3
+    update()
+    assert obj.smart_motion.live_error == ""
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))
