@@ -157,6 +157,7 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     preview = obj.smart_motion.preview_action
     if preview is None or nla.preview_track(obj) is None:
         return False
+    preview = _own_preview(obj, preview)
     # a source renamed is known by its settings only until it moves: re-key them to its name now
     nla._follow_renames(obj)
     session = _session(obj)
@@ -188,6 +189,30 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
                           "total s": time.perf_counter() - began,
                           "core": getattr(session.resynthesis, "last", None)})
     return True
+
+
+def _own_preview(obj: bpy.types.Object, preview: bpy.types.Action) -> bpy.types.Action:
+    """``obj``'s preview action, its own: a duplicated armature shares its original's (the
+    ``preview_action`` pointer is copied with it), and a live update of one must not write the
+    other's preview. The action its preview strip plays when that is another (Blender
+    duplicated it with the armature), else a copy of the shared one, played from then on."""
+    strip = next(iter(nla.preview_track(obj).strips), None)
+    played = strip.action if strip is not None else None
+    if played is not None and played != preview:
+        obj.smart_motion.preview_action = played
+        return played
+    if not any(o != obj and o.type == 'ARMATURE' and o.smart_motion.preview_action == preview
+               for o in bpy.data.objects):
+        return preview
+    own = preview.copy()
+    own.name = nla.preview_action_name(obj)
+    obj.smart_motion.preview_action = own
+    if strip is not None:
+        slot = strip.action_slot
+        strip.action = own
+        if slot is not None and own.slots.get(slot.identifier) is not None:
+            strip.action_slot = own.slots[slot.identifier]
+    return own
 
 
 def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Session):

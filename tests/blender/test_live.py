@@ -231,3 +231,28 @@ def test_a_preview_curve_or_key_deleted_by_hand_is_written_again(previewed, edit
     update()
     assert obj.smart_motion.live_error == ""
     assert close_keys(preview_keys(obj), synthesized_keys(obj))
+
+
+def test_a_duplicated_armatures_edits_leave_the_originals_preview_alone(previewed):
+    """A duplicate shares its original's preview action (the pointer is copied): its live update
+    gives it a preview of its own rather than write the original's."""
+    obj = previewed
+    before = preview_keys(obj)
+    for other in bpy.context.view_layer.objects:
+        other.select_set(other == obj)
+    assert bpy.ops.object.duplicate() == {'FINISHED'}
+    copy = bpy.context.view_layer.objects.active
+    assert copy != obj
+    strips_by_name(copy)["punch"].frame_start_ui += 10
+    update()
+    assert same_keys(before, preview_keys(obj)), "the original's preview is as it was"
+    own = copy.smart_motion.preview_action
+    assert own != obj.smart_motion.preview_action
+    assert copy.animation_data.nla_tracks[PREVIEW_TRACK].strips[0].action == own, "and the copy plays its own"
+    assert plan_of(copy)["end"] == plan_of(obj)["end"] + 10
+    for strip in strips_by_name(obj).values():
+        strip.select = False  # (Synthesize refuses another object's selected strips)
+    def by_curve(keys):  # (the copied action's slot keeps the original's name)
+        return {key[1:]: value for key, value in keys.items()}
+
+    assert close_keys(by_curve(preview_keys(copy)), by_curve(synthesized_keys(copy)))
