@@ -256,3 +256,20 @@ def test_a_duplicated_armatures_edits_leave_the_originals_preview_alone(previewe
         return {key[1:]: value for key, value in keys.items()}
 
     assert close_keys(by_curve(preview_keys(copy)), by_curve(synthesized_keys(copy)))
+
+
+def test_clearing_a_duplicated_armatures_preview_leaves_the_originals(previewed):
+    """With Live Updates off, nothing gives the duplicate a preview of its own before Clear."""
+    obj = previewed
+    bpy.context.scene.smart_motion.live = False
+    before = preview_keys(obj)
+    for other in bpy.context.view_layer.objects:
+        other.select_set(other == obj)
+    assert bpy.ops.object.duplicate() == {'FINISHED'}
+    copy = bpy.context.view_layer.objects.active
+    for strip in strips_by_name(obj).values():
+        strip.select = False
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+    assert copy.smart_motion.preview_action is None
+    assert obj.smart_motion.preview_action is not None
+    assert same_keys(before, preview_keys(obj))
