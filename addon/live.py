@@ -177,18 +177,39 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     obj.smart_motion.live_error = ""
     synthesized = time.perf_counter()
     written = _write_preview(obj, preview, session, result)
-    if written:
+    if written or _plan_changed(obj, result):
         nla.record_plan(obj, sources, result)
+    if written:
         # The keys now differ from those Synthesize wrote: Bake synthesizes anew (the same
         # result) rather than every live update hashing every source key.
         obj.smart_motion.preview_signature = ""
     # (with no key written, the preview and its plan stay as they are: what was recomputed
-    # equals them to rounding)
+    # equals them to rounding; unless the plan says other clips, rejections or compositions,
+    # as when a rejected strip moves or is muted)
     session.key = key
     session.stats.update({"keys written": written, "synthesis s": synthesized - began,
                           "total s": time.perf_counter() - began,
                           "core": getattr(session.resynthesis, "last", None)})
     return True
+
+
+def _plan_changed(obj: bpy.types.Object, result) -> bool:
+    """Whether ``result``'s plan differs from the one recorded on ``obj`` in more than rounding: in its
+    clips, rejections, warnings or what composes over what (the rest follows the keys)."""
+    import json
+
+    try:
+        recorded = json.loads(obj.smart_motion.plan_json)
+    except ValueError:
+        return True
+    plan = json.loads(result.plan.to_json())  # (as recorded: lists, not tuples)
+
+    def composed(p: dict) -> list:
+        return [(c.get("clip"), c.get("base"), c.get("parts"), c.get("blend_in"), c.get("blend_out"))
+                for c in p.get("compositions", ())]
+
+    return (any(plan.get(k) != recorded.get(k) for k in ("clips", "rejected", "warnings"))
+            or composed(plan) != composed(recorded))
 
 
 def _own_preview(obj: bpy.types.Object, preview: bpy.types.Action) -> bpy.types.Action:

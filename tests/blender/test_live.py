@@ -273,3 +273,18 @@ def test_clearing_a_duplicated_armatures_preview_leaves_the_originals(previewed)
     assert copy.smart_motion.preview_action is None
     assert obj.smart_motion.preview_action is not None
     assert same_keys(before, preview_keys(obj))
+
+
+def test_a_rejected_strip_moved_or_muted_brings_the_plan_up_to_date(empty_scene, live):
+    """Moving or muting a rejected strip changes no key, but the plan the panel shows."""
+    layout = (*WALK_BOW_PUNCH[:2], ("punch_normal_001", 200, (200, 260)))  # punch's core inside bow's
+    obj = clips_on_one_armature(layout, tracks=3)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    update()
+    assert "output frames 200..260" in plan_of(obj)["rejected"][0]["reason"]
+    strips_by_name(obj)["punch"].frame_start_ui += 5
+    update()
+    assert "output frames 205..265" in plan_of(obj)["rejected"][0]["reason"]
+    strips_by_name(obj)["punch"].mute = True
+    update()
+    assert plan_of(obj)["clips"] == ["walk", "bow"] and not plan_of(obj)["rejected"]
