@@ -97,6 +97,7 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     session = _session(obj)
     session.key = timeline_key(obj, scene or bpy.context.scene)
     session.action, session.channels, session.motion = preview.session_uid, None, None
+    obj.smart_motion.live_error = ""  # (why an earlier live update failed is not this preview's)
     # Synthesize read every strip: what was kept may be of actions edited since (their keys are
     # not in the timeline key, and under the preview's solo Blender does not evaluate them)
     session.motions = {}

@@ -288,3 +288,18 @@ def test_a_rejected_strip_moved_or_muted_brings_the_plan_up_to_date(empty_scene,
     strips_by_name(obj)["punch"].mute = True
     update()
     assert plan_of(obj)["clips"] == ["walk", "bow"] and not plan_of(obj)["rejected"]
+
+
+def test_synthesize_clears_why_the_last_live_update_failed(previewed):
+    obj = previewed
+    strips = strips_by_name(obj)
+    strips["bow"].mute = strips["punch"].mute = True
+    update()
+    assert obj.smart_motion.live_error, "one source plays: the preview is left as it was"
+    track = obj.animation_data.nla_tracks.new()
+    track.strips.new("bow again", 400, strips["bow"].action)
+    for strip in strips_by_name(obj).values():
+        strip.select = strip.name in ("walk", "bow again")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert plan_of(obj)["clips"] == ["walk", "bow again"]
+    assert obj.smart_motion.live_error == "", "the new preview is up to date"
