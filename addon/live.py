@@ -216,19 +216,14 @@ def _plan_changed(obj: bpy.types.Object, result) -> bool:
 def _own_preview(obj: bpy.types.Object, preview: bpy.types.Action) -> bpy.types.Action:
     """``obj``'s preview action, its own: a duplicated armature shares its original's (the
     ``preview_action`` pointer is copied with it), and a live update of one must not write the
-    other's preview. The action its preview strip plays when that is another (Blender
-    duplicated it with the armature), else a copy of the shared one, played from then on."""
-    strip = next(iter(nla.preview_track(obj).strips), None)
-    played = strip.action if strip is not None else None
-    if played is not None and played != preview:
-        obj.smart_motion.preview_action = played
-        return played
+    other's preview: a copy of the shared one, played from then on."""
     if not any(o != obj and o.type == 'ARMATURE' and o.smart_motion.preview_action == preview
                for o in bpy.data.objects):
         return preview
     own = preview.copy()
     own.name = nla.preview_action_name(obj)
     obj.smart_motion.preview_action = own
+    strip = next(iter(nla.preview_track(obj).strips), None)
     if strip is not None:
         slot = strip.action_slot
         strip.action = own
