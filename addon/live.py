@@ -175,9 +175,16 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
         obj.smart_motion.live_error = str(error)
         session.key = key  # tried; the next edit tries again
         return False
+    except Exception as error:
+        _failed(obj, session, key, error)
+        raise
     obj.smart_motion.live_error = ""
     synthesized = time.perf_counter()
-    written = _write_preview(obj, preview, session, result)
+    try:
+        written = _write_preview(obj, preview, session, result)
+    except Exception as error:
+        _failed(obj, session, key, error)
+        raise
     if written or _plan_changed(obj, result):
         nla.record_plan(obj, sources, result)
     if written:
@@ -192,6 +199,14 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
                           "total s": time.perf_counter() - began,
                           "core": getattr(session.resynthesis, "last", None)})
     return True
+
+
+def _failed(obj: bpy.types.Object, session: _Session, key: tuple, error: Exception) -> None:
+    """After an unexpected error (a bug): tried for this timeline, so that the handler does not raise
+    it again on every depsgraph update but at the next edit; nothing kept is trusted (the keys may be
+    half written, the incremental synthesis half updated); the panel says what went wrong."""
+    session.key, session.channels, session.motion, session.rig_key = key, None, None, ()
+    obj.smart_motion.live_error = f"{type(error).__name__}: {error}"
 
 
 def _plan_changed(obj: bpy.types.Object, result) -> bool:

@@ -303,3 +303,26 @@ def test_synthesize_clears_why_the_last_live_update_failed(previewed):
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     assert plan_of(obj)["clips"] == ["walk", "bow again"]
     assert obj.smart_motion.live_error == "", "the new preview is up to date"
+
+
+def test_an_unexpected_error_is_raised_once_per_edit_not_on_every_update(previewed, live, monkeypatch):
+    obj = previewed
+    calls = []
+
+    def broken(*args):
+        calls.append(args)
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(live, "_write_preview", broken)
+    strips_by_name(obj)["bow"].frame_start_ui += 3
+    update()  # (background Blender prints the handler's traceback)
+    for _ in range(2):
+        obj.location.x += 0.01  # an edit of something else: another depsgraph update
+        update()
+    assert len(calls) == 1
+    assert "a bug" in obj.smart_motion.live_error
+    monkeypatch.undo()
+    strips_by_name(obj)["bow"].frame_start_ui += 3
+    update()
+    assert obj.smart_motion.live_error == ""
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))
