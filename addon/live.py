@@ -98,6 +98,7 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     session = _session(obj)
     session.key = timeline_key(obj, scene or bpy.context.scene)
     session.action, session.channels, session.motion = preview.session_uid, None, None
+    obj.smart_motion.live_error = ""  # (why an earlier live update failed is not this preview's)
     # Synthesize read every strip: what was kept may be of actions edited since (their keys are
     # not in the timeline key, and under the preview's solo Blender does not evaluate them)
     session.motions = {}
@@ -166,6 +167,9 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     preview = obj.smart_motion.preview_action
     if preview is None or nla.preview_track(obj) is None:
         return False
+    preview = _own_preview(obj, preview)
+    # a source renamed is known by its settings only until it moves: re-key them to its name now
+    nla._follow_renames(obj)
     session = _session(obj)
     key = timeline_key(obj, scene)
     if key == session.key and session.action == preview.session_uid:
@@ -174,31 +178,86 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     session.stats = {"strips read": 0}
     try:
         result, sources = _synthesized(obj, scene, session)
-    except Exception as error:
+    except ValueError as error:  # what the user can fix: the panel says what
         if raising:
             raise
-        if not isinstance(error, ValueError):
-            # a fault of ours: said once, not on every depsgraph update after it
-            traceback.print_exc()
-            error = f"live update failed ({type(error).__name__}: {error}); Synthesize makes the preview anew"
         obj.smart_motion.live_error = str(error)
         session.key = key  # tried; the next edit tries again
         return False
+    except Exception as error:
+        return _failed(obj, session, key, error, raising)
     obj.smart_motion.live_error = ""
     synthesized = time.perf_counter()
-    written = _write_preview(obj, preview, session, result)
-    if written:
+    try:
+        written = _write_preview(obj, preview, session, result)
+    except Exception as error:
+        return _failed(obj, session, key, error, raising)
+    if written or _plan_changed(obj, result):
         nla.record_plan(obj, sources, result)
+    if written:
         # The keys now differ from those Synthesize wrote: Bake synthesizes anew (the same
         # result) rather than every live update hashing every source key.
         obj.smart_motion.preview_signature = ""
     # (with no key written, the preview and its plan stay as they are: what was recomputed
-    # equals them to rounding)
+    # equals them to rounding; unless the plan says other clips, rejections or compositions,
+    # as when a rejected strip moves or is muted)
     session.key = key
     session.stats.update({"keys written": written, "synthesis s": synthesized - began,
                           "total s": time.perf_counter() - began,
                           "core": getattr(session.resynthesis, "last", None)})
     return True
+
+
+def _failed(obj: bpy.types.Object, session: _Session, key: tuple, error: Exception, raising: bool) -> bool:
+    """After an unexpected error (a fault of ours): tried for this timeline, so that it is said once
+    (a traceback) and not again on every depsgraph update but at the next edit; nothing kept is
+    trusted (the keys may be half written, the incremental synthesis half updated); the panel says
+    what went wrong. Raised again with ``raising``; else returns False (nothing synthesized)."""
+    session.key, session.channels, session.motion, session.rig_key = key, None, None, ()
+    obj.smart_motion.live_error = (f"live update failed ({type(error).__name__}: {error}); "
+                                   "Synthesize makes the preview anew")
+    if raising:
+        raise error
+    traceback.print_exc()
+    return False
+
+
+def _plan_changed(obj: bpy.types.Object, result) -> bool:
+    """Whether ``result``'s plan differs from the one recorded on ``obj`` in more than rounding: in its
+    clips, rejections, warnings or what composes over what (the rest follows the keys)."""
+    import json
+
+    try:
+        recorded = json.loads(obj.smart_motion.plan_json)
+    except ValueError:
+        return True
+    plan = json.loads(result.plan.to_json())  # (as recorded: lists, not tuples)
+
+    def composed(p: dict) -> list:
+        return [(c.get("clip"), c.get("base"), c.get("parts"), c.get("blend_in"), c.get("blend_out"))
+                for c in p.get("compositions", ())]
+
+    return (any(plan.get(k) != recorded.get(k) for k in ("clips", "rejected", "warnings"))
+            or composed(plan) != composed(recorded))
+
+
+def _own_preview(obj: bpy.types.Object, preview: bpy.types.Action) -> bpy.types.Action:
+    """``obj``'s preview action, its own: a duplicated armature shares its original's (the
+    ``preview_action`` pointer is copied with it), and a live update of one must not write the
+    other's preview: a copy of the shared one, played from then on."""
+    if not any(o != obj and o.type == 'ARMATURE' and o.smart_motion.preview_action == preview
+               for o in bpy.data.objects):
+        return preview
+    own = preview.copy()
+    own.name = nla.preview_action_name(obj)
+    obj.smart_motion.preview_action = own
+    strip = next(iter(nla.preview_track(obj).strips), None)
+    if strip is not None:
+        slot = strip.action_slot
+        strip.action = own
+        if slot is not None and own.slots.get(slot.identifier) is not None:
+            strip.action_slot = own.slots[slot.identifier]
+    return own
 
 
 def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Session):
@@ -230,8 +289,10 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
 
     motion, start = result.motion, result.start
     bag = _channelbag(preview, slot_for(obj, preview, None))
-    if session.action != preview.session_uid or session.channels is None:
-        # keys written by someone else (Synthesize, an undo): read them; what motion they show is not known
+    if (session.action != preview.session_uid or session.channels is None
+            or len(bag.fcurves if bag is not None else ()) != len(session.channels)):
+        # keys written by someone else (Synthesize, an undo; F-curves deleted or added by hand, whose
+        # kept references would be stale): read them; what motion they show is not known
         _keep_keys(session, _keyed_values(bag) if bag is not None else {})
         session.action, session.start, session.motion = preview.session_uid, _first_frame(bag), None
         session.curves, session.armature = {}, armature_skeleton(obj)
@@ -260,6 +321,10 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
         curve = session.curves.get((path, index))
         if curve is None:
             curve = session.curves[(path, index)] = bag.fcurves.find(path, index=index)
+        if curve is None or len(curve.keyframe_points) != len(co):
+            # a curve or keys of the preview edited by hand: the whole preview written anew
+            session.values, session.curves = {}, {}
+            return _rewritten(obj, preview, session, result)
         points = curve.keyframe_points
         if changed.size <= FEW_KEYS:
             for k in changed:
@@ -460,6 +525,7 @@ def request(scene: bpy.types.Scene) -> None:
     if not scene.smart_motion.live:
         return
     for obj in _previewed(scene):
+        nla._follow_renames(obj)  # (as refresh: a renamed source stays one when it moves next)
         session = _sessions.get(obj.session_uid)
         if session is None or session.key != timeline_key(obj, scene):
             _pending.add(obj.name)

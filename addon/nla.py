@@ -1183,7 +1183,9 @@ def clear_preview(obj: bpy.types.Object) -> bool:
     action = state.preview_action
     if action is not None:
         state.preview_action = None
-        bpy.data.actions.remove(action)
+        # a duplicated armature shares its original's preview until a live update gives it its own
+        if not any(o.type == 'ARMATURE' and o.smart_motion.preview_action == action for o in bpy.data.objects):
+            bpy.data.actions.remove(action)
         cleared = True
     _follow_renames(obj)  # a source strip renamed while the preview is on is unmuted all the same
     for item in state.strips:

@@ -121,7 +121,9 @@ def refresh_preview(obj: bpy.types.Object, strips: list, responsiveness: float) 
         return
     sources = {s.name for s in nla.preview_sources(obj)}
     scene = bpy.context.scene
-    if sources and sources <= {s.name for s in strips} and scene.smart_motion.responsiveness == responsiveness:
+    # (a preview whose track was deleted by hand plays nothing: live.refresh leaves it, so it is made anew)
+    if (sources and sources <= {s.name for s in strips} and scene.smart_motion.responsiveness == responsiveness
+            and nla.preview_track(obj) is not None and obj.smart_motion.preview_action is not None):
         for strip in strips:
             nla.strip_settings(obj, strip, create=True).preview_source = True
         live.refresh(obj, scene, raising=True)

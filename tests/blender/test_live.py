@@ -240,3 +240,126 @@ def test_a_clip_added_at_the_end_grows_the_preview_and_leaves_the_keys_before_it
         assert np.array_equal(grown[key][0][:played], co[:played]), key
     assert live._sessions[obj.session_uid].stats["keys written"] < sum(len(v[0]) // 2 for v in grown.values())
     assert close_keys(grown, synthesized_keys(obj))
+
+
+def test_a_source_renamed_then_moved_stays_in_the_preview(previewed):
+    obj = previewed
+    strips_by_name(obj)["bow"].name = "bow renamed"
+    update()
+    strips_by_name(obj)["bow renamed"].frame_start_ui += 5
+    update()
+    assert plan_of(obj)["clips"] == ["walk", "bow renamed", "punch"], "the renamed strip is still a source"
+    assert obj.smart_motion.strips["bow renamed"].has_core, "and keeps its edited core"
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))
+
+
+@pytest.mark.parametrize("edit", ["curve", "key"])
+def test_a_preview_curve_or_key_deleted_by_hand_is_written_again(previewed, edit):
+    obj = previewed
+    strips_by_name(obj)["bow"].frame_start_ui += 3
+    update()  # the preview's curves are known to the live updates now
+    bag = obj.smart_motion.preview_action.layers[0].strips[0].channelbags[0]
+    fcurve = next(c for c in bag.fcurves if "Hips" in c.data_path and "rotation" in c.data_path)
+    if edit == "curve":
+        bag.fcurves.remove(fcurve)
+    else:
+        fcurve.keyframe_points.remove(fcurve.keyframe_points[200])
+    strips_by_name(obj)["bow"].frame_start_ui += 3
+    update()
+    assert obj.smart_motion.live_error == ""
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))
+
+
+def test_a_duplicated_armatures_edits_leave_the_originals_preview_alone(previewed):
+    """A duplicate shares its original's preview action (the pointer is copied): its live update
+    gives it a preview of its own rather than write the original's."""
+    obj = previewed
+    before = preview_keys(obj)
+    for other in bpy.context.view_layer.objects:
+        other.select_set(other == obj)
+    assert bpy.ops.object.duplicate() == {'FINISHED'}
+    copy = bpy.context.view_layer.objects.active
+    assert copy != obj
+    strips_by_name(copy)["punch"].frame_start_ui += 10
+    update()
+    assert same_keys(before, preview_keys(obj)), "the original's preview is as it was"
+    own = copy.smart_motion.preview_action
+    assert own != obj.smart_motion.preview_action
+    assert copy.animation_data.nla_tracks[PREVIEW_TRACK].strips[0].action == own, "and the copy plays its own"
+    assert plan_of(copy)["end"] == plan_of(obj)["end"] + 10
+    for strip in strips_by_name(obj).values():
+        strip.select = False  # (Synthesize refuses another object's selected strips)
+    def by_curve(keys):  # (the copied action's slot keeps the original's name)
+        return {key[1:]: value for key, value in keys.items()}
+
+    assert close_keys(by_curve(preview_keys(copy)), by_curve(synthesized_keys(copy)))
+
+
+def test_clearing_a_duplicated_armatures_preview_leaves_the_originals(previewed):
+    """With Live Updates off, nothing gives the duplicate a preview of its own before Clear."""
+    obj = previewed
+    bpy.context.scene.smart_motion.live = False
+    before = preview_keys(obj)
+    for other in bpy.context.view_layer.objects:
+        other.select_set(other == obj)
+    assert bpy.ops.object.duplicate() == {'FINISHED'}
+    copy = bpy.context.view_layer.objects.active
+    for strip in strips_by_name(obj).values():
+        strip.select = False
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+    assert copy.smart_motion.preview_action is None
+    assert obj.smart_motion.preview_action is not None
+    assert same_keys(before, preview_keys(obj))
+
+
+def test_a_rejected_strip_moved_or_muted_brings_the_plan_up_to_date(empty_scene, live):
+    """Moving or muting a rejected strip changes no key, but the plan the panel shows."""
+    layout = (*WALK_BOW_PUNCH[:2], ("punch_normal_001", 200, (200, 260)))  # punch's core inside bow's
+    obj = clips_on_one_armature(layout, tracks=3)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    update()
+    assert "output frames 200..260" in plan_of(obj)["rejected"][0]["reason"]
+    strips_by_name(obj)["punch"].frame_start_ui += 5
+    update()
+    assert "output frames 205..265" in plan_of(obj)["rejected"][0]["reason"]
+    strips_by_name(obj)["punch"].mute = True
+    update()
+    assert plan_of(obj)["clips"] == ["walk", "bow"] and not plan_of(obj)["rejected"]
+
+
+def test_synthesize_clears_why_the_last_live_update_failed(previewed):
+    obj = previewed
+    strips = strips_by_name(obj)
+    strips["bow"].mute = strips["punch"].mute = True
+    update()
+    assert obj.smart_motion.live_error, "one source plays: the preview is left as it was"
+    track = obj.animation_data.nla_tracks.new()
+    track.strips.new("bow again", 400, strips["bow"].action)
+    for strip in strips_by_name(obj).values():
+        strip.select = strip.name in ("walk", "bow again")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert plan_of(obj)["clips"] == ["walk", "bow again"]
+    assert obj.smart_motion.live_error == "", "the new preview is up to date"
+
+
+def test_an_unexpected_error_is_said_once_per_edit_not_on_every_update(previewed, live, monkeypatch):
+    obj = previewed
+    calls = []
+
+    def broken(*args):
+        calls.append(args)
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(live, "_write_preview", broken)
+    strips_by_name(obj)["bow"].frame_start_ui += 3
+    update()  # (its traceback printed)
+    for _ in range(2):
+        obj.location.x += 0.01  # an edit of something else: another depsgraph update
+        update()
+    assert len(calls) == 1
+    assert "a bug" in obj.smart_motion.live_error
+    monkeypatch.undo()
+    strips_by_name(obj)["bow"].frame_start_ui += 3
+    update()
+    assert obj.smart_motion.live_error == ""
+    assert close_keys(preview_keys(obj), synthesized_keys(obj))

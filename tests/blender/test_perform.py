@@ -364,3 +364,15 @@ def test_pack_re_times_a_performance_as_a_timeline_not_as_played(walk, capfd, in
     assert bow.frame_end < kick.frame_start and kick.frame_end < punch.frame_start, "still one after another"
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     assert json.loads(walk.smart_motion.plan_json)["rejected"] == []
+
+
+def test_a_preview_whose_track_was_deleted_by_hand_is_made_again(walk, capfd):
+    """Deleting the preview's track by hand leaves its action: the performance must not sign that
+    preview, which lacks the performed strip, as current (Bake would keep it)."""
+    obj = walk
+    run("120:bow_normal_001", capfd)
+    anim = obj.animation_data
+    anim.nla_tracks.remove(anim.nla_tracks[PREVIEW_TRACK])
+    added, _ = run("300:kick_normal_001", capfd)
+    assert PREVIEW_TRACK in anim.nla_tracks
+    assert added[0].name in json.loads(obj.smart_motion.plan_json)["clips"], "the preview plays the performed strip"
