@@ -1,4 +1,4 @@
-"""Live re-synthesis: while a preview plays, it follows the user's edits by itself (Oshita 2008, 3.3).
+"""Live re-synthesis: while a preview is on, it follows the user's edits by itself (Oshita 2008, 3.3).
 
 The 2008 prototype re-synthesized while clips were dragged; here the preview
 follows, with no button, whenever the user moves, trims or re-times a source
@@ -508,10 +508,12 @@ def on_depsgraph_update(scene: bpy.types.Scene, depsgraph) -> None:
     frame = scene.frame_current
     moved = _last_frame.get(scene.session_uid) != frame
     _last_frame[scene.session_uid] = frame
-    if moved and all(session.key is not None for session in _sessions.values()):
+    if moved and all((session := _sessions.get(o.session_uid)) is not None and session.key is not None
+                     for o in _previewed(scene)):
         # Playback and scrubbing: every frame is a depsgraph update, and strips are edited while
         # the frame stands still; comparing every timeline on every frame would slow playback
-        # down with many strips. (An undo asks again whatever the frame: key None.)
+        # down with many strips; an edit made during playback is taken in at the first update
+        # once playback stops. (An undo asks again whatever the frame: key None.)
         return
     request(scene)
 

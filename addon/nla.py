@@ -364,7 +364,7 @@ def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbo
 
 
 def core_neighbours(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
-    """The strips default cores are taken among: while a preview plays, its sources that play
+    """The strips default cores are taken among: while a preview is on, its sources that play
     (live updates read those, whatever is selected: selecting a strip to drag it must not
     change the cores); else the selected strips that play, as Synthesize reads them."""
     strips = source_strips(obj)
@@ -380,8 +380,18 @@ def _is_preview_source(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool
 
 
 def preview_sources(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
-    """The strips the preview was synthesized from, and those it left out as Blender did not play them, by start."""
-    return [s for s in source_strips(obj) if _is_preview_source(obj, s)] if has_preview(obj) else []
+    """The strips the preview was synthesized from, and those it left out as Blender did not play them, by start.
+
+    A preview of a file saved by an earlier version has no such flags: its sources are the strips
+    it muted (``muted_by_preview``).
+    """
+    if not has_preview(obj):
+        return []
+    strips = source_strips(obj)
+    flagged = [s for s in strips if _is_preview_source(obj, s)]
+    if flagged:
+        return flagged
+    return [s for s in strips if (item := strip_settings(obj, s)) is not None and item.muted_by_preview]
 
 
 def additional_spans(spans: list[Span], parts_of: Callable[[int], str | None]) -> dict[int, tuple[int, str]]:
@@ -1033,10 +1043,12 @@ def pack_strips(obj: bpy.types.Object, packing: Packing) -> None:
             made[move.track] = anim.nla_tracks.new(prev=sources[-1])
             made[move.track].name = move.track
         _remade_on(track, strip, made.get(move.track) or anim.nla_tracks[move.track], move.start)
+    packed = sorted((find_strip(obj, name) for name in packing.cores), key=lambda s: s.frame_start)
     for name, offsets in packing.cores.items():
         strip = find_strip(obj, name)
         item = strip_settings(obj, strip)
-        if core_offsets(obj, strip) != tuple(offsets):
+        # (the default core among the packed strips, as the placement read them, whatever a preview plays)
+        if core_offsets(obj, strip, packed) != tuple(offsets):
             item = strip_settings(obj, strip, create=True)
             item.core_first, item.core_last = offsets
             item.has_core = True

@@ -68,7 +68,7 @@ class SmartMotionSettings(bpy.types.PropertyGroup):
     live: BoolProperty(
         name="Live Updates",
         description=(
-            "While a preview plays, update it by itself when a source strip is moved, trimmed, re-timed, "
+            "While a preview is on, update it by itself when a source strip is moved, trimmed, re-timed, "
             "muted or unmuted, a core range or the responsiveness changes"
         ),
         default=True,

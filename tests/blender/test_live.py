@@ -363,3 +363,17 @@ def test_an_unexpected_error_is_said_once_per_edit_not_on_every_update(previewed
     update()
     assert obj.smart_motion.live_error == ""
     assert close_keys(preview_keys(obj), synthesized_keys(obj))
+
+
+def test_a_preview_saved_by_an_earlier_version_follows_its_muted_sources(previewed):
+    """Earlier previews muted their sources and flagged them so; those are its sources."""
+    obj = previewed
+    for item in obj.smart_motion.strips:
+        item.preview_source, item.muted_by_preview, item.mute_before = False, True, False
+    for strip in strips_by_name(obj).values():
+        strip.mute = strip.name != "Smart Motion preview"
+    end = plan_of(obj)["end"]
+    strips_by_name(obj)["punch"].frame_start_ui += 6
+    update()
+    assert obj.smart_motion.live_error == ""
+    assert plan_of(obj)["end"] == end + 6
