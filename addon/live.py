@@ -11,7 +11,10 @@ How a change reaches the preview:
 1. ``depsgraph_update_post``, after Blender has evaluated an edit (never
    while drawing), compares each previewed armature's :func:`timeline_key`,
    everything the synthesis reads from the strips, with the one last
-   synthesized. A difference asks for an update.
+   synthesized. A difference asks for an update. Updates while the frame
+   moves (playback, scrubbing) are not compared: strips are edited while it
+   stands still. An edit of a source action's keys is not followed (under
+   the preview's solo Blender does not evaluate the sources); Synthesize is.
 2. The update runs from a timer: a drag gives many depsgraph updates, and
    the timer runs one re-synthesis for all of those since its last run. In
    background Blender, where no timer runs, it runs at once.
