@@ -335,6 +335,13 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
         else:
             points.foreach_set("co", co.ravel())  # (the rows as kept: no copy)
         written += changed.size
+    return _written(obj, preview, session, motion, start, grows, written)
+
+
+def _written(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, motion, start: int, grows: bool,
+             written: int) -> int:
+    """The keys written for ``motion`` are in: the preview's strip over them when the curves grew, the
+    depsgraph told when any changed; returns ``written``."""
     session.motion = motion
     if grows:
         for curve in session.curves.values():
@@ -410,14 +417,7 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
                 continue
             break
         else:
-            session.motion = motion
-            if grows:
-                for curve in session.curves.values():
-                    curve.update()  # (handles of the keys added)
-                _replace_preview_strip(obj, preview, start)
-            if written:
-                preview.update_tag()
-            return written
+            return _written(obj, preview, session, motion, start, grows, written)
     write_action(obj, motion, preview.name, frame_start=start, into=preview)
     _replace_preview_strip(obj, preview, start)
     _keep_keys(session, _keyed_values(_channelbag(preview, slot_for(obj, preview, None))))
