@@ -137,6 +137,22 @@ def reader(obj: bpy.types.Object):
     return _reader(session) if session is not None else None
 
 
+def placer(obj: bpy.types.Object):
+    """``place(clips, clip, *, responsiveness, t_current, rig)`` for :func:`.nla.asap_placement` from the
+    live re-synthesis of ``obj`` (its track and analyses of the strips it last synthesized; the
+    same start as from scratch, :meth:`core.resynthesis.Resynthesis.as_soon_as_possible`), or
+    ``None`` without one."""
+    session = _sessions.get(obj.session_uid)
+    if session is None or session.rig is None:
+        return None
+
+    def place(clips, clip, *, responsiveness, t_current, rig):
+        return session.resynthesis.as_soon_as_possible(clips, clip, responsiveness=responsiveness,
+                                                        t_current=t_current)
+
+    return place
+
+
 def _reader(session: _Session):
     """``read(obj, strip, fps)`` for :func:`.nla.strip_clips` that keeps what it read, by strip."""
     from .convert import scene_fps, strip_to_motion

@@ -814,10 +814,12 @@ def addable_actions(obj: bpy.types.Object | None = None) -> list[bpy.types.Actio
 
 
 def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action, responsiveness: float,
-                   current: int, read: Callable | None = None) -> Placement:
+                   current: int, read: Callable | None = None, place: Callable | None = None) -> Placement:
     """The earliest start of ``action`` after ``strips`` (as Synthesize reads them) whose blends start
     after scene frame ``current`` (eq. 17); changes nothing. ``read`` reads a strip as in
-    :func:`strip_clips` (live updates pass theirs, which keeps what it read).
+    :func:`strip_clips`, ``place(clips, clip, responsiveness=, t_current=, rig=)`` places it
+    (``core.synthesize.as_soon_as_possible`` when ``None``); live updates pass theirs, which keep
+    what they read and synthesized (:func:`.live.reader`, :func:`.live.placer`).
 
     Raises ``ValueError`` for no strips, a strip that cannot be read, an action
     not for this armature (:func:`.convert.action_to_motion`) or a rig whose
@@ -834,7 +836,7 @@ def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action
     clips = strip_clips(obj, strips, read=read)
     clip = Clip(action_to_motion(obj, action), 0, None, action.name)
     rig = find_armature_rig(obj, clips[0].motion)
-    start = as_soon_as_possible(clips, clip, responsiveness=responsiveness, t_current=current, rig=rig)
+    start = (place or as_soon_as_possible)(clips, clip, responsiveness=responsiveness, t_current=current, rig=rig)
     last = max(clips, key=lambda c: c.start + c.core_range[1])
     core_end = last.start + last.core_range[1]
     after, waited = (current, "the playhead") if current >= core_end else (core_end, f"the core of {last.name!r}")

@@ -177,7 +177,7 @@ class Performance:
         of another skeleton, say) with nothing changed.
         """
         placement = nla.asap_placement(self.obj, self.strips(), action, self.responsiveness, frame,
-                                       read=live.reader(self.obj))
+                                       read=live.reader(self.obj), place=live.placer(self.obj))
         strip = nla.add_strip(self.obj, action, placement)
         nla.mark_performed(self.obj, strip, frame)
         self.names.append(strip.name)

@@ -90,7 +90,7 @@ from .quality import SourceFigures, foot_joints, foot_levels, foot_positions, ga
 from .render import blend_start, rendered_until
 from .rig import Rig
 from .synthesize import (_bone_length_warnings, _checked, _composable, _composed, _context, _first_track, _join, _plan,
-                         _sequence, could_be_additional, gap_floors, planned_steps, played_until)
+                         _sequence, could_be_additional, earliest_after, gap_floors, planned_steps, played_until)
 from .track import Context, Track
 
 __all__ = ["Resynthesis", "UpdateStats"]
@@ -305,6 +305,27 @@ class Resynthesis:
         self._feet = None if feet is None else (track.first, feet)
         self.last = UpdateStats(**counts, seconds=time.perf_counter() - began)
         return self._result
+
+    def as_soon_as_possible(self, clips: Sequence[Clip], new_clip: Clip, *, responsiveness: float = 0.5,
+                            t_current: int | None = None) -> int:
+        """:func:`core.synthesize.as_soon_as_possible` of ``new_clip`` after ``clips``, from this
+        re-synthesis's own work: ``clips`` are brought up to date (:meth:`update`, at once when
+        they are the last update's), and their track and analyses are not computed again.
+
+        The track is the update's, which equals a fresh synthesis's to rounding, so the start
+        is the same but where a candidate's measure sits on a tie to rounding.
+        """
+        if not clips:
+            raise ValueError("nothing to run the clip after: give at least one clip before it")
+        self.update(clips, responsiveness=responsiveness)
+        far = max(c.start + c.motion.n_frames for c in clips) + new_clip.motion.n_frames + 1
+        # checked as synthesize checks it (the skeleton, the frame rate), placed after everything
+        new_clip = _checked([clips[0], replace(new_clip, start=far, current=t_current)], resample=self._resample)[-1]
+        ctx, counts = self._ctx, dict.fromkeys(("prepared",), 0)
+        step = self._steps[-1]
+        track = step.track.get((self._first.skeleton, ctx.rig.pelvis, ctx.fps))
+        last, new = self._prepare(step.last.motion, ctx, counts), self._prepare(new_clip.motion, ctx, counts)
+        return earliest_after(track, step.last, last.joints, new_clip, new.joints, new.contacts, ctx)
 
     def _warnings(self, accepted: list[Clip]) -> tuple[str, ...]:
         """synthesize's bone-length warnings, again only when the accepted clips change."""

@@ -140,6 +140,17 @@ def as_soon_as_possible(
     # additional motions (2008, 8) are composed over the sequence, not joined to it
     before, before_joints, before_contacts, _ = _sequence(every[:-1], joints[:-1], contacts[:-1], ctx)
     track, _, _, joined = _joined(before, before_contacts, ctx)
+    last_clip = joined[-1][1]
+    last_joints = next(g for c, g in zip(before, before_joints) if c is last_clip)
+    return earliest_after(track, last_clip, last_joints, new_clip, joints[-1], clip_contacts, ctx)
+
+
+def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_clip: Clip, new_joints: np.ndarray,
+                   clip_contacts: np.ndarray, ctx: Context) -> int:
+    """:func:`as_soon_as_possible` given the track of everything before the new clip (before the
+    contact stage, as :func:`_joined` leaves it), the last clip joined to it and the new clip
+    (``current`` set, checked as synthesize checks it), with their global joint positions and
+    the new clip's contacts (core.resynthesis keeps them all from its last update)."""
     played = played_until(track, new_clip)
     track = _as_played(track, played)
 
@@ -158,9 +169,8 @@ def as_soon_as_possible(
     lo = max(played - 2 * k - track.first, 0)
     window = replace(track, rotations=track.rotations[lo:], positions=track.positions[lo:],
                      contacts=track.contacts[lo:], first=track.first + lo)
-    last_clip = joined[-1][1]
-    figures = {id(last_clip): SourceFigures.of(last_clip.motion, ctx.rig, ctx.up, next(g for c, g in zip(before, before_joints) if c is last_clip)),
-               id(new_clip): SourceFigures.of(new_clip.motion, ctx.rig, ctx.up, joints[-1])}
+    figures = {id(last_clip): SourceFigures.of(last_clip.motion, ctx.rig, ctx.up, last_joints),
+               id(new_clip): SourceFigures.of(new_clip.motion, ctx.rig, ctx.up, new_joints)}
 
     def peak_at(start: int) -> float:
         clip = replace(new_clip, start=start)

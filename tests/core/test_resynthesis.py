@@ -282,3 +282,18 @@ def test_an_additional_motion_added_before_the_current_time_is_rejected_as_synth
     for current in (29, 30, 70):
         clips = [Clip(walk, 0, name="walk"), Clip(wave, 30, name="wave", current=current)]
         _assert_same(live.update(clips), synthesize(clips))
+
+
+@pytest.mark.parametrize("t_current", [None, 600, 2900])
+def test_as_soon_as_possible_from_the_last_update_gives_what_synthesize_gives(timeline, mocap, t_current):
+    """Placing a clip after the live timeline from the re-synthesis's own track gives the start
+    core.synthesize.as_soon_as_possible gives from scratch."""
+    from core.synthesize import as_soon_as_possible
+
+    live = Resynthesis()
+    live.update(timeline)
+    for name in ("bandai1/bow_normal_001", "bandai1/kick_normal_001"):
+        new = Clip(mocap(name), 0, name=name)
+        got = live.as_soon_as_possible(timeline, new, t_current=t_current)
+        assert got == as_soon_as_possible(timeline, new, t_current=t_current)
+        assert live.last.unchanged, "the timeline was the last update's: nothing synthesized again"
