@@ -22,7 +22,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import EnumProperty, StringProperty
 
-from . import nla
+from . import live, nla
 
 
 class _Reported:
@@ -180,8 +180,9 @@ class SMART_MOTION_OT_add_asap(_Reported, bpy.types.Operator):
         if action is None:
             raise ValueError(f"there is no action {self.action!r}; pick one from the list")
         strips = nla.selected_strips(obj, context.view_layer.objects)
+        # (with a live preview, its reads and track serve: the same start, sooner)
         placement = nla.asap_placement(obj, strips, action, context.scene.smart_motion.responsiveness,
-                                       context.scene.frame_current)
+                                       context.scene.frame_current, read=live.reader(obj), place=live.placer(obj))
         strip = nla.add_strip(obj, action, placement)
         self.report({'INFO'}, f"{nla.placement_text(action, placement)}, as strip {strip.name!r}; "
                               "Synthesize joins it with the others")
