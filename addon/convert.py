@@ -98,6 +98,11 @@ _NEW_FCURVE_TAKES_GROUP = "group_name" in bpy.types.ActionChannelbagFCurves.bl_r
 _BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(\w+)$')
 _UNESCAPE = re.compile(r"\\(.)")
 
+
+def bone_path(bone: str, prop: str) -> str:
+    """The data path of pose bone ``bone``'s channel ``prop``: ``pose.bones["name"].prop`` (what _BONE_PATH reads)."""
+    return f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+
 # Channels per rotation mode, with the value of a channel the action leaves out (rest).
 _REST_QUATERNION = (1.0, 0.0, 0.0, 0.0)
 _REST_AXIS_ANGLE = (0.0, 0.0, 1.0, 0.0)  # angle, axis: Blender's default
@@ -776,10 +781,9 @@ def changed_bone_channels(
     for (first, last, mode), members in groups.items():
         sources = [s for s, _ in members]
         joints = [j for _, j in members]
-        paths = [f'pose.bones["{bpy.utils.escape_identifier(info.bones[j])}"]' for j in joints]
         prop = {'QUATERNION': "rotation_quaternion", 'AXIS_ANGLE': "rotation_axis_angle"}.get(mode, "rotation_euler")
         size = 3 if prop == "rotation_euler" else 4
-        curves = [[keyed[(f"{path}.{prop}", i)] for i in range(size)] for path in paths]
+        curves = [[keyed[(bone_path(info.bones[j], prop), i)] for i in range(size)] for j in joints]
         held = _KeyedRows(curves)
         basis = _basis(info, motion.rotations[first:last + 1][:, sources], joints)  # (W, K, 4)
         if prop == "rotation_euler":
@@ -789,14 +793,14 @@ def changed_bone_channels(
             values = _continued_quaternions(basis, quats, first, last)
             if prop == "rotation_axis_angle":
                 values = [_quat_to_axis_angle(v) for v in values]
-        for path, v in zip(paths, values):
-            out += [(f"{path}.{prop}", i, first, v[:, i]) for i in range(size)]
+        for j, v in zip(joints, values):
+            out += [(bone_path(info.bones[j], prop), i, first, v[:, i]) for i in range(size)]
         unconnected = [k for k, j in enumerate(joints) if not info.connected[j]]
         if unconnected:
             location = _location(skeleton, info, motion.positions[first:last + 1][:, [sources[k] for k in unconnected]],
                                  [joints[k] for k in unconnected])
             for n, k in enumerate(unconnected):
-                out += [(f"{paths[k]}.location", i, first, location[:, n, i]) for i in range(3)]
+                out += [(bone_path(info.bones[joints[k]], "location"), i, first, location[:, n, i]) for i in range(3)]
     return out
 
 
@@ -925,7 +929,7 @@ def copy_keys(source: bpy.types.Action, target: bpy.types.Action, obj: bpy.types
 
 def _add_curves(channelbag, bone: str, prop: str, frames: np.ndarray, values: np.ndarray) -> None:
     """One linear F-curve per component of ``values (F, C)``, all keys set in bulk."""
-    path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+    path = bone_path(bone, prop)
     co = np.empty((len(frames), 2), dtype=np.float32)
     co[:, 0] = frames
     linear = np.full(len(frames), _LINEAR, dtype=np.int32)

@@ -39,9 +39,8 @@ from bpy.app.handlers import persistent
 
 from . import nla
 
-# Curves with at most this many changed keys get them set one by one; more, and the
-# whole curve is written in bulk, which is cheaper than many single writes (measured on
-# Blender 5.0: a key's co set alone 1.5 us, foreach_set of 3,000 keys 117 us).
+# Curves with at most this many changed keys get them set one by one; more, and the whole
+# curve is written in bulk (keyframe_points.foreach_set, Blender's only bulk write of keys).
 FEW_KEYS = 64
 # Keys another synthesis wrote (Synthesize, an undone state) that differ from the live one's by
 # less than this share are rounding (a few float32 steps), and are left as they are.
@@ -405,7 +404,7 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
     """
     import numpy as np
 
-    from .convert import _channelbag, bone_channels, slot_for, write_action
+    from .convert import _channelbag, bone_channels, bone_path, slot_for, write_action
 
     motion, start = result.motion, result.start
     lengths = {len(v) for v in session.values.values()}
@@ -417,7 +416,7 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
         keyed = session.values
         written = 0
         for bone, prop, values in bone_channels(obj, motion):
-            path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+            path = bone_path(bone, prop)
             for index in range(values.shape[1]):
                 new = values[:, index].astype(np.float32)
                 old = keyed.get((path, index))

@@ -242,6 +242,15 @@ class RecordingLayout:
     column = box = row
 
 
+
+def refused(operator: str, message: str, **properties) -> None:
+    """``bpy.ops.smart_motion.<operator>(**properties)`` reports an error matching ``message`` and leaves
+    the file as it was."""
+    before = snapshot()
+    with pytest.raises(RuntimeError, match=message):
+        getattr(bpy.ops.smart_motion, operator)(**properties)
+    assert snapshot() == before, f"{operator} changed the file although it refused"
+
 def draw_panel() -> RecordingLayout:
     layout = RecordingLayout()
     bpy.types.SMART_MOTION_PT_main.draw(SimpleNamespace(layout=layout), bpy.context)

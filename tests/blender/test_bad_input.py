@@ -8,14 +8,13 @@ after: actions and their keys, tracks, strips, flags, settings.
 
 import importlib
 import json
-import re
 
 import bpy
 import numpy as np
 import pytest
 
 from scenes import (
-    WALK_BOW_PUNCH, clips_on_one_armature, cmu_named_walk, draw_panel, ensure_channelbag, new_fcurve, snapshot,
+    WALK_BOW_PUNCH, clips_on_one_armature, cmu_named_walk, draw_panel, ensure_channelbag, new_fcurve, refused,
     strips_by_name,
 )
 
@@ -25,14 +24,6 @@ OPERATORS = ("analyze", "synthesize", "bake")
 @pytest.fixture
 def walk_bow_punch(empty_scene):
     return clips_on_one_armature(WALK_BOW_PUNCH)
-
-
-def refused(operator: str, message: str) -> None:
-    """``operator`` reports an error matching ``message`` and leaves the file as it was."""
-    before = snapshot()
-    with pytest.raises(RuntimeError, match=message):
-        getattr(bpy.ops.smart_motion, operator)()
-    assert snapshot() == before, f"{operator} changed the file although it refused"
 
 
 def select_only(obj, *names) -> None:
