@@ -906,27 +906,6 @@ def emptied_channelbag(action: bpy.types.Action, obj: bpy.types.Object):
     return _channelbag(action, slot, ensure=True)
 
 
-def copy_keys(source: bpy.types.Action, target: bpy.types.Action, obj: bpy.types.Object) -> None:
-    """Replace ``target``'s keys by those of ``source``, an action :func:`write_action` wrote.
-
-    Keys, their interpolation and the F-curves' groups are copied in bulk;
-    handles are recomputed as :func:`write_action` has them (``update``).
-    """
-    channelbag = emptied_channelbag(target, obj)
-    for fcurve in _channelbag(source, source.slots[0]).fcurves:
-        points = fcurve.keyframe_points
-        co = np.empty(2 * len(points), dtype=np.float32)
-        points.foreach_get("co", co)
-        kind = np.empty(len(points), dtype=np.int32)
-        points.foreach_get("interpolation", kind)
-        copy = _new_fcurve(channelbag, fcurve.data_path, fcurve.array_index,
-                           fcurve.group.name if fcurve.group is not None else "")
-        copy.keyframe_points.add(len(points))
-        copy.keyframe_points.foreach_set("co", co)
-        copy.keyframe_points.foreach_set("interpolation", kind)
-        copy.update()
-
-
 def _add_curves(channelbag, bone: str, prop: str, frames: np.ndarray, values: np.ndarray) -> None:
     """One linear F-curve per component of ``values (F, C)``, all keys set in bulk."""
     path = bone_path(bone, prop)

@@ -22,7 +22,8 @@ How a change reaches the preview:
    motions are kept by what each strip plays), re-synthesizes with
    :class:`core.resynthesis.Resynthesis`, which re-plans only from the first
    pair the change touches, and rewrites only the preview keys whose values
-   changed.
+   changed: the preview is keyed in segments (:mod:`.preview`), and only
+   the segments holding them are written.
 
 What is kept per armature (:class:`_Session`) lives in this module, not in
 the file: it is a cache, rebuilt from the strips whenever it cannot be
@@ -39,9 +40,6 @@ from bpy.app.handlers import persistent
 
 from . import nla
 
-# Curves with at most this many changed keys get them set one by one; more, and the whole
-# curve is written in bulk (keyframe_points.foreach_set, Blender's only bulk write of keys).
-FEW_KEYS = 64
 # Keys another synthesis wrote (Synthesize, an undone state) that differ from the live one's by
 # less than this share are rounding (a few float32 steps), and are left as they are.
 ROUNDING = 5e-7
@@ -61,7 +59,8 @@ class _Session:
     channels: dict | None = None  # (data path, index) -> (F, 2) float32 (frame, value) rows, as keyed
     values: dict = field(default_factory=dict)  # (data path, index) -> the value column of ``channels``
     motion: object = None  # the core Motion the keys show (None: not known), to find the frames that change
-    curves: dict = field(default_factory=dict)  # (data path, index) -> the preview's F-curve, as found
+    curves: dict = field(default_factory=dict)  # (data path, index) -> the preview's F-curve per segment
+    ranges: list = field(default_factory=list)  # (first, last) frame indices of each segment (.preview)
     armature: tuple | None = None  # convert.armature_skeleton of the armature, read once per session
     stats: dict = field(default_factory=dict)  # what the last refresh did, for the benchmark and tests
 
@@ -266,15 +265,13 @@ def _own_preview(obj: bpy.types.Object, preview: bpy.types.Action) -> bpy.types.
     if not any(o != obj and o.type == 'ARMATURE' and o.smart_motion.preview_action == preview
                for o in bpy.data.objects):
         return preview
+    from .preview import play
+
     own = preview.copy()
     own.name = nla.preview_action_name(obj)
     obj.smart_motion.preview_action = own
-    strip = next(iter(nla.preview_track(obj).strips), None)
-    if strip is not None:
-        slot = strip.action_slot
-        strip.action = own
-        if slot is not None and own.slots.get(slot.identifier) is not None:
-            strip.action_slot = own.slots[slot.identifier]
+    first, last = own.frame_range
+    play(nla.preview_track(obj), own, round(first), round(last - first) + 1, nla.PREVIEW_STRIP)
     return own
 
 
@@ -299,28 +296,29 @@ def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Sessio
 
 
 def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, result) -> int:
-    """Write ``result`` into the preview: only the keys whose values changed, or every key when the
-    preview's frames changed (another start or length). Returns the keys written."""
+    """Write ``result`` into the preview: per channel whose values changed, its segments (:mod:`.preview`)
+    from the first changed key to the last; or every key when the preview's frames changed (another
+    start or length). Returns the keys that changed."""
     import numpy as np
 
-    from .convert import _channelbag, armature_skeleton, changed_bone_channels, slot_for
+    from .convert import armature_skeleton, changed_bone_channels
+    from .preview import segment_curves, segments_holding
 
     motion, start = result.motion, result.start
-    bag = _channelbag(preview, slot_for(obj, preview, None))
     if (session.action != preview.session_uid or session.channels is None
-            or len(bag.fcurves if bag is not None else ()) != len(session.channels)):
+            or _curve_count(preview) != sum(len(c) for c in session.curves.values())):
         # keys written by someone else (Synthesize, an undo; F-curves deleted or added by hand, whose
         # kept references would be stale): read them; what motion they show is not known
-        _keep_keys(session, _keyed_values(bag) if bag is not None else {})
-        session.action, session.start, session.motion = preview.session_uid, _first_frame(bag), None
-        session.curves, session.armature = {}, armature_skeleton(obj)
+        _keep_keys(session, segment_curves(preview))
+        session.action, session.start, session.motion = preview.session_uid, _first_frame(session), None
+        session.armature = armature_skeleton(obj)
     grows = session.motion is not None and session.start == start and motion.n_frames > session.motion.n_frames
     if grows:
         # a clip added after the others (Add as Soon as Possible, Perform): the keys up to the old end
         # stay where they do not change, the curves grow by the new frames
         old = session.motion
         windows = _changed_windows(old, motion[:old.n_frames])
-        _grow(session, bag, motion.n_frames, start)
+        _grow(session, preview, motion.n_frames)
         windows = {j: (windows.get(j, (old.n_frames,))[0], motion.n_frames - 1)
                    for j in range(len(motion.skeleton))}
     elif session.motion is None or session.start != start or session.motion.n_frames != motion.n_frames:
@@ -330,65 +328,67 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
     written = 0
     for path, index, first, values in changed_bone_channels(obj, motion, windows, session.values,
                                                             session.armature):
-        co, keyed = session.channels[(path, index)], session.values[(path, index)]
+        keyed = session.values[(path, index)]
         values = values.astype(np.float32)
         changed = first + np.flatnonzero(values != keyed[first:first + len(values)])
         if not changed.size:
             continue
         keyed[first:first + len(values)] = values
-        curve = session.curves.get((path, index))
-        if curve is None:
-            curve = session.curves[(path, index)] = bag.fcurves.find(path, index=index)
-        if curve is None or len(curve.keyframe_points) != len(co):
-            # a curve or keys of the preview edited by hand: the whole preview written anew
+        segments = segments_holding(int(changed[0]), int(changed[-1]), len(keyed))
+        if not _write_segments(session, (path, index), segments):
+            # keys of the preview edited by hand: the whole preview written anew
             session.values, session.curves = {}, {}
             return _rewritten(obj, preview, session, result)
-        points = curve.keyframe_points
-        if changed.size <= FEW_KEYS:
-            for k in changed:
-                points[int(k)].co = co[k]
-        else:
-            points.foreach_set("co", co.ravel())  # (the rows as kept: no copy)
         written += changed.size
     return _written(obj, preview, session, motion, start, grows, written)
 
 
+def _write_segments(session: _Session, channel: tuple, segments) -> bool:
+    """The kept rows of ``channel`` written into its F-curves of ``segments`` (in bulk: Blender's one bulk
+    write takes a whole curve); False where a curve no longer has the keys it had (edited by hand: the
+    caller writes the preview anew)."""
+    co, curves = session.channels[channel], session.curves.get(channel, ())
+    if len(curves) != len(session.ranges):
+        return False
+    for k in segments:
+        first, last = session.ranges[k]
+        points = curves[k].keyframe_points
+        if len(points) != last - first + 1:
+            return False
+        points.foreach_set("co", co[first:last + 1].ravel())  # (rows of the kept array: no copy)
+    return True
+
+
 def _written(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, motion, start: int, grows: bool,
              written: int) -> int:
-    """The keys written for ``motion`` are in: the preview's strip over them when the curves grew, the
+    """The keys written for ``motion`` are in: the preview's strips over them when the curves grew, the
     depsgraph told when any changed; returns ``written``."""
+    from .preview import play
+
     session.motion = motion
     if grows:
-        for curve in session.curves.values():
-            curve.update()  # (handles of the keys added)
-        _replace_preview_strip(obj, preview, start)
+        play(nla.preview_track(obj), preview, start, motion.n_frames, nla.PREVIEW_STRIP)
     if written:
         preview.update_tag()
     return written
 
 
-def _grow(session: _Session, bag, frames: int, start: int) -> None:
-    """Every preview curve grown to ``frames`` linear keys from ``start``, the kept rows with it (the new
-    keys hold the last value until written)."""
+def _grow(session: _Session, preview: bpy.types.Action, frames: int) -> None:
+    """Every preview curve grown to ``frames`` linear keys (:func:`.preview.grow`), the kept rows with
+    it: the new keys hold the last value until written."""
     import numpy as np
 
-    from .convert import _LINEAR
+    from .preview import grow
 
-    linear = np.full(frames, _LINEAR, dtype=np.int32)
     grown = {}
     for key, co in session.channels.items():
         rows = np.empty((frames, 2), dtype=np.float32)
         rows[:len(co)] = co
-        rows[len(co):, 0] = np.arange(start + len(co), start + frames)
+        rows[len(co):, 0] = co[-1, 0] + np.arange(1, frames - len(co) + 1)
         rows[len(co):, 1] = co[-1, 1]
-        curve = session.curves.get(key)
-        if curve is None:
-            curve = session.curves[key] = bag.fcurves.find(key[0], index=key[1])
-        curve.keyframe_points.add(frames - len(co))
-        curve.keyframe_points.foreach_set("co", rows.ravel())
-        curve.keyframe_points.foreach_set("interpolation", linear)
         grown[key] = rows
-    _keep_keys(session, grown)
+    grow(preview, session.curves, grown)
+    _keep_keys(session, session.curves, grown)
 
 
 def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, result) -> int:
@@ -400,19 +400,19 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
     differ by more than rounding are written (the keys may come from a full
     synthesis, which an incremental one equals to rounding: rewriting those
     would only make Bake synthesize again); on other frames, the action is
-    written anew and the preview strip made again over them.
+    written anew and the preview strips made again over them.
     """
     import numpy as np
 
-    from .convert import _channelbag, bone_channels, bone_path, slot_for, write_action
+    from .convert import bone_channels, bone_path
+    from .preview import play, segment_curves, segments_holding, write
 
     motion, start = result.motion, result.start
     lengths = {len(v) for v in session.values.values()}
     if session.start == start and len(lengths) == 1 and lengths.pop() <= motion.n_frames:
-        bag = _channelbag(preview, slot_for(obj, preview, None))
         grows = len(next(iter(session.values.values()))) < motion.n_frames
         if grows:
-            _grow(session, bag, motion.n_frames, start)
+            _grow(session, preview, motion.n_frames)
         keyed = session.values
         written = 0
         for bone, prop, values in bone_channels(obj, motion):
@@ -424,19 +424,19 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
                     break  # a channel the preview lacks: write it whole below
                 changed = np.flatnonzero(np.abs(new - old) > ROUNDING * np.abs(old) + 1e-9)
                 if changed.size:
-                    keyed[(path, index)][changed] = new[changed]  # (the others stay as keyed)
-                    bag.fcurves.find(path, index=index).keyframe_points.foreach_set(
-                        "co", session.channels[(path, index)].ravel())
+                    old[changed] = new[changed]  # (the others stay as keyed)
+                    segments = segments_holding(int(changed[0]), int(changed[-1]), len(old))
+                    if not _write_segments(session, (path, index), segments):
+                        break
                     written += changed.size
             else:
                 continue
             break
         else:
             return _written(obj, preview, session, motion, start, grows, written)
-    write_action(obj, motion, preview.name, frame_start=start, into=preview)
-    _replace_preview_strip(obj, preview, start)
-    _keep_keys(session, _keyed_values(_channelbag(preview, slot_for(obj, preview, None))))
-    session.curves = {}  # (written anew: other F-curves)
+    write(obj, motion, preview.name, start, into=preview)
+    play(nla.preview_track(obj), preview, start, motion.n_frames, nla.PREVIEW_STRIP)
+    _keep_keys(session, segment_curves(preview))
     session.start, session.motion = start, motion
     return sum(len(v) for v in session.channels.values())
 
@@ -471,43 +471,25 @@ def _changed_windows(before, after) -> dict:
     return windows
 
 
-def _keyed_values(bag) -> dict:
-    """The (frame, value) rows ``(F, 2)`` the preview's F-curves hold now, by (data path, index), read
-    in bulk (as ``foreach_set`` takes them back)."""
-    import numpy as np
+def _keep_keys(session: _Session, curves: dict, rows: dict | None = None) -> None:
+    """Keep the preview's F-curves (:func:`.preview.segment_curves`) and their keys as read
+    (:func:`.preview.keyed_rows`, or ``rows`` as just written), with a view of each curve's values."""
+    from .preview import keyed_rows, segment_ranges
 
-    out = {}
-    for fcurve in bag.fcurves:
-        points = fcurve.keyframe_points
-        co = np.empty((len(points), 2), dtype=np.float32)
-        points.foreach_get("co", co.ravel())
-        out[(fcurve.data_path, fcurve.array_index)] = co
-    return out
+    session.curves = curves
+    session.channels = keyed_rows(curves) if rows is None else rows
+    session.values = {key: co[:, 1] for key, co in session.channels.items()}
+    session.ranges = segment_ranges(len(next(iter(session.channels.values()), ())))
 
 
-def _keep_keys(session: _Session, channels: dict) -> None:
-    """Keep the preview's keys as read (:func:`_keyed_values`), with a view of each curve's values."""
-    session.channels = channels
-    session.values = {key: co[:, 1] for key, co in channels.items()}
+def _curve_count(preview: bpy.types.Action) -> int:
+    """How many F-curves the preview action has, over its segments."""
+    return sum(len(bag.fcurves) for layer in preview.layers for strip in layer.strips
+               if strip.type == 'KEYFRAME' for bag in strip.channelbags)
 
 
-def _first_frame(bag) -> int:
-    for fcurve in (bag.fcurves if bag is not None else ()):
-        if len(fcurve.keyframe_points):
-            return round(fcurve.keyframe_points[0].co[0])
-    return 0
-
-
-def _replace_preview_strip(obj: bpy.types.Object, preview: bpy.types.Action, start: int) -> None:
-    """The preview strip again, over the preview action's new frames (a strip keeps the range it
-    was made with)."""
-    track = nla.preview_track(obj)
-    for strip in list(track.strips):
-        track.strips.remove(strip)
-    strip = track.strips.new(nla.PREVIEW_STRIP, start, preview)
-    if strip.action_slot is None:
-        strip.action_slot = preview.slots[0]
-    strip.select = False
+def _first_frame(session: _Session) -> int:
+    return next((round(float(co[0, 0])) for co in session.channels.values() if len(co)), 0)
 
 
 # ---------------------------------------------------------------------------

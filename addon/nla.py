@@ -17,23 +17,25 @@ clip frame ``k`` plays at ``s + k``, and its core (kept relative to the strip,
 see :mod:`.properties`) becomes clip frames.
 
 Preview. Synthesize writes the result into the action
-``"<armature>_SmartMotion_preview"`` on its own NLA track, named
-:data:`PREVIEW_TRACK`, above the sources. The source strips are muted while
-it plays (their earlier mute state is kept with their settings) and an
-active action, which Blender would play on top of every track, is set aside.
-Synthesizing again replaces the preview action and track; Clear removes them
-and restores the rest. Neither touches the source actions.
+``"<armature>_SmartMotion_preview"``, keyed in segments of a few hundred
+frames (:mod:`.preview`, so that a live update rewrites only the segments it
+changes), played by one strip per segment on its own NLA track, named
+:data:`PREVIEW_TRACK`, above the sources. The track takes the solo while it
+plays, so the sources keep their own mute flags, and an active action, which
+Blender would play on top of every track, is set aside. Synthesizing again
+replaces the preview action and track; Clear removes them and restores the
+rest. Neither touches the source actions.
 
 Bake after a preview. The usual flow is Synthesize, look, Bake. Synthesize
 records with the preview a signature: a hash of everything the synthesis
 read (:func:`signature_parts`) and of the preview's keys. Bake works on
 the selected strips, as always; when the signature of those strips, as they
 are now, and of the preview's keys equals the recorded one, the preview *is*
-what synthesizing them would give, so Bake copies the preview action instead
-of synthesizing again. Any difference (another selection, a strip moved by a
-frame, an edited key, another responsiveness, an edited preview) and Bake
-synthesizes as it would without a preview. Either way the baked action is
-the same.
+what synthesizing them would give, so Bake copies the preview's keys (its
+segments joined) instead of synthesizing again. Any difference (another
+selection, a strip moved by a frame, an edited key, another responsiveness,
+an edited preview) and Bake synthesizes as it would without a preview.
+Either way the baked action is the same.
 """
 
 from __future__ import annotations
@@ -1124,7 +1126,8 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     what the preview was made from and its keys (:func:`signature_parts`), for
     Bake to keep it while current.
     """
-    from .convert import action_digest, write_action
+    from .convert import action_digest
+    from .preview import play, write
 
     signature = list(signature_parts(obj, strips, result.plan.responsiveness))
     sources = {s.name for s in strips} | set(left_out_strips(obj))
@@ -1136,16 +1139,13 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
         state.set_aside_action = anim.action
         state.set_aside_slot = anim.action_slot.identifier if anim.action_slot is not None else ""
         anim.action = None
-    action = write_action(obj, result.motion, preview_action_name(obj), frame_start=result.start)
+    action = write(obj, result.motion, preview_action_name(obj), result.start)
     state.preview_action = action
     state.preview_signature = " ".join([*signature, action_digest(action)])
     solo = next((t for t in anim.nla_tracks if t.is_solo), None)
     track = anim.nla_tracks.new()  # a new track goes on top
     track.name = PREVIEW_TRACK
-    strip = track.strips.new(PREVIEW_STRIP, result.start, action)
-    if strip.action_slot is None:
-        strip.action_slot = action.slots[0]
-    strip.select = False
+    play(track, action, result.start, result.motion.n_frames, PREVIEW_STRIP)
     if solo is not None:
         # one solo track per object: soloing the preview un-solos this one, so its name is
         # kept for Clear to solo it again (and for plays() meanwhile)
@@ -1308,22 +1308,19 @@ def bake(
 def bake_preview(obj: bpy.types.Object, preview: bpy.types.Action, strips: list = ()) -> bpy.types.Action:
     """Keep the preview: its keys become ``obj``'s action, as :func:`bake` would write them.
 
-    The preview action was written by :func:`.convert.write_action` from the
-    synthesis result, exactly as :func:`bake` writes it (keys on every frame,
-    one slot for ``obj``), so a copy of it, into the action of the last bake
-    or a new ``"<armature>_SmartMotion"`` as :func:`bake` chooses, is the
-    baked action. Then the preview is cleared. Only valid for a
+    The preview action holds the keys :func:`bake` writes for the synthesis
+    result, in segments (:mod:`.preview`), so its segments joined into one
+    slot for ``obj``, in the action of the last bake or a new
+    ``"<armature>_SmartMotion"`` as :func:`bake` chooses, are the baked
+    action. Then the preview is cleared. Only valid for a
     :func:`current_preview`.
     """
-    from .convert import copy_keys
+    from .preview import bake_into
 
-    target = rebake_target(obj, strips)
-    if target is None:
-        action = preview.copy()
-        action.name = baked_action_name(obj)
-    else:
-        copy_keys(preview, target, obj)
-        action = target
+    action = rebake_target(obj, strips)
+    if action is None:
+        action = bpy.data.actions.new(baked_action_name(obj))
+    bake_into(preview, action, obj)
     clear_preview(obj)
     _assign(obj, action)
     return action

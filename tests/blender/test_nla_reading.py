@@ -26,7 +26,7 @@ def plan_of(obj) -> dict:
 
 
 def mutes(obj) -> dict:
-    return {name: strip.mute for name, strip in strips_by_name(obj).items() if name != "Smart Motion preview"}
+    return {s.name: s.mute for t in obj.animation_data.nla_tracks if t.name != PREVIEW_TRACK for s in t.strips}
 
 
 # ---------------------------------------------------------------------------
@@ -71,13 +71,19 @@ def tracks_state(obj) -> list:
 
 
 def heads_playing(obj, action, frames) -> np.ndarray:
-    """Blender's pose of ``action`` alone, on a copy of the armature with no NLA."""
+    """Blender's pose of ``action`` alone, on a copy of the armature with no NLA: each frame played
+    with the slot that keys it (a preview has one per segment, addon/preview.py)."""
     probe = obj.copy()
     bpy.context.scene.collection.objects.link(probe)
     probe.animation_data_clear()
     probe.animation_data_create().action = action
-    probe.animation_data.action_slot = action.slots[0]
-    heads = evaluated_heads(probe, frames)
+    heads = np.empty((len(frames), len(obj.pose.bones), 3))
+    for bag in action.layers[0].strips[0].channelbags:
+        first, last = bag.fcurves[0].keyframe_points[0].co[0], bag.fcurves[0].keyframe_points[-1].co[0]
+        keyed = (frames >= first) & (frames <= last)
+        if keyed.any():
+            probe.animation_data.action_slot = bag.slot
+            heads[keyed] = evaluated_heads(probe, frames[keyed])
     bpy.data.objects.remove(probe)
     return heads
 

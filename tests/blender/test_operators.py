@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from scenes import (
-    WALK_BOW_PUNCH, all_keys, clips_on_one_armature, draw_panel, evaluated_heads, same_keys, strips_by_name,
+    WALK_BOW_PUNCH, all_keys, channel_keys, clips_on_one_armature, draw_panel, evaluated_heads, same_keys, strips_by_name,
 )
 
 TOLERANCE_M = 1e-4
@@ -291,7 +291,7 @@ def test_bake_after_synthesize_keeps_the_preview_and_bakes_what_the_strips_would
 
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     assert spy.runs == 1
-    preview_keys = all_keys(obj.smart_motion.preview_action)
+    preview_keys = channel_keys(obj.smart_motion.preview_action)
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
 
     assert spy.runs == 1, "Bake synthesized again although the preview was current"
@@ -302,7 +302,7 @@ def test_bake_after_synthesize_keeps_the_preview_and_bakes_what_the_strips_would
     # the same keys as the bake straight from the strips: every channel keyed on every frame
     baked_keys = all_keys(from_preview)
     assert close_keys(baked_keys, strips_keys)
-    assert same_keys(baked_keys, preview_keys)
+    assert same_keys(channel_keys(from_preview), preview_keys), "the preview's keys, its segments joined"
     frames = np.arange(plan["start"], plan["end"] + 1)
     assert all(np.array_equal(co[0::2], frames) for co, *_ in baked_keys.values())
     # and the preview is gone as after any bake
@@ -358,19 +358,19 @@ def test_a_preview_out_of_date_is_synthesized_again(walk_bow_punch, sm, monkeypa
     obj = walk_bow_punch
     spy = SynthesisSpy(sm.nla, monkeypatch)
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
-    preview_keys = all_keys(obj.smart_motion.preview_action)
+    preview_keys = channel_keys(obj.smart_motion.preview_action)
 
     change(obj)
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
 
     assert spy.runs == 2, "Bake kept a preview that is out of date"
-    baked_keys = all_keys(obj.animation_data.action)
+    baked_keys = channel_keys(obj.animation_data.action)
     if change in (move_punch_one_frame, lower_responsiveness):
         assert not close_keys(baked_keys, preview_keys)
     # what a bake with no preview at all gives
     obj.animation_data.action = None
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
-    assert close_keys(all_keys(obj.animation_data.action), baked_keys)
+    assert close_keys(channel_keys(obj.animation_data.action), baked_keys)
 
 
 class RecordingWindowManager:
@@ -432,13 +432,14 @@ def test_synthesize_previews_on_its_own_solo_track_and_clear_restores_all(walk_b
 
     tracks = obj.animation_data.nla_tracks
     assert tracks[-1].name == PREVIEW_TRACK, "the preview is the top track"
-    (preview,) = tracks[-1].strips
-    assert preview.action.name == "walk_normal_001_SmartMotion_preview"
+    segments = list(tracks[-1].strips)  # the preview's segments (addon/preview.py), one strip each
+    assert {s.action.name for s in segments} == {"walk_normal_001_SmartMotion_preview"}
     assert obj.animation_data.action is None, "the active action is set aside while previewing"
     assert tracks[-1].is_solo, "Blender plays the preview alone"
     assert [strips[n].mute for n in ("walk", "bow", "punch")] == [False, False, True], "the user's mutes are left"
     plan = plan_of(obj)
-    assert (preview.frame_start, preview.frame_end) == (plan["start"], plan["end"])
+    assert (segments[0].frame_start, segments[-1].frame_end) == (plan["start"], plan["end"])
+    assert all(a.frame_end == b.frame_start for a, b in zip(segments, segments[1:])), "the strips touch"
     # it plays at once: the first strip's core as captured
     frames = np.arange(1, 102, 10)
     assert np.abs(evaluated_heads(obj, frames) - source_heads(obj, strips["walk"], frames)).max() < TOLERANCE_M
@@ -453,6 +454,32 @@ def test_synthesize_previews_on_its_own_solo_track_and_clear_restores_all(walk_b
     assert obj.smart_motion.plan_json == ""
     for name, keys in before.items():
         assert same_keys(keys, all_keys(strips[name].action)), name
+
+
+def basis_at(obj, times) -> np.ndarray:
+    """Every pose bone's evaluated basis matrix at each of ``times`` (scene frames, subframes allowed)."""
+    scene = bpy.context.scene
+    out = []
+    for time in times:
+        scene.frame_set(int(time), subframe=time % 1.0)
+        evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        out.append([np.array(bone.matrix_basis) for bone in evaluated.pose.bones])
+    return np.array(out)
+
+
+def test_the_preview_in_segments_plays_between_frames_as_one_curve_would(walk_bow_punch):
+    """The preview is keyed in segments, one strip each (addon/preview.py): where two meet, Blender
+    interpolates between frames as in the one curve per channel that Bake makes of them."""
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    segments = obj.animation_data.nla_tracks[PREVIEW_TRACK].strips
+    assert len(segments) > 1, "a preview of 523 frames has several segments"
+    boundary = segments[1].frame_start
+    times = [boundary + t for t in (-1.0, -0.75, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0)]
+    played = basis_at(obj, times)
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    assert obj.animation_data.nla_tracks.get(PREVIEW_TRACK) is None, "baked from the preview's keys"
+    assert np.abs(basis_at(obj, times) - played).max() < 1e-6
 
 
 def test_synthesizing_again_after_moving_a_strip_or_the_slider_replaces_the_preview(walk_bow_punch):
@@ -470,9 +497,9 @@ def test_synthesizing_again_after_moving_a_strip_or_the_slider_replaces_the_prev
     assert [t.name for t in obj.animation_data.nla_tracks].count(PREVIEW_TRACK) == 1
     plan = plan_of(obj)
     assert plan["end"] == first_end + 10 and plan["responsiveness"] == pytest.approx(0.9)
-    (preview,) = obj.animation_data.nla_tracks[PREVIEW_TRACK].strips
-    assert preview.action.name == "walk_normal_001_SmartMotion_preview"
-    assert preview.frame_end == plan["end"]
+    segments = obj.animation_data.nla_tracks[PREVIEW_TRACK].strips
+    assert {s.action.name for s in segments} == {"walk_normal_001_SmartMotion_preview"}
+    assert segments[-1].frame_end == plan["end"]
 
     assert bpy.ops.smart_motion.clear() == {'FINISHED'}
     assert not any(strip.mute for strip in strips_by_name(obj).values())

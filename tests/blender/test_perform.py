@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import (RecordingLayout, all_keys, clips_on_one_armature, cmu_named_walk, evaluated_heads, import_action,
+from scenes import (RecordingLayout, all_keys, channel_keys, clips_on_one_armature, cmu_named_walk, evaluated_heads, import_action,
                     refused, same_keys, snapshot, strips_by_name)
 
 WALK = (("walk_normal_001", 1, (1, 101)),)
@@ -63,7 +63,7 @@ def run(script: str, capfd, *args) -> tuple[list[bpy.types.NlaStrip], str]:
 
 def preview_keys(obj) -> dict[tuple, np.ndarray]:
     """The preview's key values ``(frame, value)`` rows per F-curve."""
-    return {key: arrays[0].reshape(-1, 2) for key, arrays in all_keys(obj.smart_motion.preview_action).items()}
+    return {key: arrays[0].reshape(-1, 2) for key, arrays in channel_keys(obj.smart_motion.preview_action).items()}
 
 
 def up_to(keys: dict, frame: int) -> dict:
@@ -134,7 +134,7 @@ def test_the_performance_stays_on_the_timeline_and_bakes_as_played(walk, capfd):
     capfd.readouterr()
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
     assert "(the preview, still current, kept as it is)" in capfd.readouterr().out
-    baked = {key: arrays[0].reshape(-1, 2) for key, arrays in all_keys(walk.animation_data.action).items()}
+    baked = {key: arrays[0].reshape(-1, 2) for key, arrays in channel_keys(walk.animation_data.action).items()}
     assert baked.keys() == played.keys() and all(np.array_equal(baked[k], played[k]) for k in played)
     # Synthesize again gives the performance as played (to the float32 keys' rounding, the preview
     # having followed the triggers incrementally): each strip keeps the frame it was added at
