@@ -16,7 +16,8 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import WALK_BOW_PUNCH, all_keys, channel_keys, clips_on_one_armature, same_keys, strips_by_name
+from scenes import (WALK_BOW_PUNCH, all_keys, channel_keys, clips_on_one_armature, evaluated_heads, same_keys,
+                    strips_by_name)
 
 PREVIEW_TRACK = "[Smart Motion preview]"
 
@@ -79,6 +80,27 @@ def test_moving_a_strip_ten_frames_changes_the_preview_within_one_update(preview
     moved = preview_keys(obj)
     assert not same_keys(before, moved)
     assert close_keys(moved, synthesized_keys(obj)), "as Synthesize gives for the moved strip"
+
+
+def shown_heads(obj) -> np.ndarray:
+    """The bone heads Blender shows now, at the frame it stands on (no frame change)."""
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    return np.array([bone.head for bone in evaluated.pose.bones])
+
+
+def test_blender_shows_the_updated_preview_at_the_frame_it_stands_on(previewed):
+    """A drag happens with the frame standing still: the pose shown there follows the new keys at once."""
+    obj = previewed
+    frame = plan_of(obj)["end"] - 30  # in the punch, which the move shifts
+    bpy.context.scene.frame_set(frame)
+    before = shown_heads(obj)
+
+    strips_by_name(obj)["punch"].frame_start_ui += 10
+    update()
+
+    shown = shown_heads(obj)
+    assert np.abs(shown - before).max() > 0.01, "the pose there changed"
+    assert np.abs(shown - evaluated_heads(obj, [frame])[0]).max() < 1e-6, "as the keys give it"
 
 
 def test_only_the_keys_of_frames_that_changed_are_written(previewed, live):
