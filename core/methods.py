@@ -74,7 +74,7 @@ class _Sides:
             self.vel[part] = (pose_velocity(fp, ctx.fps), pose_velocity(fn, ctx.fps))
             # the typical acceleration of the livelier side, over a fixed time step
             step = max(int(round(ctx.options.accel_step_s * ctx.fps)), 1)
-            self.accel[part] = max(float(np.median(pose_acceleration(f, ctx.fps, step))) if len(f) else 0.0
+            self.accel[part] = max(_median(pose_acceleration(f, ctx.fps, step)) if len(f) else 0.0
                                    for f in (fp, fn))
         # the body's own travel, which the pose features leave out: its velocity on
         # each side and the typical acceleration of the livelier side
@@ -140,11 +140,25 @@ class _Sides:
                          *eased)
 
 
+def _median(x) -> float:
+    """``np.median`` of a non-empty 1-D sequence, the same bits: the middle element of a
+    partition, or the mean of the two middle ones, NaN where there is one; without
+    np.median's general machinery, which costs several times the arithmetic on the
+    few dozen values every pair takes medians of (a live update plans pairs while
+    the user drags)."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    n, k = len(x), len(x) // 2
+    part = np.partition(x, [k - 1, k, n - 1] if n % 2 == 0 else [k, n - 1])
+    if np.isnan(part[-1]):
+        return float("nan")
+    return float(part[k] if n % 2 else (part[k - 1] + part[k]) / 2.0)
+
+
 def _typical_change(velocity: np.ndarray, step: int, fps: float) -> float:
     """Median of ``|v(t + step) - v(t)|`` per second over ``velocity (F, 3)``; 0 when too short."""
     if len(velocity) <= step:
         return 0.0
-    return float(np.median(quat.length(velocity[step:] - velocity[:-step]))) * fps / step
+    return _median(quat.length(velocity[step:] - velocity[:-step])) * fps / step
 
 
 def _long_enough(plan: WeightPlan, n_frames: int, ctx: Context) -> WeightPlan:
@@ -547,8 +561,8 @@ def _step_pace(track: Track, clip: Clip, next_moving: list[PhaseSpan], ctx: Cont
         travel = g[at, 1, moving] - g[at, 0, moving]
         strides = list(quat.length(horizontal(travel, ctx.up)))
     o = ctx.options
-    return _Pace(float(np.median(times)) / ctx.fps if times else o.step_s,
-                 float(np.median(strides)) if strides else 0.0, o.step_delay, o.contacts.min_step_s)
+    return _Pace(_median(times) / ctx.fps if times else o.step_s,
+                 _median(strides) if strides else 0.0, o.step_delay, o.contacts.min_step_s)
 
 
 def _step_fits(track: Track, clip: Clip, sides: _Sides, pair: PairPlan, p0: PhaseSpan, ctx: Context) -> bool:
