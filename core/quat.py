@@ -201,6 +201,12 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     t = np.asarray(t, dtype=np.float64)[..., None]
     d = np.add.reduce(a * b, axis=-1, keepdims=True)
     b = np.where(d < 0.0, -b, b)
+    if not t.any():
+        # t = 0 throughout (poses sampled at whole frames): below, wa is exactly 1
+        # (sin(theta) / sin(theta), or 1 - t) and wb exactly t (sin(t theta) / sin(theta)
+        # is a zero of t's sign, or t), so this is the same sum, to the sign of a zero,
+        # without the four transcendental functions
+        return normalize(a + t * b)
     d = np.abs(d)
     theta = np.arccos(np.clip(d, -1.0, 1.0))
     s = np.sin(theta)
