@@ -323,6 +323,8 @@ def legs_ik(
 
     def world(joints) -> np.ndarray:
         """World rotations ``(F, L, 4)`` of one joint per leg (the identity above the root)."""
+        if all(j >= 0 for j in joints):  # (one gather rather than a stack: this runs on a few frames)
+            return g_rot[:, [column[j] for j in joints]]
         return np.stack([g_rot[:, column[j]] if j >= 0 else identity for j in joints], axis=1)
 
     hips, knees, ankles = (np.array(j) for j in zip(*chains))
