@@ -44,6 +44,7 @@ import numpy as np
 
 from . import quat
 from .analysis import horizontal
+from .ik import chain_joints
 from .motion import Motion, forward_kinematics
 from .render import adapt_legs, contact_runs, smoothstep
 from .options import ContactOptions
@@ -94,6 +95,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
     legs = [rig.leg("L"), rig.leg("R")]
     joints = [leg.ankle for leg in legs] + [leg.toe for leg in legs if leg.toe is not None]
     has_toes = len(joints) == 4
+    feet = len(joints)
     targets = np.zeros((F, 2, 3))
     rotations = np.zeros((F, 2, 4))
     active = np.zeros((F, 2), dtype=bool)
@@ -105,10 +107,14 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
         return motion
     spans = [(gaps[i][0] - first, gaps[i][1] - first) for i in kept]
     steps, floors = [steps[i] for i in kept], [floors[i] for i in kept]
-    # the feet over every gap, in one pass of forward kinematics
+    # the feet over every gap, in one pass of forward kinematics; over one gap, the legs'
+    # chains too, for the IK below (whose frames all lie inside that gap)
     frames = np.concatenate([np.arange(g0, g1 + 1) for g0, g1 in spans])
+    chains = chain_joints(motion.skeleton.parents, [(leg.hip, leg.knee, leg.ankle) for leg in legs])
     gpos_all, grot_all = forward_kinematics(motion.rotations[frames], motion.positions[frames], motion.skeleton.parents,
-                                            joints)
+                                            joints + chains if len(spans) == 1 else joints)
+    evaluated = (spans[0][0], chains, gpos_all[:, feet:], grot_all[:, feet:]) if len(spans) == 1 else None
+    gpos_all, grot_all = gpos_all[:, :feet], grot_all[:, :feet]
     at = 0
     for (g0, g1), planned_steps, gap_floors in zip(spans, steps, floors):
         n = g1 - g0 + 1
@@ -136,7 +142,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                 foot, down[:, k], slots[k], up, leg, gap_floors[k], options, landings[k], fps=motion.fps)
     if not active.any():
         return motion
-    return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations)
+    return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations, evaluated=evaluated)
 
 
 def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[int], fps: float, leg: float,
