@@ -290,6 +290,11 @@ def forward_kinematics(
     J = rotations.shape[-2]
     lead = rotations.shape[:-2]
     layout = _fk_layout(parents, joints, rotations_out)
+    if layout.roots is not None:
+        # (a root's world transform is its local one, copied: as the passes below copy it, without
+        # their bookkeeping; moving a clip carried by its pelvis asks for a still root's)
+        return (positions[..., layout.roots, :],
+                rotations[..., layout.roots, :] if rotations_out else None)
     rot = rotations.reshape((-1, J, 4))
     pos = positions.reshape((-1, J, 3))
     F = rot.shape[0]
@@ -339,7 +344,9 @@ class _Layout:
     column    (J,) each joint's column among ``keep`` (-1: not evaluated);
     out       the columns of the joints asked for; ``chosen``: they are not all of ``keep``;
     generations  the same in generations (:class:`_Generations`), or None where going
-              joint by joint makes fewer numpy calls.
+              joint by joint makes fewer numpy calls;
+    roots     the joints asked for when every one of them is a root (their world transforms
+              are their local ones), else None.
     """
 
     keep: np.ndarray
@@ -347,6 +354,7 @@ class _Layout:
     out: np.ndarray
     chosen: bool
     generations: _Generations | None
+    roots: np.ndarray | None = None
 
 
 _LAYOUTS: dict = {}
@@ -390,7 +398,8 @@ def _make_layout(parents: np.ndarray, wanted: np.ndarray | None, rotations_out: 
         # cost about as much as four joints)
         if len(keep) >= max(_depths(parent_columns)) + 4:
             generations = _in_generations(keep, parent_columns, out, rotations_out)
-    return _Layout(keep, column, out, chosen, generations)
+    roots = wanted if not every and len(wanted) and bool(np.all(parents[wanted] < 0)) else None
+    return _Layout(keep, column, out, chosen, generations, roots)
 
 
 def _depths(parent_columns: list[int]) -> list[int]:
