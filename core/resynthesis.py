@@ -221,8 +221,8 @@ def _inverse(a: Alignment) -> Alignment:
 
 def _moved_pair(pair: PairPlan, move: Alignment) -> PairPlan:
     """A pair's plan with its alignment and its steps' ways moved by ``move``."""
-    segments = tuple(replace(s, way=(move.apply_points(s.way[0]), move.apply_points(s.way[1]), s.way[2])) if s.way
-                     else s for s in pair.segments)
+    segments = tuple(replace(s, way=(*move.apply_points(np.array(s.way[:2], dtype=np.float64)), s.way[2])) if s.way
+                     else s for s in pair.segments)  # (both ends in one call: the same bits as one by one)
     return replace(pair, alignment=_after(move, pair.alignment), segments=segments)
 
 
