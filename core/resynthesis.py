@@ -82,6 +82,7 @@ from . import quat
 from .align import Alignment
 from .analysis import foot_contacts
 from .contacts import hold_feet
+from .methods import SideFeatures, following_features
 from .motion import Motion, forward_kinematics
 from .optimize import blend_weights
 from .options import SynthesisOptions
@@ -248,6 +249,9 @@ class Resynthesis:
         self._result: Result | None = None
         self._resampled: dict[int, tuple[Motion, Motion]] = {}
         self._prepared: dict[int, _Prepared] = {}
+        # each following clip's side of its pair (its frames up to its core), by (motion id, core
+        # start): the same wherever the clip is placed (methods.SideFeatures)
+        self._following: dict[tuple[int, int], tuple[Motion, SideFeatures]] = {}
         self._ctx: Context | None = None
         self._first: Motion | None = None
         self._steps: list[_Step] = []
@@ -348,7 +352,7 @@ class Resynthesis:
     def _context(self, first: Motion, responsiveness: float) -> Context:
         """The synthesis's context; another first clip starts everything afresh, another W every pair."""
         if self._first is not first:
-            self._prepared, self._steps = {}, []
+            self._prepared, self._steps, self._following = {}, [], {}
             g = forward_kinematics(first.rotations, first.positions, first.skeleton.parents, rotations_out=False)[0]
             self._ctx = _context(first, g, responsiveness, self.rig, self.pose_ends, self.options)
             self._first = first
@@ -372,6 +376,15 @@ class Resynthesis:
         now = {id(c.motion) for c in every}
         self._prepared = {k: v for k, v in self._prepared.items() if k in now}
         self._resampled = {k: v for k, v in self._resampled.items() if id(v[1]) in now}
+        self._following = {k: v for k, v in self._following.items() if k[0] in now}
+
+    def _following_of(self, clip: Clip, ctx: Context) -> SideFeatures:
+        """methods.following_features of ``clip``, once per motion and core start."""
+        key = (id(clip.motion), clip.core_range[0])
+        kept = self._following.get(key)
+        if kept is None or kept[0] is not clip.motion:
+            kept = self._following[key] = (clip.motion, following_features(clip, ctx))
+        return kept[1]
 
     # ------------------------------------------------------------------
     # plan and render, pair by pair
@@ -406,7 +419,8 @@ class Resynthesis:
                     counts["moved"] += 1
                     continue
             track = before.track.get(body)
-            new_track, accepted_core, outcome = _join(track, before.accepted_core, clip, contacts[i], ctx)
+            new_track, accepted_core, outcome = _join(track, before.accepted_core, clip, contacts[i], ctx,
+                                                      following=self._following_of(clip, ctx))
             if isinstance(outcome, Rejection):
                 steps.append(replace(before, key=keys[i], clip=clip, outcome=outcome, origin=None, read_from=None,
                                      held=None, measured_with=None))
