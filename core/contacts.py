@@ -56,7 +56,10 @@ def twist_free(q: np.ndarray, up: np.ndarray) -> np.ndarray:
     along = (q[..., 1:] @ up)[..., None] * up
     twist = np.concatenate([q[..., :1], along], axis=-1)
     norm = quat.length(twist, keepdims=True)
-    twist = np.where(norm > 1e-12, twist / np.maximum(norm, 1e-12), quat.identity(q.shape[:-1]))
+    if (norm > 1e-12).all():  # (the usual case: np.where below would take every value from twist / norm)
+        twist = twist / norm
+    else:
+        twist = np.where(norm > 1e-12, twist / np.maximum(norm, 1e-12), quat.identity(q.shape[:-1]))
     return quat.mul(q, quat.inv(twist))
 
 

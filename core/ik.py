@@ -345,8 +345,12 @@ def legs_ik(
     # from the knee down to the ankle's parent also turn with mid_delta.
     new_hip = quat.mul(root_delta, world(hips))
     new_knee = quat.mul(root_delta, quat.mul(mid_delta, world(knees)))
-    new_knee_parent = quat.mul(root_delta, world(parents[knees]))
-    new_ankle_parent = quat.mul(root_delta, quat.mul(mid_delta, world(parents[ankles])))
+    # (where the knee hangs from the hip and the ankle from the knee, as in most rigs, their
+    # parents' new rotations are those two, the same products: not computed twice)
+    knee_parents, ankle_parents = parents[knees], parents[ankles]
+    new_knee_parent = new_hip if np.array_equal(knee_parents, hips) else quat.mul(root_delta, world(knee_parents))
+    new_ankle_parent = new_knee if np.array_equal(ankle_parents, knees) else quat.mul(
+        root_delta, quat.mul(mid_delta, world(ankle_parents)))
     ankle_world = world(ankles) if ankle_rotations is None else ankle_rotations
     rotations = motion.rotations.copy()
     solved = rotations if frames is None else rotations[frames]
