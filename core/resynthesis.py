@@ -485,13 +485,17 @@ def _feet(motion: Motion, first: int, steps: list[_Step], spans: dict, anew: lis
     feet = np.empty((F, len(foot_joints(ctx.rig)), 3))
     if old is not None:
         old_first, old_feet = old
-        # (the steps of one run of moved pairs share their span's start and their move: each once)
+        # (the steps of one run of moved pairs share their span's start and their move, and their
+        # spans nest, each reaching to its next pair: the longest once, rather than every one
+        # over the same frames again)
         unique = {}
         for step in steps:
             span = spans.get(id(step))
             if span is not None:
                 move = None if step.origin[0] == "kept" else step.origin[2]
-                unique[(span, id(move))] = (span, move)
+                key = (span[0], id(move))
+                if key not in unique or span[1] > unique[key][0][1]:
+                    unique[key] = (span, move)
         for span, move in unique.values():
             lo, hi = max(span[0], first, old_first), min(span[1], first + F - 1, old_first + len(old_feet) - 1)
             if hi < lo:
