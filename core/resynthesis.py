@@ -16,7 +16,10 @@ another first clip (whose rig, up axis and leg length every pair shares),
 start afresh.
 
 1. **Per clip** (forward kinematics, contacts, its own quality figures, and
-   whether it could be an additional motion): computed once per ``Motion``.
+   whether it could be an additional motion): computed once per ``Motion``;
+   what planning reads of it as a pair's following clip, its frames up to its
+   core (``methods.SideFeatures``, taken frame by frame, so the same wherever
+   the clip is placed): once per ``Motion`` and core start.
 2. **Pairs before the change.** The clips are joined in the order of their
    cores, each pair seeing the track of everything before it
    (``synthesize._join``). Step ``i`` depends only on clips ``0..i``, so the
