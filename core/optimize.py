@@ -636,7 +636,10 @@ def _candidates(t, name: str) -> np.ndarray:
     if not np.issubdtype(t.dtype, np.integer):
         if not np.all(t == np.round(t)):
             raise ValueError(f"{name} must be whole output frames, got {t.reshape(-1)[:5]}")
-    return np.unique(t.astype(np.int64).reshape(-1))
+    t = t.astype(np.int64).reshape(-1)
+    if (t[1:] > t[:-1]).all():  # (already sorted and unique, as planning's ranges are: np.unique's values)
+        return t
+    return np.unique(t)
 
 
 def blend_cost_terms(
