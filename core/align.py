@@ -9,6 +9,7 @@ vertically: both clips keep their own floor.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,9 +33,13 @@ class Alignment:
     up: np.ndarray
     anchor: str
 
-    @property
+    @cached_property
     def rotation(self) -> np.ndarray:
-        return quat.from_axis_angle(self.up, self.angle)
+        """The turn as a unit quaternion ``(4,)`` (read-only): made once, as every point
+        and pose the alignment moves reads it (tens of times per live update)."""
+        q = quat.from_axis_angle(self.up, self.angle)
+        q.setflags(write=False)
+        return q
 
     def apply_points(self, points: np.ndarray) -> np.ndarray:
         """World points ``(..., 3)`` of the clip where :meth:`apply` puts them."""

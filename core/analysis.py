@@ -274,7 +274,7 @@ def body_orientation(
     flat = horizontal(pelvis - pelvis[0], up)
     far = np.flatnonzero(quat.length(flat) >= distance)
     if len(far) == 0:
-        return _unit(facing.mean(axis=0)) if len(facing) else np.zeros(3)
+        return _unit(np.add.reduce(facing, axis=0) / len(facing)) if len(facing) else np.zeros(3)  # (np.mean's arithmetic)
     k = far[0]
     move = _unit(-flat[k] if at_end else flat[k])
     # (the mean as ndarray.mean computes it, sum over count, without its dispatch: this runs

@@ -44,6 +44,7 @@ import numpy as np
 
 from . import quat
 from .analysis import horizontal
+from .ik import chain_joints
 from .motion import Motion, forward_kinematics
 from .render import adapt_legs, contact_runs, smoothstep
 from .options import ContactOptions
@@ -55,7 +56,10 @@ def twist_free(q: np.ndarray, up: np.ndarray) -> np.ndarray:
     along = (q[..., 1:] @ up)[..., None] * up
     twist = np.concatenate([q[..., :1], along], axis=-1)
     norm = quat.length(twist, keepdims=True)
-    twist = np.where(norm > 1e-12, twist / np.maximum(norm, 1e-12), quat.identity(q.shape[:-1]))
+    if (norm > 1e-12).all():  # (the usual case: np.where below would take every value from twist / norm)
+        twist = twist / norm
+    else:
+        twist = np.where(norm > 1e-12, twist / np.maximum(norm, 1e-12), quat.identity(q.shape[:-1]))
     return quat.mul(q, quat.inv(twist))
 
 
@@ -94,6 +98,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
     legs = [rig.leg("L"), rig.leg("R")]
     joints = [leg.ankle for leg in legs] + [leg.toe for leg in legs if leg.toe is not None]
     has_toes = len(joints) == 4
+    feet = len(joints)
     targets = np.zeros((F, 2, 3))
     rotations = np.zeros((F, 2, 4))
     active = np.zeros((F, 2), dtype=bool)
@@ -105,10 +110,14 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
         return motion
     spans = [(gaps[i][0] - first, gaps[i][1] - first) for i in kept]
     steps, floors = [steps[i] for i in kept], [floors[i] for i in kept]
-    # the feet over every gap, in one pass of forward kinematics
+    # the feet over every gap, in one pass of forward kinematics; over one gap, the legs'
+    # chains too, for the IK below (whose frames all lie inside that gap)
     frames = np.concatenate([np.arange(g0, g1 + 1) for g0, g1 in spans])
+    chains = chain_joints(motion.skeleton.parents, [(leg.hip, leg.knee, leg.ankle) for leg in legs])
     gpos_all, grot_all = forward_kinematics(motion.rotations[frames], motion.positions[frames], motion.skeleton.parents,
-                                            joints)
+                                            joints + chains if len(spans) == 1 else joints)
+    evaluated = (spans[0][0], chains, gpos_all[:, feet:], grot_all[:, feet:]) if len(spans) == 1 else None
+    gpos_all, grot_all = gpos_all[:, :feet], grot_all[:, :feet]
     at = 0
     for (g0, g1), planned_steps, gap_floors in zip(spans, steps, floors):
         n = g1 - g0 + 1
@@ -136,7 +145,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                 foot, down[:, k], slots[k], up, leg, gap_floors[k], options, landings[k], fps=motion.fps)
     if not active.any():
         return motion
-    return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations)
+    return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations, evaluated=evaluated)
 
 
 def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[int], fps: float, leg: float,
@@ -202,6 +211,7 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
                           ends[1] * (1.0 - smoothstep((n - 1 - frames) / settle)))
     for start, end in contact_runs(down):
         frames = np.arange(start, end + 1)
+        toe = None  # the toe's offset from the ankle, turned to ``rotation``, where at hand
         if start == 0 and end == n - 1:
             # down through a gap too short to step in: glide from one core's place to the other's
             u = smoothstep(frames / (n - 1))[:, None]
@@ -210,7 +220,7 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
             clearance = settled(frames)
         else:
             h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
-            place, rotation = _planted(foot, frames, h, up, leg, floors, options)
+            place, rotation, toe = _planted(foot, frames, h, up, leg, floors, options)
             if h == start and start in (landings or {}):
                 # a planned step lands where the plan says (its way's end), on the floor it has
                 place = place + horizontal(landings[start] - place[0], up)
@@ -218,7 +228,7 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
             # touch-down inside the gap too (the blend of a foot down and a foot in the
             # air would otherwise hold it hovering)
             clearance = settled(frames)
-        place = place + (clearance - _clearance(place, rotation, foot, frames, up, floors))[:, None] * up
+        place = place + (clearance - _clearance(place, rotation, foot, frames, up, floors, toe))[:, None] * up
         offset[frames] = place - foot.ankle[frames]
         turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
     # A step goes from where the foot stands before it (where it is not down just
@@ -305,8 +315,10 @@ def _step_path(places: np.ndarray, rotations: np.ndarray, x: np.ndarray, up: np.
 
 
 def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float, floors: np.ndarray,
-             options: ContactOptions) -> tuple[np.ndarray, np.ndarray]:
-    """Ankle places and world rotations of a foot held down over ``frames`` where it is at frame ``h``.
+             options: ContactOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Ankle places and world rotations of a foot held down over ``frames`` where it is at frame ``h``,
+    and the toe's offsets from the ankle turned to those rotations (None without a toe joint:
+    :func:`_clearance` reads them next).
 
     The heading is held (the toe's direction across the floor); pitch and roll
     follow the blended foot's change since ``h``, about the toe where the blended
@@ -318,7 +330,7 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
     rotation = quat.mul(swing, foot.rotation[h])
     place = np.broadcast_to(foot.ankle[h], (len(frames), 3))
     if foot.toe_local is None:
-        return place.copy(), rotation
+        return place.copy(), rotation, None
     # the heading is the toe's: turn each frame about up so the toe points where it did at h
     # (a swing about a horizontal axis still turns a pitched foot's toe sideways)
     held = horizontal(foot.toe_offset[h], up)
@@ -326,12 +338,13 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
     angle = np.arctan2(quat.cross(now, held) @ up, np.add.reduce(now * held, axis=-1))
     rotation = quat.mul(quat.from_axis_angle(up, angle), rotation)
     toe = foot.ankle[h] + foot.toe_offset[h]
-    about_toe = toe - quat.mul_vec(rotation, foot.toe_local[frames])
+    turned = quat.mul_vec(rotation, foot.toe_local[frames])
+    about_toe = toe - turned
     # the part of the foot on the floor stays put: the toe where the blended heel is higher
     # above its floor than the toe above its own (heel-off), the ankle otherwise
     heights = _heights(foot, frames, up) - floors
     s = smoothstep((heights[:, 0] - heights[:, 1]) / (options.heel_rise * leg))[:, None]
-    return (1.0 - s) * place + s * about_toe, rotation
+    return (1.0 - s) * place + s * about_toe, rotation, turned
 
 
 def _heights(foot: _Foot, frames, up: np.ndarray) -> np.ndarray:
@@ -342,12 +355,13 @@ def _heights(foot: _Foot, frames, up: np.ndarray) -> np.ndarray:
 
 
 def _clearance(place: np.ndarray, rotation: np.ndarray, foot: _Foot, frames: np.ndarray, up: np.ndarray,
-               floors: np.ndarray) -> np.ndarray:
+               floors: np.ndarray, turned_toe: np.ndarray | None = None) -> np.ndarray:
     """How high the lowest of the ankle and the toe is above its floor ``floors (ankle, toe)``,
-    the ankle at ``place`` turned to ``rotation``."""
+    the ankle at ``place`` turned to ``rotation``; ``turned_toe``: the toe's offsets from the
+    ankle turned so, where the caller has them."""
     above = place @ up - floors[0]
     if foot.toe_local is not None:
-        toe = place + quat.mul_vec(rotation, foot.toe_local[frames])
+        toe = place + (quat.mul_vec(rotation, foot.toe_local[frames]) if turned_toe is None else turned_toe)
         above = np.minimum(above, toe @ up - floors[1])
     return above
 

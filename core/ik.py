@@ -45,17 +45,25 @@ def _norm(v: np.ndarray) -> np.ndarray:
     return np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=True))
 
 
-def _unit(v: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """``v / |v|`` where ``|v|`` is not tiny, ``fallback`` (already unit) elsewhere."""
+def _unit(v: np.ndarray, fallback) -> np.ndarray:
+    """``v / |v|`` where ``|v|`` is not tiny, ``fallback`` (already unit) elsewhere.
+
+    ``fallback`` may be a function making it: called only where some ``|v|`` is tiny
+    (legs are rarely straight or folded, and the fallbacks cost as much as the rest:
+    this runs on a few frames, where the count of numpy calls is the cost)."""
     n = _norm(v)
     ok = n > _TINY
+    if ok.all():
+        return v / n  # (np.where's values, every one taken from v / n)
+    if callable(fallback):
+        fallback = fallback()
     return np.where(ok, v / np.where(ok, n, 1.0), fallback)
 
 
 def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     """A unit vector perpendicular to ``v (..., 3)`` (cross with the least-aligned basis axis)."""
     basis = np.eye(3)[np.argmin(np.abs(v), axis=-1)]
-    return _unit(quat.cross(v, basis), np.broadcast_to([1.0, 0.0, 0.0], v.shape))
+    return _unit(quat.cross(v, basis), lambda: np.broadcast_to([1.0, 0.0, 0.0], v.shape))
 
 
 def _perpendicular_part(v: np.ndarray, axis: np.ndarray) -> np.ndarray:
@@ -118,20 +126,26 @@ def two_bone_ik(
     for name, v in (("root_pos", a), ("mid_pos", b), ("end_pos", c), ("target", t), ("pole", pole)):
         if v.shape[-1:] != (3,):
             raise ValueError(f"{name} must have shape (..., 3), got {v.shape}")
-    a, b, c, t, pole = np.broadcast_arrays(a, b, c, t, pole)
+    if not a.shape == b.shape == c.shape == t.shape == pole.shape:
+        a, b, c, t, pole = np.broadcast_arrays(a, b, c, t, pole)
 
     ab, bc = b - a, c - b
     l_ab, l_bc = _norm(ab)[..., 0], _norm(bc)[..., 0]
     # direction of the upper segment (of the whole chain if that has no length)
-    thigh = _unit(ab, _unit(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape)))
+    thigh = _unit(ab, lambda: _unit(c - a, lambda: np.broadcast_to([0.0, 0.0, -1.0], a.shape)))
 
     # 1. Knee angle from the law of cosines, turning about the current bend axis.
     bend = quat.cross(ab, bc)
     bent = _norm(bend)[..., 0] > _TINY * np.maximum(l_ab * l_bc, _TINY)
     # A straight chain bends so that the knee moves towards the pole: the shin
     # then swings away from it, i.e. about pole x thigh.
-    fallback_axis = _unit(quat.cross(pole, thigh), _any_perpendicular(thigh))
-    axis = np.where(bent[..., None], _unit(bend, fallback_axis), fallback_axis)
+    def fallback_axis():
+        return _unit(quat.cross(pole, thigh), lambda: _any_perpendicular(thigh))
+    if bent.all():  # (the usual case: np.where would take every value from the first branch)
+        axis = _unit(bend, fallback_axis)
+    else:
+        fallback = fallback_axis()
+        axis = np.where(bent[..., None], _unit(bend, fallback), fallback)
 
     l_at = np.clip(_norm(t - a)[..., 0], np.abs(l_ab - l_bc), l_ab + l_bc)
     denom = 2.0 * l_ab * l_bc
@@ -148,7 +162,9 @@ def two_bone_ik(
     to_target = _unit(t - a, d_now)
     swing = _shortest_arc(d_now, to_target, axis)
     # With no defined current direction (fully folded onto the root) there is nothing to turn.
-    swing = np.where(_norm(ac1) > _TINY, swing, quat.identity(a.shape[:-1]))
+    folded = ~(_norm(ac1) > _TINY)
+    if folded.any():
+        swing = np.where(folded, quat.identity(a.shape[:-1]), swing)
 
     # 3. Swivel about the root-target line so that the knee is on the pole side.
     knee_offset = _perpendicular_part(quat.mul_vec(swing, ab), to_target)
@@ -169,7 +185,9 @@ def _shortest_arc(u: np.ndarray, v: np.ndarray, axis_if_opposite: np.ndarray) ->
     w = 1.0 + np.add.reduce(u * v, axis=-1, keepdims=True)
     xyz = quat.cross(u, v)
     opposite = w < 1e-12
-    q = np.concatenate([np.where(opposite, 0.0, w), np.where(opposite, axis_if_opposite, xyz)], axis=-1)
+    if opposite.any():
+        w, xyz = np.where(opposite, 0.0, w), np.where(opposite, axis_if_opposite, xyz)
+    q = np.concatenate([w, xyz], axis=-1)
     return q / _norm(q)
 
 
@@ -305,6 +323,8 @@ def legs_ik(
 
     def world(joints) -> np.ndarray:
         """World rotations ``(F, L, 4)`` of one joint per leg (the identity above the root)."""
+        if all(j >= 0 for j in joints):  # (one gather rather than a stack: this runs on a few frames)
+            return g_rot[:, [column[j] for j in joints]]
         return np.stack([g_rot[:, column[j]] if j >= 0 else identity for j in joints], axis=1)
 
     hips, knees, ankles = (np.array(j) for j in zip(*chains))
@@ -325,8 +345,12 @@ def legs_ik(
     # from the knee down to the ankle's parent also turn with mid_delta.
     new_hip = quat.mul(root_delta, world(hips))
     new_knee = quat.mul(root_delta, quat.mul(mid_delta, world(knees)))
-    new_knee_parent = quat.mul(root_delta, world(parents[knees]))
-    new_ankle_parent = quat.mul(root_delta, quat.mul(mid_delta, world(parents[ankles])))
+    # (where the knee hangs from the hip and the ankle from the knee, as in most rigs, their
+    # parents' new rotations are those two, the same products: not computed twice)
+    knee_parents, ankle_parents = parents[knees], parents[ankles]
+    new_knee_parent = new_hip if np.array_equal(knee_parents, hips) else quat.mul(root_delta, world(knee_parents))
+    new_ankle_parent = new_knee if np.array_equal(ankle_parents, knees) else quat.mul(
+        root_delta, quat.mul(mid_delta, world(ankle_parents)))
     ankle_world = world(ankles) if ankle_rotations is None else ankle_rotations
     rotations = motion.rotations.copy()
     solved = rotations if frames is None else rotations[frames]

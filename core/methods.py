@@ -39,48 +39,82 @@ from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, moveme
                       pose_to_motion_weights)
 
 
+@dataclass(frozen=True)
+class SideFeatures:
+    """What planning reads of one side of a pair over some of its frames, per body part
+    (``feats``, ``vel``, ``accel`` by part):
+
+    feats       (F, n, 3) pose features of the part's primary joints;
+    vel         (F,) their velocity, eq. (13);
+    accel       the median of the part's pose acceleration (over accel_step_s);
+    body        (F, 3) the body's own travel (optimize.body_velocity);
+    body_accel  the median change of it over the same step;
+    feet        (F, 2, 2, 3) world (left, right) (ankle, toe), for core.track.Feet.
+
+    Every figure is taken frame by frame or over the side's own frames, so each side
+    is analysed on its own; the following clip's (its frames up to its core) is the
+    same wherever the clip is placed, and a live update keeps it (core.resynthesis).
+    """
+
+    feats: dict
+    vel: dict
+    accel: dict
+    body: np.ndarray
+    body_accel: float
+    feet: np.ndarray
+
+
+def side_features(rotations: np.ndarray, positions: np.ndarray, skeleton, ctx: Context) -> SideFeatures:
+    """:class:`SideFeatures` of the poses ``rotations (F, J, 4)``, ``positions (F, J, 3)``."""
+    parts = {part: primary_joints(ctx.rig, part) for part in ("lower", "upper")}
+    wanted = body_frame_joints(ctx.rig, np.concatenate(list(parts.values())))
+    # one pass of forward kinematics (the feet too, for planning's look-ups of where they
+    # stand, see core.track.Feet), split by body part afterwards
+    world = forward_kinematics(rotations, positions, skeleton.parents, np.concatenate([wanted, foot_joints(ctx.rig)]),
+                               rotations_out=False)[0]
+    every, pelvis, axes = body_frames_of(world[:, : len(wanted)], skeleton, ctx.rig, ctx.up)
+    # the typical accelerations over a fixed time step
+    step = max(int(round(ctx.options.accel_step_s * ctx.fps)), 1)
+    feats, vel, accel, at = {}, {}, {}, 0
+    for part, js in parts.items():
+        f = every[:, at : at + len(js)]
+        at += len(js)
+        feats[part], vel[part] = f, pose_velocity(f, ctx.fps)
+        accel[part] = _median(pose_acceleration(f, ctx.fps, step)) if len(f) else 0.0
+    # the body's own travel, which the pose features leave out
+    body = body_velocity(pelvis, axes, ctx.fps)
+    feet = world[:, len(wanted) :].reshape(len(world), 2, 2, 3)
+    for a in (*feats.values(), *vel.values(), body, feet):
+        a.setflags(write=False)  # (a live update reads a following clip's again and again)
+    return SideFeatures(feats, vel, accel, body, _typical_change(body, step, ctx.fps), feet)
+
+
+def following_features(clip: Clip, ctx: Context) -> SideFeatures:
+    """:class:`SideFeatures` of a pair's following clip: its frames up to its core start
+    (blends end there at the latest)."""
+    head = clip.motion[: clip.core_range[0] + 2]
+    return side_features(head.rotations, head.positions, clip.motion.skeleton, ctx)
+
+
 class _Sides:
     """Pose features and velocities of both sides of a pair, per body part."""
 
-    def __init__(self, track: Track, clip: Clip, ctx: Context):
+    def __init__(self, track: Track, clip: Clip, ctx: Context, following: SideFeatures | None = None):
         # the previous side is only read from its core end on: features of that tail only
         lo = max(track.core_end - track.first - 1, 0)
         self.prev_offset = track.first + lo
         self.next_offset = clip.start
-        # and the following side up to its core start (blends end there at the latest)
-        head = clip.motion[: clip.core_range[0] + 2]
-        self.feats, self.vel, self.accel = {}, {}, {}
-        parts = {part: primary_joints(ctx.rig, part) for part in ("lower", "upper")}
-        joints = np.concatenate(list(parts.values()))
-        # one pass of forward kinematics over both sides' frames (features are per
-        # frame), split by side and body part afterwards
-        # the feet too, for planning's look-ups of where they stand (see core.track.Feet)
-        n_prev = len(track.rotations) - lo
-        wanted = body_frame_joints(ctx.rig, joints)
+        prev = side_features(track.rotations[lo:], track.positions[lo:], clip.motion.skeleton, ctx)
+        nxt = following if following is not None else following_features(clip, ctx)
         parents = clip.motion.skeleton.parents
-        world = forward_kinematics(np.concatenate([track.rotations[lo:], head.rotations]),
-                                   np.concatenate([track.positions[lo:], head.positions]), parents,
-                                   np.concatenate([wanted, foot_joints(ctx.rig)]), rotations_out=False)[0]
-        feats, pelvis, axes = body_frames_of(world[:, : len(wanted)], clip.motion.skeleton, ctx.rig, ctx.up)
-        feet = world[:, len(wanted) :].reshape(len(world), 2, 2, 3)
-        self.prev_feet = Feet(feet[:n_prev], lo, track.rotations, track.positions, parents, ctx.rig)
-        self.next_feet = Feet(feet[n_prev:], 0, clip.motion.rotations, clip.motion.positions, parents, ctx.rig)
-        both = feats[:n_prev], feats[n_prev:]
-        at = 0
-        for part, js in parts.items():
-            fp, fn = (f[:, at : at + len(js)] for f in both)
-            at += len(js)
-            self.feats[part] = (fp, fn)
-            self.vel[part] = (pose_velocity(fp, ctx.fps), pose_velocity(fn, ctx.fps))
-            # the typical acceleration of the livelier side, over a fixed time step
-            step = max(int(round(ctx.options.accel_step_s * ctx.fps)), 1)
-            self.accel[part] = max(float(np.median(pose_acceleration(f, ctx.fps, step))) if len(f) else 0.0
-                                   for f in (fp, fn))
-        # the body's own travel, which the pose features leave out: its velocity on
-        # each side and the typical acceleration of the livelier side
-        self.body = (body_velocity(pelvis[:n_prev], axes[:n_prev], ctx.fps),
-                     body_velocity(pelvis[n_prev:], axes[n_prev:], ctx.fps))
-        self.body_accel = max(_typical_change(v, step, ctx.fps) for v in self.body)
+        self.prev_feet = Feet(prev.feet, lo, track.rotations, track.positions, parents, ctx.rig)
+        self.next_feet = Feet(nxt.feet, 0, clip.motion.rotations, clip.motion.positions, parents, ctx.rig)
+        self.feats = {part: (prev.feats[part], nxt.feats[part]) for part in prev.feats}
+        self.vel = {part: (prev.vel[part], nxt.vel[part]) for part in prev.vel}
+        # the typical acceleration of the livelier side, of the pose and of the body
+        self.accel = {part: max(prev.accel[part], nxt.accel[part]) for part in prev.accel}
+        self.body = (prev.body, nxt.body)
+        self.body_accel = max(prev.body_accel, nxt.body_accel)
 
     def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None,
                 min_s=0.0):
@@ -140,11 +174,25 @@ class _Sides:
                          *eased)
 
 
+def _median(x) -> float:
+    """``np.median`` of a non-empty 1-D sequence, the same bits: the middle element of a
+    partition, or the mean of the two middle ones, NaN where there is one; without
+    np.median's general machinery, which costs several times the arithmetic on the
+    few dozen values every pair takes medians of (a live update plans pairs while
+    the user drags)."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    n, k = len(x), len(x) // 2
+    part = np.partition(x, [k - 1, k, n - 1] if n % 2 == 0 else [k, n - 1])
+    if np.isnan(part[-1]):
+        return float("nan")
+    return float(part[k] if n % 2 else (part[k - 1] + part[k]) / 2.0)
+
+
 def _typical_change(velocity: np.ndarray, step: int, fps: float) -> float:
     """Median of ``|v(t + step) - v(t)|`` per second over ``velocity (F, 3)``; 0 when too short."""
     if len(velocity) <= step:
         return 0.0
-    return float(np.median(quat.length(velocity[step:] - velocity[:-step]))) * fps / step
+    return _median(quat.length(velocity[step:] - velocity[:-step])) * fps / step
 
 
 def _long_enough(plan: WeightPlan, n_frames: int, ctx: Context) -> WeightPlan:
@@ -176,12 +224,14 @@ def _rendered(ctx: Context, function: WeightFunction, eased_start: bool = True, 
                           function.kind)
 
 
-def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context) -> PairPlan:
-    """Method, segments, optimal ranges and weight functions for one pair (2014, 4.1-4.4)."""
+def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context, *,
+              following: SideFeatures | None = None) -> PairPlan:
+    """Method, segments, optimal ranges and weight functions for one pair (2014, 4.1-4.4).
+    ``following``: :func:`following_features` of ``clip`` when the caller keeps them."""
     c0e = track.core_end
     c1b = clip.start + clip.core_range[0]
     m1e = clip.end
-    sides = _Sides(track, clip, ctx)
+    sides = _Sides(track, clip, ctx, following)
     # the previous side only matters after its core: its phases from there on
     tail = max(c0e - track.first, 0)
     prev_moving = moving_phases(track.contacts[tail:], track.first + tail, c0e + 1, track.last)
@@ -547,8 +597,8 @@ def _step_pace(track: Track, clip: Clip, next_moving: list[PhaseSpan], ctx: Cont
         travel = g[at, 1, moving] - g[at, 0, moving]
         strides = list(quat.length(horizontal(travel, ctx.up)))
     o = ctx.options
-    return _Pace(float(np.median(times)) / ctx.fps if times else o.step_s,
-                 float(np.median(strides)) if strides else 0.0, o.step_delay, o.contacts.min_step_s)
+    return _Pace(_median(times) / ctx.fps if times else o.step_s,
+                 _median(strides) if strides else 0.0, o.step_delay, o.contacts.min_step_s)
 
 
 def _step_fits(track: Track, clip: Clip, sides: _Sides, pair: PairPlan, p0: PhaseSpan, ctx: Context) -> bool:

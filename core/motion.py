@@ -158,8 +158,10 @@ class Motion:
         if not (np.all(np.isfinite(rot)) and np.all(np.isfinite(pos))):
             raise ValueError("motion contains NaN or infinite values")
         # one norm for the check and the normalisation (over a whole timeline it is not free)
-        norm = np.linalg.norm(rot, axis=-1, keepdims=True)
-        if rot.size and not np.allclose(norm[..., 0], 1.0, atol=1e-4):
+        norm = quat.length(rot, keepdims=True)
+        # (np.allclose's test, |norm - 1| <= atol + rtol * 1, without its dispatch: a gap's
+        # window is checked on every live update)
+        if rot.size and not np.all(np.abs(norm - 1.0) <= 1e-4 + 1e-5):
             raise ValueError("rotations must be unit quaternions")
         if not (self.fps > 0):
             raise ValueError(f"fps must be positive, got {self.fps}")
@@ -288,6 +290,11 @@ def forward_kinematics(
     J = rotations.shape[-2]
     lead = rotations.shape[:-2]
     layout = _fk_layout(parents, joints, rotations_out)
+    if layout.roots is not None:
+        # (a root's world transform is its local one, copied: as the passes below copy it, without
+        # their bookkeeping; moving a clip carried by its pelvis asks for a still root's)
+        return (positions[..., layout.roots, :],
+                rotations[..., layout.roots, :] if rotations_out else None)
     rot = rotations.reshape((-1, J, 4))
     pos = positions.reshape((-1, J, 3))
     F = rot.shape[0]
@@ -337,7 +344,9 @@ class _Layout:
     column    (J,) each joint's column among ``keep`` (-1: not evaluated);
     out       the columns of the joints asked for; ``chosen``: they are not all of ``keep``;
     generations  the same in generations (:class:`_Generations`), or None where going
-              joint by joint makes fewer numpy calls.
+              joint by joint makes fewer numpy calls;
+    roots     the joints asked for when every one of them is a root (their world transforms
+              are their local ones), else None.
     """
 
     keep: np.ndarray
@@ -345,6 +354,7 @@ class _Layout:
     out: np.ndarray
     chosen: bool
     generations: _Generations | None
+    roots: np.ndarray | None = None
 
 
 _LAYOUTS: dict = {}
@@ -388,7 +398,8 @@ def _make_layout(parents: np.ndarray, wanted: np.ndarray | None, rotations_out: 
         # cost about as much as four joints)
         if len(keep) >= max(_depths(parent_columns)) + 4:
             generations = _in_generations(keep, parent_columns, out, rotations_out)
-    return _Layout(keep, column, out, chosen, generations)
+    roots = wanted if not every and len(wanted) and bool(np.all(parents[wanted] < 0)) else None
+    return _Layout(keep, column, out, chosen, generations, roots)
 
 
 def _depths(parent_columns: list[int]) -> list[int]:
@@ -464,8 +475,18 @@ def _by_generation(rot: np.ndarray, pos: np.ndarray, layout: _Generations) -> tu
     local_rot = np.ascontiguousarray(rot[:, layout.keep].transpose(2, 1, 0))
     local_pos = np.ascontiguousarray(pos[:, layout.keep].transpose(2, 1, 0))
     gr = local_rot.copy()
-    for columns, parents in layout.turned:
-        _mul_planes(gr[:, parents], local_rot[:, columns], out=gr[:, columns])
+    if layout.turned:
+        # _mul_planes's products, the local side of each of them permuted and signed once for
+        # every joint rather than once per generation (over a few frames the count of numpy
+        # calls is the cost): a generation's product is then one multiplication and three
+        # sums, in _mul_planes's order, so the same bits
+        signed = _MUL_SIGNS_ALL * local_rot[_MUL_ORDER_ALL]
+        for columns, parents in layout.turned:
+            terms = gr[:, parents][:, None] * signed[:, :, columns]
+            out = gr[:, columns]
+            np.add(terms[0], terms[1], out=out)
+            out += terms[2]
+            out += terms[3]
     children = layout.children
     gp = local_pos.copy()
     _rotate_planes(gr[:, layout.child_parents], local_pos[:, children], out=gp[:, children])
@@ -483,6 +504,9 @@ SMALL_PLANES = 256
 # each with b's components permuted and signed; e.g. out[0] = aw bw - ax bx - ay by - az bz
 _MUL_ORDER = np.array([[1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
 _MUL_SIGNS = np.array([[-1.0, 1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0]])
+# the same with aw * b as the first of the four terms (b as it is), for _by_generation
+_MUL_ORDER_ALL = np.concatenate([[[0, 1, 2, 3]], _MUL_ORDER])
+_MUL_SIGNS_ALL = np.concatenate([np.ones((1, 4)), _MUL_SIGNS]).reshape(4, 4, 1, 1)
 # u x v as u[A] v[B] - u[A'] v[B']: A, A' pick (y, z, x) and (z, x, y) out of a quaternion,
 # B, B' (z, x, y) and (y, z, x) out of a vector
 _CROSS_PAIRS = (np.array([[2, 3, 1], [3, 1, 2]]), np.array([[2, 0, 1], [1, 2, 0]]))

@@ -194,7 +194,10 @@ def pose_distance(a_feats: np.ndarray, b_feats: np.ndarray) -> np.ndarray:
     a, b = _check_features(a_feats, "a_feats"), _check_features(b_feats, "b_feats")
     if a.shape[-2] != b.shape[-2]:
         raise ValueError(f"poses have {a.shape[-2]} and {b.shape[-2]} joints; compare the same primary joints")
-    return quat.length(a - b).mean(axis=-1)
+    # (np.mean's own sum and division, the same bits, without its dispatch: planning measures
+    # distances between a few poses many times over)
+    d = quat.length(a - b)
+    return np.add.reduce(d, axis=-1) / d.shape[-1]
 
 
 def distance_matrix(prev_feats: np.ndarray, next_feats: np.ndarray) -> np.ndarray:
@@ -248,7 +251,8 @@ def pose_acceleration(feats: np.ndarray, fps: float, eps_frames: int = 1) -> np.
     if F < 2 * e + 1:
         return np.zeros(F)
     second = feats[2 * e :] - 2.0 * feats[e:-e] + feats[: -2 * e]
-    accel = quat.length(second).mean(axis=-1) * (fps / e) ** 2
+    size = quat.length(second)
+    accel = np.add.reduce(size, axis=-1) / size.shape[-1] * (fps / e) ** 2  # (np.mean's arithmetic)
     return np.concatenate([np.full(e, accel[0]), accel, np.full(e, accel[-1])])
 
 
@@ -632,7 +636,10 @@ def _candidates(t, name: str) -> np.ndarray:
     if not np.issubdtype(t.dtype, np.integer):
         if not np.all(t == np.round(t)):
             raise ValueError(f"{name} must be whole output frames, got {t.reshape(-1)[:5]}")
-    return np.unique(t.astype(np.int64).reshape(-1))
+    t = t.astype(np.int64).reshape(-1)
+    if (t[1:] > t[:-1]).all():  # (already sorted and unique, as planning's ranges are: np.unique's values)
+        return t
+    return np.unique(t)
 
 
 def blend_cost_terms(

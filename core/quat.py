@@ -68,6 +68,9 @@ SMALL = 160
 # components in this order and with these signs (e.g. w: aw bw - ax bx - ay by - az bz)
 _MUL_ORDER = np.array([[1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
 _MUL_SIGNS = np.array([[-1.0, 1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0]])
+# the same with aw b as the first of four terms
+_MUL_ORDER_ALL = np.concatenate([[[0, 1, 2, 3]], _MUL_ORDER])
+_MUL_SIGNS_ALL = np.concatenate([np.ones((1, 4)), _MUL_SIGNS])
 # u x v as u[(y, z, x)] v[(z, x, y)] - u[(z, x, y)] v[(y, z, x)]: the quaternion's and the vector's indices
 _CROSS_Q = np.array([[2, 3, 1], [3, 1, 2]])
 _CROSS_V = np.array([[2, 0, 1], [1, 2, 0]])
@@ -78,12 +81,11 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = _check(a, "a"), _check(b, "b")
     if a.size <= SMALL and b.size <= SMALL:
         # every component at once: the same products summed in the same order as below
-        # (``x - y == x + (-y)`` and ``(-a) b == -(a b)``, both exact), so the same bits
-        terms = (a[..., 1:, None] * _MUL_SIGNS) * b[..., _MUL_ORDER]
-        out = a[..., :1] * b
-        out += terms[..., 0, :]
-        out += terms[..., 1, :]
+        # (``x - y == x + (-y)`` and ``a (-b) == -(a b)``, both exact), so the same bits
+        terms = a[..., :, None] * (b[..., _MUL_ORDER_ALL] * _MUL_SIGNS_ALL)
+        out = np.add(terms[..., 0, :], terms[..., 1, :])
         out += terms[..., 2, :]
+        out += terms[..., 3, :]
         return out
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
@@ -201,10 +203,18 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     t = np.asarray(t, dtype=np.float64)[..., None]
     d = np.add.reduce(a * b, axis=-1, keepdims=True)
     b = np.where(d < 0.0, -b, b)
+    if not t.any():
+        # t = 0 throughout (poses sampled at whole frames): below, wa is exactly 1
+        # (sin(theta) / sin(theta), or 1 - t) and wb exactly t (sin(t theta) / sin(theta)
+        # is a zero of t's sign, or t), so this is the same sum, to the sign of a zero,
+        # without the four transcendental functions
+        return normalize(a + t * b)
     d = np.abs(d)
     theta = np.arccos(np.clip(d, -1.0, 1.0))
     s = np.sin(theta)
     near = s < 1e-6
+    if not near.any():  # (the usual case: each np.where below would take its second branch)
+        return normalize(np.sin((1.0 - t) * theta) / s * a + np.sin(t * theta) / s * b)
     safe = np.where(near, 1.0, s)
     wa = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
     wb = np.where(near, t, np.sin(t * theta) / safe)

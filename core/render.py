@@ -81,6 +81,7 @@ def adapt_legs(
     active: np.ndarray,
     *,
     ankle_rotations: np.ndarray | None = None,
+    evaluated: tuple[int, list[int], np.ndarray, np.ndarray] | None = None,
 ) -> Motion:
     """Legs of ``motion`` solved by two-bone IK so that each ankle reaches its target.
 
@@ -89,6 +90,10 @@ def adapt_legs(
     The knee keeps bending in its own plane; the foot keeps its world
     orientation, so a flat foot stays flat, unless ``ankle_rotations (F, 2,
     4)`` gives the world orientation each foot should have.
+    evaluated     forward kinematics of ``motion`` when the caller has it: ``(first frame,
+                  joints, positions (n, K, 3), rotations (n, K, 4))`` over frames
+                  ``first .. first + n - 1``, every active frame among them, of joints
+                  that include :func:`core.ik.chain_joints` of both legs.
     """
     rows = np.flatnonzero(active.any(axis=1))
     if not len(rows):
@@ -100,7 +105,14 @@ def adapt_legs(
     # the legs' chains once, for the ankles and hips here (which solving a leg does
     # not move) and for the solver
     chains = chain_joints(window.skeleton.parents, [(leg.hip, leg.knee, leg.ankle) for leg in (left, right)])
-    evaluated = (chains, *forward_kinematics(window.rotations, window.positions, window.skeleton.parents, chains))
+    if evaluated is None:
+        evaluated = (chains, *forward_kinematics(window.rotations, window.positions, window.skeleton.parents, chains))
+    else:
+        # (forward kinematics is frame by frame: the caller's frames are these frames' to the bit)
+        first, joints, gpos, grot = evaluated
+        column = {j: k for k, j in enumerate(joints)}
+        columns, frames = [column[j] for j in chains], slice(part.start - first, part.stop - first)
+        evaluated = (chains, gpos[frames][:, columns], grot[frames][:, columns])
     at = {j: k for k, j in enumerate(chains)}
     gpos = evaluated[1][:, [at[left.ankle], at[right.ankle]]]
     hip_positions = evaluated[1][:, [at[left.hip], at[right.hip]]]

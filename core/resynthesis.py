@@ -16,7 +16,10 @@ another first clip (whose rig, up axis and leg length every pair shares),
 start afresh.
 
 1. **Per clip** (forward kinematics, contacts, its own quality figures, and
-   whether it could be an additional motion): computed once per ``Motion``.
+   whether it could be an additional motion): computed once per ``Motion``;
+   what planning reads of it as a pair's following clip, its frames up to its
+   core (``methods.SideFeatures``, taken frame by frame, so the same wherever
+   the clip is placed): once per ``Motion`` and core start.
 2. **Pairs before the change.** The clips are joined in the order of their
    cores, each pair seeing the track of everything before it
    (``synthesize._join``). Step ``i`` depends only on clips ``0..i``, so the
@@ -82,6 +85,7 @@ from . import quat
 from .align import Alignment
 from .analysis import foot_contacts
 from .contacts import hold_feet
+from .methods import SideFeatures, following_features
 from .motion import Motion, forward_kinematics
 from .optimize import blend_weights
 from .options import SynthesisOptions
@@ -221,8 +225,8 @@ def _inverse(a: Alignment) -> Alignment:
 
 def _moved_pair(pair: PairPlan, move: Alignment) -> PairPlan:
     """A pair's plan with its alignment and its steps' ways moved by ``move``."""
-    segments = tuple(replace(s, way=(move.apply_points(s.way[0]), move.apply_points(s.way[1]), s.way[2])) if s.way
-                     else s for s in pair.segments)
+    segments = tuple(replace(s, way=(*move.apply_points(np.array(s.way[:2], dtype=np.float64)), s.way[2])) if s.way
+                     else s for s in pair.segments)  # (both ends in one call: the same bits as one by one)
     return replace(pair, alignment=_after(move, pair.alignment), segments=segments)
 
 
@@ -248,6 +252,9 @@ class Resynthesis:
         self._result: Result | None = None
         self._resampled: dict[int, tuple[Motion, Motion]] = {}
         self._prepared: dict[int, _Prepared] = {}
+        # each following clip's side of its pair (its frames up to its core), by (motion id, core
+        # start): the same wherever the clip is placed (methods.SideFeatures)
+        self._following: dict[tuple[int, int], tuple[Motion, SideFeatures]] = {}
         self._ctx: Context | None = None
         self._first: Motion | None = None
         self._steps: list[_Step] = []
@@ -348,7 +355,7 @@ class Resynthesis:
     def _context(self, first: Motion, responsiveness: float) -> Context:
         """The synthesis's context; another first clip starts everything afresh, another W every pair."""
         if self._first is not first:
-            self._prepared, self._steps = {}, []
+            self._prepared, self._steps, self._following = {}, [], {}
             g = forward_kinematics(first.rotations, first.positions, first.skeleton.parents, rotations_out=False)[0]
             self._ctx = _context(first, g, responsiveness, self.rig, self.pose_ends, self.options)
             self._first = first
@@ -372,6 +379,15 @@ class Resynthesis:
         now = {id(c.motion) for c in every}
         self._prepared = {k: v for k, v in self._prepared.items() if k in now}
         self._resampled = {k: v for k, v in self._resampled.items() if id(v[1]) in now}
+        self._following = {k: v for k, v in self._following.items() if k[0] in now}
+
+    def _following_of(self, clip: Clip, ctx: Context) -> SideFeatures:
+        """methods.following_features of ``clip``, once per motion and core start."""
+        key = (id(clip.motion), clip.core_range[0])
+        kept = self._following.get(key)
+        if kept is None or kept[0] is not clip.motion:
+            kept = self._following[key] = (clip.motion, following_features(clip, ctx))
+        return kept[1]
 
     # ------------------------------------------------------------------
     # plan and render, pair by pair
@@ -406,7 +422,8 @@ class Resynthesis:
                     counts["moved"] += 1
                     continue
             track = before.track.get(body)
-            new_track, accepted_core, outcome = _join(track, before.accepted_core, clip, contacts[i], ctx)
+            new_track, accepted_core, outcome = _join(track, before.accepted_core, clip, contacts[i], ctx,
+                                                      following=self._following_of(clip, ctx))
             if isinstance(outcome, Rejection):
                 steps.append(replace(before, key=keys[i], clip=clip, outcome=outcome, origin=None, read_from=None,
                                      held=None, measured_with=None))
@@ -471,13 +488,17 @@ def _feet(motion: Motion, first: int, steps: list[_Step], spans: dict, anew: lis
     feet = np.empty((F, len(foot_joints(ctx.rig)), 3))
     if old is not None:
         old_first, old_feet = old
-        # (the steps of one run of moved pairs share their span's start and their move: each once)
+        # (the steps of one run of moved pairs share their span's start and their move, and their
+        # spans nest, each reaching to its next pair: the longest once, rather than every one
+        # over the same frames again)
         unique = {}
         for step in steps:
             span = spans.get(id(step))
             if span is not None:
                 move = None if step.origin[0] == "kept" else step.origin[2]
-                unique[(span, id(move))] = (span, move)
+                key = (span[0], id(move))
+                if key not in unique or span[1] > unique[key][0][1]:
+                    unique[key] = (span, move)
         for span, move in unique.values():
             lo, hi = max(span[0], first, old_first), min(span[1], first + F - 1, old_first + len(old_feet) - 1)
             if hi < lo:

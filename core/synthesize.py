@@ -32,7 +32,7 @@ import numpy as np
 from .analysis import foot_contacts, horizontal
 from .compose import additional_parts, compose, shoulder_angles
 from .contacts import hold_feet
-from .methods import plan_pair
+from .methods import SideFeatures, plan_pair
 from .motion import Motion, forward_kinematics
 from .optimize import blend_weights
 from .options import SynthesisOptions
@@ -381,11 +381,12 @@ def _first_track(clip: Clip, contacts: np.ndarray) -> Track:
     )
 
 
-def _join(track: Track, accepted_core: tuple[int, int], clip: Clip, clip_contacts: np.ndarray, ctx: Context
-          ) -> tuple[Track, tuple[int, int], PairPlan | Rejection]:
+def _join(track: Track, accepted_core: tuple[int, int], clip: Clip, clip_contacts: np.ndarray, ctx: Context, *,
+          following: SideFeatures | None = None) -> tuple[Track, tuple[int, int], PairPlan | Rejection]:
     """One step of :func:`_joined`: ``clip`` planned and rendered after ``track`` (whose last
     accepted core is ``accepted_core``, output frames), or the reason it is rejected (the
-    track then unchanged). Returns the track, the last accepted core and the pair or rejection."""
+    track then unchanged). Returns the track, the last accepted core and the pair or rejection.
+    ``following``: the clip's :func:`core.methods.following_features` when the caller keeps them."""
     core_begin = clip.start + clip.core_range[0]
     if core_begin <= track.core_end:
         return track, accepted_core, Rejection(clip.name, (
@@ -401,7 +402,7 @@ def _join(track: Track, accepted_core: tuple[int, int], clip: Clip, clip_contact
             f"when it was added (eq. 17); start '{clip.name}' so its core starts after frame {played}"))
     accepted_core = (core_begin, clip.start + clip.core_range[1])
     track = _as_played(track, played)
-    pair = plan_pair(track, clip, clip_contacts, ctx)
+    pair = plan_pair(track, clip, clip_contacts, ctx, following=following)
     room = core_begin - played - 1
     if room < ctx.options.min_blend_s * ctx.fps:
         pair = replace(pair, warning=(
