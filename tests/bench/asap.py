@@ -89,10 +89,10 @@ def main():
               "acceleration peak raised " + ", ".join(
                   f"{what} in {np.sum(np.any(rise > bound, axis=0))} of {len(pairs)} pairs "
                   f"({np.sum(rise > bound)} of {rise.size} steps)"
-                  for what, bound in (("at all (over 1e-6: the measure's float noise)", 1e-6), ("by over 1 %", 0.01),
+                  for what, bound in (("at all (over 1e-9: the measure of one plan repeats to 1e-13)", 1e-9), ("by over 1 %", 0.01),
                                       ("by over 5 %", 0.05))))
-        steps = [f"{short[p]} W {levels[i]:g}->{levels[i + 1]:g}: " + (
-                 f"{later[i, p]:+.2f} s" if later[i, p] < -1e-9 else f"{rise[i, p]:+.1%}")
+        steps = [f"{short[p]} W {levels[i]:g}->{levels[i + 1]:g}: "
+                 + (f"delay {later[i, p]:+.2f} s, " if later[i, p] < -1e-9 else "") + f"peak {rise[i, p]:+.1%}"
                  for i, p in zip(*np.nonzero((later < -1e-9) | (rise > 0.01)))]
         print("  shortened or over 1 %: " + ("; ".join(steps) or "none"))
 
