@@ -53,9 +53,10 @@ class SynthesisOptions:
     step_height: float = 0.1  # legs
     step_rise: float = 0.25  # ratio
     step_max_height: float = 0.25  # legs
-    # 2014 section 5: a clip run as soon as possible is first placed with its core this
-    # long after the previous core (the paper's fixed interval), its blending ranges
-    # optimised there, and then pulled earlier (core.schedule)
+    # 2014 section 5: a clip run as soon as possible is placed with its core this long
+    # after the previous core (the paper's fixed interval), among other starts from the
+    # shortest room up to max_blend_s, its blending ranges optimised at each, and the
+    # start chosen pulled earlier (core.schedule)
     asap_interval_s: float = 1.0  # s
     # 2008, 8.1: a clip inside another is an additional motion when one shoulder angle
     # (upper arm against the trunk, core.compose.shoulder_angles) ranges over more than

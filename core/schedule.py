@@ -6,7 +6,7 @@ given ``plan_at(start) -> PairPlan``, the plan of the pair with the new clip
 starting at output frame ``start`` (``core.synthesize.as_soon_as_possible``
 builds it from the motion synthesized so far), and ``peak_at(start) -> float``, the
 peak acceleration of the gap as synthesized there; it reads each plan's blending
-ranges and their excess over the search's limits, and the peaks.
+ranges, and the peaks.
 
 Timeline conventions as in core.plan: output frames, ranges end inclusive.
 """
@@ -24,6 +24,7 @@ from .plan import PairPlan
 MAX_PULLS = 16
 # the candidate starts give the cores about 1.41 times the room of the one before:
 # five between the shortest room and the paper's second, each a render of the pair
+# (those whose delay alone costs more than the best so far are not rendered)
 ROOM_STEP = 2.0 ** 0.5
 
 
@@ -32,12 +33,6 @@ def blending_ranges(pair: PairPlan) -> tuple[int, int]:
     deformation of adaptation, eqs. 7-8, follows S1 and is not a blend)."""
     blends = [s for s in pair.segments if s.blend != "deformation"]
     return min(s.start for s in blends), max(s.end for s in blends)
-
-
-def excess(pair: PairPlan) -> float:
-    """How far the pair's most abrupt segment asks more of the body than the clips do
-    (1 at the search's limits, 0 without limits: W = 0)."""
-    return max((s.excess for s in pair.segments), default=0.0)
 
 
 def earliest_start(plan_at: Callable[[int], PairPlan], peak_at: Callable[[int], float], *, played: int, lead: int,
@@ -54,28 +49,27 @@ def earliest_start(plan_at: Callable[[int], PairPlan], peak_at: Callable[[int], 
                  t_current + 1 when later (eq. 17: blends start after t_current).
     lead         clip frames before the new clip's core.
     responsiveness  W: 0 starts the clip soonest, 1 where its gap is smoothest.
-    interval_s   the paper's fixed interval: the new core is placed this long after
-                 ``played`` to optimise the blending ranges (one second in 2014 section 5).
+    interval_s   the paper's fixed interval: the new core placed this long after
+                 ``played`` (one second in 2014 section 5) is one of the starts measured.
     min_blend_s  the cores leave at least this long to blend in (the shortest blend).
-    max_interval_s  how far the provisional placement may be widened (below).
+    max_interval_s  the longest the new core may wait after ``played`` (the latest start).
 
     The paper's three steps, with what it leaves open decided here:
 
-    1. place the clip provisionally, its core ``interval_s`` after ``played``; while
-       the plan there exceeds the range search's limits (set by W, docs/design.md) the
-       interval doubles, up to ``max_interval_s``. That placement is the latest start.
-    2. optimise the blending ranges (``plan_at``) at starts between the shortest room
-       and that placement, each giving the cores ``ROOM_STEP`` times the room of the
-       one before, and take the one whose delay plus ``rate(W)`` times its peak is
-       least, ``rate(W) = (min_blend_s + interval_s * W) / (1 - W)`` seconds per unit
-       of peak: at W = 0 a shortest blend's length of delay buys one unit (one 99th
-       percentile of the clips' own acceleration), at W = 0.5 the paper's second
-       more, and at W = 1 the smoothest start is taken however late.
+    1. place the clip provisionally, its core ``interval_s`` after ``played``.
+    2. optimise the blending ranges (``plan_at``) at that placement and at starts
+       from the shortest room up to ``max_interval_s``, each giving the cores
+       ``ROOM_STEP`` times the room of the one before, and take the one whose delay
+       plus ``rate(W)`` times its peak is least, ``rate(W) = (min_blend_s + interval_s
+       * W) / (1 - W)`` seconds per unit of peak: at W = 0 a shortest blend's length of
+       delay buys one unit (one 99th percentile of the clips' own acceleration), at
+       W = 0.5 the paper's second more, and at W = 1 the smoothest start is taken
+       however late. A start whose delay alone costs more than the best so far is not
+       planned, nor is any later one (below W = 1 the search stops there).
     3. pull the clip earlier until no gap is left between the blending ranges and
        the cores (each pull by the frames between ``played`` and the first blend plus
        the clip's own lead-in playing unblended after the last), while that costs no
-       more (a pull lands off the candidates, so outside the argument below; on the
-       benchmark it changed no ordering).
+       more, and no further than the start measured before the chosen one.
 
     Why measured, and why this choice: the plan's excess over the limits is an estimate
     of each blend alone; what the gap renders to (a short clip's eased end, a foot the
@@ -86,19 +80,23 @@ def earliest_start(plan_at: Callable[[int], PairPlan], peak_at: Callable[[int], 
     adding the two inequalities that make each the least gives
     ``(rate(W2) - rate(W1)) * (peak(s2) - peak(s1)) <= 0``, so the smoother W never has
     the higher peak and never the earlier start, as long as a start's peak does not
-    depend on W (it does a little, through the ranges W optimises: the residue
-    docs/design.md reports). A higher W only widens the placement of step 1, which
-    adds later starts and keeps the argument.
+    depend on W. Hence the same starts for every W: ending them at a placement widened
+    while W's own plan there exceeds W's limits made them depend on W (guide into bow,
+    bandai1: at W = 0.75 the plan one second on kept within them, so the start 0.33 s
+    later, smoother and priced lower by W = 0.75, was never measured, and the clip
+    started 2 frames sooner than at W = 0.5). And the pull, which lands off the starts measured,
+    stays above the one measured before the chosen start: two W that choose different
+    starts keep their order. What the argument cannot cover is the peak's dependence on
+    W at one start, through the ranges W optimises (eq. 9's weights, the limits 1 / W):
+    the residue docs/design.md reports.
     """
     lowest = played + 1 + int(np.ceil(min_blend_s * fps)) - lead  # the shortest room between the cores
-    interval = interval_s
-    far = max(played + 1 + int(round(interval * fps)) - lead, lowest)
-    while excess(plan_at(far)) > 1.0 and interval < max_interval_s:
-        interval = min(2.0 * interval, max_interval_s)
-        far = max(played + 1 + int(round(interval * fps)) - lead, lowest)
+    placed = max(played + 1 + int(round(interval_s * fps)) - lead, lowest)
+    latest = max(played + 1 + int(round(max_interval_s * fps)) - lead, lowest)
     shortest = max(lowest + lead - played - 1, 1)  # frames of room between the cores at ``lowest``
-    steps = int(np.ceil(np.log((far - lowest + shortest) / shortest) / np.log(ROOM_STEP)))
-    candidates = sorted({min(lowest - shortest + int(round(shortest * ROOM_STEP**i)), far) for i in range(steps + 1)})
+    steps = int(np.ceil(np.log((latest - lowest + shortest) / shortest) / np.log(ROOM_STEP)))
+    candidates = sorted({min(lowest - shortest + int(round(shortest * ROOM_STEP**i)), latest) for i in range(steps + 1)}
+                        | {placed})
     W = float(responsiveness)
     rate = (min_blend_s + interval_s * W) / (1.0 - W) if W < 1.0 else np.inf  # step 2
 
@@ -108,17 +106,17 @@ def earliest_start(plan_at: Callable[[int], PairPlan], peak_at: Callable[[int], 
             return (delay, 0.0)
         return (peak_at(start), delay) if rate == np.inf else (delay + rate * peak_at(start), 0.0)
 
-    best, start = None, lowest
-    for s in candidates:
+    best, start, floor = None, lowest, lowest  # floor: the pull stops above the start measured before
+    for i, s in enumerate(candidates):
         if best is not None and rate < np.inf and (s - lowest) / fps > best[0]:
             break  # its delay alone costs more than the best so far, and so do the later ones'
         c = cost(s)
         if best is None or c < best:
-            best, start = c, s
+            best, start, floor = c, s, candidates[i - 1] + 1 if i else lowest
     for _ in range(MAX_PULLS):
         first, last = blending_ranges(plan_at(start))
         gap = max(first - played, 0) + max(start + lead - last, 0)
-        target = max(start - gap, lowest)
+        target = max(start - gap, floor)
         if target >= start or cost(target) > cost(start):
             break
         start = target

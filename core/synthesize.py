@@ -118,12 +118,13 @@ def as_soon_as_possible(
 
     The motion synthesized from ``clips`` so far is planned against the new clip, and
     the pair rendered and measured, at several starts (core.schedule.earliest_start:
-    from the shortest room to the paper's fixed interval, the one whose delay plus W's
-    price on the gap's peak acceleration is least, then pulled earlier until no gap is
-    left between the previous core and the blends while that costs no more).
-    Responsiveness W acts as in :func:`synthesize` and on that price: a smoother W
-    never starts the clip sooner, nor (but for how W changes the ranges at one start)
-    with a higher peak.
+    the same for every W, from the shortest room up to ``max_blend_s``, the paper's
+    fixed interval among them; the one whose delay plus W's price on the gap's peak
+    acceleration is least, then pulled earlier until no gap is left between the
+    previous core and the blends while that costs no more). Responsiveness W acts as
+    in :func:`synthesize` and on that price: a smoother W starts the clip no sooner and
+    with no higher a peak, but for how W changes the ranges, and so the peak, at one
+    start.
 
     t_current  eq. (17): the output frame being played; every blend starts after it,
                so synthesizing ``[*clips, Clip(..., start, current=t_current)]`` leaves

@@ -6,8 +6,9 @@ Also, measured as the feet-planted issue measures (core.quality, tests/bench/qua
 the median skate over the median of the untouched clips on the same frames (gaps where
 they have contact frames), the share of gaps above 2x in skate and acceleration, against
 that issue's targets; and on how many pairs a higher W raised the acceleration peak
-(by more than 5 %; the peak over the two clips' 99th percentile, fixed per pair) or
-shortened the delay, beside the same count with the clip at one start for every W
+(the peak over the two clips' 99th percentile, fixed per pair: at all, beyond the
+measure's float noise, as issue 11 asks "lowers or keeps"; by over 1 % and 5 %) or
+shortened the delay, naming the steps, beside the same count with the clip at one start for every W
 (after the previous clip ends): what W does to the ranges at one start, which the
 choice of start can only work around.
 
@@ -78,13 +79,22 @@ def main():
           "untouched clips' median (gaps where they touch the floor); >2x: share of gaps above twice the untouched")
     print("feet-planted targets: skate at most 1.2x, at most 10 % of gaps above 2x; accel at most 1.2x, at most "
           "5 % above 2x")
+    short = [f"{a.split('_')[0]}>{b.split('_')[0]}" for a, b in pairs]
     for label, curve in (("as soon as possible", curves), ("after the previous clip ends, one start for every W", naive_curves)):
         curve = np.array(curve)  # (W, pair, figure)
         later = np.diff(curve[:, :, 0], axis=0)
-        rougher = np.diff(curve[:, :, 4], axis=0) > 0.05 * curve[:-1, :, 4]
-        print(f"raising W by 0.25, {label}: delay shortened in {np.sum(np.any(later < -1e-9, axis=0))} of "
-              f"{len(pairs)} pairs; acceleration peak raised by over 5 % in {np.sum(np.any(rougher, axis=0))} of "
-              f"{len(pairs)} pairs ({np.sum(rougher)} of {rougher.size} steps)")
+        rise = np.diff(curve[:, :, 4], axis=0) / curve[:-1, :, 4]
+        shortened = np.any(later < -1e-9, axis=0)
+        print(f"raising W by 0.25, {label}: delay shortened in {np.sum(shortened)} of {len(pairs)} pairs; "
+              "acceleration peak raised " + ", ".join(
+                  f"{what} in {np.sum(np.any(rise > bound, axis=0))} of {len(pairs)} pairs "
+                  f"({np.sum(rise > bound)} of {rise.size} steps)"
+                  for what, bound in (("at all (over 1e-9: the measure of one plan repeats to 1e-13)", 1e-9), ("by over 1 %", 0.01),
+                                      ("by over 5 %", 0.05))))
+        steps = [f"{short[p]} W {levels[i]:g}->{levels[i + 1]:g}: "
+                 + (f"delay {later[i, p]:+.2f} s, " if later[i, p] < -1e-9 else "") + f"peak {rise[i, p]:+.1%}"
+                 for i, p in zip(*np.nonzero((later < -1e-9) | (rise > 0.01)))]
+        print("  shortened or over 1 %: " + ("; ".join(steps) or "none"))
 
 
 if __name__ == "__main__":
