@@ -54,7 +54,7 @@ class _Session:
     rig: object = None
     motions: dict = field(default_factory=dict)  # strip name -> (read key, action session_uid, Motion)
     key: tuple | None = None  # the timeline_key last synthesized
-    action: int = 0  # session_uid of the preview action whose keys ``channels`` holds
+    actions: tuple = ()  # session_uid of each segment action of the preview whose keys ``channels`` holds
     start: int = 0  # its first frame
     channels: dict | None = None  # (data path, index) -> (F, 2) float32 (frame, value) rows, as keyed
     values: dict = field(default_factory=dict)  # (data path, index) -> the value column of ``channels``
@@ -93,12 +93,12 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     Its keys are read, and the motion they show computed, only at the first
     live update (:func:`_rewritten`).
     """
-    preview = obj.smart_motion.preview_action
-    if preview is None:
+    actions = nla.preview_segments(obj)
+    if not actions:
         return
     session = _session(obj)
     session.key = timeline_key(obj, scene or bpy.context.scene)
-    session.action, session.channels, session.motion = preview.session_uid, None, None
+    session.actions, session.channels, session.motion = _identity(actions), None, None
     obj.smart_motion.live_error = ""  # (why an earlier live update failed is not this preview's)
     # Synthesize read every strip: what was kept may be of actions edited since (their keys are
     # not in the timeline key, and under the preview's solo Blender does not evaluate them)
@@ -181,15 +181,14 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     import time
 
     scene = scene or bpy.context.scene
-    preview = obj.smart_motion.preview_action
-    if preview is None or nla.preview_track(obj) is None:
+    if obj.smart_motion.preview_action is None or nla.preview_track(obj) is None:
         return False
-    preview = _own_preview(obj, preview)
+    preview = _own_preview(obj, nla.preview_segments(obj))
     # a source renamed is known by its settings only until it moves: re-key them to its name now
     nla._follow_renames(obj)
     session = _session(obj)
     key = timeline_key(obj, scene)
-    if key == session.key and session.action == preview.session_uid:
+    if key == session.key and session.actions == _identity(preview):
         return False
     began = time.perf_counter()
     session.stats = {"strips read": 0}
@@ -258,21 +257,29 @@ def _plan_changed(obj: bpy.types.Object, result) -> bool:
             or composed(plan) != composed(recorded))
 
 
-def _own_preview(obj: bpy.types.Object, preview: bpy.types.Action) -> bpy.types.Action:
-    """``obj``'s preview action, its own: a duplicated armature shares its original's (the
-    ``preview_action`` pointer is copied with it), and a live update of one must not write the
-    other's preview: a copy of the shared one, played from then on."""
-    if not any(o != obj and o.type == 'ARMATURE' and o.smart_motion.preview_action == preview
-               for o in bpy.data.objects):
-        return preview
-    from .preview import play
+def _own_preview(obj: bpy.types.Object, preview: list) -> list:
+    """``obj``'s preview segment actions, its own: a duplicated armature shares its original's (the
+    ``preview_action`` pointer and the preview track are copied with it), and a live update of one
+    must not write the other's preview: copies of the shared ones, played from then on."""
+    from .preview import play, segment_name
 
-    own = preview.copy()
-    own.name = nla.preview_action_name(obj)
-    obj.smart_motion.preview_action = own
-    first, last = own.frame_range
+    others = {a for o in bpy.data.objects if o != obj and o.type == 'ARMATURE'
+              for a in nla.preview_segments(o)}
+    if not others.intersection(preview):
+        return preview
+    own = [action.copy() for action in preview]
+    for k, action in enumerate(own):
+        action.name = segment_name(nla.preview_action_name(obj), k)
+    obj.smart_motion.preview_action = own[0]
+    first = min(a.frame_range[0] for a in own)
+    last = max(a.frame_range[1] for a in own)
     play(nla.preview_track(obj), own, round(first), round(last - first) + 1, nla.PREVIEW_STRIP)
     return own
+
+
+def _identity(actions: list) -> tuple:
+    """What tells the preview's segment actions from any others (an undo or another Synthesize makes new ones)."""
+    return tuple(a.session_uid for a in actions)
 
 
 def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Session):
@@ -295,22 +302,22 @@ def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Sessio
     return result, sources
 
 
-def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, result) -> int:
-    """Write ``result`` into the preview: per channel whose values changed, its segments (:mod:`.preview`)
-    from the first changed key to the last; or every key when the preview's frames changed (another
-    start or length). Returns the keys that changed."""
+def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, result) -> int:
+    """Write ``result`` into the preview's segment actions ``preview`` (:mod:`.preview`): per channel
+    whose values changed, its segments from the first changed key to the last; or every key when
+    the preview's frames changed (another start or length). Returns the keys that changed."""
     import numpy as np
 
     from .convert import armature_skeleton, changed_bone_channels
     from .preview import segment_curves, segments_holding
 
     motion, start = result.motion, result.start
-    if (session.action != preview.session_uid or session.channels is None
+    if (session.actions != _identity(preview) or session.channels is None
             or _curve_count(preview) != sum(len(c) for c in session.curves.values())):
         # keys written by someone else (Synthesize, an undo; F-curves deleted or added by hand, whose
         # kept references would be stale): read them; what motion they show is not known
         _keep_keys(session, segment_curves(preview))
-        session.action, session.start, session.motion = preview.session_uid, _first_frame(session), None
+        session.actions, session.start, session.motion = _identity(preview), _first_frame(session), None
         session.armature = armature_skeleton(obj)
     grows = session.motion is not None and session.start == start and motion.n_frames > session.motion.n_frames
     if grows:
@@ -318,7 +325,7 @@ def _write_preview(obj: bpy.types.Object, preview: bpy.types.Action, session: _S
         # stay where they do not change, the curves grow by the new frames
         old = session.motion
         windows = _changed_windows(old, motion[:old.n_frames])
-        _grow(session, preview, motion.n_frames)
+        preview = _grow(session, obj, preview, motion.n_frames)
         windows = {j: (windows.get(j, (old.n_frames,))[0], motion.n_frames - 1)
                    for j in range(len(motion.skeleton))}
     elif session.motion is None or session.start != start or session.motion.n_frames != motion.n_frames:
@@ -359,7 +366,7 @@ def _write_segments(session: _Session, channel: tuple, segments) -> bool:
     return True
 
 
-def _written(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, motion, start: int, grows: bool,
+def _written(obj: bpy.types.Object, preview: list, session: _Session, motion, start: int, grows: bool,
              written: int) -> int:
     """The keys written for ``motion`` are in: the preview's strips over them when the curves grew, the
     depsgraph told when any changed; returns ``written``."""
@@ -370,15 +377,15 @@ def _written(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session
         play(nla.preview_track(obj), preview, start, motion.n_frames, nla.PREVIEW_STRIP)
     if written:
         # The armature's animation evaluated again, at the frame Blender stands on, from the keys as
-        # now written (a test shows the pose). (Blender copies the preview action for its evaluation
-        # after any foreach_set into it, a few ms for a long timeline, whatever is tagged here.)
+        # now written (a test shows the pose). (Blender copies each segment action written into for
+        # its evaluation, whatever is tagged here: hence segments of their own, :mod:`.preview`.)
         obj.update_tag(refresh={'TIME'})
     return written
 
 
-def _grow(session: _Session, preview: bpy.types.Action, frames: int) -> None:
+def _grow(session: _Session, obj: bpy.types.Object, preview: list, frames: int) -> list:
     """Every preview curve grown to ``frames`` linear keys (:func:`.preview.grow`), the kept rows with
-    it: the new keys hold the last value until written."""
+    it: the new keys hold the last value until written. Returns the segment actions, new ones added."""
     import numpy as np
 
     from .preview import grow
@@ -390,11 +397,13 @@ def _grow(session: _Session, preview: bpy.types.Action, frames: int) -> None:
         rows[len(co):, 0] = co[-1, 0] + np.arange(1, frames - len(co) + 1)
         rows[len(co):, 1] = co[-1, 1]
         grown[key] = rows
-    grow(preview, session.curves, grown)
+    preview = grow(preview, session.curves, grown, obj, nla.preview_action_name(obj))
     _keep_keys(session, session.curves, grown)
+    session.actions = _identity(preview)
+    return preview
 
 
-def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Session, result) -> int:
+def _rewritten(obj: bpy.types.Object, preview: list, session: _Session, result) -> int:
     """The preview's keys brought to ``result`` when the motion they show is not known (after
     Synthesize, an undo) or its frames changed; returns the keys written.
 
@@ -402,7 +411,7 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
     first, :func:`_grow`), every channel is computed and only the keys that
     differ by more than rounding are written (the keys may come from a full
     synthesis, which an incremental one equals to rounding: rewriting those
-    would only make Bake synthesize again); on other frames, the action is
+    would only make Bake synthesize again); on other frames, the segments are
     written anew and the preview strips made again over them.
     """
     import numpy as np
@@ -415,7 +424,7 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
     if session.start == start and len(lengths) == 1 and lengths.pop() <= motion.n_frames:
         grows = len(next(iter(session.values.values()))) < motion.n_frames
         if grows:
-            _grow(session, preview, motion.n_frames)
+            preview = _grow(session, obj, preview, motion.n_frames)
         keyed = session.values
         written = 0
         for bone, prop, values in bone_channels(obj, motion):
@@ -437,10 +446,11 @@ def _rewritten(obj: bpy.types.Object, preview: bpy.types.Action, session: _Sessi
             break
         else:
             return _written(obj, preview, session, motion, start, grows, written)
-    write(obj, motion, preview.name, start, into=preview)
+    preview = write(obj, motion, nla.preview_action_name(obj), start, into=preview)
+    obj.smart_motion.preview_action = preview[0]
     play(nla.preview_track(obj), preview, start, motion.n_frames, nla.PREVIEW_STRIP)
     _keep_keys(session, segment_curves(preview))
-    session.start, session.motion = start, motion
+    session.actions, session.start, session.motion = _identity(preview), start, motion
     return sum(len(v) for v in session.channels.values())
 
 
@@ -485,9 +495,9 @@ def _keep_keys(session: _Session, curves: dict, rows: dict | None = None) -> Non
     session.ranges = segment_ranges(len(next(iter(session.channels.values()), ())))
 
 
-def _curve_count(preview: bpy.types.Action) -> int:
-    """How many F-curves the preview action has, over its segments."""
-    return sum(len(bag.fcurves) for layer in preview.layers for strip in layer.strips
+def _curve_count(preview: list) -> int:
+    """How many F-curves the preview's segment actions have."""
+    return sum(len(bag.fcurves) for action in preview for layer in action.layers for strip in layer.strips
                if strip.type == 'KEYFRAME' for bag in strip.channelbags)
 
 

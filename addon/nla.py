@@ -16,11 +16,11 @@ scene frame ``s`` is a :class:`core.synthesize.Clip` with ``start = s``, its
 clip frame ``k`` plays at ``s + k``, and its core (kept relative to the strip,
 see :mod:`.properties`) becomes clip frames.
 
-Preview. Synthesize writes the result into the action
-``"<armature>_SmartMotion_preview"``, keyed in segments of a few hundred
-frames (:mod:`.preview`, so that a live update rewrites only the segments it
-changes), played by one strip per segment on its own NLA track, named
-:data:`PREVIEW_TRACK`, above the sources. The track takes the solo while it
+Preview. Synthesize writes the result into the actions
+``"<armature>_SmartMotion_preview 1"``, ``… 2`` and so on, one per segment of
+a few hundred frames (:mod:`.preview`, so that a live update rewrites only
+the segments it changes), played by one strip each on its own NLA track,
+named :data:`PREVIEW_TRACK`, above the sources. The track takes the solo while it
 plays, so the sources keep their own mute flags, and an active action, which
 Blender would play on top of every track, is set aside. Synthesizing again
 replaces the preview action and track; Clear removes them and restores the
@@ -722,7 +722,7 @@ def composed_text(obj: bpy.types.Object, name: str) -> str:
 
 
 def signature_parts(
-    obj: bpy.types.Object, strips: list, responsiveness: float, preview: bpy.types.Action | None = None,
+    obj: bpy.types.Object, strips: list, responsiveness: float, preview: list | None = None,
 ) -> Iterator[str]:
     """Hashes of everything :func:`synthesize_strips` reads, cheapest first: same hashes, same result.
 
@@ -737,7 +737,8 @@ def signature_parts(
        responsiveness, the scene's fps and unit scale, the extension's code;
     2. the strips' actions: every key and F-curve setting
        (:func:`.convert.action_digest`, keys read in bulk);
-    3. with ``preview``, the same of that action.
+    3. with ``preview`` (the preview's segment actions, :mod:`.preview`), the
+       same of those actions.
 
     Not the strips' mute flags, influence or blending as such: mutes decide
     which strips are passed in, blends and neighbours reach the synthesis
@@ -764,7 +765,7 @@ def signature_parts(
     # once per action, however many strips play it
     yield _hashed([action_digest(action) for action in actions.values()])
     if preview is not None:
-        yield action_digest(preview)
+        yield _hashed([action_digest(action) for action in preview])
 
 
 def _hashed(parts: list[str]) -> str:
@@ -811,8 +812,25 @@ class Placement:
 
 def addable_actions(obj: bpy.types.Object | None = None) -> list[bpy.types.Action]:
     """Every action of the file but Smart Motion's previews, by name: what Add as Soon as Possible offers."""
-    previews = {o.smart_motion.preview_action for o in bpy.data.objects if o.type == 'ARMATURE'}
+    previews = preview_actions()
     return sorted((a for a in bpy.data.actions if a not in previews), key=lambda a: a.name)
+
+
+def preview_actions() -> set:
+    """Every action of the file that is (a segment of) an armature's preview."""
+    from .preview import segments
+
+    return {a for o in bpy.data.objects if o.type == 'ARMATURE'
+            for a in [o.smart_motion.preview_action, *segments(preview_track(o))] if a is not None}
+
+
+def preview_segments(obj: bpy.types.Object) -> list[bpy.types.Action]:
+    """``obj``'s preview's segment actions in frame order (:mod:`.preview`); ``[]`` without one."""
+    from .preview import segments
+
+    if obj.smart_motion.preview_action is None:
+        return []
+    return segments(preview_track(obj)) or [obj.smart_motion.preview_action]
 
 
 def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action, responsiveness: float,
@@ -1139,13 +1157,13 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
         state.set_aside_action = anim.action
         state.set_aside_slot = anim.action_slot.identifier if anim.action_slot is not None else ""
         anim.action = None
-    action = write(obj, result.motion, preview_action_name(obj), result.start)
-    state.preview_action = action
-    state.preview_signature = " ".join([*signature, action_digest(action)])
+    actions = write(obj, result.motion, preview_action_name(obj), result.start)
+    state.preview_action = actions[0]
     solo = next((t for t in anim.nla_tracks if t.is_solo), None)
     track = anim.nla_tracks.new()  # a new track goes on top
     track.name = PREVIEW_TRACK
-    play(track, action, result.start, result.motion.n_frames, PREVIEW_STRIP)
+    play(track, actions, result.start, result.motion.n_frames, PREVIEW_STRIP)
+    state.preview_signature = " ".join([*signature, _hashed([action_digest(a) for a in actions])])
     if solo is not None:
         # one solo track per object: soloing the preview un-solos this one, so its name is
         # kept for Clear to solo it again (and for plays() meanwhile)
@@ -1156,7 +1174,7 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     from . import live  # (live imports this module)
 
     live.adopt(obj)
-    return action
+    return actions[0]
 
 
 def sign_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> None:
@@ -1166,22 +1184,20 @@ def sign_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> 
     For a preview the live re-synthesis brought up to date (:mod:`.live`), whose
     keys equal a fresh synthesis's to rounding; it signs the keys as they are.
     """
-    from .convert import action_digest
-
-    action = obj.smart_motion.preview_action
-    if action is not None:
-        obj.smart_motion.preview_signature = " ".join([*signature_parts(obj, strips, responsiveness),
-                                                        action_digest(action)])
+    actions = preview_segments(obj)
+    if actions:
+        obj.smart_motion.preview_signature = " ".join(signature_parts(obj, strips, responsiveness, actions))
 
 
 def clear_preview(obj: bpy.types.Object) -> bool:
-    """Remove the preview track and action, unmute the sources, restore a set-aside action.
+    """Remove the preview track and actions, unmute the sources, restore a set-aside action.
 
     Returns whether there was anything to clear.
     """
     state = obj.smart_motion
     anim = obj.animation_data
     cleared = False
+    actions = preview_segments(obj)
     track = preview_track(obj)
     if track is not None:
         track.is_solo = False  # before removing it, so that no solo flag outlives its track
@@ -1194,12 +1210,13 @@ def clear_preview(obj: bpy.types.Object) -> bool:
         state.solo_before = ""
         cleared = True
     state.preview_signature = ""
-    action = state.preview_action
-    if action is not None:
+    if state.preview_action is not None:
         state.preview_action = None
         # a duplicated armature shares its original's preview until a live update gives it its own
-        if not any(o.type == 'ARMATURE' and o.smart_motion.preview_action == action for o in bpy.data.objects):
-            bpy.data.actions.remove(action)
+        shared = preview_actions()
+        for action in actions:
+            if action not in shared:
+                bpy.data.actions.remove(action)
         cleared = True
     _follow_renames(obj)  # a source strip renamed while the preview is on is unmuted all the same
     for item in state.strips:
@@ -1234,8 +1251,8 @@ def plan_cleared_text(obj: bpy.types.Object) -> str:
     return text
 
 
-def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> bpy.types.Action | None:
-    """The preview action if it holds what synthesizing ``strips`` now would give, else ``None``.
+def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> list | None:
+    """The preview's segment actions if they hold what synthesizing ``strips`` now would give, else ``None``.
 
     That is, if the preview was synthesized from these strips (same names,
     same order) at this ``responsiveness``, nothing the synthesis reads has
@@ -1244,12 +1261,12 @@ def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) 
     Changes nothing.
     """
     state = obj.smart_motion
-    action = state.preview_action
+    actions = preview_segments(obj)
     recorded = state.preview_signature.split()
-    if action is None or len(recorded) != 3 or not state.plan_json:
+    if not actions or len(recorded) != 3 or not state.plan_json:
         return None
-    current = signature_parts(obj, strips, responsiveness, action)
-    return action if all(now == then for now, then in zip(current, recorded)) else None
+    current = signature_parts(obj, strips, responsiveness, actions)
+    return actions if all(now == then for now, then in zip(current, recorded)) else None
 
 
 def bake_strips(
@@ -1305,12 +1322,12 @@ def bake(
     return action
 
 
-def bake_preview(obj: bpy.types.Object, preview: bpy.types.Action, strips: list = ()) -> bpy.types.Action:
+def bake_preview(obj: bpy.types.Object, preview: list, strips: list = ()) -> bpy.types.Action:
     """Keep the preview: its keys become ``obj``'s action, as :func:`bake` would write them.
 
-    The preview action holds the keys :func:`bake` writes for the synthesis
-    result, in segments (:mod:`.preview`), so its segments joined into one
-    slot for ``obj``, in the action of the last bake or a new
+    The preview's segment actions ``preview`` (:mod:`.preview`) hold the keys
+    :func:`bake` writes for the synthesis result, so the segments joined into
+    one slot for ``obj``, in the action of the last bake or a new
     ``"<armature>_SmartMotion"`` as :func:`bake` chooses, are the baked
     action. Then the preview is cleared. Only valid for a
     :func:`current_preview`.

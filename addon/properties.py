@@ -33,7 +33,9 @@ def _live_request(self, context) -> None:
 
 def _not_a_preview(settings, action: bpy.types.Action) -> bool:
     """Poll of the palette's action fields: any action but Smart Motion's previews (as Add as Soon as Possible)."""
-    return not any(o.type == 'ARMATURE' and o.smart_motion.preview_action == action for o in bpy.data.objects)
+    from .nla import preview_actions
+
+    return action not in preview_actions()
 
 
 class SmartMotionPalette(bpy.types.PropertyGroup):

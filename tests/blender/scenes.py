@@ -164,18 +164,25 @@ def all_keys(action) -> dict:
     return keys
 
 
-def channel_keys(action) -> dict:
-    """Each channel's keys ``[co (2F,), interpolation (F,)]`` by ``(data path, index)``, whichever slots
-    key it: a preview's segments (addon/preview.py) joined in frame order with each shared boundary
-    key once, so that a preview compares with the one-slot action baked from it. (Handles are left
-    out: a segment's end key has its own, a joined curve recomputes them.)"""
+def channel_keys(*actions) -> dict:
+    """Each channel's keys ``[co (2F,), interpolation (F,)]`` by ``(data path, index)``, over ``actions``
+    and whichever slots key it: a preview's segment actions (addon/preview.py) joined in frame order
+    with each shared boundary key once, so that a preview compares with the one action baked from
+    it. (Handles are left out: a segment's end key has its own, a joined curve recomputes them.)"""
     parts: dict = {}
-    for (_, path, index), (co, _, _, kind) in sorted(all_keys(action).items(), key=lambda item: item[1][0][:1].tolist()):
+    keyed = [(key, arrays) for action in actions for key, arrays in all_keys(action).items()]
+    for (_, path, index), (co, _, _, kind) in sorted(keyed, key=lambda item: item[1][0][:1].tolist()):
         rows = parts.setdefault((path, index), [[], []])
         repeated = bool(rows[0]) and len(co) and rows[0][-1][-2] == co[0]
         rows[0].append(co[2:] if repeated else co)
         rows[1].append(kind[1:] if repeated else kind)
     return {key: [np.concatenate(co), np.concatenate(kind)] for key, (co, kind) in parts.items()}
+
+
+def preview_segments(obj) -> list:
+    """The actions of the preview's segments, in frame order: what the preview track's strips play."""
+    track = obj.animation_data.nla_tracks.get("[Smart Motion preview]")
+    return [s.action for s in sorted(track.strips, key=lambda s: s.frame_start)] if track is not None else []
 
 
 def same_keys(before: dict, after: dict) -> bool:

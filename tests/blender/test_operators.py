@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from scenes import (
-    WALK_BOW_PUNCH, all_keys, channel_keys, clips_on_one_armature, draw_panel, evaluated_heads, same_keys, strips_by_name,
+    WALK_BOW_PUNCH, all_keys, channel_keys, clips_on_one_armature, draw_panel, evaluated_heads, preview_segments, same_keys,
+    strips_by_name,
 )
 
 TOLERANCE_M = 1e-4
@@ -291,7 +292,7 @@ def test_bake_after_synthesize_keeps_the_preview_and_bakes_what_the_strips_would
 
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     assert spy.runs == 1
-    preview_keys = channel_keys(obj.smart_motion.preview_action)
+    preview_keys = channel_keys(*preview_segments(obj))
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
 
     assert spy.runs == 1, "Bake synthesized again although the preview was current"
@@ -307,7 +308,7 @@ def test_bake_after_synthesize_keeps_the_preview_and_bakes_what_the_strips_would
     assert all(np.array_equal(co[0::2], frames) for co, *_ in baked_keys.values())
     # and the preview is gone as after any bake
     assert [t.name for t in obj.animation_data.nla_tracks] == ["clips 1", "clips 2"]
-    assert "walk_normal_001_SmartMotion_preview" not in bpy.data.actions
+    assert not [a for a in bpy.data.actions if a.name.startswith("walk_normal_001_SmartMotion_preview")]
     assert obj.smart_motion.preview_action is None and obj.smart_motion.preview_signature == ""
     assert not any(strip.mute for strip in strips_by_name(obj).values())
 
@@ -358,7 +359,7 @@ def test_a_preview_out_of_date_is_synthesized_again(walk_bow_punch, sm, monkeypa
     obj = walk_bow_punch
     spy = SynthesisSpy(sm.nla, monkeypatch)
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
-    preview_keys = channel_keys(obj.smart_motion.preview_action)
+    preview_keys = channel_keys(*preview_segments(obj))
 
     change(obj)
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
@@ -433,7 +434,8 @@ def test_synthesize_previews_on_its_own_solo_track_and_clear_restores_all(walk_b
     tracks = obj.animation_data.nla_tracks
     assert tracks[-1].name == PREVIEW_TRACK, "the preview is the top track"
     segments = list(tracks[-1].strips)  # the preview's segments (addon/preview.py), one strip each
-    assert {s.action.name for s in segments} == {"walk_normal_001_SmartMotion_preview"}
+    assert [s.action.name for s in segments] == [f"walk_normal_001_SmartMotion_preview {k + 1}"
+                                                 for k in range(len(segments))]
     assert obj.animation_data.action is None, "the active action is set aside while previewing"
     assert tracks[-1].is_solo, "Blender plays the preview alone"
     assert [strips[n].mute for n in ("walk", "bow", "punch")] == [False, False, True], "the user's mutes are left"
@@ -498,7 +500,8 @@ def test_synthesizing_again_after_moving_a_strip_or_the_slider_replaces_the_prev
     plan = plan_of(obj)
     assert plan["end"] == first_end + 10 and plan["responsiveness"] == pytest.approx(0.9)
     segments = obj.animation_data.nla_tracks[PREVIEW_TRACK].strips
-    assert {s.action.name for s in segments} == {"walk_normal_001_SmartMotion_preview"}
+    assert [s.action.name for s in segments] == [f"walk_normal_001_SmartMotion_preview {k + 1}"
+                                                 for k in range(len(segments))]
     assert segments[-1].frame_end == plan["end"]
 
     assert bpy.ops.smart_motion.clear() == {'FINISHED'}
@@ -512,7 +515,7 @@ def test_bake_after_a_preview_replaces_the_preview_by_the_baked_action(walk_bow_
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
 
     assert [t.name for t in obj.animation_data.nla_tracks] == ["clips 1", "clips 2"]
-    assert "walk_normal_001_SmartMotion_preview" not in bpy.data.actions
+    assert not [a for a in bpy.data.actions if a.name.startswith("walk_normal_001_SmartMotion_preview")]
     assert obj.smart_motion.preview_action is None
     assert not any(strip.mute for strip in strips_by_name(obj).values())
     assert obj.animation_data.action.name == "walk_normal_001_SmartMotion"

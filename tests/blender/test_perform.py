@@ -18,8 +18,8 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import (RecordingLayout, all_keys, channel_keys, clips_on_one_armature, cmu_named_walk, evaluated_heads, import_action,
-                    refused, same_keys, snapshot, strips_by_name)
+from scenes import (RecordingLayout, all_keys, channel_keys, clips_on_one_armature, cmu_named_walk, evaluated_heads,
+                    import_action, preview_segments, refused, same_keys, snapshot, strips_by_name)
 
 WALK = (("walk_normal_001", 1, (1, 101)),)
 WALK_CORE_END = 101
@@ -63,7 +63,7 @@ def run(script: str, capfd, *args) -> tuple[list[bpy.types.NlaStrip], str]:
 
 def preview_keys(obj) -> dict[tuple, np.ndarray]:
     """The preview's key values ``(frame, value)`` rows per F-curve."""
-    return {key: arrays[0].reshape(-1, 2) for key, arrays in channel_keys(obj.smart_motion.preview_action).items()}
+    return {key: arrays[0].reshape(-1, 2) for key, arrays in channel_keys(*preview_segments(obj)).items()}
 
 
 def up_to(keys: dict, frame: int) -> dict:
@@ -226,8 +226,7 @@ def test_playback_plays_every_frame_and_waits_at_the_end(walk, perform):
 def test_the_palette_offers_every_action_but_previews(walk, capfd, installed_extension):
     properties = importlib.import_module(f"{installed_extension}.addon.properties")
     run("120:bow_normal_001", capfd)
-    preview = walk.smart_motion.preview_action
-    assert not properties._not_a_preview(None, preview)
+    assert not any(properties._not_a_preview(None, segment) for segment in preview_segments(walk))
     assert all(properties._not_a_preview(None, bpy.data.actions[name]) for name in SOURCES)
 
 
