@@ -38,6 +38,7 @@ from . import quat
 from .analysis import pelvis_facing, support_phases
 from .motion import Motion
 from .rig import Rig, detect_up, find_rig, leg_length
+from .weights import cubic_hermite
 
 
 class Support(IntEnum):
@@ -287,3 +288,388 @@ def is_cyclic(
         return False
     pose_gap, velocity_gap = cycle_mismatch(motion, rig)
     return pose_gap <= pose_tolerance and velocity_gap <= velocity_tolerance
+
+
+# --------------------------------------------------------------------------
+# §5.3: the time warp, a monotone C¹ spline
+
+
+#: Bounds of a knot's slope as multiples of the chords either side (Fig. 11 E). Inside the box
+#: [LOW, HIGH]² of Fritsch and Carlson's monotonicity region, where the cubic's derivative stays
+#: strictly positive (its minimum over the box is at a corner: 0.1 at (0.1, 0.1), 0.25 at (2.5, 2.5)).
+SLOPE_LOW, SLOPE_HIGH = 0.1, 2.5
+
+
+def warp_slopes(times: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Slopes ``(m,)`` d own / d output at the knots of a piecewise-linear warp (§5.3, Fig. 11).
+
+    times (m,) output frames, own (m,) own frames, both strictly increasing.
+    The first knot takes its chord's slope (the motion enters at its own
+    speed); each next knot mirrors the incoming slope about the element's
+    chord (Fig. 11 D: ``2 chord - v``, so the element keeps its mean speed),
+    bounded (Fig. 11 E) between the chords either side and within
+    ``[SLOPE_LOW, SLOPE_HIGH]`` times each of them. The loop is sequential
+    because each knot's slope is the mirror of the one before it.
+    """
+    chords = np.diff(own) / np.diff(times)
+    slopes = np.empty(len(times))
+    slopes[0] = chords[0]
+    last = len(chords) - 1
+    for j, chord in enumerate(chords.tolist()):
+        mirror = 2.0 * chord - slopes[j]
+        after = chords[j + 1] if j < last else chord
+        small, big = min(chord, after), max(chord, after)
+        low, high = max(small, SLOPE_LOW * big), min(big, SLOPE_HIGH * small)
+        # chords more than HIGH / LOW apart leave no slope inside both boxes: the smaller chord's bound
+        # keeps that side strictly monotone, and the other side stays so with a slope below LOW
+        slopes[j + 1] = high if low > high else min(max(mirror, low), high)
+    return slopes
+
+
+@dataclass(frozen=True)
+class WarpSpline:
+    """A motion's smoothed time warp (§5.3): own frame at output frame, cubic Hermite between knots.
+
+    times   (m,) output frames of the knots (the boundaries where the motion's elements change).
+    own     (m,) the motion's own frame at each knot.
+    slopes  (m,) d own / d output at each knot (:func:`warp_slopes`).
+    """
+
+    times: np.ndarray
+    own: np.ndarray
+    slopes: np.ndarray
+
+    @classmethod
+    def through(cls, times, own) -> "WarpSpline":
+        times, own = np.asarray(times, dtype=np.float64), np.asarray(own, dtype=np.float64)
+        if len(times) < 2 or np.any(np.diff(times) <= 0) or np.any(np.diff(own) <= 0):
+            raise ValueError("a warp needs two or more knots, strictly increasing in output and own time")
+        return cls(times, own, warp_slopes(times, own))
+
+    def _segment(self, t: np.ndarray):
+        t = np.asarray(t, dtype=np.float64)
+        i = np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, len(self.times) - 2)
+        h = self.times[i + 1] - self.times[i]
+        return t, i, h, (t - self.times[i]) / h
+
+    def __call__(self, t) -> np.ndarray:
+        """Own frames at output frames ``t``; NaN outside the knots."""
+        t, i, h, s = self._segment(t)
+        out = cubic_hermite(s, self.own[i], self.slopes[i] * h, self.own[i + 1], self.slopes[i + 1] * h)
+        return np.where((t >= self.times[0]) & (t <= self.times[-1]), out, np.nan)
+
+    def derivative(self, t) -> np.ndarray:
+        """d own / d output at output frames ``t`` (the cubic's own derivative); NaN outside the knots."""
+        t, i, h, s = self._segment(t)
+        s2 = s * s
+        out = ((6 * s2 - 6 * s) * (self.own[i] - self.own[i + 1]) / h
+               + (3 * s2 - 4 * s + 1) * self.slopes[i] + (3 * s2 - 2 * s) * self.slopes[i + 1])
+        return np.where((t >= self.times[0]) & (t <= self.times[-1]), out, np.nan)
+
+
+# --------------------------------------------------------------------------
+# §5.1-5.2: synchronization and durations
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    """The synchronized steps of motions played at the same time, and each motion's time warp.
+
+    n_frames    output frames; the output ends when the last motion ends (its own time
+                reaches its length: ``n_frames`` of a clip, a cyclic one's period).
+    boundaries  (K+1,) output frame (float) where each synchronized step begins; last = end.
+    combined    (K,) :class:`Support` code of each step, the ⊕ of the motions' elements (eq. 2).
+    elements    per motion, (K,) index of its element in its *extended* sequence
+                (:meth:`SupportSequence.element`) at each step, -1 before it joins; an
+                index that stays the same over steps is an enlarged element (§5.1).
+    delays      per motion, output frames from its requested start to the step it joined
+                at (waiting for a step boundary, and whole elements when it could not be
+                synchronized there, §5.1).
+    warps       per motion, (n_frames,) float: its own frame played at each output frame
+                (NaN before it joins); strictly increasing, C¹ (:class:`WarpSpline`).
+                :meth:`SupportSequence.clip_frames` turns own frames into clip frames.
+    weights, priorities  as given.
+    joins       per motion, the step it joined at.
+    finished    per motion, its own time reached its length within the plan (False only
+                when a motion was held back for good, see :func:`synchronize`).
+    splines     per motion, its :class:`WarpSpline`.
+    sequences   per motion, its :class:`SupportSequence`.
+    """
+
+    n_frames: int
+    boundaries: np.ndarray
+    combined: np.ndarray
+    elements: list[np.ndarray]
+    delays: list[int]
+    warps: list[np.ndarray]
+    weights: tuple[float, ...] = ()
+    priorities: tuple[float, ...] = ()
+    joins: tuple[int, ...] = ()
+    finished: tuple[bool, ...] = ()
+    splines: list[WarpSpline] = field(default_factory=list, repr=False)
+    sequences: list[SupportSequence] = field(default_factory=list, repr=False)
+
+    def support_at(self) -> np.ndarray:
+        """(n_frames,) combined :class:`Support` code of the step each output frame lies in."""
+        step = np.searchsorted(self.boundaries, np.arange(self.n_frames), side="right") - 1
+        return self.combined[np.clip(step, 0, len(self.combined) - 1)]
+
+    def clip_frames(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Motion ``i``'s clip frame and completed cycles at each output frame (NaN frames before it joins)."""
+        return self.sequences[i].clip_frames(self.warps[i])
+
+    def to_dict(self) -> dict:
+        return {
+            "n_frames": self.n_frames,
+            "combined": [_NAMES[c] for c in self.combined.tolist()],
+            "boundaries": [round(float(b), 3) for b in self.boundaries],
+            "delays": list(self.delays),
+            "weights": [float(w) for w in self.weights],
+            "priorities": [float(p) for p in self.priorities],
+            "joins": list(self.joins),
+            "finished": list(self.finished),
+            "elements": [e.tolist() for e in self.elements],
+        }
+
+
+class _Extended:
+    """A sequence's extended elements (§4.3), looked up once each: (code, own start, own end, held)."""
+
+    def __init__(self, sequence: SupportSequence):
+        self.sequence = sequence
+        self.cache: list[tuple[int, float, float, bool]] = []
+
+    def __getitem__(self, e: int) -> tuple[int, float, float, bool]:
+        while len(self.cache) <= e:
+            self.cache.append(self.sequence.element(len(self.cache)))
+        return self.cache[e]
+
+
+def _combine_all(codes) -> int:
+    out = _DS
+    for c in codes:
+        out = _TABLE[out][c]
+    return out
+
+
+def synchronize(
+    sequences: list[SupportSequence],
+    priorities: list[float],
+    starts: list[int],
+    weights: list[float],
+    *,
+    n_k: int = 5,
+) -> SyncPlan:
+    """Synchronize motions played at the same time (§5): steps, durations, time warps.
+
+    sequences   each motion's :class:`SupportSequence` (one frame rate for all).
+    priorities  each motion's priority, higher first; ties rank in the order given.
+    starts      each motion's requested start, output frames (the earliest is output frame 0).
+    weights     each motion's blend weight (>= 0).
+    n_k         steps synchronized ahead (§5.1, default 5 as in MKM).
+
+    Steps (§5.1). The motions' current elements share one index k (the change
+    of index of Fig. 7). Steps are committed ``n_k`` ahead of the current one:
+    each motion proposes its next element; where their ⊕ is Err, the last
+    synchronized elements are enlarged: the highest-priority motion whose
+    proposed element is RS or LS gives the constraint, and the motions
+    proposing the other foot keep their element one step more (Fig. 9). A
+    finished non-cyclic motion holds its last element, which enlargement
+    cannot change; then the other foot gives way, or an ∅ of the previous
+    step is extended, or every element is (Appendix A, eqs. 10-12): there is
+    always a solution.
+
+    Starts (§5.1). A motion joins at the first step boundary at or after its
+    requested start where its first ``n_k + 1`` elements (the current step
+    and the ``n_k`` committed ahead) combine with the committed steps without
+    Err; else it tries again at the next boundary (``delays`` says how long it
+    waited). One that still cannot join after as many tries as there are
+    elements in all sequences (plus ``n_k``) joins where its first element
+    alone fits, the steps ahead recommitted with it.
+
+    Durations (§5.2, eq. 6). ``ΔS(k) = Σ w_i ΔS_i(k)`` over the motions whose
+    element begins at step k, with ``w_i`` their blend weight times their
+    priority, normalised over them ([MMKA04], which derives the weights from
+    the priorities, is not available: this keeps a motion of weight 0 from
+    shaping time, and makes priorities count when weights are equal). An
+    enlarged element votes once, at its first step, with its own duration,
+    and its own time then spans every step it covers (it plays at one speed
+    across them before smoothing). A finished non-cyclic motion's held element
+    votes only where nothing else does.
+
+    Time warp (§5.3): each motion's own time at the boundaries where its
+    elements change, smoothed by :class:`WarpSpline`.
+
+    The plan ends when every motion has played to its end. Should a motion
+    be held back for good (its next foot conflicts with the support a
+    finished non-cyclic motion holds), the plan ends once no unfinished motion
+    has advanced for as many steps as the patience above, and ``finished``
+    says which motions were cut short.
+    """
+    nA = len(sequences)
+    if nA == 0:
+        raise ValueError("synchronize needs at least one motion")
+    for name, values in (("priorities", priorities), ("starts", starts), ("weights", weights)):
+        if len(values) != nA:
+            raise ValueError(f"{name} has {len(values)} entries for {nA} motions: give one per motion")
+    priorities = [float(p) for p in priorities]
+    weights = [float(w) for w in weights]
+    if not all(np.isfinite(priorities)):
+        raise ValueError(f"priorities must be finite numbers, got {priorities}")
+    if not all(np.isfinite(weights)) or min(weights) < 0:
+        raise ValueError(f"weights must be finite and non-negative, got {weights}")
+    if int(n_k) != n_k or n_k < 1:
+        raise ValueError(f"n_k (steps synchronized ahead) must be a positive integer, got {n_k}")
+    n_k = int(n_k)
+    fps = sequences[0].fps
+    for i, seq in enumerate(sequences):
+        if abs(seq.fps - fps) > 1e-6 * fps:
+            raise ValueError(f"motion {i} runs at {seq.fps:g} fps and motion 0 at {fps:g}: resample them to one rate")
+    offset = min(int(s) for s in starts)
+    requested = [int(s) - offset for s in starts]
+    rank = sorted(range(nA), key=lambda i: (-priorities[i], i))
+    ext = [_Extended(seq) for seq in sequences]
+    patience = sum(len(seq.codes) for seq in sequences) + n_k + 2
+
+    rows: list[list[int]] = []  # rows[j][i]: motion i's extended element at step j, -1 before it joins
+    times = [0.0]  # times[j]: output frame where step j begins (known up to the current step + 1)
+    join = [-1] * nA
+    tries = [0] * nA
+
+    def code(i: int, e: int) -> int:
+        return ext[i][e][0]
+
+    def combined_row(row: list[int]) -> int:
+        return _combine_all(code(i, e) for i, e in enumerate(row) if e >= 0)
+
+    def resolve(prev: list[int], proposed: list[int]) -> list[int]:
+        """Elements of the next step when the proposed ones combine to Err (§5.1, Fig. 9, Appendix A)."""
+        codes = [code(i, e) if e >= 0 else _DS for i, e in enumerate(proposed)]
+        foot = next(codes[i] for i in rank if codes[i] in (_LS, _RS))  # Err means both feet are proposed
+        for constraint in (foot, _OTHER_FOOT[foot]):
+            trial = [prev[i] if codes[i] == _OTHER_FOOT[constraint] else proposed[i] for i in range(nA)]
+            if combined_row(trial) != _ERR:
+                return trial
+        for i in rank:  # Appendix A: the previous step combined to ∅, extending an absorbing element is enough
+            if prev[i] >= 0 and code(i, prev[i]) == _NONE:
+                trial = list(proposed)
+                trial[i] = prev[i]
+                if combined_row(trial) != _ERR:
+                    return trial
+        return list(prev)  # eq. (10): every last element extended
+
+    def commit(upto: int) -> None:
+        """Synchronize the steps up to ``upto`` (eq. 5, one step at a time)."""
+        while len(rows) <= upto:
+            prev = rows[-1]
+            proposed = [e + 1 if e >= 0 else -1 for e in prev]
+            rows.append(proposed if combined_row(proposed) != _ERR else resolve(prev, proposed))
+
+    def fits(i: int, k: int, window: int) -> bool:
+        return all(_TABLE[combined_row(rows[k + j])][code(i, j)] != _ERR for j in range(window + 1))
+
+    def place(i: int, k: int, window: int) -> None:
+        join[i] = k
+        if window < n_k:
+            del rows[k + 1:]  # a forced start: the steps ahead are synchronized again with it
+        for j in range(k, len(rows)):
+            rows[j][i] = j - k
+
+    def done(i: int, k: int) -> bool:
+        """Motion i has played to its end by the end of step k."""
+        e = rows[k][i]
+        _, _, end, held = ext[i][e]
+        return held or (end >= sequences[i].period - 1e-9 and rows[k + 1][i] != e)
+
+    k, stalled = 0, 0
+    while True:
+        for i in rank:  # §5.1: a motion starts at a step boundary, if it can be synchronized there
+            if join[i] >= 0 or requested[i] > times[k] + 1e-9:
+                continue
+            if max(join) < 0:
+                rows.append([-1] * nA)
+                place(i, k, n_k)
+                commit(k + n_k)
+                continue
+            commit(k + n_k)
+            window = n_k if tries[i] < patience else 0
+            if fits(i, k, window):
+                place(i, k, window)
+                commit(k + n_k)
+            else:
+                tries[i] += 1
+                if tries[i] > 2 * patience:
+                    first = _NAMES[code(i, 0)]
+                    raise ValueError(f"motion {i} cannot be synchronized: its first element {first} conflicts with "
+                                     f"every step of the others; give it another start or make the others cyclic")
+        commit(k + n_k)
+        times.append(times[k] + _step_duration(rows, k, ext, join, weights, priorities))
+        pending = any(j < 0 for j in join)
+        if not pending and all(done(i, k) for i in range(nA)):
+            break
+        moved = any(rows[k + 1][i] != rows[k][i] and not done(i, k) and not ext[i][rows[k + 1][i]][3]
+                    for i in range(nA) if join[i] >= 0)
+        stalled = 0 if moved or pending else stalled + 1
+        if stalled > patience:
+            break
+        k += 1
+    return _plan(sequences, ext, rows, times, k + 1, join, requested, weights, priorities)
+
+
+def _step_duration(rows, j: int, ext, join, weights, priorities) -> float:
+    """ΔS(j), eq. (6), over the motions whose element begins at step j (see :func:`synchronize`)."""
+    votes, held_votes = [], []
+    for i, e in enumerate(rows[j]):
+        if e < 0 or (j > join[i] and rows[j - 1][i] == e):
+            continue
+        _, a, b, held = ext[i][e]
+        (held_votes if held else votes).append((i, b - a))
+    # (every motion continuing an enlarged element cannot happen: the top priority never waits)
+    votes = votes or held_votes or [(i, ext[i][e][2] - ext[i][e][1]) for i, e in enumerate(rows[j]) if e >= 0]
+    w = [weights[i] * priorities[i] for i, _ in votes]
+    if not sum(w) > 0:
+        w = [max(priorities[i], 0.0) for i, _ in votes]
+    if not sum(w) > 0:
+        w = [1.0] * len(votes)
+    return sum(wi * d for wi, (_, d) in zip(w, votes)) / sum(w)
+
+
+def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) -> SyncPlan:
+    """The plan of the first ``K`` steps: knots, the end, warps."""
+    nA = len(sequences)
+    times = list(times)
+    for j in range(len(times) - 1, len(rows)):  # durations of the steps committed ahead, for the knots
+        times.append(times[j] + _step_duration(rows, j, ext, join, weights, priorities))
+    times = np.array(times)
+    splines, ends, finished = [], [], []
+    for i in range(nA):
+        column = [row[i] for row in rows]
+        knot_t, knot_own = [], []
+        for j in range(join[i], len(rows)):
+            if j == join[i] or column[j] != column[j - 1]:
+                knot_t.append(times[j])
+                knot_own.append(ext[i][column[j]][1])
+        knot_t.append(times[len(rows)])
+        knot_own.append(ext[i][column[-1]][2])  # an element still running at the last step ends there
+        spline = WarpSpline.through(knot_t, knot_own)
+        splines.append(spline)
+        length = sequences[i].period
+        reached = knot_own[-1] >= length - 1e-9 and np.interp(length, knot_own, knot_t) <= times[K] + 1e-9
+        finished.append(bool(reached))
+        ends.append(float(np.interp(length, knot_own, knot_t)) if reached else float(times[K]))
+    end = max(ends)
+    K_out = int(np.searchsorted(times[:K], end - 1e-9, side="left"))
+    n_frames = int(np.ceil(end - 1e-9))
+    frames = np.arange(n_frames, dtype=np.float64)
+    warps = []
+    for i, spline in enumerate(splines):
+        w = spline(frames)
+        w[frames < times[join[i]] - 1e-9] = np.nan
+        warps.append(w)
+    boundaries = np.append(times[:K_out], end)
+    combined = np.array([_combine_all(ext[i][e][0] for i, e in enumerate(row) if e >= 0) for row in rows[:K_out]],
+                        dtype=np.int8)
+    elements = [np.array([row[i] for row in rows[:K_out]], dtype=np.int64) for i in range(nA)]
+    delays = [int(round(times[join[i]] - requested[i])) for i in range(nA)]
+    return SyncPlan(n_frames, boundaries, combined, elements, delays, warps, tuple(weights), tuple(priorities),
+                    tuple(join), tuple(finished), splines, list(sequences))
