@@ -167,6 +167,15 @@ def _keys(t: np.ndarray, times, values) -> np.ndarray:
     return out[:, 0] if flat else out
 
 
+def _piecewise(t: np.ndarray, pieces) -> np.ndarray:
+    """Each piece (t0, t1, fn(seconds, s in [0, 1])) fills the times of ``t`` in [t0, t1]."""
+    out = np.zeros_like(t)
+    for t0, t1, fn in pieces:
+        m = (t >= t0) & (t <= t1)
+        out[m] = fn(t[m], (t[m] - t0) / (t1 - t0))
+    return out
+
+
 def _about(axis: str, angle: np.ndarray) -> np.ndarray:
     """Rotations ``(F, 4)`` by ``angle (F,)`` radians about a world/local axis "X", "Y" or "Z"."""
     return quat.from_axis_angle(np.eye(3)["XYZ".index(axis)], np.asarray(angle, dtype=np.float64))
@@ -474,12 +483,7 @@ def jump(fps: float = 30.0) -> DemoClip:
     v_up = 0.5 * GRAVITY * flight
 
     def piecewise(pieces):
-        """Each piece (t0, t1, fn(seconds, s in [0, 1])) fills the frames in [t0, t1]."""
-        out = np.zeros_like(t)
-        for t0, t1, fn in pieces:
-            m = (t >= t0) & (t <= t1)
-            out[m] = fn(t[m], (t[m] - t0) / (t1 - t0))
-        return out
+        return _piecewise(t, pieces)
 
     def ballistic(seconds):
         since = seconds - take_off
@@ -579,3 +583,105 @@ def stand(fps: float = 30.0) -> DemoClip:
     local["chest"] = _euler(x=np.radians(-1.5) * breath, n=len(t))
     local["head"] = _euler(z=np.radians(4.0) * np.sin(2 * np.pi * t / 4.5 + 0.5), x=np.radians(1.0) * breath, n=len(t))
     return _assemble("stand", fps, pelvis, pelvis_rot, feet, local)
+
+
+def hop(fps: float = 30.0, side: str = "R") -> DemoClip:
+    """Hop three times in place on one foot (``side``, "R" or "L"), the other foot lifted behind.
+
+    Standing until 0.6 s, the pelvis shifts over the hopping foot and the
+    other foot lifts (single support), three hops of 0.28 s of flight, each
+    from a crouch (pelvis ballistic under ``GRAVITY`` in the air, the hopping
+    foot tucking up under it), then the lifted foot comes down at 3.2 s.
+    Support phases: DS, S, ∅, S, ∅, S, ∅, S, DS with S the hopping side: a
+    right hop and a left hop have single supports on opposite feet, the
+    failure case of Ménardais et al. 2004 (§6). Named ``hop_right`` or
+    ``hop_left``.
+    """
+    if side not in _SIDES:
+        raise ValueError(f"side must be 'L' or 'R', got {side!r}")
+    other = "L" if side == "R" else "R"
+    duration, lift, down = 4.0, 0.6, 3.2
+    take_offs = np.array([1.0, 1.6, 2.2])
+    flight = 0.28
+    landings = take_offs + flight
+    t = _frame_times(duration, fps)
+    over = 0.07  # how far the pelvis moves towards the hopping foot (of the 0.09 to it)
+    high_z = _ANKLE_HEIGHT + _HIP_DROP + np.sqrt((0.985 * _LEG_LENGTH) ** 2 - over**2)  # legs near straight
+    stand_z, crouch_z = high_z - 0.02, high_z - 0.12
+    v_up = 0.5 * GRAVITY * flight
+
+    def ballistic(seconds, take_off):
+        since = seconds - take_off
+        return high_z + v_up * since - 0.5 * GRAVITY * since**2
+
+    def pelvis_height(times: np.ndarray) -> np.ndarray:
+        pieces = [(0.0, lift, lambda tt, s: np.full_like(tt, stand_z))]
+        ground = [(lift, stand_z, 0.0)] + [(land, high_z, -v_up) for land in landings[:-1]]
+        for (start, z0, v0), take_off, land in zip(ground, take_offs, landings):
+            mid = 0.5 * (start + take_off)
+            pieces += [
+                (start, mid, lambda tt, s, z0=z0, v0=v0, d=mid - start: cubic_hermite(s, z0, v0 * d, crouch_z, 0.0)),
+                (mid, take_off, lambda tt, s, d=take_off - mid: cubic_hermite(s, crouch_z, 0.0, high_z, v_up * d)),
+                (take_off, land, lambda tt, s, t0=take_off: ballistic(tt, t0)),
+            ]
+        settled = landings[-1] + 0.35
+        pieces += [
+            (landings[-1], settled, lambda tt, s, d=settled - landings[-1]: cubic_hermite(s, high_z, -v_up * d, crouch_z + 0.04, 0.0)),
+            (settled, down, lambda tt, s: crouch_z + 0.04 + (stand_z - crouch_z - 0.04) * _min_jerk(s)),
+            (down, duration, lambda tt, s: np.full_like(tt, stand_z)),
+        ]
+        return _piecewise(times, pieces)
+
+    toward = _SIDE_SIGN[side] * over
+
+    def pelvis_x(times: np.ndarray) -> np.ndarray:
+        return _keys(times, [0.1, lift - 0.05, down + 0.1, duration - 0.2], [0.0, toward, toward, 0.0])
+
+    hop_foot = tuple(_side_of(0.0, side, 0.09))
+    lifted_foot = tuple(_side_of(0.0, other, 0.09))
+    tuck, point, ramp = 0.10, 0.3, 0.3
+
+    def hop_swing(tau, since, p0: _Plant, p1: _Plant):
+        rise = ballistic(p0.stop + since, p0.stop) - high_z  # the foot leaves and meets the floor with the pelvis
+        z = _ANKLE_HEIGHT + rise + tuck * np.sin(np.pi * tau) ** 2
+        xy = np.broadcast_to(np.array(p0.xy), (len(tau), 2))
+        return np.column_stack([xy, z]), np.full_like(tau, p0.yaw), point * np.sin(np.pi * tau) ** 2
+
+    def lifted_swing(tau, since, p0: _Plant, p1: _Plant):
+        # held behind and under its hip, following the pelvis; it leaves and meets the floor along a
+        # quarter sine (a clear speed at both ends)
+        times = p0.stop + since
+        total = p1.start - p0.stop
+        up = np.sin(0.5 * np.pi * np.minimum(1.0, np.minimum(since, total - since) / ramp))[:, None]
+        held = np.column_stack([pelvis_x(times) + _SIDE_SIGN[other] * 0.09, np.full_like(times, p0.xy[1] + 0.15),
+                                pelvis_height(times) - 0.65])
+        base = np.array([p0.xy[0], p0.xy[1], _ANKLE_HEIGHT])
+        return base + up * (held - base), np.full_like(tau, p0.yaw), 0.4 * up[:, 0]
+
+    hop_plants = [_Plant(a, b, hop_foot, 0.0) for a, b in zip([0.0, *landings], [*take_offs, duration])]
+    lifted_plants = [_Plant(0.0, lift, lifted_foot, 0.0), _Plant(down, duration, lifted_foot, 0.0)]
+    tracks = {side: _foot_track(t, hop_plants, [hop_swing] * len(take_offs)),
+              other: _foot_track(t, lifted_plants, [lifted_swing])}
+    feet = [tracks["L"], tracks["R"]]
+
+    pelvis = np.column_stack([pelvis_x(t), np.zeros_like(t), pelvis_height(t)])
+    crouches = 0.5 * (np.concatenate([[lift], landings[:-1]]) + take_offs)
+    lean = _keys(t, np.sort(np.concatenate([crouches, take_offs, [landings[-1] + 0.35, down]])),
+                 _deg(*([10, 0] * len(take_offs)), 8, 0))
+    pelvis_rot = _euler(x=lean, y=-np.radians(4.0) * pelvis[:, 0] / over, n=len(t))
+
+    # arms out for balance, swinging up with each take-off
+    arm = _keys(t, np.sort(np.concatenate([crouches, take_offs])), _deg(*([25, -20] * len(take_offs))))
+    local = _arms(len(t), arm, arm, spread_deg=25.0, elbow_deg=25.0)
+    local["spine"] = _euler(x=0.5 * lean, n=len(t))
+    local["neck"] = _euler(x=-lean, n=len(t))  # keep looking ahead
+    return _assemble(f"hop_{'right' if side == 'R' else 'left'}", fps, pelvis, pelvis_rot, feet, local)
+
+
+def hop_clips(fps: float = 30.0) -> dict[str, DemoClip]:
+    """A right-foot hop and a left-foot hop (:func:`hop`), by name: ``hop_right``, ``hop_left``.
+
+    Kept apart from :func:`demo_clips` (the demo scene's clips): together they
+    show a synchronization that must wait (Ménardais et al. 2004, §6).
+    """
+    return {clip.name: clip for clip in (hop(fps, "R"), hop(fps, "L"))}

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core import quat
-from core.demo import FOOT_JOINTS, GRAVITY, DemoClip, demo_clips, demo_skeleton
+from core.demo import FOOT_JOINTS, GRAVITY, DemoClip, demo_clips, demo_skeleton, hop_clips
 
 NAMES = ("walk", "kick", "jump", "turn", "stand")
 DURATIONS = {"walk": 4.3, "kick": 3.0, "jump": 2.9, "turn": 2.6, "stand": 4.0}  # seconds, as authored
@@ -238,3 +238,50 @@ def test_demo_clip_checks_its_contacts_shape(clips30):
     walk = clips30["walk"]
     with pytest.raises(ValueError, match="contacts must have shape"):
         DemoClip("walk", walk.motion, walk.contacts[:-1])
+
+
+# --- the hops, kept apart from the demo scene's clips ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hops():
+    return {fps: hop_clips(fps) for fps in (24.0, 30.0, 60.0, 120.0)}
+
+
+def test_hops_are_as_truthful_as_the_other_clips(hops):
+    """Constant bones, planted feet fixed on the floor, free feet visibly off it, clear lift-offs and touch-downs."""
+    for fps, by_name in hops.items():
+        assert tuple(by_name) == ("hop_right", "hop_left")
+        for clip in by_name.values():
+            skel = clip.motion.skeleton
+            g = clip.motion.global_positions()
+            bones = np.linalg.norm(g[:, 1:] - g[:, skel.parents[1:]], axis=-1)
+            np.testing.assert_allclose(bones, np.broadcast_to(np.linalg.norm(skel.offsets[1:], axis=-1), bones.shape),
+                                       atol=1e-9, err_msg=clip.name)
+            feet = foot_positions(clip)
+            assert feet[..., 0, 2].min() > ANKLE_HEIGHT - 1e-9 and feet[..., 1, 2].min() > BALL_HEIGHT - 1e-9
+            for side in range(2):
+                planted = clip.contacts[:, side]
+                both = planted[1:] & planted[:-1]
+                assert np.all(np.linalg.norm(np.diff(feet[:, side], axis=0), axis=-1)[both] < 1e-6), (fps, clip.name)
+                np.testing.assert_allclose(feet[planted, side, 0, 2], ANKLE_HEIGHT, atol=1e-9)
+                assert np.all(feet[~planted, side, 0, 2] > ANKLE_HEIGHT + 0.002), (fps, clip.name, side)
+                speed = np.linalg.norm(np.diff(feet[:, side, 0], axis=0), axis=-1) * fps
+                for first, last in runs(~planted):
+                    assert speed[first - 1:first + 1].max() > 0.3 and speed[last - 1:last + 1].max() > 0.3, (clip.name, side)
+
+
+def test_a_hop_stays_on_one_foot_and_flies_between_landings(hops):
+    for fps, by_name in hops.items():
+        right, left = by_name["hop_right"], by_name["hop_left"]
+        assert collapse(support(right)) == ["D", "R", "N", "R", "N", "R", "N", "R", "D"], fps
+        assert collapse(support(left)) == ["D", "L", "N", "L", "N", "L", "N", "L", "D"], fps
+        # mirror images: the same contacts with the feet swapped
+        np.testing.assert_array_equal(right.contacts, left.contacts[:, ::-1])
+        flight = np.flatnonzero(~right.contacts.any(axis=1))
+        runs_of_flight = runs(~right.contacts.any(axis=1))
+        assert len(runs_of_flight) == 3 and len(flight) / fps >= 0.6, fps
+        for first, last in runs_of_flight:  # the pelvis is ballistic in the air
+            t = np.arange(first, last + 1) / fps
+            a = np.polyfit(t, right.motion.positions[first:last + 1, 0, 2], 2)[0]
+            assert a == pytest.approx(-0.5 * GRAVITY, rel=1e-6)
