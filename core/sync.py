@@ -445,10 +445,26 @@ class _Extended:
         return self.cache[e]
 
 
-def _combine_all(codes) -> int:
+def _row_support(ext: list[_Extended], row: list[int], rank: list[int]) -> int:
+    """The support of a step: the ⊕ (eq. 2) of the elements of the motions joined.
+
+    A finished non-cyclic motion's held element (§4.3) counts where it agrees
+    with the others and gives way where it would clash with them: being past
+    its end, it cannot be enlarged into a solution, and a motion still playing
+    would otherwise wait for it forever.
+    """
     out = _DS
-    for c in codes:
-        out = _TABLE[out][c]
+    held = []
+    for i, e in enumerate(row):
+        if e >= 0:
+            code, _, _, is_held = ext[i][e]
+            if is_held:
+                held.append(i)
+            else:
+                out = _TABLE[out][code]
+    for i in sorted(held, key=rank.index):
+        joined = _TABLE[out][ext[i][row[i]][0]]
+        out = joined if joined != _ERR else out
     return out
 
 
@@ -473,11 +489,11 @@ def synchronize(
     each motion proposes its next element; where their ⊕ is Err, the last
     synchronized elements are enlarged: the highest-priority motion whose
     proposed element is RS or LS gives the constraint, and the motions
-    proposing the other foot keep their element one step more (Fig. 9). A
-    finished non-cyclic motion holds its last element, which enlargement
-    cannot change; then the other foot gives way, or an ∅ of the previous
-    step is extended, or every element is (Appendix A, eqs. 10-12): there is
-    always a solution.
+    proposing the other foot keep their element one step more (Fig. 9).
+    Should that not do, an ∅ of the previous step is extended, or every
+    element is (Appendix A, eqs. 10-12): there is always a solution. A
+    finished non-cyclic motion holds its last element (§4.3) where it agrees
+    with the others and gives way where it would clash (:func:`_row_support`).
 
     Starts (§5.1). A motion joins at the first step boundary at or after its
     requested start where its first ``n_k + 1`` elements (the current step
@@ -500,11 +516,10 @@ def synchronize(
     Time warp (§5.3): each motion's own time at the boundaries where its
     elements change, smoothed by :class:`WarpSpline`.
 
-    The plan ends when every motion has played to its end. Should a motion
-    be held back for good (its next foot conflicts with the support a
-    finished non-cyclic motion holds), the plan ends once no unfinished motion
-    has advanced for as many steps as the patience above, and ``finished``
-    says which motions were cut short.
+    The plan ends when every motion has played to its end. As a guard (the
+    rules above always let the highest-priority motion advance), it also
+    ends once no unfinished motion has advanced for as many steps as the
+    patience above; ``finished`` then says which motions were cut short.
     """
     nA = len(sequences)
     if nA == 0:
@@ -540,11 +555,12 @@ def synchronize(
         return ext[i][e][0]
 
     def combined_row(row: list[int]) -> int:
-        return _combine_all(code(i, e) for i, e in enumerate(row) if e >= 0)
+        return _row_support(ext, row, rank)
 
     def resolve(prev: list[int], proposed: list[int]) -> list[int]:
         """Elements of the next step when the proposed ones combine to Err (§5.1, Fig. 9, Appendix A)."""
-        codes = [code(i, e) if e >= 0 else _DS for i, e in enumerate(proposed)]
+        # (held elements give way rather than clash, so the clash is between motions still playing)
+        codes = [code(i, e) if e >= 0 and not ext[i][e][3] else _DS for i, e in enumerate(proposed)]
         foot = next(codes[i] for i in rank if codes[i] in (_LS, _RS))  # Err means both feet are proposed
         for constraint in (foot, _OTHER_FOOT[foot]):
             trial = [prev[i] if codes[i] == _OTHER_FOOT[constraint] else proposed[i] for i in range(nA)]
@@ -566,7 +582,7 @@ def synchronize(
             rows.append(proposed if combined_row(proposed) != _ERR else resolve(prev, proposed))
 
     def fits(i: int, k: int, window: int) -> bool:
-        return all(_TABLE[combined_row(rows[k + j])][code(i, j)] != _ERR for j in range(window + 1))
+        return all(combined_row(rows[k + j][:i] + [j] + rows[k + j][i + 1:]) != _ERR for j in range(window + 1))
 
     def place(i: int, k: int, window: int) -> None:
         join[i] = k
@@ -600,8 +616,9 @@ def synchronize(
                 tries[i] += 1
                 if tries[i] > 2 * patience:
                     first = _NAMES[code(i, 0)]
-                    raise ValueError(f"motion {i} cannot be synchronized: its first element {first} conflicts with "
-                                     f"every step of the others; give it another start or make the others cyclic")
+                    raise ValueError(f"motion {i} cannot be synchronized: its first element {first} clashes with the "
+                                     f"others' support at every step it could start at; give it another start, or "
+                                     f"blend it with motions that leave that foot free")
         commit(k + n_k)
         times.append(times[k] + _step_duration(rows, k, ext, join, weights, priorities))
         pending = any(j < 0 for j in join)
@@ -645,12 +662,19 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
     for i in range(nA):
         column = [row[i] for row in rows]
         knot_t, knot_own = [], []
-        for j in range(join[i], len(rows)):
-            if j == join[i] or column[j] != column[j - 1]:
-                knot_t.append(times[j])
-                knot_own.append(ext[i][column[j]][1])
-        knot_t.append(times[len(rows)])
-        knot_own.append(ext[i][column[-1]][2])  # an element still running at the last step ends there
+        held_since = None  # output frame where a non-cyclic motion reached its end
+        for j in range(join[i], len(rows) + 1):
+            if j < len(rows) and j > join[i] and column[j] == column[j - 1]:
+                continue
+            if j < len(rows) and held_since is None and ext[i][column[j]][3]:
+                held_since = times[j]
+            knot_t.append(times[j])
+            if held_since is not None:
+                # past its end the held posture's own time runs at the output's pace (the clip frame is
+                # clamped anyway), so the warp goes on straight instead of bending into the hold
+                knot_own.append(sequences[i].period + times[j] - held_since)
+            else:  # an element still running at the last step committed ends there
+                knot_own.append(ext[i][column[j]][1] if j < len(rows) else ext[i][column[-1]][2])
         spline = WarpSpline.through(knot_t, knot_own)
         splines.append(spline)
         length = sequences[i].period
@@ -667,8 +691,8 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
         w[frames < times[join[i]] - 1e-9] = np.nan
         warps.append(w)
     boundaries = np.append(times[:K_out], end)
-    combined = np.array([_combine_all(ext[i][e][0] for i, e in enumerate(row) if e >= 0) for row in rows[:K_out]],
-                        dtype=np.int8)
+    rank = sorted(range(nA), key=lambda i: (-priorities[i], i))
+    combined = np.array([_row_support(ext, row, rank) for row in rows[:K_out]], dtype=np.int8)
     elements = [np.array([row[i] for row in rows[:K_out]], dtype=np.int64) for i in range(nA)]
     delays = [int(round(times[join[i]] - requested[i])) for i in range(nA)]
     return SyncPlan(n_frames, boundaries, combined, elements, delays, warps, tuple(weights), tuple(priorities),

@@ -1,0 +1,324 @@
+"""Synchronization of motions played at the same time (Ménardais et al. 2004): the claims of §4, §5 and Appendix A."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from core import sync
+from core.analysis import foot_contacts
+from core.demo import hop_clips
+from core.sync import Support, SupportSequence, combine, support_sequence, synchronize
+
+DS, LS, RS, NONE, ERR = (int(s) for s in Support)
+FEET = (LS, RS)
+
+WALK = "bandai1/walk_normal_001"
+RUN = "bandai1/run_normal_001"  # one running cycle, its last frame its first
+HAPPY = "bandai1/walk_happy_001"
+WALK_LEFT = "bandai1/walk-left_normal_001"
+
+
+def sequence_of(motion, cyclic=None) -> SupportSequence:
+    cyclic = sync.is_cyclic(motion) if cyclic is None else cyclic
+    return support_sequence(foot_contacts(motion), motion.fps, cyclic=cyclic)
+
+
+def contacts_of(codes, lengths) -> np.ndarray:
+    """(F, 2) contacts [left, right] playing each support code for its number of frames."""
+    feet = {DS: (True, True), LS: (True, False), RS: (False, True), NONE: (False, False)}
+    return np.concatenate([np.tile(feet[c], (n, 1)) for c, n in zip(codes, lengths)])
+
+
+def random_sequence(rng, cyclic: bool) -> SupportSequence:
+    n = int(rng.integers(1, 9))
+    # (but not a motion standing on one foot for ever, which no other can join: tested on its own)
+    codes = [int(rng.choice([DS, NONE] if cyclic and n == 1 else [DS, LS, RS, NONE]))]
+    while len(codes) < n:
+        codes.append(int(rng.choice([c for c in range(4) if c != codes[-1]])))
+    lengths = rng.integers(1, 25, size=n)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return SupportSequence(codes, starts, int(lengths.sum()) + (1 if cyclic else 0), 30.0, cyclic)
+
+
+# --- §4.1: the ⊕ relation (Fig. 4) and eqs. (1)-(3) ---------------------------------------
+
+
+def test_ds_is_neutral_and_the_empty_set_absorbs_everything():
+    for x in Support:
+        assert combine(DS, x) == x and combine(x, DS) == x
+        assert combine(NONE, x) == NONE and combine(x, NONE) == NONE
+
+
+def test_err_absorbs_the_supports_and_the_two_single_supports_clash():
+    for x in (DS, LS, RS, ERR):
+        assert combine(ERR, x) == ERR
+    assert combine(RS, LS) == ERR and combine(LS, RS) == ERR
+    assert combine(RS, RS) == RS and combine(LS, LS) == LS
+
+
+def test_the_relation_is_commutative_and_associative():
+    codes = list(Support)
+    for a, b in itertools.product(codes, repeat=2):
+        assert combine(a, b) == combine(b, a)
+    for a, b, c in itertools.product(codes, repeat=3):
+        assert combine(combine(a, b), c) == combine(a, combine(b, c))
+
+
+def test_combine_works_elementwise_and_refuses_unknown_codes():
+    a, b = np.array([DS, RS, LS, NONE]), np.array([RS, LS, LS, ERR])
+    np.testing.assert_array_equal(combine(a, b), [RS, ERR, LS, NONE])
+    with pytest.raises(ValueError, match="outside 0..4"):
+        combine([5], [0])
+
+
+def test_motions_are_synchronizable_iff_their_combination_is_never_err():
+    walk = [RS, DS, LS, DS]
+    assert sync.synchronizable([walk, walk, [DS, DS, NONE, DS]])  # eq. (3)
+    assert not sync.synchronizable([walk, [LS, DS, LS, DS]])  # eq. (1): RS against LS at the first step
+    np.testing.assert_array_equal(sync.combined_sequence([walk, [DS, RS, NONE, DS]]), [RS, RS, NONE, DS])  # eq. (2)
+
+
+# --- §4.2-4.3: sequences and their extension ------------------------------------------------
+
+
+def test_a_sequence_never_repeats_an_element(mocap):
+    for name in (WALK, RUN, HAPPY, WALK_LEFT):
+        seq = sequence_of(mocap(name))
+        assert np.all(seq.codes[1:] != seq.codes[:-1]), name
+        assert seq.starts[0] == 0 and seq.durations.sum() == seq.period and np.all(seq.durations > 0), name
+
+
+def test_a_walk_alternates_its_feet_through_double_supports(mocap):
+    seq = sequence_of(mocap(WALK), cyclic=False)
+    singles = seq.codes[seq.codes != DS]
+    assert len(singles) > 10 and np.all(singles[1:] != singles[:-1])
+
+
+def test_fig6_a_cyclic_motion_repeats_as_a_whole_another_its_last_element():
+    # a cyclic clip's last frame is its first again
+    cyclic = support_sequence(contacts_of([RS, DS, LS, DS, RS], [10, 3, 10, 3, 1]), 30.0, cyclic=True)
+    assert cyclic.codes.tolist() == [RS, DS, LS, DS] and cyclic.period == 26
+    other = support_sequence(contacts_of([LS, DS, NONE, DS, LS], [8, 3, 6, 3, 8]), 30.0)
+    assert [Support(c).name for c in cyclic.extended_codes(8)] == ["RS", "DS", "LS", "DS"] * 2
+    assert [Support(c).name for c in other.extended_codes(8)] == ["LS", "DS", "NONE", "DS", "LS", "LS", "LS", "LS"]
+    assert [other.element(e)[3] for e in range(7)] == [False] * 5 + [True] * 2  # held past the end
+
+
+def test_a_cyclic_clip_whose_ends_are_one_support_merges_them_across_the_seam(mocap):
+    run = sequence_of(mocap(RUN))
+    assert run.cyclic and run.seam_merges
+    codes = run.extended_codes(3 * len(run.codes))
+    assert np.all(codes[1:] != codes[:-1])  # still never two equal elements in a row
+    spans = [run.element(e)[1:3] for e in range(3 * len(run.codes))]
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # own time runs on without gaps
+    merged = run.element(len(run.codes) - 1)
+    assert merged[2] - merged[1] == run.durations[-1] + run.durations[0]
+
+
+def test_own_time_turns_into_clip_frames_wrapped_or_held():
+    cyclic = SupportSequence([RS, LS], [0, 5], 11, 30.0, cyclic=True)  # period 10
+    frames, cycles = cyclic.clip_frames(np.array([0.0, 9.5, 10.0, 23.0]))
+    np.testing.assert_allclose(frames, [0.0, 9.5, 0.0, 3.0])
+    np.testing.assert_array_equal(cycles, [0, 0, 1, 2])
+    held = SupportSequence([RS, LS], [0, 5], 10, 30.0)
+    np.testing.assert_allclose(held.clip_frames(np.array([3.0, 9.5, 14.0]))[0], [3.0, 9.0, 9.0])
+
+
+def test_bad_sequences_are_refused_with_what_to_fix():
+    with pytest.raises(ValueError, match="successive elements"):
+        SupportSequence([RS, RS], [0, 4], 10, 30.0)
+    with pytest.raises(ValueError, match="starts must rise"):
+        SupportSequence([RS, LS], [0, 12], 10, 30.0)
+    with pytest.raises(ValueError, match="frames, 2"):
+        support_sequence(np.zeros((10, 3), bool), 30.0)
+
+
+def test_a_clip_counts_as_cyclic_when_its_end_pose_and_velocity_match_its_start(mocap):
+    assert sync.is_cyclic(mocap(RUN))
+    assert sync.is_cyclic(mocap("bandai1/walk-back_normal_001"))
+    assert not sync.is_cyclic(mocap(WALK))  # from a first step to a last one
+    assert not sync.is_cyclic(mocap(HAPPY))
+    pose_gap, _ = sync.cycle_mismatch(mocap(WALK))
+    assert not sync.is_cyclic(mocap(WALK), pose_tolerance=0.5 * pose_gap, velocity_tolerance=1e9)
+
+
+# --- §5: synchronization on real clips ------------------------------------------------------
+
+
+def assert_a_valid_plan(plan, n_motions):
+    assert np.all(plan.combined != ERR)  # eq. (3) at every step
+    assert plan.n_frames == int(np.ceil(plan.boundaries[-1] - 1e-9))
+    assert np.all(np.diff(plan.boundaries) > 0)
+    for i in range(n_motions):
+        steps = np.diff(plan.elements[i][plan.joins[i]:])
+        assert np.all((steps == 0) | (steps == 1)), i  # a motion advances or enlarges, never skips
+        assert np.all(plan.elements[i][:plan.joins[i]] == -1)
+        assert_monotone_and_c1(plan.splines[i], plan.warps[i])
+
+
+def assert_monotone_and_c1(spline, warp):
+    played = warp[~np.isnan(warp)]
+    assert len(played) and np.all(np.diff(played) > 0)
+    t = np.linspace(spline.times[0], spline.times[-1], 20 * int(spline.times[-1] - spline.times[0] + 1))
+    assert np.all(spline.derivative(t) > 0)  # strictly monotone
+    # C¹: the derivative is the same on both sides of every knot, and the values meet
+    inner = spline.times[1:-1]
+    eps = 1e-9
+    np.testing.assert_allclose(spline.derivative(inner - eps), spline.derivative(inner + eps), atol=1e-5)
+    np.testing.assert_allclose(spline(inner - eps), spline(inner + eps), atol=1e-5)
+    # and the derivative is the spline's own: finite differences agree
+    h = 1e-4
+    mid = t[1:-1]
+    np.testing.assert_allclose((spline(mid + h) - spline(mid - h)) / (2 * h), spline.derivative(mid), atol=1e-4)
+
+
+def assert_follows_the_top_priority(plan, top):
+    """The combined support keeps the top-priority motion's supports: never the other foot, never Err."""
+    seq = plan.sequences[top]
+    joined = plan.elements[top] >= 0
+    steps = np.diff(plan.elements[top][joined])
+    assert np.all(steps == 1)  # the top-priority motion never waits: its sequence is only time-scaled
+    # while it plays its own elements (past its end a non-cyclic motion holds its last one, and gives way)
+    playing = joined & np.array([e >= 0 and not seq.element(e)[3] for e in plan.elements[top]])
+    codes = np.array([seq.element(e)[0] for e in plan.elements[top][playing]])
+    combined = plan.combined[playing]
+    assert len(codes) > 8
+    for foot in FEET:
+        assert np.all(np.isin(combined[codes == foot], [foot, NONE]))
+    assert np.all(combined[codes == NONE] == NONE)
+
+
+PAIRS = {
+    "walk + run": (WALK, RUN),
+    "two walks of different styles": (WALK, HAPPY),
+    "walk-left + walk": (WALK_LEFT, WALK),
+}
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=list(PAIRS))
+@pytest.mark.parametrize("priorities", [(2.0, 1.0), (1.0, 2.0)], ids=["first first", "second first"])
+def test_real_pairs_blend_half_and_half_without_err_following_the_top_priority(mocap, pair, priorities):
+    seqs = [sequence_of(mocap(name)) for name in PAIRS[pair]]
+    plan = synchronize(seqs, list(priorities), [0, 0], [0.5, 0.5])
+    assert_a_valid_plan(plan, 2)
+    assert_follows_the_top_priority(plan, int(np.argmax(priorities)))
+    assert all(plan.finished)
+    # the output ends when the last motion ends: it has played to its end by then, and not before
+    ends = [float(np.interp(s.period, sp.own, sp.times)) for s, sp in zip(seqs, plan.splines)]
+    assert plan.boundaries[-1] == pytest.approx(max(ends))
+    support = plan.support_at()
+    assert support.shape == (plan.n_frames,) and np.all(support != ERR)
+
+
+def test_step_durations_are_the_weighted_mean_of_eq6(mocap):
+    seqs = [sequence_of(mocap(WALK), cyclic=False), sequence_of(mocap(HAPPY), cyclic=False)]
+    plan = synchronize(seqs, [2.0, 1.0], [0, 0], [0.25, 0.75])
+    w = np.array([0.25 * 2.0, 0.75 * 1.0])
+    w /= w.sum()
+    checked = 0
+    for k in range(1, len(plan.combined) - 1):
+        e = [plan.elements[i][k] for i in range(2)]
+        fresh = all(plan.elements[i][k - 1] != e[i] and plan.elements[i][k + 1] != e[i] for i in range(2))
+        if fresh and not any(seqs[i].element(e[i])[3] for i in range(2)):
+            # neither element enlarged nor held past its clip's end: both vote with their own durations
+            d = [seqs[i].element(e[i])[2] - seqs[i].element(e[i])[1] for i in range(2)]
+            assert plan.boundaries[k + 1] - plan.boundaries[k] == pytest.approx(np.dot(w, d))
+            checked += 1
+    assert checked > 10
+
+
+def test_weights_one_and_zero_play_the_first_motion_as_it_is(mocap):
+    walk, happy = sequence_of(mocap(WALK), cyclic=False), sequence_of(mocap(HAPPY), cyclic=False)
+    for start in (0, 17):
+        plan = synchronize([walk, happy], [1.0, 1.0], [start, 0], [1.0, 0.0])
+        assert_a_valid_plan(plan, 2)
+        first = plan.warps[0]
+        join = plan.boundaries[plan.joins[0]]
+        frames = np.arange(plan.n_frames)
+        playing = (frames >= join) & (frames - join <= walk.n_frames - 1)
+        np.testing.assert_allclose(first[playing], frames[playing] - join, atol=1e-9)  # the identity, shifted
+        # while it plays, every step lasts as long as its element
+        k = np.flatnonzero(plan.boundaries[:-1] >= join)
+        k = k[plan.elements[0][k] < len(walk.codes) - 1]
+        durations = np.diff(plan.boundaries)[k]
+        np.testing.assert_allclose(durations, walk.durations[plan.elements[0][k]])
+
+
+def test_a_later_start_joins_at_the_next_step_boundary(mocap):
+    walk = sequence_of(mocap(WALK), cyclic=False)
+    plan = synchronize([walk, walk], [2.0, 1.0], [0, 30], [0.5, 0.5])
+    assert_a_valid_plan(plan, 2)
+    joined_at = plan.boundaries[plan.joins[1]]
+    assert joined_at >= 30 and plan.delays[1] == round(joined_at - 30)
+    assert plan.elements[1][plan.joins[1]] == 0 and plan.delays[0] == 0
+    assert np.isnan(plan.warps[1][: int(np.floor(joined_at))]).all()
+
+
+def test_fig8_an_element_is_enlarged_so_that_the_supports_agree():
+    stepper = SupportSequence([LS, DS, RS, DS], [0, 5, 8, 13], 17, 30.0, cyclic=True)
+    flyer = SupportSequence([LS, NONE, LS, DS], [0, 5, 9, 14], 17, 30.0, cyclic=True)
+    # at step 2 the stepper would put its right foot down while the flyer lands on its left: Err
+    np.testing.assert_array_equal(sync.combined_sequence([stepper.extended_codes(3), flyer.extended_codes(3)]),
+                                  [LS, NONE, ERR])
+    plan = synchronize([stepper, flyer], [1.0, 2.0], [0, 0], [0.5, 0.5], n_k=1)
+    # the flyer has the higher priority: its left support holds, the stepper's DS lasts a step more (Fig. 9)
+    assert plan.elements[0][:4].tolist() == [0, 1, 1, 2] and plan.elements[1][:4].tolist() == [0, 1, 2, 3]
+    assert plan.combined[:4].tolist() == [LS, NONE, LS, RS]
+    plan = synchronize([stepper, flyer], [2.0, 1.0], [0, 0], [0.5, 0.5], n_k=1)
+    # the other way round the flyer's flight lasts a step more (Fig. 8)
+    assert plan.elements[1][:4].tolist() == [0, 1, 1, 2] and plan.elements[0][:4].tolist() == [0, 1, 2, 3]
+    assert plan.combined[:4].tolist() == [LS, NONE, NONE, LS]
+
+
+def test_a_right_hop_against_a_left_hop_waits_for_the_next_element():
+    clips = hop_clips()
+    right, left = (support_sequence(clips[n].contacts, 30.0) for n in ("hop_right", "hop_left"))
+    same = synchronize([right, right], [2.0, 1.0], [0, 0], [0.5, 0.5])
+    assert same.delays == [0, 0]
+    plan = synchronize([right, left], [2.0, 1.0], [0, 0], [0.5, 0.5])
+    assert_a_valid_plan(plan, 2)
+    assert plan.joins == (0, 1)  # at step 0 its left support would meet the right one: Err
+    assert plan.delays[1] == round(plan.boundaries[1]) == right.durations[0]  # it waited out the standing
+    assert plan.to_dict()["delays"] == [0, right.durations[0]]
+
+
+def test_appendix_a_a_solution_is_always_found_on_random_sequences():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(2, 5))
+        seqs = [random_sequence(rng, bool(rng.integers(0, 2))) for _ in range(n)]
+        priorities = rng.integers(1, 4, size=n).tolist()
+        weights = rng.random(n).tolist()
+        starts = rng.integers(0, 40, size=n).tolist()
+        plan = synchronize(seqs, priorities, starts, weights, n_k=int(rng.integers(1, 7)))
+        assert_a_valid_plan(plan, n)
+
+
+def test_a_motion_that_can_never_start_is_refused():
+    one_foot = SupportSequence([LS], [0], 11, 30.0, cyclic=True)  # standing on the left foot for ever
+    hop = SupportSequence([RS, NONE], [0, 5], 10, 30.0)
+    with pytest.raises(ValueError, match="motion 1 cannot be synchronized: its first element RS"):
+        synchronize([one_foot, hop], [1.0, 1.0], [0, 0], [0.5, 0.5])
+
+
+def test_the_plan_is_data(mocap):
+    plan = synchronize([sequence_of(mocap(WALK)), sequence_of(mocap(RUN))], [1.0, 1.0], [0, 0], [0.5, 0.5])
+    d = plan.to_dict()
+    assert set(d["combined"]) <= {"DS", "LS", "RS", "NONE"}
+    assert len(d["combined"]) == len(plan.boundaries) - 1 and len(d["elements"]) == 2
+    import json
+
+    assert json.loads(json.dumps(d)) == d
+
+
+def test_bad_input_says_what_to_fix():
+    seq = SupportSequence([RS, LS], [0, 5], 10, 30.0)
+    with pytest.raises(ValueError, match="weights has 1 entries for 2 motions"):
+        synchronize([seq, seq], [1, 1], [0, 0], [1.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        synchronize([seq, seq], [1, 1], [0, 0], [1.0, -1.0])
+    with pytest.raises(ValueError, match="n_k"):
+        synchronize([seq], [1], [0], [1.0], n_k=0)
+    with pytest.raises(ValueError, match="resample"):
+        synchronize([seq, SupportSequence([RS, LS], [0, 5], 10, 60.0)], [1, 1], [0, 0], [1.0, 1.0])
