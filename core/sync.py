@@ -358,6 +358,22 @@ class WarpSpline:
         out = cubic_hermite(s, self.own[i], self.slopes[i] * h, self.own[i + 1], self.slopes[i + 1] * h)
         return np.where((t >= self.times[0]) & (t <= self.times[-1]), out, np.nan)
 
+    def time_of(self, own: float) -> float:
+        """The output frame where the warp reaches own frame ``own`` (inside the knots; bisection, it is monotone)."""
+        if not self.own[0] <= own <= self.own[-1]:
+            raise ValueError(f"own frame {own} lies outside the warp's {self.own[0]} .. {self.own[-1]}")
+        j = min(int(np.searchsorted(self.own, own, side="right")) - 1, len(self.own) - 2)
+        t0, h = float(self.times[j]), float(self.times[j + 1] - self.times[j])
+        y0, y1 = float(self.own[j]), float(self.own[j + 1])
+        m0, m1 = float(self.slopes[j]) * h, float(self.slopes[j + 1]) * h
+        lo, hi = 0.0, 1.0
+        for _ in range(60):  # on the segment's cubic in plain floats, down to the last bits of a frame
+            s = 0.5 * (lo + hi)
+            s2, s3 = s * s, s * s * s
+            y = (2 * s3 - 3 * s2 + 1) * y0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * y1 + (s3 - s2) * m1
+            lo, hi = (s, hi) if y < own else (lo, s)
+        return t0 + 0.5 * (lo + hi) * h
+
     def derivative(self, t) -> np.ndarray:
         """d own / d output at output frames ``t`` (the cubic's own derivative); NaN outside the knots."""
         t, i, h, s = self._segment(t)
@@ -678,9 +694,10 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
         spline = WarpSpline.through(knot_t, knot_own)
         splines.append(spline)
         length = sequences[i].period
-        reached = knot_own[-1] >= length - 1e-9 and np.interp(length, knot_own, knot_t) <= times[K] + 1e-9
+        end_i = spline.time_of(min(length, knot_own[-1]))
+        reached = knot_own[-1] >= length - 1e-9 and end_i <= times[K] + 1e-9
         finished.append(bool(reached))
-        ends.append(float(np.interp(length, knot_own, knot_t)) if reached else float(times[K]))
+        ends.append(end_i if reached else float(times[K]))
     end = max(ends)
     K_out = int(np.searchsorted(times[:K], end - 1e-9, side="left"))
     n_frames = int(np.ceil(end - 1e-9))

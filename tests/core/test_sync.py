@@ -205,8 +205,10 @@ def test_real_pairs_blend_half_and_half_without_err_following_the_top_priority(m
     assert_follows_the_top_priority(plan, int(np.argmax(priorities)))
     assert all(plan.finished)
     # the output ends when the last motion ends: it has played to its end by then, and not before
-    ends = [float(np.interp(s.period, sp.own, sp.times)) for s, sp in zip(seqs, plan.splines)]
+    ends = [sp.time_of(s.period) for s, sp in zip(seqs, plan.splines)]
     assert plan.boundaries[-1] == pytest.approx(max(ends))
+    last = int(np.argmax(ends))
+    assert plan.splines[last](plan.boundaries[-1]) == pytest.approx(seqs[last].period)
     support = plan.support_at()
     assert support.shape == (plan.n_frames,) and np.all(support != ERR)
 
