@@ -143,6 +143,14 @@ def test_a_clip_counts_as_cyclic_when_its_end_pose_and_velocity_match_its_start(
     assert not sync.is_cyclic(mocap(WALK), pose_tolerance=0.5 * pose_gap, velocity_tolerance=1e9)
 
 
+def test_the_cycle_measure_is_in_body_units_whatever_the_clip_s_unit_or_heading(mocap):
+    run = mocap(RUN)  # Y up, centimetres
+    gaps = sync.cycle_mismatch(run)
+    turned = run.scaled(0.01).transformed(np.array([np.cos(0.6), 0.0, np.sin(0.6), 0.0]), np.array([3.0, 0.0, -2.0]))
+    np.testing.assert_allclose(sync.cycle_mismatch(turned), gaps, rtol=1e-6, atol=1e-9)
+    assert sync.is_cyclic(turned)
+
+
 # --- §5: synchronization on real clips ------------------------------------------------------
 
 
