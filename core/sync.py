@@ -16,9 +16,11 @@ Conventions.
 * Time is in frames. A clip's *own time* ``t`` plays clip frame ``t``: frame
   ``f`` of a clip covers own time ``[f, f + 1)``, so an element of ``n``
   frames lasts ``n`` frames of own time and a non-cyclic clip of ``F`` frames
-  lasts ``F``. Past its end a non-cyclic motion holds its last posture (§4.3):
-  its own time goes on (the warp stays strictly increasing) and
-  :meth:`SupportSequence.clip_frames` clamps it to the last frame.
+  lasts ``F``. Past its end a non-cyclic motion holds its last posture and
+  its last element (§4.3): its own time goes on at the output's pace (the
+  warp stays strictly increasing, :meth:`SupportSequence.clip_frames` clamps
+  it to the last frame), and its held support counts where it agrees with
+  the motions still playing and gives way where it would clash with them.
 * A cyclic clip's last frame stands for its first (its end pose matches its
   start, :func:`is_cyclic`), so it repeats with a period of ``F - 1`` frames;
   its sequence is built over frames ``0 .. F - 2`` and, where its first and
@@ -166,8 +168,6 @@ class SupportSequence:
             q, r = divmod(e, n)
             end = self.starts[r + 1] if r + 1 < n else P
             return int(self.codes[r]), float(q * P + self.starts[r]), float(q * P + end), False
-        if n == 1:
-            return int(self.codes[0]), float(e * P), float((e + 1) * P), False
         q, r = divmod(e - 1, n - 1)
         r += 1  # elements 1 .. n-1 of cycle q, the last of which runs into cycle q + 1
         if r == n - 1:
