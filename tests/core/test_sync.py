@@ -151,6 +151,33 @@ def test_the_cycle_measure_is_in_body_units_whatever_the_clip_s_unit_or_heading(
     assert sync.is_cyclic(turned)
 
 
+# --- §5.3: the time warp ---------------------------------------------------------------------
+
+
+def test_a_warp_through_knots_on_a_line_is_that_line():
+    times = np.array([0.0, 9.0, 12.0, 25.0, 28.0])
+    spline = sync.WarpSpline.through(times, 2.0 * times + 5.0)
+    t = np.linspace(0.0, 28.0, 300)
+    np.testing.assert_allclose(spline(t), 2.0 * t + 5.0)
+    np.testing.assert_allclose(spline.derivative(t), 2.0)
+
+
+def test_fig11_warps_stay_strictly_monotone_and_c1_whatever_the_chords():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        m = int(rng.integers(2, 12))
+        times = np.cumsum(rng.uniform(0.5, 20.0, m))
+        own = np.cumsum(rng.uniform(0.5, 20.0, m) * np.exp(rng.uniform(-4.0, 4.0, m)))  # chords up to e^8 apart
+        spline = sync.WarpSpline.through(times, own)
+        assert_monotone_and_c1(spline, spline(np.arange(np.ceil(times[0]), times[-1])))
+        chords = np.diff(own) / np.diff(times)
+        assert spline.slopes[0] == chords[0]  # the motion enters at its own speed
+        # each inner slope lies between the chords either side (Fig. 11 E)
+        inner = spline.slopes[1:-1]
+        assert np.all(inner >= np.minimum(chords[:-1], chords[1:]) * (1 - 1e-12) * sync.SLOPE_LOW)
+        assert np.all(inner <= np.maximum(chords[:-1], chords[1:]) * (1 + 1e-12))
+
+
 # --- §5: synchronization on real clips ------------------------------------------------------
 
 
