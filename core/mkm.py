@@ -51,7 +51,7 @@ from .analysis import foot_contacts, horizontal
 from .contacts import hold_feet
 from .motion import Motion, forward_kinematics
 from .options import ContactOptions
-from .quality import floors_by_foot, foot_levels, foot_positions
+from .quality import floors_by_foot, foot_joints, foot_levels, foot_positions
 from .render import sample, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
 
@@ -323,13 +323,16 @@ def support_contacts(codes: np.ndarray) -> np.ndarray:
 
 
 def held_feet(motion: Motion, contacts: np.ndarray, sources: Sequence[Motion], rig: Rig, up: np.ndarray, *,
-              options: ContactOptions = ContactOptions()) -> Motion:
+              source_joints: Sequence[np.ndarray] | None = None, options: ContactOptions = ContactOptions()) -> Motion:
     """The contact stage (core.contacts.hold_feet) over the whole blend: the feet ``contacts (T, 2)``
     says are down are held where they stand, on the lowest of the sources' floors (as synthesize
-    takes a gap's); the first and last frames stay as blended."""
+    takes a gap's); the first and last frames stay as blended. ``source_joints``: the sources'
+    global joint positions ``(F, J, 3)`` when at hand."""
     if motion.n_frames < 3:
         return motion
-    floor = np.min([foot_levels(foot_positions(m, rig) @ up, m.fps).floor for m in sources], axis=0)
+    feet = ([g[:, foot_joints(rig)] for g in source_joints] if source_joints is not None
+            else [foot_positions(m, rig) for m in sources])
+    floor = np.min([foot_levels(f @ up, m.fps).floor for f, m in zip(feet, sources)], axis=0)
     leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
     return hold_feet(motion, 0, contacts, [(0, motion.n_frames - 1)], rig, up=up, leg=leg,
                      floors=floors_by_foot(floor, rig), options=options)
@@ -548,5 +551,6 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps) for m, g in zip(motions, joints)]
     plan = synchronize(sequences, list(priorities), [int(s) for s in starts], list(weights), n_k=n_k)
     blended, _ = blend_warped(motions, np.asarray(plan.warps, dtype=np.float64), weights, cyclic=cyclic, rig=rig, up=up)
-    held = held_feet(blended, support_contacts(plan.support_at()), motions, rig, up, options=options)
+    held = held_feet(blended, support_contacts(plan.support_at()), motions, rig, up, source_joints=joints,
+                     options=options)
     return held, plan, cyclic
