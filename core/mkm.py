@@ -548,7 +548,8 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     if cyclic is None:
         cyclic = [bool(is_cyclic(m, rig)) for m in motions]
     cyclic = [bool(c) for c in cyclic]
-    sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps) for m, g in zip(motions, joints)]
+    sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps, cyclic=c)
+                 for m, g, c in zip(motions, joints, cyclic)]
     plan = synchronize(sequences, list(priorities), [int(s) for s in starts], list(weights), n_k=n_k)
     blended, _ = blend_warped(motions, np.asarray(plan.warps, dtype=np.float64), weights, cyclic=cyclic, rig=rig, up=up)
     held = held_feet(blended, support_contacts(plan.support_at()), motions, rig, up, source_joints=joints,

@@ -320,3 +320,21 @@ def test_no_sync_writes_the_naive_blend_and_its_plan(two_clips, tmp_path, capsys
     assert np.allclose(written.global_positions(), expected.global_positions(), atol=1e-3)
     report = json.loads(plan.read_text())
     assert report["mode"] == "naive" and report["influences"] == [1.0, 0.75] and report["starts"] == [0, 10]
+
+
+def test_the_synchronized_blend_writes_the_motion_and_its_plan(tmp_path, capsys):
+    pytest.importorskip("core.sync", reason="the synchronization (core.sync) is built in its own branch")
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    import json
+
+    from core.bvh import read_bvh
+
+    walk, run = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "run_happy_001.bvh"
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    assert main(["blend", str(walk), str(run), "-o", str(out), "--plan", str(plan), "--weights", "0.5,0.5",
+                 "--starts", "0,15", "--cyclic", "run_happy_001"]) == 0
+    report = json.loads(plan.read_text())
+    assert report["mode"] == "synchronized" and report["cyclic"] == [False, True] and report["starts"] == [0, 15]
+    assert read_bvh(out).n_frames == report["n_frames"] and "sync" in report
+    assert all(d["frames"] > 0 and d["joins"] == 15 + d["frames"] for d in report["delayed"])
