@@ -273,7 +273,9 @@ def blend_warped(motions: Sequence[Motion], warps: np.ndarray, weights: Sequence
     set under its (blended) parent.
     """
     warps = np.asarray(warps, dtype=np.float64)
-    K, T = warps.shape
+    if warps.ndim != 2 or len(warps) != len(motions) or len(cyclic) != len(motions) or len(weights) != len(motions):
+        raise ValueError(f"give one warp (a row of output frames), weight and cyclic flag per clip ({len(motions)}); "
+                         f"got warps {warps.shape}, {len(weights)} weights, {len(cyclic)} flags")
     first = motions[0]
     n = presence_weights(warps, weights, first.fps, blend_in_s=blend_in_s)
     poses = [sample_motion(m, w, cyclic=c) for m, w, c in zip(motions, warps, cyclic)]
