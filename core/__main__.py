@@ -180,7 +180,8 @@ def cmd_blend(args) -> int:
     outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
     check_outputs({f"clip '{name}'": path for name, path in zip(names, args.clips)}, outputs)
     motions = [read_bvh(path) for path in args.clips]
-    rig = find_rig(motions[0], overrides=_overrides(args.map))
+    # (the naive blend reads no joint roles)
+    rig = None if args.no_sync else find_rig(motions[0], overrides=_overrides(args.map))
     if args.no_sync and cyclic is not None:
         print("note: --cyclic is not used by --no-sync (the NLA does not repeat a strip unless told to)")
     result = blend_clips(motions, names=names, weights=weights, priorities=priorities, starts=starts, cyclic=cyclic,

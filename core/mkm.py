@@ -294,7 +294,8 @@ def blend_warped(motions: Sequence[Motion], warps: np.ndarray, weights: Sequence
     pelvis_rot = quat.mul(heading_rotations(heading, up), tilt)
     pelvis_pos = path + height[:, None] * up
     rotations, positions = placed_pelvis(rotations, positions, first.skeleton.parents, rig.pelvis, pelvis_rot, pelvis_pos)
-    return Motion(first.skeleton, rotations, positions, first.fps), n
+    # (slerps, and products of unit quaternions: no need to check them again)
+    return Motion._trusted(first.skeleton, rotations, positions, first.fps), n
 
 
 def placed_pelvis(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, pelvis: int,
@@ -526,7 +527,8 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     warnings = tuple(bone_length_warnings([Clip(m, 0, name=n) for m, n in zip(motions, names)]))
     if not sync:
         return BlendResult(naive_blend(motions, weights, starts), names, tuple(weights.tolist()),
-                           tuple(priorities.tolist()), tuple(int(s) for s in starts), tuple(bool(c) for c in cyclic or [False] * len(motions)),
+                           # (the NLA repeats no strip unless told to: nothing is cyclic here)
+                           tuple(priorities.tolist()), tuple(int(s) for s in starts), (False,) * len(motions),
                            influences=tuple(nla_influences(weights).tolist()), warnings=warnings)
     motion, plan, cyclic = blend_synchronized(motions, weights, priorities, starts, cyclic=cyclic, rig=rig, n_k=n_k,
                                               options=options)
