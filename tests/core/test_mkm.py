@@ -338,3 +338,17 @@ def test_the_synchronized_blend_writes_the_motion_and_its_plan(tmp_path, capsys)
     assert report["mode"] == "synchronized" and report["cyclic"] == [False, True] and report["starts"] == [0, 15]
     assert read_bvh(out).n_frames == report["n_frames"] and "sync" in report
     assert all(d["frames"] > 0 and d["joins"] == 15 + d["frames"] for d in report["delayed"])
+
+
+def test_bones_of_other_lengths_warn_as_synthesize_does(two_clips, tmp_path, capsys):
+    from dataclasses import replace
+
+    walk = demo_clips()["walk"].motion
+    offsets = walk.skeleton.offsets.copy()
+    offsets[walk.skeleton.index("shin.L")] *= 1.1
+    longer = replace(walk, skeleton=replace(walk.skeleton, offsets=offsets))
+    path = tmp_path / "longer.bvh"
+    path.write_text(format_bvh(longer))
+    assert main(["blend", two_clips[0], str(path), "-o", str(tmp_path / "out.bvh"), "--no-sync"]) == 0
+    out = capsys.readouterr().out
+    assert "warning: clip 'longer' has bones of other lengths than 'walk' (shin.L +10 %)" in out
