@@ -325,6 +325,30 @@ def support_contacts(codes: np.ndarray) -> np.ndarray:
     return np.stack([left, right], axis=-1)
 
 
+def weighted_support(plan, weights: np.ndarray) -> np.ndarray:
+    """The combined support ``(T,)`` at every output frame of a SyncPlan: the ⊕ (Fig. 4, eq. 2)
+    of the elements of the clips that weigh something there, ``weights (K, T)``
+    (:func:`presence_weights`).
+
+    Where every clip weighs something this is ``plan.support_at()``. A clip of weight 0
+    is synchronized as any other (its weight may grow, as an animated influence does) but
+    puts nothing into the pose, so it takes no foot off the floor: with weights 1 and 0 the
+    feet held are the first clip's own, not those its partner's flights (∅ absorbs
+    everything) or supports would leave.
+    """
+    from .sync import Support, combine
+
+    steps = len(plan.combined)
+    step = np.clip(np.searchsorted(plan.boundaries, np.arange(plan.n_frames), side="right") - 1, 0, steps - 1)
+    out = np.full(plan.n_frames, int(Support.DS), dtype=np.int8)  # DS is the neutral element
+    for sequence, elements, w in zip(plan.sequences, plan.elements, weights):
+        element = np.asarray(elements)[step]
+        codes = np.array([sequence.element(int(e))[0] if e >= 0 else int(Support.DS) for e in range(int(element.max()) + 1)]
+                         + [int(Support.DS)], dtype=np.int8)  # (the last: before the clip joins, element -1)
+        out = np.where((w > 0) & (element >= 0), combine(out, codes[element]), out)
+    return out
+
+
 def held_feet(motion: Motion, contacts: np.ndarray, sources: Sequence[Motion], rig: Rig, up: np.ndarray, *,
               source_joints: Sequence[np.ndarray] | None = None, options: ContactOptions = ContactOptions()) -> Motion:
     """The contact stage (core.contacts.hold_feet) over the whole blend: the feet ``contacts (T, 2)``
@@ -555,7 +579,8 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps, cyclic=c)
                  for m, g, c in zip(motions, joints, cyclic)]
     plan = synchronize(sequences, list(priorities), [int(s) for s in starts], list(weights), n_k=n_k)
-    blended, _ = blend_warped(motions, np.asarray(plan.warps, dtype=np.float64), weights, cyclic=cyclic, rig=rig, up=up)
-    held = held_feet(blended, support_contacts(plan.support_at()), motions, rig, up, source_joints=joints,
+    blended, weights_used = blend_warped(motions, np.asarray(plan.warps, dtype=np.float64), weights, cyclic=cyclic,
+                                         rig=rig, up=up)
+    held = held_feet(blended, support_contacts(weighted_support(plan, weights_used)), motions, rig, up, source_joints=joints,
                      options=options)
     return held, plan, cyclic

@@ -352,3 +352,28 @@ def test_bones_of_other_lengths_warn_as_synthesize_does(two_clips, tmp_path, cap
     assert main(["blend", two_clips[0], str(path), "-o", str(tmp_path / "out.bvh"), "--no-sync"]) == 0
     out = capsys.readouterr().out
     assert "warning: clip 'longer' has bones of other lengths than 'walk' (shin.L +10 %)" in out
+
+
+def test_a_clip_of_weight_zero_takes_no_foot_off_the_floor():
+    pytest.importorskip("core.sync", reason="the synchronization (core.sync) is built in its own branch")
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    from core.analysis import foot_contacts
+    from core.bvh import read_bvh
+    from core.mkm import weighted_support
+    from core.rig import detect_up
+    from core.sync import Support, support_sequence, synchronize
+
+    walk = read_bvh(MOCAP / "bandai1" / "walk_normal_001.bvh")
+    run = read_bvh(MOCAP / "bandai1" / "run_happy_001.bvh")
+    rig = find_rig(walk)
+    up = detect_up(walk, rig)
+    sequences = [support_sequence(foot_contacts(m, rig, up=up), m.fps) for m in (walk, run)]
+    plan = synchronize(sequences, [2, 1], [0, 0], [1.0, 0.0])
+    weights = presence_weights(np.asarray(plan.warps, dtype=float), [1.0, 0.0], walk.fps)
+    # the run's flights absorb the walk's double supports in the plan's ⊕ ...
+    assert np.any(plan.support_at() == Support.NONE)
+    # ... but with weight 0 it puts nothing into the pose: the walk's own supports are held
+    support = weighted_support(plan, weights)
+    assert not np.any(support == Support.NONE)
+    assert np.array_equal(weighted_support(plan, np.ones_like(weights)), plan.support_at())
