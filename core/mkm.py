@@ -343,8 +343,9 @@ def weighted_support(plan, weights: np.ndarray) -> np.ndarray:
     out = np.full(plan.n_frames, int(Support.DS), dtype=np.int8)  # DS is the neutral element
     for sequence, elements, w in zip(plan.sequences, plan.elements, weights):
         element = np.asarray(elements)[step]
-        codes = np.array([sequence.element(int(e))[0] if e >= 0 else int(Support.DS) for e in range(int(element.max()) + 1)]
-                         + [int(Support.DS)], dtype=np.int8)  # (the last: before the clip joins, element -1)
+        # each element's code, and DS last: read at element -1, before the clip joins
+        codes = np.array([sequence.element(e)[0] for e in range(int(element.max()) + 1)] + [int(Support.DS)],
+                         dtype=np.int8)
         out = np.where((w > 0) & (element >= 0), combine(out, codes[element]), out)
     return out
 
