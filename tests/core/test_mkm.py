@@ -14,7 +14,7 @@ from core.__main__ import main
 from core.bvh import format_bvh
 from core.demo import demo_clips, demo_skeleton
 from core.mkm import (BLEND_IN_S, blend_root_velocities, blend_warped, nla_influences, naive_blend, own_frames,
-                      presence_weights, root_track, sample_motion, support_contacts, weighted_quaternion_average)
+                      presence_weights, sample_motion, support_contacts, weighted_quaternion_average)
 from core.motion import Motion
 from core.rig import find_rig
 
