@@ -8,6 +8,12 @@ A clip without @START (CLIP.bvh, CLIP.bvh@:CORE_START-CORE_END) runs as soon as
 possible after the clips before it on the command line (2014 section 5); with
 --current FRAME, its blends start after FRAME and output frames up to FRAME stay
 as the clips before it alone give them (eq. 17).
+    python -m core blend A.bvh B.bvh [C.bvh ...] -o OUT.bvh [--weights 0.5,0.5] [--priorities 2,1]
+                         [--starts 0,30] [--cyclic A,B] [--plan PLAN.json] [--no-sync]
+
+blend plays the clips at the same time, each from its start (output frame 0 is
+the earliest), synchronized on their support phases and blended (Ménardais
+2004, core.mkm); --no-sync gives the NLA's frame-by-frame blend instead.
     python -m core demo [--json]
 
 
@@ -132,6 +138,64 @@ def cmd_synthesize(args) -> int:
     return 0
 
 
+def _numbers(text: str | None, flag: str, kind=float) -> list | None:
+    """``"0.5,0.5"`` -> ``[0.5, 0.5]``; None stays None."""
+    if text is None:
+        return None
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(kind(part.strip()))
+        except ValueError:
+            what = "whole numbers" if kind is int else "numbers"
+            raise ValueError(f"{flag} expects {what} separated by commas (for example {flag} "
+                             f"{'0,30' if kind is int else '0.5,0.5'}), got {part.strip()!r} in {text!r}") from None
+    return out
+
+
+def cmd_blend(args) -> int:
+    from pathlib import Path
+
+    from .bvh import format_bvh, read_bvh
+    from .files import check_outputs, write_atomically
+    from .mkm import blend_clips
+    from .rig import find_rig
+
+    names = [Path(path).stem for path in args.clips]
+    weights = _numbers(args.weights, "--weights")
+    priorities = _numbers(args.priorities, "--priorities")
+    starts = _numbers(args.starts, "--starts", int)
+    cyclic = None
+    if args.cyclic is not None:
+        named = [n.strip() for n in args.cyclic.split(",") if n.strip()]
+        unknown = [n for n in named if n not in names]
+        if unknown:
+            raise ValueError(f"--cyclic names {unknown}, which are not clips given; name clips by their file name "
+                             f"without extension: {names}")
+        ambiguous = [n for n in named if names.count(n) > 1]
+        if ambiguous:
+            raise ValueError(f"--cyclic {ambiguous[0]!r} names more than one clip (files of the same name in other "
+                             f"folders); rename one of them")
+        cyclic = [n in named for n in names]
+    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
+    check_outputs({f"clip '{name}'": path for name, path in zip(names, args.clips)}, outputs)
+    motions = [read_bvh(path) for path in args.clips]
+    # (the naive blend reads no joint roles)
+    rig = None if args.no_sync else find_rig(motions[0], overrides=_overrides(args.map))
+    if args.no_sync and cyclic is not None:
+        print("note: --cyclic is not used by --no-sync (the NLA does not repeat a strip unless told to)")
+    result = blend_clips(motions, names=names, weights=weights, priorities=priorities, starts=starts, cyclic=cyclic,
+                         sync=not args.no_sync, rig=rig)
+    texts = {args.output: format_bvh(result.motion)}
+    if args.plan:
+        texts[args.plan] = json.dumps(result.to_dict(), indent=2)
+    for path, text in texts.items():
+        write_atomically(path, text)
+    print(result.summary())
+    print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
+    return 0
+
+
 def cmd_demo(args) -> int:
     from .analysis import analyze
     from .demo import demo_clips
@@ -172,6 +236,21 @@ def main(argv: list[str] | None = None) -> int:
                    help="the output frame being played when the clips without @START are added (eq. 17): output "
                         "frames up to it stay as the clips before them alone give them")
     p.set_defaults(func=cmd_synthesize)
+
+    p = sub.add_parser("blend", help="clips played at the same time, synchronized and blended (Ménardais 2004)")
+    p.add_argument("clips", nargs="+", metavar="CLIP.bvh", help="the clips, on one skeleton (at least two)")
+    p.add_argument("-o", "--output", required=True, help="the BVH file to write (on the first clip's skeleton)")
+    p.add_argument("--weights", metavar="W1,W2,...", help="one weight >= 0 per clip (default: equal)")
+    p.add_argument("--priorities", metavar="P1,P2,...",
+                   help="one priority per clip, higher first (default: in the order given, the first highest)")
+    p.add_argument("--starts", metavar="S1,S2,...", help="the output frame each clip joins at (default: all 0)")
+    p.add_argument("--cyclic", metavar="NAME,...",
+                   help="the clips that repeat, by file name without extension (default: detected)")
+    p.add_argument("--plan", help="also write the plan (the synchronization, weights, delays) as JSON here")
+    p.add_argument("--no-sync", action="store_true",
+                   help="the NLA's frame-by-frame blend instead, no time warp and no contact stage (for comparison)")
+    p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role (repeatable)")
+    p.set_defaults(func=cmd_blend)
 
     p = sub.add_parser("demo", help="analyse the embedded demo clips")
     p.add_argument("--json", action="store_true")

@@ -93,7 +93,7 @@ from .plan import Clip, PairPlan, Rejection, Result
 from .quality import SourceFigures, foot_joints, foot_levels, foot_positions, gap_quality, gap_skate, measure_step
 from .render import blend_start, rendered_until
 from .rig import Rig
-from .synthesize import (_bone_length_warnings, _checked, _composable, _composed, _context, _first_track, _join, _plan,
+from .synthesize import (bone_length_warnings, _checked, _composable, _composed, _context, _first_track, _join, _plan,
                          _sequence, could_be_additional, earliest_after, gap_floors, planned_steps, played_until)
 from .track import Context, Track
 
@@ -338,7 +338,7 @@ class Resynthesis:
         """synthesize's bone-length warnings, again only when the accepted clips change."""
         key = tuple((id(c.motion), c.name) for c in accepted)
         if self._warned is None or self._warned[0] != key:
-            self._warned = (key, tuple(_bone_length_warnings(accepted)))
+            self._warned = (key, tuple(bone_length_warnings(accepted)))
         return self._warned[1]
 
     # ------------------------------------------------------------------

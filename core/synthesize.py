@@ -90,7 +90,7 @@ def synthesize(
     motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
     motion, compositions = _composed(motion, track.first, additional, ctx)
     pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
-    warnings = _bone_length_warnings([c for c in every if c.name not in {r.clip for r in rejected}])
+    warnings = bone_length_warnings([c for c in every if c.name not in {r.clip for r in rejected}])
     return Result(motion, _plan(ctx, track, every, pairs, rejected, warnings, compositions), track.contacts)
 
 
@@ -466,7 +466,7 @@ def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tu
 BONE_LENGTH_TOLERANCE = 0.02
 
 
-def _bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
+def bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
     """A warning for each clip whose bones differ in length from the first clip's by more
     than BONE_LENGTH_TOLERANCE, naming them: the output is on the first clip's skeleton, so
     such a clip's core keeps its joint rotations but not its joint positions."""

@@ -1,0 +1,587 @@
+"""Blending motions played at the same time, synchronized first (Ménardais et al. 2004, MKM).
+
+Three systems share this module's helpers:
+
+synchronized  (:func:`blend_synchronized_clips`) each clip's support-phase
+              sequence (core.sync) is synchronized with the others', which
+              gives each clip a time warp (its own fractional frame at every
+              output frame) and the combined sequence (the ⊕ result); the
+              warped clips are blended (:func:`blend_warped`) and the feet the
+              combined sequence says are down are held (core.contacts);
+naive         (:func:`naive_blend`) what Blender's NLA does when strips on
+              stacked tracks overlap in Replace mode, frame by frame, with no
+              time warp and no contact stage: the comparison the paper's
+              Fig. 17 draws.
+
+Blending (issue item 6; the paper's blending module, [MMKA04]):
+
+* joint rotations by a weighted average of unit quaternions that is
+  consistent in sign (:func:`weighted_quaternion_average`);
+* the body's path (the pelvis: in many capture files a still ``Root`` joint
+  0 carries a ``Hips`` that moves) blended as velocities
+  (:func:`blend_root_velocities`): each clip's horizontal pelvis velocity and
+  yaw rate, expressed in its own heading frame, are blended with the weights
+  and integrated from where the first clip starts, so a side-step plus a
+  forward walk travels diagonally (Fig. 15) where blending positions would
+  drag the body between two places; the pelvis height and its tilt (its
+  rotation without heading) are blended as poses;
+* other local translations linearly.
+
+Weights: a clip plays from the output frame it joins (its warp is NaN
+before); at each output frame the weights of the clips present are
+renormalised over them, and every change of that set is eased with a
+smoothstep over ``BLEND_IN_S`` (:func:`presence_weights`), so a clip that
+joins fades in rather than jumps in.
+
+Conventions: output frames from 0 (the earliest start), end inclusive; clip
+frames fractional where warped; a cyclic clip's frame ``F - 1`` is its frame
+0 of the next cycle (its end pose matches its start), so a warp past it
+repeats the clip, and a non-cyclic clip holds its last frame (§4.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from . import quat
+from .analysis import foot_contacts, horizontal
+from .contacts import hold_feet
+from .motion import Motion, forward_kinematics
+from .options import ContactOptions
+from .quality import floors_by_foot, foot_joints, foot_levels, foot_positions
+from .render import sample, smoothstep
+from .rig import Rig, detect_up, find_rig, leg_length
+
+BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
+
+
+# --------------------------------------------------------------------------
+# sampling at fractional clip frames
+
+
+def own_frames(frames: np.ndarray, n_frames: int, *, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Where fractional clip frames ``frames (T,)`` fall in a clip of ``n_frames``:
+    ``(frames within 0..n_frames - 1, whole cycles before them (T,) int)``.
+
+    A cyclic clip repeats with period ``n_frames - 1`` (its last frame is the
+    first of the next cycle); any other clip holds its ends (§4.3: it returns
+    its last posture). NaN (a clip not playing yet) reads as frame 0.
+    """
+    frames = np.nan_to_num(np.asarray(frames, dtype=np.float64), nan=0.0)
+    last = n_frames - 1
+    if not cyclic or last < 1:
+        return np.clip(frames, 0.0, max(last, 0)), np.zeros(len(frames), dtype=np.int64)
+    cycles = np.floor(frames / last)
+    within = frames - cycles * last
+    # (a frame at the very end of a cycle stays the last frame of that cycle, not frame 0 of the next)
+    return np.clip(within, 0.0, last), cycles.astype(np.int64)
+
+
+def sample_motion(motion: Motion, frames: np.ndarray, *, cyclic: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Local poses ``(rotations (T, J, 4), positions (T, J, 3))`` of ``motion`` at fractional
+    clip frames ``frames (T,)``: rotations slerped between neighbouring frames, translations
+    linear (core.render.sample), past the end repeated (cyclic) or held (:func:`own_frames`).
+
+    The translations of joint 0 come from within the cycle: a cyclic clip's travel over
+    whole cycles is the caller's (:func:`root_track` carries it as velocities).
+    """
+    within, _ = own_frames(frames, motion.n_frames, cyclic=cyclic)
+    return sample(motion.rotations, motion.positions, within)
+
+
+# --------------------------------------------------------------------------
+# rotations
+
+
+def weighted_quaternion_average(quats: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The weighted mean of unit quaternions ``quats (K, ..., 4)`` with ``weights (K, ...)``
+    (non-negative, not all zero along K) -> ``(..., 4)``.
+
+    As a running mean: the first ``k`` averaged, the ``k+1``-th is taken in by slerp with
+    ``w_{k+1} / (w_1 + ... + w_{k+1})``. Each slerp goes the shorter way to the running
+    mean (the ``k+1``-th is flipped into its hemisphere), so ``q`` and ``-q`` give the same
+    mean: the average is consistent in sign whatever the sources' signs. For two
+    quaternions this is ``slerp(q1, q2, w2 / (w1 + w2))`` exactly; for more, it is the
+    weighted mean exactly where they lie on one geodesic, and otherwise close to the
+    Karcher mean where they are close together (one joint's rotations across clips of
+    one kind are); the order (the clips' order, priority first) decides what is left.
+    A quaternion of weight 0 changes nothing: with weights (1, 0) the first comes out
+    bit for bit.
+    """
+    quats = np.asarray(quats, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    if quats.shape[:-1] != weights.shape:
+        raise ValueError(f"weights must have shape {quats.shape[:-1]} (one per quaternion), got {weights.shape}")
+    if np.any(weights < 0):
+        raise ValueError("quaternion weights must be non-negative")
+    mean = quats[0]
+    total = weights[0]
+    for q, w in zip(quats[1:], weights[1:]):
+        total = total + w
+        # (nothing averaged yet: the running mean is this one's, whatever its weight)
+        t = np.where(total > 0, w / np.where(total > 0, total, 1.0), 1.0)
+        moved = quat.slerp(mean, q, t)
+        aligned = np.where(quat.dot(mean, q)[..., None] < 0.0, -q, q)
+        mean = np.where((t == 0.0)[..., None], mean, np.where((t == 1.0)[..., None], aligned, moved))
+    return mean
+
+
+# --------------------------------------------------------------------------
+# weights over time
+
+
+def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blend_in_s: float = BLEND_IN_S) -> np.ndarray:
+    """Each clip's weight ``(K, T)`` at every output frame, from its warp ``warps (K, T)``
+    (NaN where the clip does not play yet) and its weight ``weights (K,)``.
+
+    At a frame, the weights of the clips present are renormalised over them (where all
+    present weigh 0, they share equally: there is nothing else to show). The set
+    present changes where a clip joins; each change eases in along a smoothstep over
+    ``blend_in_s`` seconds from the frame it joins, where its weight is still 0. The
+    weights at a frame are then a convex combination of those of the sets before it
+    (later joins ease in no sooner than earlier ones), so they stay non-negative and sum
+    to 1.
+    """
+    warps = np.asarray(warps, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    present = ~np.isnan(warps)
+    K, T = present.shape
+    joins = np.unique([np.argmax(p) for p in present if p.any()])
+    if not len(joins) or joins[0] != 0:
+        raise ValueError("no clip plays at output frame 0; the earliest start must be frame 0")
+
+    def renormalised(mask: np.ndarray) -> np.ndarray:
+        w = np.where(mask, weights, 0.0)
+        return w / w.sum() if w.sum() > 0 else mask / mask.sum()
+
+    sets = [renormalised(present[:, j]) for j in joins]
+    out = np.repeat(sets[0][:, None], T, axis=1)
+    length = max(blend_in_s * fps, 1.0)
+    frames = np.arange(T)
+    for j, before, after in zip(joins[1:], sets, sets[1:]):
+        out += smoothstep((frames - j) / length)[None] * (after - before)[:, None]
+    return np.clip(out, 0.0, None)
+
+
+# --------------------------------------------------------------------------
+# the body's path as velocities
+
+
+@dataclass(frozen=True)
+class RootTrack:
+    """A clip's pelvis path as what the velocity blend reads, over its own frames ``F``.
+
+    yaw        (F,) heading about ``up``, radians, unwrapped: the pelvis world rotation's
+               twist about ``up``.
+    travel     (F, 3) horizontal displacement summed from frame 0, each frame's step
+               expressed in the heading frame half way through it (so the steps, not
+               the sums, mean something: a step's length and direction relative to where
+               the body faces).
+    height     (F,) the pelvis's height along ``up``.
+    tilt       (F, 4) the pelvis world rotation without its heading: ``yaw^-1 * R``.
+    start      (3,) the pelvis world position at frame 0.
+    """
+
+    yaw: np.ndarray
+    travel: np.ndarray
+    height: np.ndarray
+    tilt: np.ndarray
+    start: np.ndarray
+
+
+def heading_rotations(yaw: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """Turns ``(..., 4)`` by ``yaw (...)`` radians about ``up``."""
+    return quat.from_axis_angle(np.broadcast_to(up, np.shape(yaw) + (3,)), yaw)
+
+
+def yaw_of(rotations: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """The heading ``(...)`` about ``up`` of world rotations ``(..., 4)`` (their twist's angle), in (-2pi, 2pi]."""
+    return 2.0 * np.arctan2(rotations[..., 1:] @ up, rotations[..., 0])
+
+
+def root_track(motion: Motion, rig: Rig, up: np.ndarray) -> RootTrack:
+    """The :class:`RootTrack` of ``motion``'s pelvis (``rig.pelvis``)."""
+    gpos, grot = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [rig.pelvis])
+    pos, rot = gpos[:, 0], grot[:, 0]
+    yaw = np.unwrap(yaw_of(rot, up))
+    tilt = quat.mul(heading_rotations(-yaw, up), rot)
+    mid = 0.5 * (yaw[1:] + yaw[:-1])
+    steps = quat.mul_vec(heading_rotations(-mid, up), horizontal(np.diff(pos, axis=0), up))
+    travel = np.concatenate([np.zeros((1, 3)), np.cumsum(steps, axis=0)])
+    return RootTrack(yaw, travel, pos @ up, tilt, pos[0])
+
+
+def track_at(track: RootTrack, frames: np.ndarray, *, cyclic: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(travel (T, 3), yaw (T,), height (T,), tilt (T, 4))`` of a track at fractional clip
+    frames ``frames (T,)``; past the end a cyclic clip goes on travelling and turning a
+    whole cycle's worth per cycle, another holds still (:func:`own_frames`)."""
+    within, cycles = own_frames(frames, len(track.yaw), cyclic=cyclic)
+    x = np.arange(len(track.yaw), dtype=np.float64)
+    travel = np.stack([np.interp(within, x, track.travel[:, c]) for c in range(3)], axis=-1)
+    travel += cycles[:, None] * track.travel[-1]
+    yaw = np.interp(within, x, track.yaw) + cycles * (track.yaw[-1] - track.yaw[0])
+    height = np.interp(within, x, track.height)
+    tilt, _ = sample(track.tilt[:, None], np.zeros((len(track.yaw), 1, 3)), within)
+    return travel, yaw, height, tilt[:, 0]
+
+
+def blend_root_velocities(travel: np.ndarray, yaw: np.ndarray, weights: np.ndarray, start: np.ndarray,
+                          start_yaw: float, up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The blended horizontal path ``(T, 3)`` and heading ``(T,)``.
+
+    travel   (K, T, 3) each clip's :attr:`RootTrack.travel` at its warp (NaN: not playing);
+    yaw      (K, T) each clip's heading at its warp;
+    weights  (K, T) each clip's weight (:func:`presence_weights`);
+    start, start_yaw  the horizontal position and heading the path starts from.
+
+    Each clip's step between output frames ``t`` and ``t + 1`` is its own, in its own
+    heading frame, and its yaw rate likewise; both are blended with the mean of the
+    weights at ``t`` and ``t + 1`` (a clip that joins weighs 0 at its first frame, so it
+    adds no step from before it played), then integrated: the heading turns by the
+    blended yaw rate, and the step is laid out along the heading half way through it.
+    With one clip of weight 1 this gives back its own path.
+    """
+    step_weights = 0.5 * (weights[:, 1:] + weights[:, :-1])
+    steps = np.nan_to_num(np.diff(travel, axis=1))
+    turns = np.nan_to_num(np.diff(yaw, axis=1))
+    local = np.einsum("kt,ktc->tc", step_weights, steps)
+    turn = np.einsum("kt,kt->t", step_weights, turns)
+    heading = start_yaw + np.concatenate([[0.0], np.cumsum(turn)])
+    mid = 0.5 * (heading[1:] + heading[:-1])
+    world = quat.mul_vec(heading_rotations(mid, up), local)
+    path = horizontal(np.asarray(start, dtype=np.float64), up) + np.concatenate([np.zeros((1, 3)), np.cumsum(world, axis=0)])
+    return path, heading
+
+
+# --------------------------------------------------------------------------
+# the synchronized blend
+
+
+def blend_warped(motions: Sequence[Motion], warps: np.ndarray, weights: Sequence[float], *, cyclic: Sequence[bool],
+                 rig: Rig, up: np.ndarray, blend_in_s: float = BLEND_IN_S) -> tuple[Motion, np.ndarray]:
+    """The clips ``motions`` played along their warps ``warps (K, T)`` (each clip's own
+    fractional frame at every output frame, NaN before it joins) and blended with
+    ``weights (K,)`` (issue item 6), on the first clip's skeleton; and the weights used
+    at every frame ``(K, T)`` (:func:`presence_weights`).
+
+    Joint rotations: :func:`weighted_quaternion_average`; translations linearly; the
+    pelvis: its path and heading by :func:`blend_root_velocities` from where the first
+    clip playing at output frame 0 has it, its height and tilt blended as poses, then
+    set under its (blended) parent.
+    """
+    warps = np.asarray(warps, dtype=np.float64)
+    if warps.ndim != 2 or len(warps) != len(motions) or len(cyclic) != len(motions) or len(weights) != len(motions):
+        raise ValueError(f"give one warp (a row of output frames), weight and cyclic flag per clip ({len(motions)}); "
+                         f"got warps {warps.shape}, {len(weights)} weights, {len(cyclic)} flags")
+    first = motions[0]
+    n = presence_weights(warps, weights, first.fps, blend_in_s=blend_in_s)
+    poses = [sample_motion(m, w, cyclic=c) for m, w, c in zip(motions, warps, cyclic)]
+    rotations = weighted_quaternion_average(np.stack([r for r, _ in poses]), np.repeat(n[:, :, None], len(first.skeleton), axis=2))
+    positions = np.einsum("kt,ktjc->tjc", n, np.stack([p for _, p in poses]))
+    tracks = [track_at(root_track(m, rig, up), w, cyclic=c) for m, w, c in zip(motions, warps, cyclic)]
+    present = ~np.isnan(warps)
+    travel = np.where(present[:, :, None], np.stack([t[0] for t in tracks]), np.nan)
+    yaw = np.where(present, np.stack([t[1] for t in tracks]), np.nan)
+    lead = int(np.argmax(present[:, 0]))  # the first clip playing at output frame 0
+    lead_pos = forward_kinematics(poses[lead][0][:1], poses[lead][1][:1], first.skeleton.parents, [rig.pelvis],
+                                  rotations_out=False)[0][0, 0]
+    path, heading = blend_root_velocities(travel, yaw, n, lead_pos, float(yaw[lead, 0]), up)
+    height = np.einsum("kt,kt->t", n, np.stack([t[2] for t in tracks]))
+    tilt = weighted_quaternion_average(np.stack([t[3] for t in tracks]), n)
+    pelvis_rot = quat.mul(heading_rotations(heading, up), tilt)
+    pelvis_pos = path + height[:, None] * up
+    rotations, positions = placed_pelvis(rotations, positions, first.skeleton.parents, rig.pelvis, pelvis_rot, pelvis_pos)
+    # (slerps, and products of unit quaternions: no need to check them again)
+    return Motion._trusted(first.skeleton, rotations, positions, first.fps), n
+
+
+def placed_pelvis(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, pelvis: int,
+                  world_rotation: np.ndarray, world_position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Local poses ``(T, J, 4), (T, J, 3)`` with the pelvis's local transform set so that
+    its world transform is ``world_rotation (T, 4)``, ``world_position (T, 3)`` under its
+    parent as the poses have it (the pelvis may hang below a ``Root`` joint 0)."""
+    rotations, positions = rotations.copy(), positions.copy()
+    parent = parents[pelvis]
+    if parent < 0:
+        rotations[:, pelvis], positions[:, pelvis] = world_rotation, world_position
+        return rotations, positions
+    gpos, grot = forward_kinematics(rotations, positions, parents, [parent])
+    rotations[:, pelvis] = quat.inv_mul(grot[:, 0], world_rotation)
+    positions[:, pelvis] = quat.inv_mul_vec(grot[:, 0], world_position - gpos[:, 0])
+    return rotations, positions
+
+
+def support_contacts(codes: np.ndarray) -> np.ndarray:
+    """``(T, 2)`` bool (left, right) feet down from combined support codes ``(T,)`` (core.sync.Support:
+    DS both, LS the left, RS the right; none in flight, none on an error, which a plan that
+    synchronized has not)."""
+    codes = np.asarray(codes)
+    # codes 0-3 are core.analysis.Phase's: DS 0, LS 1, RS 2, NONE 3 (and ERR 4)
+    left = (codes == 0) | (codes == 1)
+    right = (codes == 0) | (codes == 2)
+    return np.stack([left, right], axis=-1)
+
+
+def weighted_support(plan, weights: np.ndarray) -> np.ndarray:
+    """The combined support ``(T,)`` at every output frame of a SyncPlan: the ⊕ (Fig. 4, eq. 2)
+    of the elements of the clips that weigh something there, ``weights (K, T)``
+    (:func:`presence_weights`).
+
+    Where every clip weighs something this is ``plan.support_at()``. A clip of weight 0
+    is synchronized as any other (its weight may grow, as an animated influence does) but
+    puts nothing into the pose, so it takes no foot off the floor: with weights 1 and 0 the
+    feet held are the first clip's own, not those its partner's flights (∅ absorbs
+    everything) or supports would leave.
+    """
+    from .sync import Support, combine
+
+    steps = len(plan.combined)
+    step = np.clip(np.searchsorted(plan.boundaries, np.arange(plan.n_frames), side="right") - 1, 0, steps - 1)
+    out = np.full(plan.n_frames, int(Support.DS), dtype=np.int8)  # DS is the neutral element
+    for sequence, elements, w in zip(plan.sequences, plan.elements, weights):
+        element = np.asarray(elements)[step]
+        # each element's code, and DS last: read at element -1, before the clip joins
+        codes = np.array([sequence.element(e)[0] for e in range(int(element.max()) + 1)] + [int(Support.DS)],
+                         dtype=np.int8)
+        out = np.where((w > 0) & (element >= 0), combine(out, codes[element]), out)
+    return out
+
+
+def held_feet(motion: Motion, contacts: np.ndarray, sources: Sequence[Motion], rig: Rig, up: np.ndarray, *,
+              source_joints: Sequence[np.ndarray] | None = None, options: ContactOptions = ContactOptions()) -> Motion:
+    """The contact stage (core.contacts.hold_feet) over the whole blend: the feet ``contacts (T, 2)``
+    says are down are held where they stand, on the lowest of the sources' floors (as synthesize
+    takes a gap's); the first and last frames stay as blended. ``source_joints``: the sources'
+    global joint positions ``(F, J, 3)`` when at hand."""
+    if motion.n_frames < 3:
+        return motion
+    feet = ([g[:, foot_joints(rig)] for g in source_joints] if source_joints is not None
+            else [foot_positions(m, rig) for m in sources])
+    floor = np.min([foot_levels(f @ up, m.fps).floor for f, m in zip(feet, sources)], axis=0)
+    leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
+    return hold_feet(motion, 0, contacts, [(0, motion.n_frames - 1)], rig, up=up, leg=leg,
+                     floors=floors_by_foot(floor, rig), options=options)
+
+
+# --------------------------------------------------------------------------
+# the naive blend: Blender's NLA, Replace mode
+
+
+def nla_influences(weights: Sequence[float]) -> np.ndarray:
+    """Influences ``(K,)`` of strips on stacked tracks, the first at the bottom, that the NLA's
+    Replace mode turns into final contributions equal to the normalised ``weights``.
+
+    Replace mode evaluates from the bottom up, ``r_k = r_{k-1} (1 - u_k) + v_k u_k``, so
+    the k-th value's final contribution is ``u_k * prod_{j > k} (1 - u_j)``. With
+    ``u_1 = 1`` (what lies under the bottom strip contributes nothing) and
+    ``u_k = w_k / S_k``, ``S_k = w_1 + ... + w_k``, the product telescopes:
+    ``1 - u_j = S_{j-1} / S_j``, so the contribution is ``(w_k / S_k) (S_k / S_K) =
+    w_k / S_K``. Where ``S_k = 0`` (all weights up to k are 0) the influence is 1: the
+    first later strip of weight > 0 has influence 1 and takes their place.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    S = np.cumsum(w)
+    u = np.where(S > 0, w / np.where(S > 0, S, 1.0), 1.0)
+    u[0] = 1.0
+    return u
+
+
+def naive_blend(motions: Sequence[Motion], weights: Sequence[float], starts: Sequence[int]) -> Motion:
+    """What Blender's NLA shows, frame by frame, for clips ``motions`` on stacked tracks
+    (the first at the bottom) in Replace mode with :func:`nla_influences` of ``weights``,
+    clip ``k``'s strip starting at output frame ``starts[k]`` (output frame 0 is the
+    earliest start; the output ends when the last clip ends).
+
+    No time warp and no contact stage. Each strip is its track's only one and so has
+    the NLA's default extrapolation, Hold: before it starts it shows its first frame, and
+    after it ends its last. Every channel is blended as the NLA does,
+    ``r * (1 - u) + v * u`` from the bottom up: local translations (joint 0's world
+    position, the pose bones' locations: the map between the two is affine and the
+    contributions sum to 1, so it commutes) and the quaternions component by component,
+    each clip's keyed as the add-on keys them (signs continuous over time,
+    addon.convert.bone_channels), normalised as Blender does when it poses a bone
+    (a conjugation by the bone's rest, which maps core rotations to pose-bone ones, is
+    linear and keeps lengths, so this too commutes).
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    first = motions[0]
+    origin = int(starts.min())
+    T = int(max(s + m.n_frames for s, m in zip(starts, motions))) - origin
+    t = np.arange(T)
+    u = nla_influences(weights)
+    rot = pos = None
+    for m, s, influence in zip(motions, starts, u):
+        frames = np.clip(t + origin - s, 0, m.n_frames - 1)
+        v_rot = quat.unroll(m.rotations, axis=0)[frames]
+        v_pos = m.positions[frames]
+        if rot is None:
+            # (the bottom strip at influence 1 replaces what lies beneath entirely)
+            rot, pos = v_rot * influence, v_pos * influence
+        else:
+            rot = rot * (1.0 - influence) + v_rot * influence
+            pos = pos * (1.0 - influence) + v_pos * influence
+    norm = quat.length(rot, keepdims=True)
+    # a quaternion blended to zero (two opposite keys half and half) poses as the rest
+    rot = np.where(norm > 1e-12, rot / np.maximum(norm, 1e-12), quat.identity(rot.shape[:-1]))
+    return Motion(first.skeleton, rot, pos, first.fps)
+
+
+# --------------------------------------------------------------------------
+# clips to a blend: the one entry point the command line calls
+
+
+@dataclass(frozen=True, eq=False)
+class BlendResult:
+    """A blend of clips played at the same time and what decided it.
+
+    motion      the output, on the first clip's skeleton, from output frame 0 (the earliest start);
+    names       the clips' names, in the order given;
+    weights, priorities, starts, cyclic  as used, per clip (weights as given, not normalised);
+    plan        the core.sync SyncPlan (None for the naive blend);
+    influences  per clip, the NLA influence of the naive blend (None for the synchronized one);
+    warnings    about the clips (bones of other lengths than the first clip's).
+    """
+
+    motion: Motion
+    names: tuple[str, ...]
+    weights: tuple[float, ...]
+    priorities: tuple[float, ...]
+    starts: tuple[int, ...]
+    cyclic: tuple[bool, ...]
+    plan: object | None = None
+    influences: tuple[float, ...] | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    def delayed(self) -> list[dict]:
+        """The clips the synchronization delayed: ``[{"clip", "frames", "joins"}]`` (output frames)."""
+        if self.plan is None:
+            return []
+        return [{"clip": name, "frames": int(d), "joins": int(s + d)}
+                for name, s, d in zip(self.names, self.starts, self.plan.delays) if d]
+
+    def to_dict(self) -> dict:
+        out = {
+            "mode": "naive" if self.plan is None else "synchronized",
+            "clips": list(self.names),
+            "weights": list(self.weights),
+            "priorities": list(self.priorities),
+            "starts": list(self.starts),
+            "cyclic": list(self.cyclic),
+            "n_frames": self.motion.n_frames,
+            "fps": self.motion.fps,
+            "warnings": list(self.warnings),
+        }
+        if self.plan is not None:
+            out["delayed"] = self.delayed()
+            out["sync"] = self.plan.to_dict()
+        if self.influences is not None:
+            out["influences"] = list(self.influences)
+        return out
+
+    def summary(self) -> str:
+        lines = [f"{'naive' if self.plan is None else 'synchronized'} blend of {len(self.names)} clips, "
+                 f"{self.motion.n_frames} frames at {self.motion.fps:g} fps"]
+        for k, name in enumerate(self.names):
+            extra = f", influence {self.influences[k]:.3f}" if self.influences is not None else ""
+            lines.append(f"  '{name}': weight {self.weights[k]:g}, priority {self.priorities[k]:g}, starts at "
+                         f"{self.starts[k]}{', cyclic' if self.cyclic[k] else ''}{extra}")
+        lines += [f"  delayed: '{d['clip']}' by {d['frames']} frames (joins at {d['joins']})" for d in self.delayed()]
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights, priorities, starts
+                        ) -> tuple[list[Motion], np.ndarray, np.ndarray, np.ndarray]:
+    """The clips (resampled to the first one's rate) and their weights, priorities and starts as
+    arrays, or ``ValueError`` saying what to fix."""
+    K = len(motions)
+    if K < 2:
+        raise ValueError(f"blending needs at least two clips, got {K}")
+    weights = _per_clip(weights, K, "weights", [1.0] * K)
+    priorities = _per_clip(priorities, K, "priorities", list(range(K, 0, -1)))
+    starts = _per_clip(starts, K, "starts", [0] * K)
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError(f"weights must be non-negative numbers, got {weights.tolist()}")
+    if weights.sum() <= 0:
+        raise ValueError("the weights sum to 0: give at least one clip a weight above 0")
+    if not np.all(np.isfinite(priorities)):
+        raise ValueError(f"priorities must be numbers, got {priorities.tolist()}")
+    if np.any(starts != np.round(starts)) or np.any(starts < 0):
+        raise ValueError(f"starts must be whole output frames from 0, got {starts.tolist()}")
+    ref = motions[0]
+    out = []
+    for m, name in zip(motions, names):
+        if m.n_frames < 2:
+            raise ValueError(f"clip '{name}' has {m.n_frames} frame(s); a clip to blend needs at least two")
+        if m.skeleton.names != ref.skeleton.names or not np.array_equal(m.skeleton.parents, ref.skeleton.parents):
+            missing = sorted(set(ref.skeleton.names) ^ set(m.skeleton.names))
+            detail = f"joints only in one of them: {missing[:6]}" if missing else "the same joints, another hierarchy or order"
+            raise ValueError(f"clip '{name}' is on another skeleton than '{names[0]}' ({detail}); all clips blended "
+                             f"must share one skeleton")
+        # (a clip at another frame rate plays at the first one's, in seconds)
+        out.append(m if abs(m.fps - ref.fps) <= 1e-4 * ref.fps else m.resampled(ref.fps))
+    return out, weights, priorities, starts.astype(np.int64) - int(starts.min())
+
+
+def _per_clip(values, K: int, what: str, default) -> np.ndarray:
+    values = default if values is None else list(values)
+    if len(values) != K:
+        raise ValueError(f"{what}: give one per clip ({K}), got {len(values)}: {list(values)}")
+    return np.asarray(values, dtype=np.float64)
+
+
+def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None, weights=None, priorities=None,
+                starts=None, cyclic: Sequence[bool] | None = None, sync: bool = True, rig: Rig | None = None,
+                n_k: int = 5, options: ContactOptions = ContactOptions()) -> BlendResult:
+    """Clips played at the same time, blended (the entry point of ``python -m core blend``).
+
+    weights     per clip, >= 0, not all 0 (default equal), normalised over the clips playing;
+    priorities  per clip, higher first (default: in the order given, the first highest);
+    starts      per clip, the output frame it joins (default 0; the earliest is output frame 0);
+    cyclic      per clip, whether it repeats (default: core.sync.is_cyclic decides);
+    sync        True: synchronized (Ménardais 2004); False: the NLA's naive blend.
+    """
+    names = tuple(names) if names is not None else tuple(f"clip {k + 1}" for k in range(len(motions)))
+    motions, weights, priorities, starts = checked_blend_input(motions, names, weights, priorities, starts)
+    from .synthesize import bone_length_warnings  # (synthesize's own check of the same thing)
+    from .plan import Clip
+
+    warnings = tuple(bone_length_warnings([Clip(m, 0, name=n) for m, n in zip(motions, names)]))
+    if not sync:
+        return BlendResult(naive_blend(motions, weights, starts), names, tuple(weights.tolist()),
+                           # (the NLA repeats no strip unless told to: nothing is cyclic here)
+                           tuple(priorities.tolist()), tuple(int(s) for s in starts), (False,) * len(motions),
+                           influences=tuple(nla_influences(weights).tolist()), warnings=warnings)
+    motion, plan, cyclic = blend_synchronized(motions, weights, priorities, starts, cyclic=cyclic, rig=rig, n_k=n_k,
+                                              options=options)
+    return BlendResult(motion, names, tuple(weights.tolist()), tuple(priorities.tolist()), tuple(int(s) for s in starts),
+                       tuple(cyclic), plan=plan, warnings=warnings)
+
+
+def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, priorities: np.ndarray, starts: np.ndarray, *,
+                       cyclic: Sequence[bool] | None = None, rig: Rig | None = None, n_k: int = 5,
+                       options: ContactOptions = ContactOptions()) -> tuple[Motion, object, list[bool]]:
+    """Synchronized blend of checked clips (:func:`checked_blend_input`): each clip's support-phase
+    sequence (§4), their synchronization and time warps (§5, core.sync), the warped clips
+    blended (:func:`blend_warped`) and the feet the combined sequence says are down held
+    (:func:`held_feet`). Returns the motion, the SyncPlan and whether each clip was cyclic."""
+    from .sync import is_cyclic, support_sequence, synchronize
+
+    first = motions[0]
+    rig = rig or find_rig(first)
+    joints = [forward_kinematics(m.rotations, m.positions, m.skeleton.parents, rotations_out=False)[0] for m in motions]
+    up = detect_up(first, rig, joints[0])
+    if cyclic is None:
+        cyclic = [bool(is_cyclic(m, rig)) for m in motions]
+    cyclic = [bool(c) for c in cyclic]
+    sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps, cyclic=c)
+                 for m, g, c in zip(motions, joints, cyclic)]
+    plan = synchronize(sequences, list(priorities), [int(s) for s in starts], list(weights), n_k=n_k)
+    blended, weights_used = blend_warped(motions, np.asarray(plan.warps, dtype=np.float64), weights, cyclic=cyclic,
+                                         rig=rig, up=up)
+    held = held_feet(blended, support_contacts(weighted_support(plan, weights_used)), motions, rig, up, source_joints=joints,
+                     options=options)
+    return held, plan, cyclic
