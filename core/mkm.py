@@ -54,6 +54,7 @@ from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels, foot_positions
 from .render import sample, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
+from .sync import Support, combine, is_cyclic, support_sequence, synchronize
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
 
@@ -336,8 +337,6 @@ def weighted_support(plan, weights: np.ndarray) -> np.ndarray:
     feet held are the first clip's own, not those its partner's flights (∅ absorbs
     everything) or supports would leave.
     """
-    from .sync import Support, combine
-
     steps = len(plan.combined)
     step = np.clip(np.searchsorted(plan.boundaries, np.arange(plan.n_frames), side="right") - 1, 0, steps - 1)
     out = np.full(plan.n_frames, int(Support.DS), dtype=np.int8)  # DS is the neutral element
@@ -568,8 +567,6 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     sequence (§4), their synchronization and time warps (§5, core.sync), the warped clips
     blended (:func:`blend_warped`) and the feet the combined sequence says are down held
     (:func:`held_feet`). Returns the motion, the SyncPlan and whether each clip was cyclic."""
-    from .sync import is_cyclic, support_sequence, synchronize
-
     first = motions[0]
     rig = rig or find_rig(first)
     joints = [forward_kinematics(m.rotations, m.positions, m.skeleton.parents, rotations_out=False)[0] for m in motions]

@@ -323,7 +323,6 @@ def test_no_sync_writes_the_naive_blend_and_its_plan(two_clips, tmp_path, capsys
 
 
 def test_the_synchronized_blend_writes_the_motion_and_its_plan(tmp_path, capsys):
-    pytest.importorskip("core.sync", reason="the synchronization (core.sync) is built in its own branch")
     if not MOCAP.is_dir():
         pytest.skip("no real capture")
     import json
@@ -355,7 +354,6 @@ def test_bones_of_other_lengths_warn_as_synthesize_does(two_clips, tmp_path, cap
 
 
 def test_a_clip_of_weight_zero_takes_no_foot_off_the_floor():
-    pytest.importorskip("core.sync", reason="the synchronization (core.sync) is built in its own branch")
     if not MOCAP.is_dir():
         pytest.skip("no real capture")
     from core.analysis import foot_contacts
