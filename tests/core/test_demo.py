@@ -78,13 +78,18 @@ def test_clips_start_and_end_standing_on_both_feet(clips30):
         assert clip.contacts[0].all() and clip.contacts[-1].all(), clip.name
 
 
+def assert_rest_bone_lengths(clip) -> None:
+    """Every bone of ``clip`` keeps its rest length in every frame."""
+    skel = clip.motion.skeleton
+    g = clip.motion.global_positions()
+    bones = np.linalg.norm(g[:, 1:] - g[:, skel.parents[1:]], axis=-1)
+    np.testing.assert_allclose(bones, np.broadcast_to(np.linalg.norm(skel.offsets[1:], axis=-1), bones.shape),
+                               atol=1e-9, err_msg=clip.name)
+
+
 def test_bone_lengths_are_the_rest_offsets_in_every_frame(clips30):
     for clip in clips30.values():
-        skel = clip.motion.skeleton
-        g = clip.motion.global_positions()
-        bones = np.linalg.norm(g[:, 1:] - g[:, skel.parents[1:]], axis=-1)
-        np.testing.assert_allclose(bones, np.broadcast_to(np.linalg.norm(skel.offsets[1:], axis=-1), bones.shape),
-                                   atol=1e-9, err_msg=clip.name)
+        assert_rest_bone_lengths(clip)
 
 
 def test_planted_feet_do_not_move_and_sit_on_the_floor(clips):
@@ -253,11 +258,7 @@ def test_hops_are_as_truthful_as_the_other_clips(hops):
     for fps, by_name in hops.items():
         assert tuple(by_name) == ("hop_right", "hop_left")
         for clip in by_name.values():
-            skel = clip.motion.skeleton
-            g = clip.motion.global_positions()
-            bones = np.linalg.norm(g[:, 1:] - g[:, skel.parents[1:]], axis=-1)
-            np.testing.assert_allclose(bones, np.broadcast_to(np.linalg.norm(skel.offsets[1:], axis=-1), bones.shape),
-                                       atol=1e-9, err_msg=clip.name)
+            assert_rest_bone_lengths(clip)
             feet = foot_positions(clip)
             assert feet[..., 0, 2].min() > ANKLE_HEIGHT - 1e-9 and feet[..., 1, 2].min() > BALL_HEIGHT - 1e-9
             for side in range(2):
