@@ -572,7 +572,7 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     joints = [forward_kinematics(m.rotations, m.positions, m.skeleton.parents, rotations_out=False)[0] for m in motions]
     up = detect_up(first, rig, joints[0])
     if cyclic is None:
-        cyclic = [bool(is_cyclic(m, rig)) for m in motions]
+        cyclic = [bool(is_cyclic(m, rig, up=up)) for m in motions]
     cyclic = [bool(c) for c in cyclic]
     sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps, cyclic=c)
                  for m, g, c in zip(motions, joints, cyclic)]

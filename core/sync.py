@@ -231,7 +231,7 @@ def _descendants(parents: np.ndarray, joint: int) -> np.ndarray:
     return np.flatnonzero(below)
 
 
-def cycle_mismatch(motion: Motion, rig: Rig | None = None) -> tuple[float, float]:
+def cycle_mismatch(motion: Motion, rig: Rig | None = None, *, up: np.ndarray | None = None) -> tuple[float, float]:
     """How far a clip's end is from its start: (pose gap in leg lengths, velocity gap in leg lengths per second).
 
     Every joint is placed relative to the pelvis, in the frame of the
@@ -240,12 +240,13 @@ def cycle_mismatch(motion: Motion, rig: Rig | None = None) -> tuple[float, float
     velocity in that frame. The pose gap is the largest joint distance
     between the first and the last frame; the velocity gap is the largest
     change of velocity across the seam (last frame -> second frame) beyond
-    the changes the clip itself makes in the frames either side.
+    the changes the clip itself makes in the frames either side. ``up``: the
+    clip's up axis when the caller knows it (``rig.detect_up``).
     """
     if motion.n_frames < 3:
         raise ValueError(f"a clip needs at least 3 frames to compare its end with its start, got {motion.n_frames}")
     rig = rig or find_rig(motion)
-    up = detect_up(motion, rig)
+    up = detect_up(motion, rig) if up is None else np.asarray(up, dtype=np.float64)
     leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
     F = motion.n_frames
     picked = np.array([0, 1, 2, F - 3, F - 2, F - 1])  # three frames at the start, three at the end
@@ -277,16 +278,18 @@ def is_cyclic(
     *,
     pose_tolerance: float = 0.05,
     velocity_tolerance: float = 1.5,
+    up: np.ndarray | None = None,
 ) -> bool:
     """§4.3: do the clip's end pose and velocity match its start, so that it can repeat as a whole?
 
     pose_tolerance      largest joint distance allowed between the first and
                         the last frame (:func:`cycle_mismatch`), in leg lengths.
     velocity_tolerance  largest velocity difference allowed, in leg lengths per second.
+    up                  the clip's up axis when the caller knows it.
     """
     if motion.n_frames < 3:
         return False
-    pose_gap, velocity_gap = cycle_mismatch(motion, rig)
+    pose_gap, velocity_gap = cycle_mismatch(motion, rig, up=up)
     return pose_gap <= pose_tolerance and velocity_gap <= velocity_tolerance
 
 
