@@ -79,9 +79,87 @@ class _Foot:
         object.__setattr__(self, "toe_offset", offset)
 
 
+@dataclass(frozen=True)
+class SourceFeet:
+    """What the sources' own feet do at every frame of a blend of motions played at the
+    same time (core.mkm), weighted as the blend weighs them: the contact stage given this
+    moves a foot down as they move theirs rather than holding it still, so a blend that
+    equals one of its sources is left as it is, and two feet planted in different places,
+    blended (the blend slides), move only as the sources' own do.
+
+    steps      (F, 2, 3) each foot's step across the floor from the frame before (zero at
+               frame 0), of the part of it on the floor (its ankle, or its toe through
+               heel-off, as :func:`_planted` pivots), in the blend's world: each source's
+               step turned from its body's heading to the blend's, weighted;
+    turns      (F, 2) how far each foot's heading (its twist about up) turns from the
+               frame before, radians, weighted;
+    clearance  (F, 2) how high the foot's lowest point (ankle or toe) stands above the
+               sources' floors, weighted;
+    reach      (F, 2) the highest of those clearances among the sources that weigh
+               something: how high their own swings go;
+    floors     (2, 2) the floors of (ankle, toe) for (left, right) these are measured from:
+               the sources' own, weighted (the blend stands as high as they do, weighted).
+    """
+
+    steps: np.ndarray
+    turns: np.ndarray
+    clearance: np.ndarray
+    reach: np.ndarray
+    floors: np.ndarray
+
+    def foot(self, k: int, frames: slice) -> "SourceFeet":
+        """Foot ``k``'s figures over ``frames``."""
+        return SourceFeet(*(a[frames, k] for a in (self.steps, self.turns, self.clearance, self.reach)), self.floors[k])
+
+
+def source_feet(ankles: np.ndarray, rotations: np.ndarray, toes: np.ndarray | None, weights: np.ndarray,
+                floors: np.ndarray, headings: np.ndarray, heading: np.ndarray, *, up: np.ndarray, leg: float,
+                options: ContactOptions = ContactOptions()) -> SourceFeet:
+    """:class:`SourceFeet` of K sources at F frames: their ankles ``(K, F, 2, 3)`` and ankle world
+    rotations ``(K, F, 2, 4)``, their toes ``(K, F, 2, 3)`` (None: no toe joints), (left, right),
+    continuous over the frames (a repeated clip carried on by its travel); ``weights (K, F)``
+    (non-negative, summing to 1 at each frame), each source's floors ``(K, 2, 2)``
+    (core.quality.floors_by_foot), its body's heading ``headings (K, F)`` and the blend's
+    ``heading (F,)`` (radians about ``up``, unwrapped). Steps and turns are weighted by the
+    mean of the weights at both ends of the step."""
+    ankles, rotations, weights = (np.asarray(a, dtype=np.float64) for a in (ankles, rotations, weights))
+    floors = np.asarray(floors, dtype=np.float64)
+    heights = ankles @ up - floors[:, None, :, 0]
+    # (each floor weighted by the source's mean weight: with weights 1 and 0 throughout, the first's)
+    floor = np.einsum("k,kfs->fs", weights.mean(axis=1), floors)
+    moves = np.diff(ankles, axis=1)
+    if toes is not None:
+        toe_heights = np.asarray(toes) @ up - floors[:, None, :, 1]
+        s = smoothstep((heights - toe_heights) / (options.heel_rise * leg))[..., None]
+        s = 0.5 * (s[:, 1:] + s[:, :-1])
+        # how the part of the foot on the floor moves (not how the pivot passes from heel to toe)
+        moves = (1.0 - s) * moves + s * np.diff(toes, axis=1)
+        heights = np.minimum(heights, toe_heights)
+    turns = _wrapped(np.diff(_heading(rotations, up), axis=1))
+    step_weights = 0.5 * (weights[:, 1:] + weights[:, :-1])
+    # each source's step from its body's heading to the blend's, half way through the step
+    between = lambda a: 0.5 * (a[..., 1:] + a[..., :-1])  # noqa: E731
+    to_blend = quat.from_axis_angle(up, (between(heading)[None] - between(np.asarray(headings)))[..., None])
+    steps = np.einsum("kf,kfsc->fsc", step_weights, quat.mul_vec(to_blend, horizontal(moves, up)))
+    return SourceFeet(np.concatenate([np.zeros((1, 2, 3)), steps]),
+                      np.concatenate([np.zeros((1, 2)), np.einsum("kf,kfs->fs", step_weights, turns)]),
+                      np.einsum("kf,kfs->fs", weights, heights),
+                      np.where(weights[..., None] > 0, heights, -np.inf).max(axis=0), floor)
+
+
+def _heading(rotations: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """The twist ``(...)`` about ``up`` of world rotations ``(..., 4)``, radians."""
+    return 2.0 * np.arctan2(rotations[..., 1:] @ up, rotations[..., 0])
+
+
+def _wrapped(angles: np.ndarray) -> np.ndarray:
+    """Angles brought into [-pi, pi)."""
+    return (angles + np.pi) % (2.0 * np.pi) - np.pi
+
+
 def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple[int, int]], rig: Rig, *,
               up: np.ndarray, leg: float, floors: np.ndarray, steps: list[dict] | None = None,
-              options: ContactOptions = ContactOptions()) -> Motion:
+              sources: SourceFeet | None = None, options: ContactOptions = ContactOptions()) -> Motion:
     """``motion`` with its feet held over each of output frames ``gaps`` (inclusive, cores at both ends).
 
     motion, first  the output and the timeline frame of its frame 0;
@@ -90,7 +168,13 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                    or one such per gap;
     steps          per gap, {foot (0 left, 1 right): [(first, last), ...]} output frames
                    over which the plan has that foot step: it stands on the first, is in
-                   the air after it and lands on the last (inside the gap).
+                   the air after it and lands on the last (inside the gap);
+    sources        what the sources' own feet do at every frame of ``motion``, for a blend of
+                   motions played at the same time (core.mkm): a foot down moves and turns
+                   as theirs do, weighted, not held still; it stands between the
+                   rule's floor and their own clearance; a swing is lifted and kept above
+                   the floor no higher than theirs go (so a blend equal to one source is
+                   left as it is). None (synthesis): held still, on the floor.
 
     The legs of every gap are solved in one evaluation of the whole motion.
     """
@@ -142,7 +226,8 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
             foot = _Foot(gpos[:, k], grot[:, k], toe_local)
             window = slice(g0, g1 + 1)
             targets[window, k], rotations[window, k], active[window, k] = _held_foot(
-                foot, down[:, k], slots[k], up, leg, gap_floors[k], options, landings[k], fps=motion.fps)
+                foot, down[:, k], slots[k], up, leg, gap_floors[k], options, landings[k], fps=motion.fps,
+                own=None if sources is None else sources.foot(k, window))
     if not active.any():
         return motion
     return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations, evaluated=evaluated)
@@ -181,18 +266,22 @@ def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[
 
 
 def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: np.ndarray, leg: float,
-               floors: np.ndarray, options: ContactOptions, landings: dict | None = None, *, fps: float
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               floors: np.ndarray, options: ContactOptions, landings: dict | None = None, *, fps: float,
+               own: SourceFeet | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World ankle targets ``(n, 3)``, ankle rotations ``(n, 4)`` and where they apply ``(n,)``
     for one foot over the gap (frame 0 and n - 1 are the cores' and stay as they are).
 
     slots  frames ``(first, last)`` in which the foot steps: it is in the air there,
            whatever the sources say, along :func:`_step_path`.
+    own    this foot's :class:`SourceFeet` over the gap ``(n,)`` (a blend of motions played
+           at the same time): each rule gives way to what the sources' own foot does.
     """
     n = len(down)
     down = down.copy()
-    # no lower than the floor, nor than the cores at either end already have the foot
-    floors = np.minimum(floors, _heights(foot, [0, n - 1], up).min(axis=0))
+    if own is None:
+        # no lower than the floor, nor than the cores at either end already have the foot
+        # (with the sources' own feet at hand, the rules below give way to how low theirs go)
+        floors = np.minimum(floors, _heights(foot, [0, n - 1], up).min(axis=0))
     for a, b in slots:
         down[a : b + 1] = False
     # the correction at each frame: a translation of the ankle and a rotation of the foot
@@ -212,6 +301,7 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     for start, end in contact_runs(down):
         frames = np.arange(start, end + 1)
         toe = None  # the toe's offset from the ankle, turned to ``rotation``, where at hand
+        hold = 1.0  # how much of the hold applies (a blend's foot that broke nothing: none)
         if start == 0 and end == n - 1:
             # down through a gap too short to step in: glide from one core's place to the other's
             u = smoothstep(frames / (n - 1))[:, None]
@@ -220,6 +310,15 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
             clearance = settled(frames)
         else:
             h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
+            if own is not None:
+                # a blend that keeps the foot where the sources' own feet take it (within
+                # step_apart: places closer count as one) broke nothing: it is left as
+                # blended; one that takes it twice that far away is held, and in between
+                # the hold is eased in, so the output changes continuously with the weights
+                hold = float(smoothstep(_drift(foot, frames, h, own, up, leg, options) / (options.step_apart * leg) - 1.0))
+                if hold == 0.0:
+                    offset[frames], turn[frames] = 0.0, quat.identity()
+                    continue
             place, rotation, toe = _planted(foot, frames, h, up, leg, floors, options)
             if h == start and start in (landings or {}):
                 # a planned step lands where the plan says (its way's end), on the floor it has
@@ -231,6 +330,9 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         place = place + (clearance - _clearance(place, rotation, foot, frames, up, floors, toe))[:, None] * up
         offset[frames] = place - foot.ankle[frames]
         turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
+        if hold < 1.0:
+            offset[frames] *= hold
+            turn[frames] = quat.slerp(quat.identity(), turn[frames], hold)
     # A step goes from where the foot stands before it (where it is not down just
     # before, from where the blend has it) to where it lands, clear of the floor. A
     # step that does not land (onto a swing of the clip's own, a run starting in
@@ -274,10 +376,20 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         lift = step_lift(float(np.linalg.norm(horizontal(ends[1] - ends[0], up))), leg, options)
         x = (frames - start + 1) / (end - start + 2)
         need = lift * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
-        low = need - _clearance(foot.ankle[frames] + offset[frames], rotation[frames], foot, frames, up, floors)
+        if own is not None:
+            # no higher than the sources' own swings go: only a swing the blend lowered is lifted
+            need = np.minimum(need, own.reach[frames])
+        low = need - _clearance(foot.ankle[frames] + offset[frames], rotation[frames], foot, frames, up,
+                                floors if own is None else own.floors)
         offset[frames] += np.maximum(low, 0.0)[:, None] * up
-    # in the air too, neither the ankle nor the toe goes below its floor
-    target = _above_floor(foot.ankle + offset, rotation, foot, np.arange(n), up, floors)
+    # in the air too, neither the ankle nor the toe goes below its floor (nor below where
+    # the sources' own feet go, if they go lower)
+    if own is None:
+        target = _above_floor(foot.ankle + offset, rotation, foot, np.arange(n), up, floors)
+    else:
+        # (no lower than the floor, or than the sources' own feet go below theirs)
+        target = _above_floor(foot.ankle + offset, rotation, foot, np.arange(n), up,
+                              np.maximum(floors, own.floors), np.minimum(own.clearance, 0.0))
     offset = target - foot.ankle
     active = (quat.length(offset) > 1e-9 * leg) | (quat.angle(turn, quat.identity()) > 1e-9)
     active[[0, -1]] = False
@@ -347,6 +459,29 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
     return (1.0 - s) * place + s * about_toe, rotation, turned
 
 
+def _drift(foot: _Foot, frames: np.ndarray, h: int, own: SourceFeet, up: np.ndarray, leg: float,
+           options: ContactOptions) -> float:
+    """How far the blend takes a foot down over ``frames`` (a run of the gap) from where the
+    sources' own feet would: from frame ``h`` (the run's first or last frame), the most that
+    the blend's steps across the floor of the part of the foot on the floor (its ankle, or
+    its toe through heel-off, as :func:`_planted` pivots) add up to beyond the sources'
+    weighted steps ``own.steps``, its turn beyond theirs ``own.turns`` counted at the toe
+    (a foot is about 0.3 legs long)."""
+    ankle = foot.ankle[frames]
+    step = np.diff(ankle, axis=0)
+    if foot.toe_local is not None:
+        heights = _heights(foot, frames, up) - own.floors
+        s = smoothstep((heights[:, 0] - heights[:, 1]) / (options.heel_rise * leg))[:, None]
+        between = 0.5 * (s[1:] + s[:-1])
+        # how the part of the foot on the floor moves (not how the pivot passes from heel to toe)
+        step = (1.0 - between) * step + between * np.diff(ankle + foot.toe_offset[frames], axis=0)
+    turn = _wrapped(np.diff(_heading(foot.rotation[frames], up)))
+    i = h - frames[0]
+    shift = np.concatenate([np.zeros((1, 3)), np.cumsum(horizontal(step, up) - own.steps[frames[1:]], axis=0)])
+    twist = np.concatenate([[0.0], np.cumsum(turn - own.turns[frames[1:]])])
+    return float(max(quat.length(shift - shift[i]).max(), 0.3 * leg * np.abs(twist - twist[i]).max()))
+
+
 def _heights(foot: _Foot, frames, up: np.ndarray) -> np.ndarray:
     """Heights ``(len(frames), 2)`` of the ankle and the toe (the ankle again without a toe)."""
     ankle = foot.ankle[frames]
@@ -367,7 +502,10 @@ def _clearance(place: np.ndarray, rotation: np.ndarray, foot: _Foot, frames: np.
 
 
 def _above_floor(place: np.ndarray, rotation: np.ndarray, foot: _Foot, frames: np.ndarray, up: np.ndarray,
-                 floors: np.ndarray) -> np.ndarray:
-    """Ankle places raised where the ankle or the toe would go below its floor ``floors (ankle, toe)``."""
+                 floors: np.ndarray, lowest: np.ndarray | None = None) -> np.ndarray:
+    """Ankle places raised where the ankle or the toe would go below its floor ``floors (ankle, toe)``
+    (or below ``lowest (n,)`` above it, where given)."""
     below = -_clearance(place, rotation, foot, frames, up, floors)
+    if lowest is not None:
+        below = below + lowest
     return place + np.maximum(below, 0.0)[:, None] * up

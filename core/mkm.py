@@ -48,7 +48,7 @@ import numpy as np
 
 from . import quat
 from .analysis import foot_contacts, horizontal
-from .contacts import hold_feet
+from .contacts import SourceFeet, hold_feet, source_feet
 from .motion import Motion, forward_kinematics
 from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels, foot_positions
@@ -350,19 +350,73 @@ def weighted_support(plan, weights: np.ndarray) -> np.ndarray:
 
 
 def held_feet(motion: Motion, contacts: np.ndarray, sources: Sequence[Motion], rig: Rig, up: np.ndarray, *,
-              source_joints: Sequence[np.ndarray] | None = None, options: ContactOptions = ContactOptions()) -> Motion:
+              source_joints: Sequence[np.ndarray] | None = None, warps: np.ndarray | None = None,
+              weights: np.ndarray | None = None, cyclic: Sequence[bool] | None = None,
+              options: ContactOptions = ContactOptions()) -> Motion:
     """The contact stage (core.contacts.hold_feet) over the whole blend: the feet ``contacts (T, 2)``
     says are down are held where they stand, on the lowest of the sources' floors (as synthesize
     takes a gap's); the first and last frames stay as blended. ``source_joints``: the sources'
-    global joint positions ``(F, J, 3)`` when at hand."""
+    global joint positions ``(F, J, 3)`` when at hand.
+
+    With the sources' ``warps (K, T)``, the ``weights (K, T)`` they were blended with
+    (:func:`presence_weights`) and whether each is ``cyclic``, the stage corrects only what the
+    blend broke (:func:`warped_source_feet`, core.contacts.SourceFeet): a foot down that the
+    blend keeps where the sources' own feet would take it is left as blended, and a swing is
+    lifted only where the blend has it lower than their own swings go. So a blend equal to one
+    source (weights 1 and 0) is that source, legs included, while two feet planted in different
+    places, blended, are held."""
     if motion.n_frames < 3:
         return motion
     feet = ([g[:, foot_joints(rig)] for g in source_joints] if source_joints is not None
             else [foot_positions(m, rig) for m in sources])
-    floor = np.min([foot_levels(f @ up, m.fps).floor for f, m in zip(feet, sources)], axis=0)
+    floors = np.array([floors_by_foot(foot_levels(f @ up, m.fps).floor, rig) for f, m in zip(feet, sources)])
     leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
-    return hold_feet(motion, 0, contacts, [(0, motion.n_frames - 1)], rig, up=up, leg=leg,
-                     floors=floors_by_foot(floor, rig), options=options)
+    own = None
+    if warps is not None:
+        pelvis = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [rig.pelvis])[1][:, 0]
+        own = warped_source_feet(sources, warps, weights, cyclic, rig, up, floors, np.unwrap(yaw_of(pelvis, up)), leg=leg,
+                                 options=options)
+    return hold_feet(motion, 0, contacts, [(0, motion.n_frames - 1)], rig, up=up, leg=leg, floors=floors.min(axis=0),
+                     sources=own, options=options)
+
+
+def warped_source_feet(motions: Sequence[Motion], warps: np.ndarray, weights: np.ndarray, cyclic: Sequence[bool],
+                       rig: Rig, up: np.ndarray, floors: np.ndarray, heading: np.ndarray, *, leg: float,
+                       options: ContactOptions = ContactOptions()) -> SourceFeet:
+    """What the clips' own feet do along their warps ``warps (K, T)``, weighted by ``weights (K, T)``
+    (core.contacts.SourceFeet), each on its own floors ``floors (K, 2, 2)``, their steps turned
+    from each clip's pelvis heading to the blend's ``heading (T,)`` (unwrapped).
+
+    Only the legs' chains are sampled (as :func:`sample_motion` samples the whole pose). A
+    cyclic clip's feet past its end are carried on by their own travel over a cycle (frame
+    ``F - 1`` less frame 0, across the floor), and their headings by its turn, so that a new
+    cycle is no step."""
+    legs = [rig.leg("L"), rig.leg("R")]
+    has_toes = all(leg.toe is not None for leg in legs)
+    wanted = [leg.ankle for leg in legs] + ([leg.toe for leg in legs] if has_toes else []) + [rig.pelvis]
+    chain = sorted({j for w in wanted for j in motions[0].skeleton.chain(w)})
+    parents = motions[0].skeleton.parents
+    column = {j: c for c, j in enumerate(chain)}
+    sub_parents = np.array([column[parents[j]] if parents[j] >= 0 else -1 for j in chain])
+    columns = [column[j] for j in wanted]
+    ankles, rotations, toes, headings = [], [], [], []
+    for m, w, c in zip(motions, np.asarray(warps, dtype=np.float64), cyclic):
+        within, cycles = own_frames(w, m.n_frames, cyclic=c)
+        lrot, lpos = sample(m.rotations[:, chain], m.positions[:, chain], within)
+        gpos, grot = forward_kinematics(lrot, lpos, sub_parents, columns)
+        if c and cycles.any():
+            ends_pos, ends_rot = forward_kinematics(m.rotations[[0, -1]][:, chain], m.positions[[0, -1]][:, chain],
+                                                    sub_parents, columns)
+            gpos = gpos + cycles[:, None, None] * horizontal(ends_pos[1] - ends_pos[0], up)
+            turn = yaw_of(ends_rot, up)
+            # (the heading carried on; the feet's own swing within the cycle is left as sampled)
+            grot = quat.mul(heading_rotations(cycles[:, None] * (turn[1] - turn[0]), up), grot)
+        ankles.append(gpos[:, :2])
+        rotations.append(grot[:, :2])
+        toes.append(gpos[:, 2:4] if has_toes else None)
+        headings.append(np.unwrap(yaw_of(grot[:, -1], up)))
+    return source_feet(np.stack(ankles), np.stack(rotations), np.stack(toes) if has_toes else None, weights, floors,
+                       np.stack(headings), heading, up=up, leg=leg, options=options)
 
 
 # --------------------------------------------------------------------------
@@ -580,5 +634,5 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     blended, weights_used = blend_warped(motions, np.asarray(plan.warps, dtype=np.float64), weights, cyclic=cyclic,
                                          rig=rig, up=up)
     held = held_feet(blended, support_contacts(weighted_support(plan, weights_used)), motions, rig, up, source_joints=joints,
-                     options=options)
+                     warps=np.asarray(plan.warps, dtype=np.float64), weights=weights_used, cyclic=cyclic, options=options)
     return held, plan, cyclic

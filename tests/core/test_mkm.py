@@ -375,3 +375,57 @@ def test_a_clip_of_weight_zero_takes_no_foot_off_the_floor():
     support = weighted_support(plan, weights)
     assert not np.any(support == Support.NONE)
     assert np.array_equal(weighted_support(plan, np.ones_like(weights)), plan.support_at())
+
+
+# --- the contact stage corrects what the blend broke ------------------------------------------------
+
+
+@pytest.mark.parametrize("first, second", [("walk_normal_001", "run_happy_001"), ("walk_sad_001", "walk_proud_001")])
+def test_weights_one_and_zero_give_the_first_motion_aligned_legs_included(first, second):
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    from core.bvh import read_bvh
+    from core.mkm import blend_clips
+
+    a, b = (read_bvh(MOCAP / "bandai1" / f"{name}.bvh") for name in (first, second))
+    result = blend_clips([a, b], weights=[1.0, 0.0])
+    # its own frames along its warp (past its end, its last), where it stands and faces
+    rotations, positions = sample_motion(a, np.asarray(result.plan.warps[0], dtype=float), cyclic=result.cyclic[0])
+    own = Motion(a.skeleton, rotations, positions, a.fps).global_positions()
+    height = np.ptp(a.global_positions()[0] @ np.array([0.0, 1.0, 0.0]))
+    assert np.abs(result.motion.global_positions() - own).max() < 1e-6 * height
+
+
+def test_half_and_half_the_feet_down_slide_no_more_than_the_clips_own():
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    from core.bvh import read_bvh
+    from core.mkm import blend_synchronized, support_contacts, weighted_support
+    from core.rig import detect_up
+
+    walk = read_bvh(MOCAP / "bandai1" / "walk_normal_001.bvh")
+    run = read_bvh(MOCAP / "bandai1" / "run_happy_001.bvh")
+    rig = find_rig(walk)
+    up = detect_up(walk, rig)
+    weights = np.array([0.5, 0.5])
+    held, plan, cyclic = blend_synchronized([walk, run], weights, np.array([2.0, 1.0]), np.array([0, 0]))
+    blended, used = blend_warped([walk, run], np.asarray(plan.warps, dtype=float), weights, cyclic=cyclic, rig=rig, up=up)
+    down = support_contacts(weighted_support(plan, used))
+    legs = [rig.leg("L"), rig.leg("R")]
+
+    def sliding(motion):
+        # how far the part of a foot on the floor moves across it (the slower of its ankle and
+        # its toe: through heel-off the ankle rises and travels about the toe) on frame pairs
+        # where the foot is down at both
+        joints = motion.global_positions()
+        step = np.diff(np.stack([joints[:, [leg.ankle for leg in legs]], joints[:, [leg.toe for leg in legs]]]), axis=1)
+        step -= (step @ up)[..., None] * up
+        both = down[1:] & down[:-1]
+        return np.linalg.norm(step, axis=-1).min(axis=0)[both].mean()
+
+    # the blend slides the feet more than either clip slides its own ...
+    own = [sliding(Motion(m.skeleton, *sample_motion(m, np.asarray(w, dtype=float), cyclic=c), m.fps))
+           for m, w, c in zip([walk, run], plan.warps, cyclic)]
+    assert sliding(blended) > np.mean(own)
+    # ... and the contact stage brings that back under what the clips' own feet do
+    assert sliding(held) < np.mean(own)
