@@ -298,41 +298,58 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     def settled(frames):
         return np.maximum(ends[0] * (1.0 - smoothstep(frames / settle)),
                           ends[1] * (1.0 - smoothstep((n - 1 - frames) / settle)))
+    if own is not None:
+        shift, twist = _drift_sums(foot, own, up, leg, options)
+    # the runs down, held where they touch down, or where a core at an end has them (one gap
+    # too short to step in, down throughout, glides), evaluated together: each frame is
+    # worked out on its own, from the frame its run is held at
+    held_runs = []
     for start, end in contact_runs(down):
         frames = np.arange(start, end + 1)
-        toe = None  # the toe's offset from the ankle, turned to ``rotation``, where at hand
-        hold = 1.0  # how much of the hold applies (a blend's foot that broke nothing: none)
         if start == 0 and end == n - 1:
             # down through a gap too short to step in: glide from one core's place to the other's
             u = smoothstep(frames / (n - 1))[:, None]
             place = (1.0 - u) * foot.ankle[0] + u * foot.ankle[-1]
             rotation = quat.slerp(foot.rotation[0], foot.rotation[-1], u[:, 0])
-            clearance = settled(frames)
-        else:
-            h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
-            if own is not None:
-                # a blend that keeps the foot where the sources' own feet take it (within
-                # step_apart: places closer count as one) broke nothing: it is left as
-                # blended; one that takes it twice that far away is held, and in between
-                # the hold is eased in, so the output changes continuously with the weights
-                hold = float(smoothstep(_drift(foot, frames, h, own, up, leg, options) / (options.step_apart * leg) - 1.0))
-                if hold == 0.0:
-                    offset[frames], turn[frames] = 0.0, quat.identity()
-                    continue
-            place, rotation, toe = _planted(foot, frames, h, up, leg, floors, options)
+            place = place + (settled(frames) - _clearance(place, rotation, foot, frames, up, floors))[:, None] * up
+            offset[frames] = place - foot.ankle[frames]
+            turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
+            continue
+        h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
+        hold = 1.0  # how much of the hold applies
+        if own is not None:
+            # a blend that keeps the foot where the sources' own feet take it (within
+            # step_apart: places closer count as one) broke nothing: it is left as
+            # blended; one that takes it twice that far away is held, and in between
+            # the hold is eased in, so the output changes continuously with the weights
+            # (the turn counted at the toe: a foot is about 0.3 legs long)
+            drift = max(quat.length(shift[frames] - shift[h]).max(), 0.3 * leg * np.abs(twist[frames] - twist[h]).max())
+            hold = float(smoothstep(drift / (options.step_apart * leg) - 1.0))
+            if hold == 0.0:
+                offset[frames], turn[frames] = 0.0, quat.identity()
+                continue
+        held_runs.append((start, end, h, hold))
+    if held_runs:
+        lengths = [end - start + 1 for start, end, _, _ in held_runs]
+        frames = np.concatenate([np.arange(start, end + 1) for start, end, _, _ in held_runs])
+        at = np.repeat([h for _, _, h, _ in held_runs], lengths)
+        place, rotation, toe = _planted(foot, frames, at, up, leg, floors, options)
+        first_of_run = np.cumsum([0] + lengths[:-1])
+        for (start, end, h, _), i in zip(held_runs, first_of_run):
             if h == start and start in (landings or {}):
                 # a planned step lands where the plan says (its way's end), on the floor it has
-                place = place + horizontal(landings[start] - place[0], up)
-            # it stands on the floor, settling from (or into) the core it goes on from; a
-            # touch-down inside the gap too (the blend of a foot down and a foot in the
-            # air would otherwise hold it hovering)
-            clearance = settled(frames)
-        place = place + (clearance - _clearance(place, rotation, foot, frames, up, floors, toe))[:, None] * up
+                place[i : i + end - start + 1] += horizontal(landings[start] - place[i], up)
+        # it stands on the floor, settling from (or into) the core it goes on from; a
+        # touch-down inside the gap too (the blend of a foot down and a foot in the
+        # air would otherwise hold it hovering)
+        place = place + (settled(frames) - _clearance(place, rotation, foot, frames, up, floors, toe))[:, None] * up
         offset[frames] = place - foot.ankle[frames]
         turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
-        if hold < 1.0:
-            offset[frames] *= hold
-            turn[frames] = quat.slerp(quat.identity(), turn[frames], hold)
+        hold = np.repeat([hold for *_, hold in held_runs], lengths)
+        if (hold < 1.0).any():
+            eased = frames[hold < 1.0]
+            offset[eased] *= hold[hold < 1.0, None]
+            turn[eased] = quat.slerp(quat.identity(), turn[eased], hold[hold < 1.0])
     # A step goes from where the foot stands before it (where it is not down just
     # before, from where the blend has it) to where it lands, clear of the floor. A
     # step that does not land (onto a swing of the clip's own, a run starting in
@@ -426,11 +443,12 @@ def _step_path(places: np.ndarray, rotations: np.ndarray, x: np.ndarray, up: np.
     return place, quat.slerp(rotations[0], rotations[1], along)
 
 
-def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float, floors: np.ndarray,
+def _planted(foot: _Foot, frames: np.ndarray, h: int | np.ndarray, up: np.ndarray, leg: float, floors: np.ndarray,
              options: ContactOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Ankle places and world rotations of a foot held down over ``frames`` where it is at frame ``h``,
-    and the toe's offsets from the ankle turned to those rotations (None without a toe joint:
-    :func:`_clearance` reads them next).
+    """Ankle places and world rotations of a foot held down over ``frames`` where it is at frame ``h``
+    (one frame, or one per frame of ``frames``: several runs at once, each frame worked out on
+    its own), and the toe's offsets from the ankle turned to those rotations (None without a
+    toe joint: :func:`_clearance` reads them next).
 
     The heading is held (the toe's direction across the floor); pitch and roll
     follow the blended foot's change since ``h``, about the toe where the blended
@@ -459,27 +477,25 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int, up: np.ndarray, leg: float
     return (1.0 - s) * place + s * about_toe, rotation, turned
 
 
-def _drift(foot: _Foot, frames: np.ndarray, h: int, own: SourceFeet, up: np.ndarray, leg: float,
-           options: ContactOptions) -> float:
-    """How far the blend takes a foot down over ``frames`` (a run of the gap) from where the
-    sources' own feet would: from frame ``h`` (the run's first or last frame), the most that
-    the blend's steps across the floor of the part of the foot on the floor (its ankle, or
-    its toe through heel-off, as :func:`_planted` pivots) add up to beyond the sources'
-    weighted steps ``own.steps``, its turn beyond theirs ``own.turns`` counted at the toe
-    (a foot is about 0.3 legs long)."""
-    ankle = foot.ankle[frames]
-    step = np.diff(ankle, axis=0)
+def _drift_sums(foot: _Foot, own: SourceFeet, up: np.ndarray, leg: float, options: ContactOptions
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """How far the blend takes a foot from where the sources' own feet would, summed from the
+    gap's frame 0 ``(n, 3)``, and its turn beyond theirs ``(n,)``: the blend's steps across the
+    floor of the part of the foot on the floor (its ankle, or its toe through heel-off, as
+    :func:`_planted` pivots) less the sources' weighted steps ``own.steps``, and its turns less
+    theirs ``own.turns``. Over a run of frames down, the difference of two of these sums is
+    how far the blend has taken the foot from theirs between those frames."""
+    step = np.diff(foot.ankle, axis=0)
     if foot.toe_local is not None:
-        heights = _heights(foot, frames, up) - own.floors
+        heights = _heights(foot, slice(None), up) - own.floors
         s = smoothstep((heights[:, 0] - heights[:, 1]) / (options.heel_rise * leg))[:, None]
         between = 0.5 * (s[1:] + s[:-1])
         # how the part of the foot on the floor moves (not how the pivot passes from heel to toe)
-        step = (1.0 - between) * step + between * np.diff(ankle + foot.toe_offset[frames], axis=0)
-    turn = _wrapped(np.diff(_heading(foot.rotation[frames], up)))
-    i = h - frames[0]
-    shift = np.concatenate([np.zeros((1, 3)), np.cumsum(horizontal(step, up) - own.steps[frames[1:]], axis=0)])
-    twist = np.concatenate([[0.0], np.cumsum(turn - own.turns[frames[1:]])])
-    return float(max(quat.length(shift - shift[i]).max(), 0.3 * leg * np.abs(twist - twist[i]).max()))
+        step = (1.0 - between) * step + between * np.diff(foot.ankle + foot.toe_offset, axis=0)
+    turn = _wrapped(np.diff(_heading(foot.rotation, up)))
+    shift = np.concatenate([np.zeros((1, 3)), np.cumsum(horizontal(step, up) - own.steps[1:], axis=0)])
+    twist = np.concatenate([[0.0], np.cumsum(turn - own.turns[1:])])
+    return shift, twist
 
 
 def _heights(foot: _Foot, frames, up: np.ndarray) -> np.ndarray:

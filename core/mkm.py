@@ -51,7 +51,7 @@ from .analysis import foot_contacts, horizontal
 from .contacts import SourceFeet, hold_feet, source_feet
 from .motion import Motion, forward_kinematics
 from .options import ContactOptions
-from .quality import floors_by_foot, foot_joints, foot_levels, foot_positions
+from .quality import floors_by_foot, foot_joints, foot_levels
 from .render import sample, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
 from .sync import Support, combine, is_cyclic, support_sequence, synchronize
@@ -273,6 +273,23 @@ def blend_warped(motions: Sequence[Motion], warps: np.ndarray, weights: Sequence
     clip playing at output frame 0 has it, its height and tilt blended as poses, then
     set under its (blended) parent.
     """
+    blend = _blend_warped(motions, warps, weights, cyclic=cyclic, rig=rig, up=up, blend_in_s=blend_in_s)
+    return blend.motion, blend.weights
+
+
+@dataclass(frozen=True)
+class _WarpedBlend:
+    """:func:`blend_warped`'s output and what the contact stage reads again (K clips, T frames)."""
+
+    motion: Motion
+    weights: np.ndarray  # (K, T) :func:`presence_weights`
+    poses: list  # per clip, its local poses along its warp (:func:`sample_motion`)
+    yaw: np.ndarray  # (K, T) each clip's pelvis heading along its warp (NaN before it joins)
+    heading: np.ndarray  # (T,) the blend's pelvis heading
+
+
+def _blend_warped(motions: Sequence[Motion], warps: np.ndarray, weights: Sequence[float], *, cyclic: Sequence[bool],
+                  rig: Rig, up: np.ndarray, blend_in_s: float = BLEND_IN_S) -> _WarpedBlend:
     warps = np.asarray(warps, dtype=np.float64)
     if warps.ndim != 2 or len(warps) != len(motions) or len(cyclic) != len(motions) or len(weights) != len(motions):
         raise ValueError(f"give one warp (a row of output frames), weight and cyclic flag per clip ({len(motions)}); "
@@ -296,7 +313,7 @@ def blend_warped(motions: Sequence[Motion], warps: np.ndarray, weights: Sequence
     pelvis_pos = path + height[:, None] * up
     rotations, positions = placed_pelvis(rotations, positions, first.skeleton.parents, rig.pelvis, pelvis_rot, pelvis_pos)
     # (slerps, and products of unit quaternions: no need to check them again)
-    return Motion._trusted(first.skeleton, rotations, positions, first.fps), n
+    return _WarpedBlend(Motion._trusted(first.skeleton, rotations, positions, first.fps), n, poses, yaw, heading)
 
 
 def placed_pelvis(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, pelvis: int,
@@ -349,74 +366,73 @@ def weighted_support(plan, weights: np.ndarray) -> np.ndarray:
     return out
 
 
+def clip_floors(source_joints: Sequence[np.ndarray], sources: Sequence[Motion], rig: Rig, up: np.ndarray) -> np.ndarray:
+    """Each source's floors ``(K, 2, 2)`` of (ankle, toe) for (left, right) (core.quality.floors_by_foot),
+    from its global joint positions ``source_joints (F, J, 3)``."""
+    return np.array([floors_by_foot(foot_levels(g[:, foot_joints(rig)] @ up, m.fps).floor, rig)
+                     for g, m in zip(source_joints, sources)])
+
+
 def held_feet(motion: Motion, contacts: np.ndarray, sources: Sequence[Motion], rig: Rig, up: np.ndarray, *,
-              source_joints: Sequence[np.ndarray] | None = None, warps: np.ndarray | None = None,
-              weights: np.ndarray | None = None, cyclic: Sequence[bool] | None = None,
-              options: ContactOptions = ContactOptions()) -> Motion:
+              source_joints: Sequence[np.ndarray] | None = None, floors: np.ndarray | None = None,
+              own: SourceFeet | None = None, options: ContactOptions = ContactOptions()) -> Motion:
     """The contact stage (core.contacts.hold_feet) over the whole blend: the feet ``contacts (T, 2)``
     says are down are held where they stand, on the lowest of the sources' floors (as synthesize
     takes a gap's); the first and last frames stay as blended. ``source_joints``: the sources'
-    global joint positions ``(F, J, 3)`` when at hand.
+    global joint positions ``(F, J, 3)``, or their floors ``(K, 2, 2)`` (:func:`clip_floors`), when
+    at hand.
 
-    With the sources' ``warps (K, T)``, the ``weights (K, T)`` they were blended with
-    (:func:`presence_weights`) and whether each is ``cyclic``, the stage corrects only what the
-    blend broke (:func:`warped_source_feet`, core.contacts.SourceFeet): a foot down that the
-    blend keeps where the sources' own feet would take it is left as blended, and a swing is
-    lifted only where the blend has it lower than their own swings go. So a blend equal to one
-    source (weights 1 and 0) is that source, legs included, while two feet planted in different
-    places, blended, are held."""
+    With ``own``, what the sources' own feet do along their warps (:func:`warped_source_feet`),
+    the stage corrects only what the blend broke: a foot down that the blend keeps where the
+    sources' own feet would take it is left as blended, and a swing is lifted only where the
+    blend has it lower than their own swings go. So a blend equal to one source (weights 1
+    and 0) is that source, legs included, while two feet planted in different places,
+    blended, are held."""
     if motion.n_frames < 3:
         return motion
-    feet = ([g[:, foot_joints(rig)] for g in source_joints] if source_joints is not None
-            else [foot_positions(m, rig) for m in sources])
-    floors = np.array([floors_by_foot(foot_levels(f @ up, m.fps).floor, rig) for f, m in zip(feet, sources)])
+    if floors is None:
+        if source_joints is None:
+            source_joints = [forward_kinematics(m.rotations, m.positions, m.skeleton.parents, rotations_out=False)[0]
+                             for m in sources]
+        floors = clip_floors(source_joints, sources, rig, up)
     leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
-    own = None
-    if warps is not None:
-        pelvis = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [rig.pelvis])[1][:, 0]
-        own = warped_source_feet(sources, warps, weights, cyclic, rig, up, floors, np.unwrap(yaw_of(pelvis, up)), leg=leg,
-                                 options=options)
-    return hold_feet(motion, 0, contacts, [(0, motion.n_frames - 1)], rig, up=up, leg=leg, floors=floors.min(axis=0),
-                     sources=own, options=options)
+    return hold_feet(motion, 0, contacts, [(0, motion.n_frames - 1)], rig, up=up, leg=leg,
+                     floors=np.min(floors, axis=0), sources=own, options=options)
 
 
-def warped_source_feet(motions: Sequence[Motion], warps: np.ndarray, weights: np.ndarray, cyclic: Sequence[bool],
-                       rig: Rig, up: np.ndarray, floors: np.ndarray, heading: np.ndarray, *, leg: float,
-                       options: ContactOptions = ContactOptions()) -> SourceFeet:
+def warped_source_feet(motions: Sequence[Motion], poses: Sequence[tuple[np.ndarray, np.ndarray]], warps: np.ndarray,
+                       weights: np.ndarray, cyclic: Sequence[bool], yaw: np.ndarray, heading: np.ndarray, rig: Rig,
+                       up: np.ndarray, floors: np.ndarray, *, options: ContactOptions = ContactOptions()) -> SourceFeet:
     """What the clips' own feet do along their warps ``warps (K, T)``, weighted by ``weights (K, T)``
-    (core.contacts.SourceFeet), each on its own floors ``floors (K, 2, 2)``, their steps turned
-    from each clip's pelvis heading to the blend's ``heading (T,)`` (unwrapped).
+    (core.contacts.SourceFeet), each on its own floors ``floors (K, 2, 2)`` (:func:`clip_floors`),
+    their steps turned from each clip's pelvis heading ``yaw (K, T)`` to the blend's
+    ``heading (T,)`` (:func:`track_at`, :func:`blend_root_velocities`).
 
-    Only the legs' chains are sampled (as :func:`sample_motion` samples the whole pose). A
+    ``poses``: each clip's local poses along its warp (:func:`sample_motion`), as blended. A
     cyclic clip's feet past its end are carried on by their own travel over a cycle (frame
     ``F - 1`` less frame 0, across the floor), and their headings by its turn, so that a new
     cycle is no step."""
     legs = [rig.leg("L"), rig.leg("R")]
     has_toes = all(leg.toe is not None for leg in legs)
-    wanted = [leg.ankle for leg in legs] + ([leg.toe for leg in legs] if has_toes else []) + [rig.pelvis]
-    chain = sorted({j for w in wanted for j in motions[0].skeleton.chain(w)})
+    wanted = [leg.ankle for leg in legs] + ([leg.toe for leg in legs] if has_toes else [])
     parents = motions[0].skeleton.parents
-    column = {j: c for c, j in enumerate(chain)}
-    sub_parents = np.array([column[parents[j]] if parents[j] >= 0 else -1 for j in chain])
-    columns = [column[j] for j in wanted]
-    ankles, rotations, toes, headings = [], [], [], []
-    for m, w, c in zip(motions, np.asarray(warps, dtype=np.float64), cyclic):
-        within, cycles = own_frames(w, m.n_frames, cyclic=c)
-        lrot, lpos = sample(m.rotations[:, chain], m.positions[:, chain], within)
-        gpos, grot = forward_kinematics(lrot, lpos, sub_parents, columns)
+    ankles, rotations, toes = [], [], []
+    for m, (lrot, lpos), w, c in zip(motions, poses, np.asarray(warps, dtype=np.float64), cyclic):
+        gpos, grot = forward_kinematics(lrot, lpos, parents, wanted)
+        _, cycles = own_frames(w, m.n_frames, cyclic=c)
         if c and cycles.any():
-            ends_pos, ends_rot = forward_kinematics(m.rotations[[0, -1]][:, chain], m.positions[[0, -1]][:, chain],
-                                                    sub_parents, columns)
+            ends_pos, ends_rot = forward_kinematics(m.rotations[[0, -1]], m.positions[[0, -1]], parents, wanted)
             gpos = gpos + cycles[:, None, None] * horizontal(ends_pos[1] - ends_pos[0], up)
             turn = yaw_of(ends_rot, up)
             # (the heading carried on; the feet's own swing within the cycle is left as sampled)
             grot = quat.mul(heading_rotations(cycles[:, None] * (turn[1] - turn[0]), up), grot)
         ankles.append(gpos[:, :2])
         rotations.append(grot[:, :2])
-        toes.append(gpos[:, 2:4] if has_toes else None)
-        headings.append(np.unwrap(yaw_of(grot[:, -1], up)))
+        toes.append(gpos[:, 2:] if has_toes else None)
+    leg = 0.5 * (leg_length(motions[0].skeleton, rig, "L") + leg_length(motions[0].skeleton, rig, "R"))
+    # (before a clip joins its heading is NaN and its weight 0)
     return source_feet(np.stack(ankles), np.stack(rotations), np.stack(toes) if has_toes else None, weights, floors,
-                       np.stack(headings), heading, up=up, leg=leg, options=options)
+                       np.nan_to_num(yaw), heading, up=up, leg=leg, options=options)
 
 
 # --------------------------------------------------------------------------
@@ -631,8 +647,11 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps, cyclic=c)
                  for m, g, c in zip(motions, joints, cyclic)]
     plan = synchronize(sequences, list(priorities), [int(s) for s in starts], list(weights), n_k=n_k)
-    blended, weights_used = blend_warped(motions, np.asarray(plan.warps, dtype=np.float64), weights, cyclic=cyclic,
-                                         rig=rig, up=up)
-    held = held_feet(blended, support_contacts(weighted_support(plan, weights_used)), motions, rig, up, source_joints=joints,
-                     warps=np.asarray(plan.warps, dtype=np.float64), weights=weights_used, cyclic=cyclic, options=options)
+    warps = np.asarray(plan.warps, dtype=np.float64)
+    blend = _blend_warped(motions, warps, weights, cyclic=cyclic, rig=rig, up=up)
+    floors = clip_floors(joints, motions, rig, up)
+    own = warped_source_feet(motions, blend.poses, warps, blend.weights, cyclic, blend.yaw, blend.heading, rig, up,
+                             floors, options=options)
+    held = held_feet(blend.motion, support_contacts(weighted_support(plan, blend.weights)), motions, rig, up,
+                     floors=floors, own=own, options=options)
     return held, plan, cyclic
