@@ -304,7 +304,16 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     # too short to step in, down throughout, glides), evaluated together: each frame is
     # worked out on its own, from the frame its run is held at
     held_runs = []
-    for start, end in contact_runs(down):
+    runs = contact_runs(down)
+    if own is not None and runs:
+        # how far the blend takes the foot from where the sources' own feet would over each
+        # run, from the frame it is held at (the turn counted at the toe: a foot is about
+        # 0.3 legs long), all runs at once
+        frames = np.concatenate([np.arange(a, b + 1) for a, b in runs])
+        at = np.repeat([0 if a == 0 else (n - 1 if b == n - 1 else a) for a, b in runs], [b - a + 1 for a, b in runs])
+        apart = np.maximum(quat.length(shift[frames] - shift[at]), 0.3 * leg * np.abs(twist[frames] - twist[at]))
+        drifts = np.maximum.reduceat(apart, np.cumsum([0] + [b - a + 1 for a, b in runs[:-1]]))
+    for r, (start, end) in enumerate(runs):
         frames = np.arange(start, end + 1)
         if start == 0 and end == n - 1:
             # down through a gap too short to step in: glide from one core's place to the other's
@@ -322,9 +331,7 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
             # step_apart: places closer count as one) broke nothing: it is left as
             # blended; one that takes it twice that far away is held, and in between
             # the hold is eased in, so the output changes continuously with the weights
-            # (the turn counted at the toe: a foot is about 0.3 legs long)
-            drift = max(quat.length(shift[frames] - shift[h]).max(), 0.3 * leg * np.abs(twist[frames] - twist[h]).max())
-            hold = float(smoothstep(drift / (options.step_apart * leg) - 1.0))
+            hold = float(smoothstep(drifts[r] / (options.step_apart * leg) - 1.0))
             if hold == 0.0:
                 offset[frames], turn[frames] = 0.0, quat.identity()
                 continue
@@ -385,14 +392,18 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     # skim the floor
     in_air = np.zeros(n, dtype=bool)
     in_air[air] = True
-    for start, end in contact_runs(in_air):
-        if not (start > 0 and end < n - 1 and down[start - 1] and down[end + 1]):
-            continue
-        frames = np.arange(start, end + 1)
-        ends = foot.ankle[[start - 1, end + 1]] + offset[[start - 1, end + 1]]
-        lift = step_lift(float(np.linalg.norm(horizontal(ends[1] - ends[0], up))), leg, options)
-        x = (frames - start + 1) / (end - start + 2)
-        need = lift * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
+    # (each such stretch reads only the frames down at its ends: all of them at once)
+    swings = [(start, end) for start, end in contact_runs(in_air)
+              if start > 0 and end < n - 1 and down[start - 1] and down[end + 1]]
+    if swings:
+        first, last = (np.array(e) for e in zip(*swings))
+        lengths = last - first + 1
+        ways = horizontal(foot.ankle[last + 1] + offset[last + 1] - foot.ankle[first - 1] - offset[first - 1], up)
+        # (a norm per stretch, as step_lift takes one)
+        lift = np.clip(options.step_rise * np.array([np.linalg.norm(w) for w in ways]), *(h * leg for h in options.step_height))
+        frames = np.concatenate([np.arange(a, b + 1) for a, b in swings])
+        x = (frames - np.repeat(first, lengths) + 1) / np.repeat(lengths + 1, lengths)
+        need = np.repeat(lift, lengths) * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
         if own is not None:
             # no higher than the sources' own swings go: only a swing the blend lowered is lifted
             need = np.minimum(need, own.reach[frames])

@@ -630,6 +630,19 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
                        tuple(cyclic), plan=plan, warnings=warnings)
 
 
+def analysed_joints(motion: Motion, rig: Rig) -> np.ndarray:
+    """Global positions ``(F, J, 3)`` of the joints the analysis reads (the legs, the pelvis and the
+    top of the body that core.rig.detect_up finds up by), NaN for the others (the arms: a third
+    of the forward kinematics, which nothing here reads)."""
+    legs = [j for side in ("L", "R") for j in rig.leg(side).joints if j is not None]
+    top = [j for j in (rig.head, rig.neck, rig.chest) if j is not None][:1]
+    wanted = sorted(set(legs) | {rig.pelvis} | set(top))
+    out = np.full((motion.n_frames, len(motion.skeleton), 3), np.nan)
+    out[:, wanted] = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, wanted,
+                                        rotations_out=False)[0]
+    return out
+
+
 def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, priorities: np.ndarray, starts: np.ndarray, *,
                        cyclic: Sequence[bool] | None = None, rig: Rig | None = None, n_k: int = 5,
                        options: ContactOptions = ContactOptions()) -> tuple[Motion, object, list[bool]]:
@@ -639,7 +652,7 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     (:func:`held_feet`). Returns the motion, the SyncPlan and whether each clip was cyclic."""
     first = motions[0]
     rig = rig or find_rig(first)
-    joints = [forward_kinematics(m.rotations, m.positions, m.skeleton.parents, rotations_out=False)[0] for m in motions]
+    joints = [analysed_joints(m, rig) for m in motions]
     up = detect_up(first, rig, joints[0])
     if cyclic is None:
         cyclic = [bool(is_cyclic(m, rig, up=up)) for m in motions]
