@@ -125,6 +125,9 @@ def weighted_quaternion_average(quats: np.ndarray, weights: np.ndarray) -> np.nd
         # (nothing averaged yet: the running mean is this one's, whatever its weight)
         t = np.where(total > 0, w / np.where(total > 0, total, 1.0), 1.0)
         moved = quat.slerp(mean, q, t)
+        if not ((t == 0.0) | (t == 1.0)).any():
+            mean = moved  # (every clip weighs something: the selections below would keep every slerp)
+            continue
         aligned = np.where(quat.dot(mean, q)[..., None] < 0.0, -q, q)
         mean = np.where((t == 0.0)[..., None], mean, np.where((t == 1.0)[..., None], aligned, moved))
     return mean
