@@ -83,9 +83,11 @@ class _Foot:
 class SourceFeet:
     """What the sources' own feet do at every frame of a blend of motions played at the
     same time (core.mkm), weighted as the blend weighs them: the contact stage given this
-    moves a foot down as they move theirs rather than holding it still, so a blend that
-    equals one of its sources is left as it is, and two feet planted in different places,
-    blended (the blend slides), move only as the sources' own do.
+    corrects only what the blend broke. A run of a foot down that the blend keeps where
+    the sources' own steps take it is left as blended (a blend that equals one of its
+    sources is left as it is); one the blend slides away from there (two feet planted in
+    different places, blended) is held as synthesis holds it. A swing is lifted only
+    where it passes lower than the sources' own swings go.
 
     steps      (F, 2, 3) each foot's step across the floor from the frame before (zero at
                frame 0), of the part of it on the floor (its ankle, or its toe through
@@ -170,11 +172,12 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                    over which the plan has that foot step: it stands on the first, is in
                    the air after it and lands on the last (inside the gap);
     sources        what the sources' own feet do at every frame of ``motion``, for a blend of
-                   motions played at the same time (core.mkm): a foot down moves and turns
-                   as theirs do, weighted, not held still; it stands between the
-                   rule's floor and their own clearance; a swing is lifted and kept above
-                   the floor no higher than theirs go (so a blend equal to one source is
-                   left as it is). None (synthesis): held still, on the floor.
+                   motions played at the same time (core.mkm, :class:`SourceFeet`): a run
+                   down that the blend keeps within ``step_apart`` of where the sources'
+                   own steps take it is left as blended, held from twice that, the hold
+                   eased in between; a swing is lifted, and kept above the floor, no
+                   higher than theirs go (so a blend equal to one source is left as it
+                   is). None (synthesis): every foot down held still, on the floor.
 
     The legs of every gap are solved in one evaluation of the whole motion.
     """
