@@ -413,6 +413,22 @@ def nla_influences(weights: Sequence[float]) -> np.ndarray:
     return u
 
 
+def replace_contributions(influences: np.ndarray) -> np.ndarray:
+    """What each of stacked strips contributes in the NLA's Replace mode, ``(K, ...)``, from their
+    influences ``influences (K, ...)`` in [0, 1], the *upper* track first (as the NLA evaluates).
+
+    An upper strip of influence ``u`` takes ``u`` and leaves ``1 - u`` to what lies beneath it:
+    ``c_1 = u_1``, ``c_k = u_k * (1 - u_1) ... (1 - u_{k-1})``. What the lowest strip leaves goes
+    to the rest pose, which a blend of the strips leaves out (it renormalises). The inverse of
+    :func:`nla_influences`, which lists the strips from the bottom.
+    """
+    u = np.clip(np.asarray(influences, dtype=np.float64), 0.0, 1.0)
+    if u.ndim == 0 or len(u) == 0:
+        raise ValueError(f"give one influence per strip, got shape {u.shape}")
+    above = np.cumprod(np.concatenate([np.ones_like(u[:1]), 1.0 - u[:-1]]), axis=0)
+    return u * above
+
+
 def naive_blend(motions: Sequence[Motion], weights: Sequence[float], starts: Sequence[int]) -> Motion:
     """What Blender's NLA shows, frame by frame, for clips ``motions`` on stacked tracks
     (the first at the bottom) in Replace mode with :func:`nla_influences` of ``weights``,

@@ -63,3 +63,16 @@ def _still():
     from core.demo import demo_clips
 
     return demo_clips()["walk"].motion
+
+
+def test_replace_mode_gives_the_upper_strip_its_influence_and_what_lies_beneath_the_rest():
+    from core.mkm import nla_influences, replace_contributions
+
+    assert np.allclose(replace_contributions([0.5, 1.0]), [0.5, 0.5])
+    assert np.allclose(replace_contributions([1.0, 1.0, 1.0]), [1.0, 0.0, 0.0])
+    assert np.allclose(replace_contributions([0.5, 0.5, 1.0]), [0.5, 0.25, 0.25])
+    # per frame, and the inverse of nla_influences (which lists the strips from the bottom)
+    u = np.array([[0.2, 0.9], [1.0, 0.5]])
+    assert np.allclose(replace_contributions(u), [[0.2, 0.9], [0.8, 0.05]])
+    w = np.array([0.2, 0.3, 0.5])
+    assert np.allclose(replace_contributions(nla_influences(w)[::-1])[::-1], w / w.sum())
