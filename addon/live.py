@@ -3,7 +3,8 @@
 The 2008 prototype re-synthesized while clips were dragged; here the preview
 follows, with no button, whenever the user moves, trims or re-times a source
 strip, mutes or unmutes one, changes a core range or the responsiveness
-slider. The Live Updates toggle in the panel (``Scene.smart_motion.live``)
+slider, or turns a strip's synchronized blending on or off or edits the
+influence of one that has it on. The Live Updates toggle in the panel (``Scene.smart_motion.live``)
 turns it off.
 
 How a change reaches the preview:
@@ -113,7 +114,7 @@ def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     playing = [s for s in sources if nla.plays(obj, s)]
     strips = tuple(
         (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, nla.core_offsets(obj, s, playing),
-         nla.performed_current(obj, s))
+         nla.performed_current(obj, s), nla.blending_key(obj, s))
         for s in sources)
     return (scene.smart_motion.responsiveness, scene_fps(scene), obj.smart_motion.bone_mapping, strips)
 
@@ -247,13 +248,13 @@ def _plan_changed(obj: bpy.types.Object, result) -> bool:
         recorded = json.loads(obj.smart_motion.plan_json)
     except ValueError:
         return True
-    plan = json.loads(result.plan.to_json())  # (as recorded: lists, not tuples)
+    plan = json.loads(nla.plan_json(result))  # (as recorded: lists, not tuples)
 
     def composed(p: dict) -> list:
         return [(c.get("clip"), c.get("base"), c.get("parts"), c.get("blend_in"), c.get("blend_out"))
                 for c in p.get("compositions", ())]
 
-    return (any(plan.get(k) != recorded.get(k) for k in ("clips", "rejected", "warnings"))
+    return (any(plan.get(k) != recorded.get(k) for k in ("clips", "rejected", "warnings", "groups"))
             or composed(plan) != composed(recorded))
 
 
@@ -291,7 +292,8 @@ def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Sessio
         raise ValueError(
             f"{len(sources)} source strip{'' if len(sources) == 1 else 's'} of the preview play"
             f"{'s' if len(sources) == 1 else ''}; unmute one to join it again, or Synthesize other strips")
-    clips = nla.strip_clips(obj, sources, scene_fps(scene), read=_reader(session))
+    # (a synchronized group is one clip, blended anew at each update: its strips' motions are kept)
+    clips, groups = nla.sequence_clips(obj, sources, scene_fps(scene), read=_reader(session))
     rig_key = (obj.smart_motion.bone_mapping, id(clips[0].motion))
     if session.rig_key != rig_key:
         session.rig, session.rig_key = nla.find_armature_rig(obj, clips[0].motion), rig_key
@@ -299,7 +301,7 @@ def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Sessio
 
         session.resynthesis = Resynthesis(rig=session.rig)
     result = session.resynthesis.update(clips, responsiveness=scene.smart_motion.responsiveness)
-    return result, sources
+    return nla.Synthesis(result, groups), sources
 
 
 def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, result) -> int:
