@@ -897,6 +897,7 @@ def plan_warnings(plan: dict) -> list[str]:
 
     lines = [f"strip {r['clip']!r} rejected: {r['reason']}" for r in plan["rejected"]]
     lines += plan.get("warnings", ())
+    lines += [f"synchronized group {g['name']!r}: {w}" for g in plan.get("groups", ()) for w in g.get("warnings", ())]
     for pair in plan["pairs"]:
         between = f"{pair['prev']!r} → {pair['next']!r}"
         if pair.get("warning"):
@@ -1077,7 +1078,7 @@ def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action
             f"no NLA strip of armature {obj.name!r} is selected{left_out_text(obj)}; select the strips that play "
             f"before {action.name!r} (Synthesize joins the same ones)"
         )
-    clips = strip_clips(obj, strips, read=read)
+    clips, _ = sequence_clips(obj, strips, read=read)  # (a synchronized group is one clip, as Synthesize joins it)
     clip = Clip(action_to_motion(obj, action), 0, None, action.name)
     rig = find_armature_rig(obj, clips[0].motion)
     start = (place or as_soon_as_possible)(clips, clip, responsiveness=responsiveness, t_current=current, rig=rig)
@@ -1181,7 +1182,8 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     with the strip it lies inside, and so keeps composing over it.
 
     Each moved strip's track is chosen as :func:`pack_tracks` says. Raises
-    ``ValueError`` (nothing changed) for fewer than two strips, a strip that
+    ``ValueError`` (nothing changed) for fewer than two strips, a synchronized
+    group among them (:func:`sync_groups`: it would have to move as one), a strip that
     cannot be read (another skeleton's action, no action, ...), a rig whose
     legs cannot be found, or a strip that must change track with animated
     influence.
@@ -1189,6 +1191,12 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     from ..core.synthesize import as_soon_as_possible
 
     _require_two(obj, strips, "select the strips to pack, at least two that play")
+    groups = sync_groups(obj, strips)
+    if groups:
+        raise ValueError(
+            f"Pack does not re-time synchronized groups: {', '.join(repr(group_name(g)) for g in groups)} of "
+            f"armature {obj.name!r} blend as one clip; deselect their strips, or turn off 'Blend synchronized "
+            "with overlapping strips' on them, to pack the others")
     # nor is the frame a strip was performed at: moved, it blends as any strip (performed_current)
     clips = [replace(clip, current=None) for clip in strip_clips(obj, strips)]
     rig = find_armature_rig(obj, clips[0].motion)

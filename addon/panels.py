@@ -97,8 +97,9 @@ def _draw_strips(layout, armature) -> None:
         else:
             box.prop(item, "sync_blend")
         row = box.row(align=True)
-        grouped = item is not None and item.sync_blend
-        default = nla.strip_default_core(armature, strip) if item is None or not item.has_core or grouped else None
+        default = nla.strip_default_core(armature, strip) if item is None or not item.has_core or item.sync_blend else None
+        if default is not None and item is not None and item.has_core and not default.group:
+            default = None  # (with the option on but in no group, the strip's edited core holds)
         if default is not None and default.group:
             # (a group's core is its own, as a strip's default core, not any one strip's)
             row.label(text="No core" if default.empty else f"Group core {default.first}-{default.last}")

@@ -15,7 +15,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import (all_keys, channel_keys, clips_on_one_armature, draw_panel, preview_segments, refused,
+from scenes import (all_keys, channel_keys, clips_on_one_armature, draw_panel, import_action, preview_segments, refused,
                     strips_by_name)
 
 WALK = ("walk_normal_001", 1, None)  # frames 1-195, track "clips 1"
@@ -244,3 +244,31 @@ def test_live_updates_follow_the_option_and_the_influence(walk_late_run, sm):
     plan = plan_of(obj)
     assert plan["groups"] == [] and plan["clips"] == ["walk", "run"]
     assert obj.smart_motion.live_error == ""
+
+
+def test_a_strip_blended_synchronized_never_composes(empty_scene, sm):
+    # the wave inside the walk composes over it (test_composition); with the option on, it does not
+    obj = clips_on_one_armature((("bandai2/walk_normal_001", 1, None), ("bandai2/wave-right-hand_normal_001", 31, None)))
+    strips = sorted(strips_by_name(obj).values(), key=lambda s: s.frame_start)
+    assert set(sm.nla.additional_strips(obj, strips)) == {"wave-right-hand"}
+    synchronized(obj, sm, "wave-right-hand")
+    assert sm.nla.additional_strips(obj, strips) == {}
+    synchronized(obj, sm, "walk")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    plan = plan_of(obj)
+    assert plan["compositions"] == [] and [g["name"] for g in plan["groups"]] == ["walk + wave-right-hand"]
+
+
+def test_a_group_is_one_clip_to_add_after_and_pack_leaves_it_alone(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    bow = import_action("bow_normal_001")
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.smart_motion.add_asap(action=bow.name) == {'FINISHED'}
+    added = strips_by_name(obj)["bow_normal_001"]
+    assert added.frame_start > WALK[1] + 60  # after the group's core, not inside it
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    plan = plan_of(obj)
+    assert plan["clips"] == ["walk + run", "bow_normal_001"]
+    assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk + run", "bow_normal_001")]
+    refused("pack", "Pack does not re-time synchronized groups: 'walk \\+ run'")
