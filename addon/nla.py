@@ -635,7 +635,12 @@ def by_track_from_top(obj: bpy.types.Object, strips: list) -> list:
 
 def strip_influences(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
     """The influence ``(T,)`` Blender gives ``strip`` at scene frames ``frames``: with Animated
-    Influence its ``influence`` F-curve evaluated there (its value where it has no curve), else 1."""
+    Influence its ``influence`` F-curve (its value where it has no curve), else 1.
+
+    The curve is read in scene frames, as the NLA evaluates a strip's controls, and, as the NLA
+    does for a strip it holds (extrapolation), at the strip's first frame before it and its last
+    after it: a synchronized clip plays on past its strip's end (a cyclic one repeats), with the
+    influence the strip ends with."""
     import numpy as np
 
     if not strip.use_animated_influence:
@@ -643,22 +648,28 @@ def strip_influences(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
     curve = strip.fcurves.find("influence")
     if curve is None:
         return np.full(len(frames), float(strip.influence))
+    held = np.clip(np.asarray(frames, dtype=np.float64), strip.frame_start, strip.frame_end)
     # (one evaluation per frame: Blender has no bulk evaluation of an F-curve)
-    return np.clip([curve.evaluate(float(f)) for f in frames], 0.0, 1.0)
+    return np.clip([curve.evaluate(float(f)) for f in held], 0.0, 1.0)
 
 
 def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
     """What a synchronized blend reads of ``strip`` beyond what it plays: the option, and with it on
-    the influence (its value, and with Animated Influence its F-curve's keys and their handles)."""
+    whether the influence is animated and its F-curve's keys (and handles).
+
+    Not ``strip.influence`` itself: with Animated Influence Blender sets it from the curve at every
+    frame it plays (the key would change with the frame), and without, the influence is 1
+    (:func:`strip_influences`); only a curve-less animated strip reads it."""
     if not blends_synchronized(obj, strip):
         return (False,)
-    keys = ()
-    curve = strip.fcurves.find("influence") if strip.use_animated_influence else None
-    if curve is not None:
-        keys = tuple((tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation)
-                     for k in curve.keyframe_points)
-        keys += ((curve.extrapolation, curve.mute),)
-    return (True, strip.use_animated_influence, round(float(strip.influence), 6), keys)
+    if not strip.use_animated_influence:
+        return (True, False)
+    curve = strip.fcurves.find("influence")
+    if curve is None:
+        return (True, True, round(float(strip.influence), 6))
+    keys = tuple((tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation, k.easing)
+                 for k in curve.keyframe_points)
+    return (True, True, keys, curve.extrapolation, curve.mute, len(curve.modifiers))
 
 
 def sequence_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,

@@ -179,7 +179,7 @@ def test_a_strip_inside_another_is_refused_as_before_unless_both_blend_synchroni
 def test_an_animated_influence_changes_the_weights_over_frames(walk_run, sm):
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
-    animated_influence(strips_by_name(obj)["run"], {41: 0.0, 200: 1.0})
+    animated_influence(strips_by_name(obj)["run"], {41: 0.0, 64: 1.0})  # over the run strip, 41-64
     before = source_state(obj)
 
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
@@ -187,7 +187,7 @@ def test_an_animated_influence_changes_the_weights_over_frames(walk_run, sm):
     (group,) = plan_of(obj)["groups"]
     assert group["animated"] == ["run", "walk"] and group["weights"] == {"run": 0.0, "walk": 1.0}
     frames = np.arange(WALK[1], WALK[1] + 400)
-    u = np.clip((frames - 41) / (200 - 41), 0.0, 1.0)
+    u = np.clip((frames - 41) / (64 - 41), 0.0, 1.0)  # held at 1 past the strip's end, as the NLA holds it
     expected = expected_blend(obj, sm, [u, 1.0 - u])
     assert_plays(obj, expected)
     # not the constant blend: the weights moved over the frames
@@ -272,3 +272,16 @@ def test_a_group_is_one_clip_to_add_after_and_pack_leaves_it_alone(walk_run, sm)
     assert plan["clips"] == ["walk + run", "bow_normal_001"]
     assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk + run", "bow_normal_001")]
     refused("pack", "Pack does not re-time synchronized groups: 'walk \\+ run'")
+
+
+def test_playing_an_animated_influence_does_not_ask_for_a_live_update(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.0, 100: 1.0})
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    scene = bpy.context.scene
+    key = sm.live.timeline_key(obj, scene)
+    run = strips_by_name(obj)["run"]
+    run.influence = 0.3  # as Blender sets it from the curve at each frame it evaluates the strip
+    scene.frame_set(60)
+    assert sm.live.timeline_key(obj, scene) == key
