@@ -205,6 +205,9 @@ def test_bake_keeps_the_preview_of_a_group_and_undo_takes_it_back(walk_run, sm):
     before = source_state(obj)
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     previewed = preview_values(obj)
+    # the preview is current: Bake keeps it rather than synthesize again
+    assert sm.nla.current_preview(obj, sm.nla.selected_strips(obj),
+                                  bpy.context.scene.smart_motion.responsiveness) is not None
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
     baked = {key: co[1::2] for key, (co, _) in channel_keys(obj.animation_data.action).items()}
     assert baked.keys() == previewed.keys()
@@ -285,3 +288,33 @@ def test_playing_an_animated_influence_does_not_ask_for_a_live_update(walk_run, 
     run.influence = 0.3  # as Blender sets it from the curve at each frame it evaluates the strip
     scene.frame_set(60)
     assert sm.live.timeline_key(obj, scene) == key
+
+
+def test_the_panel_offers_the_option_on_every_strip_and_its_button_is_one_undoable_toggle(walk_run, sm):
+    obj = walk_run
+    layout = draw_panel()
+    assert layout.operators.count("smart_motion.blend_synchronized") == 2  # no settings yet: the button
+    assert bpy.types.SMART_MOTION_OT_blend_synchronized.bl_options >= {'REGISTER', 'UNDO'}
+    assert bpy.ops.smart_motion.blend_synchronized(strip="run") == {'FINISHED'}
+    assert sm.nla.blends_synchronized(obj, strips_by_name(obj)["run"])
+    layout = draw_panel()
+    assert layout.operators.count("smart_motion.blend_synchronized") == 1
+    assert (sm.nla.strip_settings(obj, "run"), "sync_blend") in layout.props
+
+
+def test_an_edited_influence_or_option_makes_bake_synthesize_again(walk_late_run, sm):
+    obj = walk_late_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
+    scene = bpy.context.scene
+    scene.smart_motion.live = False  # (else the live update would bring the preview up to date)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    strips = sm.nla.selected_strips(obj)
+    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
+    curve = strips_by_name(obj)["run"].fcurves.find("influence")
+    curve.keyframe_points[0].co.y = 0.75
+    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
+    curve.keyframe_points[0].co.y = 0.5
+    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
+    sm.nla.strip_settings(obj, "walk").sync_blend = False
+    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
