@@ -64,6 +64,7 @@ class _Session:
     ranges: list = field(default_factory=list)  # (first, last) frame indices of each segment (.preview)
     armature: tuple | None = None  # convert.armature_skeleton of the armature, read once per session
     stats: dict = field(default_factory=dict)  # what the last refresh did, for the benchmark and tests
+    groups: dict = field(default_factory=dict)  # synchronized groups' blends, by group (nla.group_clip)
 
 
 _sessions: dict[int, _Session] = {}
@@ -103,7 +104,7 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     obj.smart_motion.live_error = ""  # (why an earlier live update failed is not this preview's)
     # Synthesize read every strip: what was kept may be of actions edited since (their keys are
     # not in the timeline key, and under the preview's solo Blender does not evaluate them)
-    session.motions = {}
+    session.motions, session.groups = {}, {}
 
 
 def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
@@ -292,8 +293,8 @@ def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Sessio
         raise ValueError(
             f"{len(sources)} source strip{'' if len(sources) == 1 else 's'} of the preview play"
             f"{'s' if len(sources) == 1 else ''}; unmute one to join it again, or Synthesize other strips")
-    # (a synchronized group is one clip, blended anew at each update: its strips' motions are kept)
-    clips, groups = nla.sequence_clips(obj, sources, scene_fps(scene), read=_reader(session))
+    # (a synchronized group is one clip, blended again only when what it reads changed)
+    clips, groups = nla.sequence_clips(obj, sources, scene_fps(scene), read=_reader(session), kept=session.groups)
     rig_key = (obj.smart_motion.bone_mapping, id(clips[0].motion))
     if session.rig_key != rig_key:
         session.rig, session.rig_key = nla.find_armature_rig(obj, clips[0].motion), rig_key

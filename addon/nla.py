@@ -673,11 +673,12 @@ def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
 
 
 def sequence_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
-                   read: Callable | None = None) -> tuple[list, tuple[dict, ...]]:
+                   read: Callable | None = None, kept: dict | None = None) -> tuple[list, tuple[dict, ...]]:
     """What Synthesize joins: ``(clips by start, the groups' plans)``. A strip is a clip as
     :func:`strip_clips` reads it; each synchronized group (:func:`sync_groups`) is one clip, the
     blend of its strips (:func:`group_clip`). Default cores are taken among ``strips``, a group
-    counting as one span. Raises ``ValueError`` as :func:`strip_clips` does, and for a group
+    counting as one span. ``kept``: the groups' blends kept between calls (:func:`group_clip`;
+    live updates pass one). Raises ``ValueError`` as :func:`strip_clips` does, and for a group
     that cannot be blended (naming its strips)."""
     from ..core.rig import RigError
 
@@ -687,7 +688,7 @@ def sequence_clips(obj: bpy.types.Object, strips: list, fps: float | None = None
     plans = []
     for group in groups:
         try:
-            clip, plan = group_clip(obj, group, strips, fps, read)
+            clip, plan = group_clip(obj, group, strips, fps, read, kept)
         except RigError:
             raise  # (says what to map on the armature)
         except ValueError as error:
@@ -699,7 +700,7 @@ def sequence_clips(obj: bpy.types.Object, strips: list, fps: float | None = None
 
 
 def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float | None = None,
-               read: Callable | None = None) -> tuple:
+               read: Callable | None = None, kept: dict | None = None) -> tuple:
     """One synchronized group as one ``core.synthesize.Clip`` and its plan for the panel (a dict).
 
     Its motion is ``core.mkm.blend_clips`` of the group's strips, the upper track
@@ -708,6 +709,11 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     (``core.mkm.replace_contributions``; a number where it does not change). The clip
     starts at the group's earliest strip start, and its core is the default core of
     the group's span among ``neighbours`` (:func:`strip_default_core`), cut to the blend.
+
+    ``kept`` (a dict, or ``None``) keeps each group's blend by what it read: the same motions
+    (the very objects ``read`` returned: live updates' reader keeps them), starts, tracks,
+    influences (:func:`blending_key`) and Bone Mapping give the kept blend back, so that
+    dragging another strip does not blend the group again.
     """
     import numpy as np
 
@@ -727,12 +733,24 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     last = max(st + m.n_frames - 1 for st, m in zip(starts, motions))
     frames = np.arange(first, last + 1)
     weights = replace_contributions(np.stack([strip_influences(s, frames) for s in ordered]))
+    if not np.any(weights > 0):
+        raise ValueError("its strips' influence is 0 at every frame, so Replace mode shows none of them; raise "
+                         "the influence of one (Animated Influence on, and a key above 0)")
     animated = [bool(np.ptp(w) > 1e-9) for w in weights]
     given = [w if moving else float(w[0]) for w, moving in zip(weights, animated)]
-    rig = find_armature_rig(obj, motions[0])
-    blend = blend_clips(motions, names=[s.name for s in ordered], weights=given,
-                        priorities=list(range(len(ordered), 0, -1)), starts=starts, rig=rig)
+    tracks = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
+    key = tuple((s.name, st, tracks[s.name], blending_key(obj, s)) for s, st in zip(ordered, starts))
+    key += (obj.smart_motion.bone_mapping,)
     name = group_name(group)
+    found = kept.get(name) if kept is not None else None
+    if found is not None and found[0] == key and all(a is b for a, b in zip(found[1], motions)):
+        blend = found[2]
+    else:
+        rig = find_armature_rig(obj, motions[0])
+        blend = blend_clips(motions, names=[s.name for s in ordered], weights=given,
+                            priorities=list(range(len(ordered), 0, -1)), starts=starts, rig=rig)
+        if kept is not None:
+            kept[name] = (key, motions, blend)
     core = strip_default_core(obj, group[0], neighbours)
     n = blend.motion.n_frames
     offsets = (max(core.first - first, 0), min(core.last - first, n - 1))

@@ -318,3 +318,29 @@ def test_an_edited_influence_or_option_makes_bake_synthesize_again(walk_late_run
     assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
     sm.nla.strip_settings(obj, "walk").sync_blend = False
     assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
+
+
+def test_a_group_whose_influences_are_all_zero_is_refused_by_name(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    for name in ("walk", "run"):
+        animated_influence(strips_by_name(obj)[name], {1: 0.0})
+    refused("synthesize", "the synchronized group 'walk \\+ run' of armature 'walk_normal_001' cannot be blended: "
+                          "its strips' influence is 0 at every frame")
+
+
+def test_live_updates_blend_a_group_again_only_when_what_it_reads_changes(walk_late_run, sm):
+    obj = walk_late_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    scene = bpy.context.scene
+    scene.smart_motion.responsiveness = 0.3  # (its update runs the live update at once, headless)
+    session = sm.live._sessions[obj.session_uid]
+    (blend,) = [kept[2] for kept in session.groups.values()]
+    scene.smart_motion.responsiveness = 0.7
+    assert [kept[2] for kept in session.groups.values()] == [blend]  # kept, not blended again
+    strips_by_name(obj)["run"].fcurves.find("influence").keyframe_points[0].co.y = 0.25
+    sm.live.refresh(obj, scene, raising=True)
+    (again,) = [kept[2] for kept in session.groups.values()]
+    assert again is not blend and again.weights == (0.25, 0.75)
