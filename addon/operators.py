@@ -95,9 +95,13 @@ class SMART_MOTION_OT_synthesize(_Reported, bpy.types.Operator):
         nla.show_preview(obj, strips, result)
         nla.record_plan(obj, strips, result)
         plan = result.plan
+        kept = len(plan.clips) - len(plan.rejected)
+        groups = [group["name"] for group in result.groups]
+        what = (f"{kept} clip{'' if kept == 1 else 's'} ({', '.join(repr(name) for name in groups)}: strips "
+                "blended synchronized)" if groups else f"{kept} strips")
         self.report(
             {'INFO'},
-            f"previewing {len(plan.clips) - len(plan.rejected)} strips as one motion, frames {plan.start}-{plan.end}, "
+            f"previewing {what} as one motion, frames {plan.start}-{plan.end}, "
             f"on track {nla.PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it{nla.left_out_text(obj)}",
         )
         for line in nla.plan_warnings(nla.plan_dict(result)):

@@ -10,8 +10,8 @@ blending ranges, each composition (2008, section 8: the parts, blend ranges and
 vibration of an additional motion), each synchronized group (its combined
 support sequence, delays and weights), and every rejected strip with its reason.
 
-Drawing only reads: a strip gets stored settings from Analyze, Synthesize
-or its Edit Core button; until its core is edited, the panel shows its
+Drawing only reads: a strip gets stored settings from Analyze, Synthesize,
+its Edit Core button or its Blend Synchronized button; until its core is edited, the panel shows its
 default core and where it came from (blends, overlaps with neighbours).
 """
 

@@ -117,13 +117,14 @@ def source_state(obj) -> tuple:
     return strips, {name: {k: tuple(a.tobytes() for a in v) for k, v in keys.items()} for name, keys in actions.items()}
 
 
-def test_two_overlapping_strips_blend_as_one_clip_weighted_by_the_upper_influence(walk_run, sm):
+def test_two_overlapping_strips_blend_as_one_clip_weighted_by_the_upper_influence(walk_run, sm, capfd):
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
     animated_influence(strips_by_name(obj)["run"], {1: 0.5})  # a constant 0.5: the walk gets the other half
     before = source_state(obj)
 
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert "previewing 1 clip ('walk + run': strips blended synchronized) as one motion" in capfd.readouterr().out
 
     plan = plan_of(obj)
     assert plan["clips"] == ["walk + run"] and plan["pairs"] == [] and plan["rejected"] == []
