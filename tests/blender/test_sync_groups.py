@@ -188,7 +188,9 @@ def test_an_animated_influence_changes_the_weights_over_frames(walk_run, sm):
     (group,) = plan_of(obj)["groups"]
     assert group["animated"] == ["run", "walk"] and group["weights"] == {"run": 0.0, "walk": 1.0}
     frames = np.arange(WALK[1], WALK[1] + 400)
-    u = np.clip((frames - 41) / (64 - 41), 0.0, 1.0)  # held at 1 past the strip's end, as the NLA holds it
+    # the influence Blender's curve gives: the ramp, held at 1 past the strip's end as the NLA holds it
+    u = sm.nla.strip_influences(strips_by_name(obj)["run"], frames)
+    assert np.allclose(u, np.clip((frames - 41) / (64 - 41), 0.0, 1.0), atol=1e-6)
     expected = expected_blend(obj, sm, [u, 1.0 - u])
     assert_plays(obj, expected)
     # not the constant blend: the weights moved over the frames
