@@ -3,7 +3,8 @@
 The 2008 prototype re-synthesized while clips were dragged; here the preview
 follows, with no button, whenever the user moves, trims or re-times a source
 strip, mutes or unmutes one, changes a core range or the responsiveness
-slider. The Live Updates toggle in the panel (``Scene.smart_motion.live``)
+slider, or turns a strip's synchronized blending on or off or edits the
+influence of one that has it on. The Live Updates toggle in the panel (``Scene.smart_motion.live``)
 turns it off.
 
 How a change reaches the preview:
@@ -63,6 +64,7 @@ class _Session:
     ranges: list = field(default_factory=list)  # (first, last) frame indices of each segment (.preview)
     armature: tuple | None = None  # convert.armature_skeleton of the armature, read once per session
     stats: dict = field(default_factory=dict)  # what the last refresh did, for the benchmark and tests
+    groups: dict = field(default_factory=dict)  # synchronized groups' blends, by group (nla.group_clip)
 
 
 _sessions: dict[int, _Session] = {}
@@ -102,7 +104,7 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     obj.smart_motion.live_error = ""  # (why an earlier live update failed is not this preview's)
     # Synthesize read every strip: what was kept may be of actions edited since (their keys are
     # not in the timeline key, and under the preview's solo Blender does not evaluate them)
-    session.motions = {}
+    session.motions, session.groups = {}, {}
 
 
 def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
@@ -113,7 +115,7 @@ def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     playing = [s for s in sources if nla.plays(obj, s)]
     strips = tuple(
         (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, nla.core_offsets(obj, s, playing),
-         nla.performed_current(obj, s))
+         nla.performed_current(obj, s), nla.blending_key(obj, s))
         for s in sources)
     return (scene.smart_motion.responsiveness, scene_fps(scene), obj.smart_motion.bone_mapping, strips)
 
@@ -247,13 +249,13 @@ def _plan_changed(obj: bpy.types.Object, result) -> bool:
         recorded = json.loads(obj.smart_motion.plan_json)
     except ValueError:
         return True
-    plan = json.loads(result.plan.to_json())  # (as recorded: lists, not tuples)
+    plan = json.loads(nla.plan_json(result))  # (as recorded: lists, not tuples)
 
     def composed(p: dict) -> list:
         return [(c.get("clip"), c.get("base"), c.get("parts"), c.get("blend_in"), c.get("blend_out"))
                 for c in p.get("compositions", ())]
 
-    return (any(plan.get(k) != recorded.get(k) for k in ("clips", "rejected", "warnings"))
+    return (any(plan.get(k) != recorded.get(k) for k in ("clips", "rejected", "warnings", "groups"))
             or composed(plan) != composed(recorded))
 
 
@@ -291,7 +293,8 @@ def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Sessio
         raise ValueError(
             f"{len(sources)} source strip{'' if len(sources) == 1 else 's'} of the preview play"
             f"{'s' if len(sources) == 1 else ''}; unmute one to join it again, or Synthesize other strips")
-    clips = nla.strip_clips(obj, sources, scene_fps(scene), read=_reader(session))
+    # (a synchronized group is one clip, blended again only when what it reads changed)
+    clips, groups = nla.sequence_clips(obj, sources, scene_fps(scene), read=_reader(session), kept=session.groups)
     rig_key = (obj.smart_motion.bone_mapping, id(clips[0].motion))
     if session.rig_key != rig_key:
         session.rig, session.rig_key = nla.find_armature_rig(obj, clips[0].motion), rig_key
@@ -299,7 +302,7 @@ def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Sessio
 
         session.resynthesis = Resynthesis(rig=session.rig)
     result = session.resynthesis.update(clips, responsiveness=scene.smart_motion.responsiveness)
-    return result, sources
+    return nla.Synthesis(result, groups), sources
 
 
 def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, result) -> int:

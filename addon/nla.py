@@ -272,6 +272,7 @@ class DefaultCore:
     taken_off: tuple[str, ...] = ()
     over: str = ""  # an additional motion: the strip it lies inside (see additional_spans)
     parts: str = ""
+    group: str = ""  # a strip blended synchronized: the group's name, whose core this is (see sync_groups)
 
     @property
     def empty(self) -> bool:
@@ -280,7 +281,10 @@ class DefaultCore:
     def why(self) -> str:
         if self.over:
             return f"whole strip: lies inside {self.over!r} and moves its {self.parts}, so it composes over it"
-        why = f"strip minus {', '.join(self.taken_off)}" if self.taken_off else "whole strip"
+        what = f"group {self.group!r}" if self.group else "strip"
+        why = f"{what} minus {', '.join(self.taken_off)}" if self.taken_off else f"whole {what}"
+        if self.group:
+            why = f"synchronized blend: the core of the {why}"
         return f"no frame left: {why}" if self.empty else why
 
 
@@ -353,16 +357,28 @@ def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbo
     neighbours = core_neighbours(obj) if neighbours is None else neighbours
     if strip.name not in [s.name for s in neighbours]:
         return default_core(strip_span(strip), room=room)
-    additional = additional_strips(obj, neighbours)
+    groups = sync_groups(obj, neighbours)
+    grouped = {s.name: group for group in groups for s in group}
+    additional = additional_strips(obj, [s for s in neighbours if s.name not in grouped])
     span = strip_span(strip)
     if strip.name in additional:
         over, parts = additional[strip.name]
         return DefaultCore(span.first, span.last, over=over, parts=parts)
-    neighbours = [s for s in neighbours if s.name not in additional]
-    names = [s.name for s in neighbours]
-    k = names.index(strip.name)
-    spans = [strip_span(s) for s in neighbours]
-    return default_core(spans[k], spans[:k], spans[k + 1:], room)
+    spans = sequence_spans([s for s in neighbours if s.name not in additional], groups)
+    name = group_name(grouped[strip.name]) if strip.name in grouped else strip.name
+    k = [s.name for s in spans].index(name)
+    core = default_core(spans[k], spans[:k], spans[k + 1:], room)
+    return replace(core, group=name) if strip.name in grouped else core
+
+
+def sequence_spans(strips: list, groups: list) -> list[Span]:
+    """The spans of what goes in sequence: each of ``strips`` not in one of ``groups``, and each
+    group as one span from its earliest strip's first frame to its latest last frame, by start."""
+    grouped = {s.name for group in groups for s in group}
+    spans = [strip_span(s) for s in strips if s.name not in grouped]
+    spans += [Span(group_name(group), min(strip_span(s).first for s in group), max(strip_span(s).last for s in group))
+              for group in groups]
+    return sorted(spans, key=lambda span: span.first)
 
 
 def core_neighbours(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
@@ -447,8 +463,8 @@ def additional_parts_of_strip(obj: bpy.types.Object, strip: bpy.types.NlaStrip) 
     from ..core.synthesize import additional_motion_parts
     from .convert import action_digest, scene_fps
 
-    if strip.type != 'CLIP' or strip.action is None:
-        return None
+    if strip.type != 'CLIP' or strip.action is None or blends_synchronized(obj, strip):
+        return None  # (a strip blended synchronized never composes, even alone)
     key = (obj.name, obj.data.name, strip_signature(strip), strip_frame_count(strip),
            None if strip.action_slot is None else strip.action_slot.identifier, action_digest(strip.action),
            obj.smart_motion.bone_mapping, scene_fps(bpy.context.scene))
@@ -534,9 +550,9 @@ def find_armature_rig(obj: bpy.types.Object, motion):
 
 
 def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
-                read: Callable | None = None) -> list:
+                read: Callable | None = None, neighbours: list | None = None) -> list:
     """One :class:`core.synthesize.Clip` per strip, its core from the strip's settings (default
-    cores taken among ``strips``).
+    cores taken among ``neighbours``, ``strips`` when ``None``).
 
     ``read(obj, strip, fps) -> Motion`` reads a strip (:func:`.convert.strip_to_motion`
     when ``None``; live updates pass one that keeps what it read).
@@ -549,6 +565,7 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
     from .convert import strip_to_motion
 
     read = read or strip_to_motion
+    neighbours = strips if neighbours is None else neighbours
     clips = []
     for strip in strips:
         start = round(strip.frame_start)
@@ -558,11 +575,11 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
                 f"{strip.frame_start:g}; move it onto a whole frame"
             )
         motion = read(obj, strip, fps)
-        first, last = core_offsets(obj, strip, strips)
+        first, last = core_offsets(obj, strip, neighbours)
         if first > last:
             raise ValueError(
                 f"NLA strip {strip.name!r} of armature {obj.name!r} leaves no frame for its default core "
-                f"({strip_default_core(obj, strip, strips).why()}); move it away from the strips it overlaps, deselect "
+                f"({strip_default_core(obj, strip, neighbours).why()}); move it away from the strips it overlaps, deselect "
                 "one of them, or set its core with Edit Core in the Smart Motion panel (it starts from the "
                 "whole strip)"
             )
@@ -574,6 +591,238 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
             )
         clips.append(Clip(motion, start, (first, last), strip.name, current=performed_current(obj, strip)))
     return clips
+
+
+# ---------------------------------------------------------------------------
+# Synchronized groups: strips played at the same time, blended as one (Ménardais et al. 2004, MKM)
+
+
+def blends_synchronized(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:
+    """Whether ``strip`` has "Blend synchronized with overlapping strips" on."""
+    item = strip_settings(obj, strip)
+    return item is not None and item.sync_blend
+
+
+def sync_groups(obj: bpy.types.Object, strips: list) -> list[list[bpy.types.NlaStrip]]:
+    """The synchronized groups among ``strips``: those with the option on (:func:`blends_synchronized`)
+    that overlap in time, directly or through a chain of overlaps, two or more to a group; each
+    group in start order, the groups by start. A strip with the option on that overlaps none of
+    the others with it on is no group: it goes in sequence as any strip (and does not compose)."""
+    on = sorted((s for s in strips if blends_synchronized(obj, s)), key=lambda s: (s.frame_start, s.name))
+    groups, last = [], None
+    for strip in on:
+        span = strip_span(strip)
+        if groups and span.first <= last:  # (sorted by start: overlapping the group's span is overlapping one of it)
+            groups[-1].append(strip)
+            last = max(last, span.last)
+        else:
+            groups.append([strip])
+            last = span.last
+    return [group for group in groups if len(group) > 1]
+
+
+def group_name(group: list) -> str:
+    """``"walk + run"``: the group's strips' names joined, in start order."""
+    return " + ".join(s.name for s in group)
+
+
+def by_track_from_top(obj: bpy.types.Object, strips: list) -> list:
+    """``strips`` the upper track first, as the NLA evaluates (on one track: by start)."""
+    order = {t.name: k for k, t in enumerate(obj.animation_data.nla_tracks)}
+    track = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
+    return sorted(strips, key=lambda s: (-order[track[s.name]], s.frame_start))
+
+
+def strip_influences(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
+    """The influence ``(T,)`` Blender gives ``strip`` at scene frames ``frames``: with Animated
+    Influence its ``influence`` F-curve (its value where it has no curve), else 1.
+
+    The curve is read in scene frames, as the NLA evaluates a strip's controls, and, as the NLA
+    does for a strip it holds (extrapolation), at the strip's first frame before it and its last
+    after it: a synchronized clip plays on past its strip's end (a cyclic one repeats), with the
+    influence the strip ends with."""
+    import numpy as np
+
+    if not strip.use_animated_influence:
+        return np.ones(len(frames))
+    curve = strip.fcurves.find("influence")
+    if curve is None:
+        return np.full(len(frames), float(strip.influence))
+    held = np.clip(np.asarray(frames, dtype=np.float64), strip.frame_start, strip.frame_end)
+    # (one evaluation per frame: Blender has no bulk evaluation of an F-curve)
+    return np.clip([curve.evaluate(float(f)) for f in held], 0.0, 1.0)
+
+
+def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
+    """What a synchronized blend reads of ``strip`` beyond what it plays: the option, and with it on
+    whether the influence is animated and its F-curve's keys (and handles).
+
+    Not ``strip.influence`` itself: with Animated Influence Blender sets it from the curve at every
+    frame it plays (the key would change with the frame), and without, the influence is 1
+    (:func:`strip_influences`); only a curve-less animated strip reads it."""
+    if not blends_synchronized(obj, strip):
+        return (False,)
+    if not strip.use_animated_influence:
+        return (True, False)
+    curve = strip.fcurves.find("influence")
+    if curve is None:
+        return (True, True, round(float(strip.influence), 6))
+    keys = tuple((tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation, k.easing)
+                 for k in curve.keyframe_points)
+    return (True, True, keys, curve.extrapolation, curve.mute, len(curve.modifiers))
+
+
+def sequence_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
+                   read: Callable | None = None, kept: dict | None = None) -> tuple[list, tuple[dict, ...]]:
+    """What Synthesize joins: ``(clips by start, the groups' plans)``. A strip is a clip as
+    :func:`strip_clips` reads it; each synchronized group (:func:`sync_groups`) is one clip, the
+    blend of its strips (:func:`group_clip`). Default cores are taken among ``strips``, a group
+    counting as one span. ``kept``: the groups' blends kept between calls (:func:`group_clip`;
+    live updates pass one). Raises ``ValueError`` as :func:`strip_clips` does, and for a group
+    that cannot be blended (naming its strips)."""
+    from ..core.rig import RigError
+
+    groups = sync_groups(obj, strips)
+    grouped = {s.name for group in groups for s in group}
+    clips = strip_clips(obj, [s for s in strips if s.name not in grouped], fps, read, neighbours=strips)
+    plans = []
+    for group in groups:
+        try:
+            clip, plan = group_clip(obj, group, strips, fps, read, kept)
+        except RigError:
+            raise  # (says what to map on the armature)
+        except ValueError as error:
+            raise ValueError(f"the synchronized group {group_name(group)!r} of armature {obj.name!r} cannot be "
+                             f"blended: {error}") from None
+        clips.append(clip)
+        plans.append(plan)
+    return sorted(clips, key=lambda c: c.start), tuple(plans)
+
+
+def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float | None = None,
+               read: Callable | None = None, kept: dict | None = None) -> tuple:
+    """One synchronized group as one ``core.synthesize.Clip`` and its plan for the panel (a dict).
+
+    Its motion is ``core.mkm.blend_clips`` of the group's strips, the upper track
+    first with the higher priority; each strip's weight at every scene frame of the
+    group is what the NLA's Replace mode gives it from the influences
+    (``core.mkm.replace_contributions``; a number where it does not change). The clip
+    starts at the group's earliest strip start, and its core is the default core of
+    the group's span among ``neighbours`` (:func:`strip_default_core`), cut to the blend.
+
+    ``kept`` (a dict, or ``None``) keeps each group's blend by what it read: the same motions
+    (the very objects ``read`` returned: live updates' reader keeps them), starts, tracks,
+    influences (:func:`blending_key`) and Bone Mapping give the kept blend back, so that
+    dragging another strip does not blend the group again.
+    """
+    import numpy as np
+
+    from ..core.mkm import blend_clips, replace_contributions
+    from ..core.synthesize import Clip
+    from .convert import strip_to_motion
+
+    read = read or strip_to_motion
+    ordered = by_track_from_top(obj, group)
+    for strip in ordered:
+        if abs(strip.frame_start - round(strip.frame_start)) > _FRAME_TOLERANCE:
+            raise ValueError(f"NLA strip {strip.name!r} starts between frames, at {strip.frame_start:g}; move it "
+                             "onto a whole frame")
+    motions = [read(obj, s, fps) for s in ordered]
+    starts = [round(s.frame_start) for s in ordered]
+    first = min(starts)
+    last = max(st + m.n_frames - 1 for st, m in zip(starts, motions))
+    frames = np.arange(first, last + 1)
+    weights = replace_contributions(np.stack([strip_influences(s, frames) for s in ordered]))
+    if not np.any(weights > 0):
+        raise ValueError("its strips' influence is 0 at every frame, so Replace mode shows none of them; raise "
+                         "the influence of one (Animated Influence on, and a key above 0)")
+    animated = [bool(np.ptp(w) > 1e-9) for w in weights]
+    given = [w if moving else float(w[0]) for w, moving in zip(weights, animated)]
+    tracks = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
+    key = tuple((s.name, st, tracks[s.name], blending_key(obj, s)) for s, st in zip(ordered, starts))
+    key += (obj.smart_motion.bone_mapping,)
+    name = group_name(group)
+    found = kept.get(name) if kept is not None else None
+    if found is not None and found[0] == key and all(a is b for a, b in zip(found[1], motions)):
+        blend = found[2]
+    else:
+        rig = find_armature_rig(obj, motions[0])
+        blend = blend_clips(motions, names=[s.name for s in ordered], weights=given,
+                            priorities=list(range(len(ordered), 0, -1)), starts=starts, rig=rig)
+        if kept is not None:
+            kept[name] = (key, motions, blend)
+    core = strip_default_core(obj, group[0], neighbours)
+    n = blend.motion.n_frames
+    offsets = (max(core.first - first, 0), min(core.last - first, n - 1))
+    if offsets[0] > offsets[1]:
+        raise ValueError(f"no frame is left for its core ({core.why()}); move it away from the strips it overlaps")
+    plan = blend.plan
+    group_plan = {
+        "name": name,
+        "strips": [s.name for s in ordered],
+        "start": first,
+        "frames": n,
+        "core": [first + offsets[0], first + offsets[1]],
+        "combined": plan.to_dict()["combined"],
+        "delays": {s.name: int(d) for s, d in zip(ordered, plan.delays)},
+        "weights": {s.name: float(w[0]) for s, w in zip(ordered, weights)},
+        "animated": [s.name for s, moving in zip(ordered, animated) if moving],
+        "cyclic": [s.name for s, c in zip(ordered, blend.cyclic) if c],
+        "warnings": list(blend.warnings),
+    }
+    return Clip(blend.motion, first, offsets, name), group_plan
+
+
+def group_lines(group: dict, width: int = 12) -> list[str]:
+    """The panel's lines for one synchronized group of a plan: its combined sequence (the first
+    ``width`` steps), delays and weights (influences' share at the group's start)."""
+    combined = group["combined"]
+    sequence = " ".join(combined[:width]) + (" …" if len(combined) > width else "")
+    weights = ", ".join(f"{name} {w:.2f}" + (" animated" if name in group["animated"] else "")
+                        for name, w in group["weights"].items())
+    delays = [f"{name} by {d}" for name, d in group["delays"].items() if d]
+    return [
+        f"{group['name']} synchronized, frames {group['start']}-{group['start'] + group['frames'] - 1}",
+        f"    {sequence}",
+        f"    weights {weights}",
+        f"    delayed: {', '.join(delays)}" if delays else "    no delay",
+    ]
+
+
+@dataclass(frozen=True, eq=False)
+class Synthesis:
+    """A ``core.synthesize.Result`` (or core.resynthesis's) and the synchronized groups that played as
+    one clip in it (:func:`group_clip`'s plans): what the preview, the bake and the plan box read."""
+
+    result: object
+    groups: tuple = ()
+
+    @property
+    def motion(self):
+        return self.result.motion
+
+    @property
+    def plan(self):
+        return self.result.plan
+
+    @property
+    def start(self) -> int:
+        return self.result.start
+
+    @property
+    def contacts(self):
+        return self.result.contacts
+
+
+def plan_dict(result) -> dict:
+    """The plan of ``result`` (``Plan.to_dict()``) with its synchronized groups under ``"groups"``."""
+    plan = result.plan.to_dict()
+    plan["groups"] = list(getattr(result, "groups", ()))
+    return plan
+
+
+def plan_json(result) -> str:
+    return json.dumps(plan_dict(result))
 
 
 def performed_current(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> int | None:
@@ -633,16 +882,18 @@ def phases_text(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> str:
 def synthesize_strips(obj: bpy.types.Object, strips: list, responsiveness: float):
     """The ``core.synthesize.Result`` of the strips on the scene's timeline; changes nothing.
 
-    Raises ``ValueError`` for fewer than two strips, a strip that cannot be
-    read, or a rig whose legs cannot be found. Strips whose cores overlap an
+    Raises ``ValueError`` for fewer than two strips (a synchronized group of
+    two or more is enough: it plays as one clip), a strip that cannot be
+    read, a group that cannot be blended, or a rig whose legs cannot be found. Strips whose cores overlap an
     earlier core are not errors: the plan lists them as rejected.
     """
     from ..core.synthesize import synthesize
 
-    _require_two(obj, strips, "select at least two strips that play to synthesize a motion from them")
-    clips = strip_clips(obj, strips)
+    if not sync_groups(obj, strips):
+        _require_two(obj, strips, "select at least two strips that play to synthesize a motion from them")
+    clips, groups = sequence_clips(obj, strips)
     rig = find_armature_rig(obj, clips[0].motion)
-    return synthesize(clips, responsiveness=responsiveness, rig=rig)
+    return Synthesis(synthesize(clips, responsiveness=responsiveness, rig=rig), groups)
 
 
 def _require_two(obj: bpy.types.Object, strips: list, what_to_do: str) -> None:
@@ -660,7 +911,7 @@ def record_plan(obj: bpy.types.Object, strips: list, result) -> None:
     _prune_settings(obj)
     for strip in strips:
         strip_settings(obj, strip, create=True)
-    obj.smart_motion.plan_json = result.plan.to_json()
+    obj.smart_motion.plan_json = plan_json(result)
 
 
 def plan_warnings(plan: dict) -> list[str]:
@@ -675,6 +926,7 @@ def plan_warnings(plan: dict) -> list[str]:
 
     lines = [f"strip {r['clip']!r} rejected: {r['reason']}" for r in plan["rejected"]]
     lines += plan.get("warnings", ())
+    lines += [f"synchronized group {g['name']!r}: {w}" for g in plan.get("groups", ()) for w in g.get("warnings", ())]
     for pair in plan["pairs"]:
         between = f"{pair['prev']!r} → {pair['next']!r}"
         if pair.get("warning"):
@@ -692,7 +944,7 @@ def plan_warnings(plan: dict) -> list[str]:
                 lines.append(f"{between}: the gap {first}-{last} has {', '.join(flags)}; "
                              "give the clips more room or move the cores")
     kept = [name for name in plan["clips"] if name not in {r["clip"] for r in plan["rejected"]}]
-    if len(kept) == 1:
+    if len(kept) == 1 and kept[0] not in {g["name"] for g in plan.get("groups", ())}:
         lines.append(f"only strip {kept[0]!r} is left, so nothing is joined: it plays as it is; "
                      "fix the rejections above to synthesize")
     return lines
@@ -740,6 +992,8 @@ def signature_parts(
     3. with ``preview`` (the preview's segment actions, :mod:`.preview`), the
        same of those actions.
 
+    The option to blend synchronized, and with it on the strip's influence
+    and its F-curve's keys (:func:`blending_key`).
     Not the strips' mute flags, influence or blending as such: mutes decide
     which strips are passed in, blends and neighbours reach the synthesis
     through the default cores, which are hashed (the preview mutes the
@@ -758,7 +1012,7 @@ def signature_parts(
             None if strip.action_slot is None else strip.action_slot.identifier,
             strip.frame_start, strip.frame_end, strip.action_frame_start, strip.action_frame_end,
             strip.scale, strip.repeat, strip.use_reverse, strip.use_animated_time,
-            core_offsets(obj, strip, strips), performed_current(obj, strip),
+            core_offsets(obj, strip, strips), performed_current(obj, strip), blending_key(obj, strip),
         )))
     yield _hashed(setup)
     actions = {strip.action.session_uid: strip.action for strip in strips if strip.action is not None}
@@ -853,7 +1107,7 @@ def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action
             f"no NLA strip of armature {obj.name!r} is selected{left_out_text(obj)}; select the strips that play "
             f"before {action.name!r} (Synthesize joins the same ones)"
         )
-    clips = strip_clips(obj, strips, read=read)
+    clips, _ = sequence_clips(obj, strips, read=read)  # (a synchronized group is one clip, as Synthesize joins it)
     clip = Clip(action_to_motion(obj, action), 0, None, action.name)
     rig = find_armature_rig(obj, clips[0].motion)
     start = (place or as_soon_as_possible)(clips, clip, responsiveness=responsiveness, t_current=current, rig=rig)
@@ -957,7 +1211,8 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     with the strip it lies inside, and so keeps composing over it.
 
     Each moved strip's track is chosen as :func:`pack_tracks` says. Raises
-    ``ValueError`` (nothing changed) for fewer than two strips, a strip that
+    ``ValueError`` (nothing changed) for fewer than two strips, a synchronized
+    group among them (:func:`sync_groups`: it would have to move as one), a strip that
     cannot be read (another skeleton's action, no action, ...), a rig whose
     legs cannot be found, or a strip that must change track with animated
     influence.
@@ -965,6 +1220,12 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     from ..core.synthesize import as_soon_as_possible
 
     _require_two(obj, strips, "select the strips to pack, at least two that play")
+    groups = sync_groups(obj, strips)
+    if groups:
+        raise ValueError(
+            f"Pack does not re-time synchronized groups: {', '.join(repr(group_name(g)) for g in groups)} of "
+            f"armature {obj.name!r} blend as one clip; deselect their strips, or turn off 'Blend synchronized "
+            "with overlapping strips' on them, to pack the others")
     # nor is the frame a strip was performed at: moved, it blends as any strip (performed_current)
     clips = [replace(clip, current=None) for clip in strip_clips(obj, strips)]
     rig = find_armature_rig(obj, clips[0].motion)
@@ -1295,7 +1556,7 @@ def bake_strips(
     report(0.5)
     action = bake(obj, result, progress=lambda done: report(0.5 + 0.5 * done), strips=strips)
     record_plan(obj, strips, result)
-    return action, result.plan.to_dict(), False
+    return action, plan_dict(result), False
 
 
 def bake(

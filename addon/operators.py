@@ -95,12 +95,16 @@ class SMART_MOTION_OT_synthesize(_Reported, bpy.types.Operator):
         nla.show_preview(obj, strips, result)
         nla.record_plan(obj, strips, result)
         plan = result.plan
+        kept = len(plan.clips) - len(plan.rejected)
+        groups = [group["name"] for group in result.groups]
+        what = (f"{kept} clip{'' if kept == 1 else 's'} ({', '.join(repr(name) for name in groups)}: strips "
+                "blended synchronized)" if groups else f"{kept} strips")
         self.report(
             {'INFO'},
-            f"previewing {len(plan.clips) - len(plan.rejected)} strips as one motion, frames {plan.start}-{plan.end}, "
+            f"previewing {what} as one motion, frames {plan.start}-{plan.end}, "
             f"on track {nla.PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it{nla.left_out_text(obj)}",
         )
-        for line in nla.plan_warnings(plan.to_dict()):
+        for line in nla.plan_warnings(nla.plan_dict(result)):
             self.report({'WARNING'}, line)
         return {'FINISHED'}
 
@@ -248,6 +252,26 @@ class SMART_MOTION_OT_reset_core(_Reported, bpy.types.Operator):
         return {'FINISHED'}
 
 
+class SMART_MOTION_OT_blend_synchronized(_Reported, bpy.types.Operator):
+    """Blend this strip synchronized with the overlapping strips that have this on too (their steps in phase)"""
+
+    bl_idname = "smart_motion.blend_synchronized"
+    bl_label = "Blend synchronized with overlapping strips"
+    bl_options = {'REGISTER', 'UNDO', 'INTERNAL'}
+
+    strip: StringProperty(name="Strip", description="Name of the NLA strip")
+
+    def run(self, context):
+        # (the panel shows the option itself once the strip has settings; this gives it some)
+        obj = nla.active_armature(context)
+        strip = nla.find_strip(obj, self.strip)
+        if strip is None:
+            raise ValueError(f"armature {obj.name!r} has no NLA strip {self.strip!r}")
+        item = nla.strip_settings(obj, strip, create=True)
+        item.sync_blend = not item.sync_blend
+        return {'FINISHED'}
+
+
 CLASSES = (
     SMART_MOTION_OT_analyze,
     SMART_MOTION_OT_synthesize,
@@ -257,4 +281,5 @@ CLASSES = (
     SMART_MOTION_OT_pack,
     SMART_MOTION_OT_edit_core,
     SMART_MOTION_OT_reset_core,
+    SMART_MOTION_OT_blend_synchronized,
 )

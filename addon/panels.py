@@ -3,13 +3,15 @@
 From top to bottom: the active armature, the responsiveness slider W, the
 four buttons and Add as Soon as Possible, the Live Updates toggle (and why
 the last live update left the preview, if it did), each strip of the armature (select flag, core range in scene
-frames, support phases once analysed), the Bone Mapping field, and the plan
+frames, support phases once analysed, the option to blend synchronized with
+overlapping strips), the Bone Mapping field, and the plan
 of the last synthesis: per pair the method and the lower- and upper-body
 blending ranges, each composition (2008, section 8: the parts, blend ranges and
-vibration of an additional motion), and every rejected strip with its reason.
+vibration of an additional motion), each synchronized group (its combined
+support sequence, delays and weights), and every rejected strip with its reason.
 
-Drawing only reads: a strip gets stored settings from Analyze, Synthesize
-or its Edit Core button; until its core is edited, the panel shows its
+Drawing only reads: a strip gets stored settings from Analyze, Synthesize,
+its Edit Core button or its Blend Synchronized button; until its core is edited, the panel shows its
 default core and where it came from (blends, overlaps with neighbours).
 """
 
@@ -90,9 +92,18 @@ def _draw_strips(layout, armature) -> None:
         if not nla.plays(armature, strip):
             box.label(text="Not played (muted or not solo): left out", icon='HIDE_ON')
         item = nla.strip_settings(armature, strip)
-        row = box.row(align=True)
-        default = nla.strip_default_core(armature, strip) if item is None or not item.has_core else None
         if item is None:
+            box.operator("smart_motion.blend_synchronized", icon='CHECKBOX_DEHLT').strip = strip.name
+        else:
+            box.prop(item, "sync_blend")
+        row = box.row(align=True)
+        default = nla.strip_default_core(armature, strip) if item is None or not item.has_core or item.sync_blend else None
+        if default is not None and item is not None and item.has_core and not default.group:
+            default = None  # (with the option on but in no group, the strip's edited core holds)
+        if default is not None and default.group:
+            # (a group's core is its own, as a strip's default core, not any one strip's)
+            row.label(text="No core" if default.empty else f"Group core {default.first}-{default.last}")
+        elif item is None:
             row.label(text="No core" if default.empty else f"Core {default.first}-{default.last}")
             row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
         elif default is not None and default.empty:
@@ -146,6 +157,9 @@ def _draw_plan(layout, armature) -> None:
             first, last = pair["gap"]
             box.label(text=f"    gap {first}-{last}: {quality.ratios()}",
                       icon='ERROR' if quality.flags else 'CHECKMARK')
+    for group in plan.get("groups", ()):
+        for i, line in enumerate(nla.group_lines(group)):
+            box.label(text=line, icon='MOD_TIME' if i == 0 else 'NONE')
     for composition in plan.get("compositions", ()):
         for i, line in enumerate(nla.composition_lines(composition)):
             box.label(text=line, icon='MOD_ARMATURE' if i == 0 else 'NONE')

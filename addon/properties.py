@@ -186,6 +186,17 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         set=_set_core_end,
     )
 
+    sync_blend: BoolProperty(
+        name="Blend synchronized with overlapping strips",
+        description=(
+            "Strips with this on that overlap in time blend as one motion with their steps synchronized "
+            "first (MKM), weighted by their influence as the NLA's Replace mode reads it, the upper track "
+            "first; the group plays as one clip in the sequence Synthesize joins, and never composes"
+        ),
+        default=False,
+        update=_live_request,
+    )
+
     phases: CollectionProperty(type=SmartMotionPhase, name="Support Phases")
     analysed: StringProperty(
         name="Analysed",

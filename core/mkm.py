@@ -54,7 +54,7 @@ from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
 from .render import sample, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
-from .sync import Support, combine, is_cyclic, support_sequence, synchronize
+from .sync import Support, checked_weight, combine, is_cyclic, support_sequence, synchronize
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
 
@@ -139,7 +139,9 @@ def weighted_quaternion_average(quats: np.ndarray, weights: np.ndarray) -> np.nd
 
 def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blend_in_s: float = BLEND_IN_S) -> np.ndarray:
     """Each clip's weight ``(K, T)`` at every output frame, from its warp ``warps (K, T)``
-    (NaN where the clip does not play yet) and its weight ``weights (K,)``.
+    (NaN where the clip does not play yet) and its weight ``weights (K,)``, or its weights
+    over output frames (an animated influence; :func:`weights_over_frames`), renormalised
+    at every frame.
 
     At a frame, the weights of the clips present are renormalised over them (where all
     present weigh 0, they share equally: there is nothing else to show). The set
@@ -150,24 +152,47 @@ def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blen
     to 1.
     """
     warps = np.asarray(warps, dtype=np.float64)
-    weights = np.asarray(weights, dtype=np.float64)
     present = ~np.isnan(warps)
     K, T = present.shape
+    weights = weights_over_frames(weights, K, T)
     joins = np.unique([np.argmax(p) for p in present if p.any()])
     if not len(joins) or joins[0] != 0:
         raise ValueError("no clip plays at output frame 0; the earliest start must be frame 0")
 
     def renormalised(mask: np.ndarray) -> np.ndarray:
-        w = np.where(mask, weights, 0.0)
-        return w / w.sum() if w.sum() > 0 else mask / mask.sum()
+        # (K, T): the set ``mask (K,)`` renormalised at every frame, sharing equally where it weighs 0
+        w = np.where(mask[:, None], weights, 0.0)
+        total = w.sum(axis=0)
+        shared = np.repeat((mask / mask.sum())[:, None], T, axis=1)
+        return np.where(total > 0, w / np.where(total > 0, total, 1.0), shared)
 
     sets = [renormalised(present[:, j]) for j in joins]
-    out = np.repeat(sets[0][:, None], T, axis=1)
+    out = sets[0].copy()
     length = max(blend_in_s * fps, 1.0)
     frames = np.arange(T)
     for j, before, after in zip(joins[1:], sets, sets[1:]):
-        out += smoothstep((frames - j) / length)[None] * (after - before)[:, None]
+        out += smoothstep((frames - j) / length)[None] * (after - before)
     return np.clip(out, 0.0, None)
+
+
+def weights_over_frames(weights, K: int, T: int) -> np.ndarray:
+    """``(K, T)`` weights of ``K`` clips at ``T`` output frames from ``weights``: one number per clip
+    (the same at every frame), ``(K, T')`` or per clip a number or ``(T',)`` over output frames (an
+    animated influence), cut at ``T`` or its last value held past ``T'`` (as core.sync.weight_at)."""
+    if isinstance(weights, np.ndarray) and weights.ndim == 2:
+        weights = list(weights.astype(np.float64))
+    if len(weights) != K:
+        raise ValueError(f"give one weight per clip ({K}), got {len(weights)}")
+    rows = []
+    for w in weights:
+        w = np.asarray(w, dtype=np.float64)
+        if w.ndim == 0:
+            rows.append(np.full(T, float(w)))
+        elif w.ndim == 1 and len(w):
+            rows.append(w[np.minimum(np.arange(T), len(w) - 1)])
+        else:
+            raise ValueError(f"a clip's weight is a number or one per output frame (T,), got shape {w.shape}")
+    return np.stack(rows)
 
 
 # --------------------------------------------------------------------------
@@ -461,6 +486,22 @@ def nla_influences(weights: Sequence[float]) -> np.ndarray:
     return u
 
 
+def replace_contributions(influences: np.ndarray) -> np.ndarray:
+    """What each of stacked strips contributes in the NLA's Replace mode, ``(K, ...)``, from their
+    influences ``influences (K, ...)`` in [0, 1], the *upper* track first (as the NLA evaluates).
+
+    An upper strip of influence ``u`` takes ``u`` and leaves ``1 - u`` to what lies beneath it:
+    ``c_1 = u_1``, ``c_k = u_k * (1 - u_1) ... (1 - u_{k-1})``. What the lowest strip leaves goes
+    to the rest pose, which a blend of the strips leaves out (it renormalises). The inverse of
+    :func:`nla_influences`, which lists the strips from the bottom.
+    """
+    u = np.clip(np.asarray(influences, dtype=np.float64), 0.0, 1.0)
+    if u.ndim == 0 or len(u) == 0:
+        raise ValueError(f"give one influence per strip, got shape {u.shape}")
+    above = np.cumprod(np.concatenate([np.ones_like(u[:1]), 1.0 - u[:-1]]), axis=0)
+    return u * above
+
+
 def naive_blend(motions: Sequence[Motion], weights: Sequence[float], starts: Sequence[int]) -> Motion:
     """What Blender's NLA shows, frame by frame, for clips ``motions`` on stacked tracks
     (the first at the bottom) in Replace mode with :func:`nla_influences` of ``weights``,
@@ -511,7 +552,8 @@ class BlendResult:
 
     motion      the output, on the first clip's skeleton, from output frame 0 (the earliest start);
     names       the clips' names, in the order given;
-    weights, priorities, starts, cyclic  as used, per clip (weights as given, not normalised);
+    weights, priorities, starts, cyclic  as used, per clip (weights as given, not normalised: a
+                number, or an array over output frames);
     plan        the core.sync SyncPlan (None for the naive blend);
     influences  per clip, the NLA influence of the naive blend (None for the synchronized one);
     warnings    about the clips (bones of other lengths than the first clip's).
@@ -538,7 +580,7 @@ class BlendResult:
         out = {
             "mode": "naive" if self.plan is None else "synchronized",
             "clips": list(self.names),
-            "weights": list(self.weights),
+            "weights": [float(w) if np.ndim(w) == 0 else [round(float(x), 4) for x in w] for w in self.weights],
             "priorities": list(self.priorities),
             "starts": list(self.starts),
             "cyclic": list(self.cyclic),
@@ -558,7 +600,7 @@ class BlendResult:
                  f"{self.motion.n_frames} frames at {self.motion.fps:g} fps"]
         for k, name in enumerate(self.names):
             extra = f", influence {self.influences[k]:.3f}" if self.influences is not None else ""
-            lines.append(f"  '{name}': weight {self.weights[k]:g}, priority {self.priorities[k]:g}, starts at "
+            lines.append(f"  '{name}': weight {weight_text(self.weights[k])}, priority {self.priorities[k]:g}, starts at "
                          f"{self.starts[k]}{', cyclic' if self.cyclic[k] else ''}{extra}")
         lines += [f"  delayed: '{d['clip']}' by {d['frames']} frames (joins at {d['joins']})" for d in self.delayed()]
         lines += [f"warning: {w}" for w in self.warnings]
@@ -572,13 +614,9 @@ def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights
     K = len(motions)
     if K < 2:
         raise ValueError(f"blending needs at least two clips, got {K}")
-    weights = _per_clip(weights, K, "weights", [1.0] * K)
+    weights = _clip_weights(weights, K)
     priorities = _per_clip(priorities, K, "priorities", list(range(K, 0, -1)))
     starts = _per_clip(starts, K, "starts", [0] * K)
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError(f"weights must be non-negative numbers, got {weights.tolist()}")
-    if weights.sum() <= 0:
-        raise ValueError("the weights sum to 0: give at least one clip a weight above 0")
     if not np.all(np.isfinite(priorities)):
         raise ValueError(f"priorities must be numbers, got {priorities.tolist()}")
     if np.any(starts != np.round(starts)) or np.any(starts < 0):
@@ -598,6 +636,35 @@ def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights
     return out, weights, priorities, starts.astype(np.int64) - int(starts.min())
 
 
+def _clip_weights(weights, K: int):
+    """Per clip a weight: ``(K,)`` float when every clip's is a number (as before), else a list of
+    numbers and ``(T,)`` weights over output frames (an animated influence); ``ValueError`` for
+    negative or non-finite ones, or weights that are 0 everywhere."""
+    if weights is None:
+        return np.ones(K)
+    weights = list(weights.astype(np.float64)) if isinstance(weights, np.ndarray) and weights.ndim == 2 else list(weights)
+    if len(weights) != K:
+        raise ValueError(f"weights: give one per clip ({K}), got {len(weights)}")
+    if all(np.ndim(w) == 0 for w in weights):
+        out = np.asarray(weights, dtype=np.float64)
+        if not np.all(np.isfinite(out)) or np.any(out < 0):
+            raise ValueError(f"weights must be non-negative numbers, got {out.tolist()}")
+        if out.sum() <= 0:
+            raise ValueError("the weights sum to 0: give at least one clip a weight above 0")
+        return out
+    out = [checked_weight(w) for w in weights]
+    if not any(np.any(np.asarray(w) > 0) for w in out):
+        raise ValueError("the weights are 0 at every frame: give at least one clip a weight above 0")
+    return out
+
+
+def weight_text(weight) -> str:
+    """``"0.5"``, or ``"animated 0.2-0.8"`` for weights over output frames."""
+    if np.ndim(weight) == 0:
+        return f"{float(weight):g}"
+    return f"animated {float(np.min(weight)):.3g}-{float(np.max(weight)):.3g}"
+
+
 def _per_clip(values, K: int, what: str, default) -> np.ndarray:
     values = default if values is None else list(values)
     if len(values) != K:
@@ -610,7 +677,10 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
                 n_k: int = 5, options: ContactOptions = ContactOptions()) -> BlendResult:
     """Clips played at the same time, blended (the entry point of ``python -m core blend``).
 
-    weights     per clip, >= 0, not all 0 (default equal), normalised over the clips playing;
+    weights     per clip, >= 0, not all 0 (default equal), normalised over the clips playing at
+                each frame; a clip's weight is a number or one per output frame ``(T,)`` (an animated
+                NLA influence: used at every frame of the blend, and read at each step's start for
+                eq. (6)'s durations; its last value held past its end); ``(K, T)`` gives all;
     priorities  per clip, higher first (default: in the order given, the first highest);
     starts      per clip, the output frame it joins (default 0; the earliest is output frame 0);
     cyclic      per clip, whether it repeats (default: core.sync.is_cyclic decides);
@@ -623,13 +693,16 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
 
     warnings = tuple(bone_length_warnings([Clip(m, 0, name=n) for m, n in zip(motions, names)]))
     if not sync:
+        if not isinstance(weights, np.ndarray):
+            raise ValueError("the naive blend takes one number per clip as its weight, not weights over frames")
         return BlendResult(naive_blend(motions, weights, starts), names, tuple(weights.tolist()),
                            # (the NLA repeats no strip unless told to: nothing is cyclic here)
                            tuple(priorities.tolist()), tuple(int(s) for s in starts), (False,) * len(motions),
                            influences=tuple(nla_influences(weights).tolist()), warnings=warnings)
     motion, plan, cyclic = blend_synchronized(motions, weights, priorities, starts, cyclic=cyclic, rig=rig, n_k=n_k,
                                               options=options)
-    return BlendResult(motion, names, tuple(weights.tolist()), tuple(priorities.tolist()), tuple(int(s) for s in starts),
+    weights = tuple(weights.tolist()) if isinstance(weights, np.ndarray) else tuple(weights)
+    return BlendResult(motion, names, weights, tuple(priorities.tolist()), tuple(int(s) for s in starts),
                        tuple(cyclic), plan=plan, warnings=warnings)
 
 

@@ -407,7 +407,7 @@ class SyncPlan:
     warps       per motion, (n_frames,) float: its own frame played at each output frame
                 (NaN before it joins); strictly increasing, C¹ (:class:`WarpSpline`).
                 :meth:`SupportSequence.clip_frames` turns own frames into clip frames.
-    weights, priorities  as given.
+    weights, priorities  as given (a weight: a number, or one per output frame).
     joins       per motion, the step it joined at.
     finished    per motion, its own time reached its length within the plan (False only
                 when a motion was held back for good, see :func:`synchronize`).
@@ -443,7 +443,7 @@ class SyncPlan:
             "combined": [_NAMES[c] for c in self.combined.tolist()],
             "boundaries": [round(float(b), 3) for b in self.boundaries],
             "delays": list(self.delays),
-            "weights": [float(w) for w in self.weights],
+            "weights": [_weight_json(w) for w in self.weights],
             "priorities": [float(p) for p in self.priorities],
             "joins": list(self.joins),
             "finished": list(self.finished),
@@ -500,7 +500,9 @@ def synchronize(
     sequences   each motion's :class:`SupportSequence` (one frame rate for all).
     priorities  each motion's priority, higher first; ties rank in the order given.
     starts      each motion's requested start, output frames (the earliest is output frame 0).
-    weights     each motion's blend weight (>= 0).
+    weights     each motion's blend weight (>= 0): a number, or one per output frame ``(T,)``
+                (an animated influence), read at the frame where each step begins for eq. (6)
+                and held past its end (:func:`weight_at`).
     n_k         steps synchronized ahead (§5.1, default 5 as in MKM).
 
     Steps (§5.1). The motions' current elements share one index k (the change
@@ -547,11 +549,9 @@ def synchronize(
         if len(values) != nA:
             raise ValueError(f"{name} has {len(values)} entries for {nA} motions: give one per motion")
     priorities = [float(p) for p in priorities]
-    weights = [float(w) for w in weights]
+    weights = [checked_weight(w) for w in weights]
     if not all(np.isfinite(priorities)):
         raise ValueError(f"priorities must be finite numbers, got {priorities}")
-    if not all(np.isfinite(weights)) or min(weights) < 0:
-        raise ValueError(f"weights must be finite and non-negative, got {weights}")
     if int(n_k) != n_k or n_k < 1:
         raise ValueError(f"n_k (steps synchronized ahead) must be a positive integer, got {n_k}")
     n_k = int(n_k)
@@ -639,7 +639,7 @@ def synchronize(
                                      f"others' support at every step it could start at; give it another start, or "
                                      f"blend it with motions that leave that foot free")
         commit(k + n_k)
-        times.append(times[k] + _step_duration(rows, k, ext, join, weights, priorities))
+        times.append(times[k] + _step_duration(rows, k, ext, join, weights, priorities, times[k]))
         pending = any(j < 0 for j in join)
         if not pending and all(done(i, k) for i in range(nA)):
             break
@@ -652,8 +652,39 @@ def synchronize(
     return _plan(sequences, ext, rows, times, k + 1, join, requested, weights, priorities)
 
 
-def _step_duration(rows, j: int, ext, join, weights, priorities) -> float:
-    """ΔS(j), eq. (6), over the motions whose element begins at step j (see :func:`synchronize`)."""
+def checked_weight(weight) -> float | np.ndarray:
+    """A motion's blend weight as :func:`synchronize` takes it: a number, or one per output frame
+    ``(T,)`` (an animated NLA influence; read by :func:`weight_at`), finite and non-negative."""
+    if np.ndim(weight) == 0:
+        value = float(weight)
+        if not (np.isfinite(value) and value >= 0):
+            raise ValueError(f"weights must be finite and non-negative, got {weight}")
+        return value
+    values = np.asarray(weight, dtype=np.float64)
+    if values.ndim != 1 or len(values) == 0:
+        raise ValueError(f"a weight over output frames must be a non-empty 1-d array, got shape {values.shape}")
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise ValueError("weights over output frames must be finite and non-negative at every frame")
+    return values
+
+
+def weight_at(weight, frame: float) -> float:
+    """A weight (:func:`checked_weight`) at output frame ``frame``: a number is the same at every frame;
+    weights over output frames are read at the frame ``frame`` lies in, the last one past their end
+    (and the first before frame 0)."""
+    if np.ndim(weight) == 0:
+        return float(weight)
+    return float(weight[int(np.clip(np.floor(frame + 1e-9), 0, len(weight) - 1))])
+
+
+def _weight_json(weight):
+    """A weight for :meth:`SyncPlan.to_dict`: the number, or the weights over output frames, rounded."""
+    return float(weight) if np.ndim(weight) == 0 else [round(float(w), 4) for w in weight]
+
+
+def _step_duration(rows, j: int, ext, join, weights, priorities, time: float = 0.0) -> float:
+    """ΔS(j), eq. (6), over the motions whose element begins at step j (see :func:`synchronize`);
+    weights over output frames are read at ``time``, the output frame where step j begins."""
     votes, held_votes = [], []
     for i, e in enumerate(rows[j]):
         if e < 0 or (j > join[i] and rows[j - 1][i] == e):
@@ -662,7 +693,7 @@ def _step_duration(rows, j: int, ext, join, weights, priorities) -> float:
         (held_votes if held else votes).append((i, b - a))
     # (every motion continuing an enlarged element cannot happen: the top priority never waits)
     votes = votes or held_votes or [(i, ext[i][e][2] - ext[i][e][1]) for i, e in enumerate(rows[j]) if e >= 0]
-    w = [weights[i] * priorities[i] for i, _ in votes]
+    w = [weight_at(weights[i], time) * priorities[i] for i, _ in votes]
     if not sum(w) > 0:
         w = [max(priorities[i], 0.0) for i, _ in votes]
     if not sum(w) > 0:
@@ -675,7 +706,7 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
     nA = len(sequences)
     times = list(times)
     for j in range(len(times) - 1, len(rows)):  # durations of the steps committed ahead, for the knots
-        times.append(times[j] + _step_duration(rows, j, ext, join, weights, priorities))
+        times.append(times[j] + _step_duration(rows, j, ext, join, weights, priorities, times[j]))
     times = np.array(times)
     splines, ends, finished = [], [], []
     for i in range(nA):

@@ -1,0 +1,349 @@
+"""Synchronized blending in Blender (issue 12, item 8), headless, on real clips.
+
+The Bandai walk on track 1 and the run on track 2 overlapping it, as an
+animator lays them out for a jog. With "Blend synchronized with overlapping
+strips" on both, they play as one clip: core.mkm.blend_clips of the two
+strips, weighted by their influences as the NLA's Replace mode reads them.
+With it off, they are two strips as before.
+"""
+
+import importlib
+import json
+from types import SimpleNamespace
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import (all_keys, channel_keys, clips_on_one_armature, draw_panel, import_action, preview_segments, refused,
+                    strips_by_name)
+
+WALK = ("walk_normal_001", 1, None)  # frames 1-195, track "clips 1"
+RUN = ("run_normal_001", 41, None)  # frames 41-64 (a 24-frame cycle) on track "clips 2", above the walk's
+LATE_RUN = ("run_normal_001", 180, None)  # frames 180-203: over the walk's end, so it can also follow it
+
+
+@pytest.fixture(scope="module")
+def sm(installed_extension):
+    def load(name):
+        return importlib.import_module(f"{installed_extension}.{name}")
+
+    return SimpleNamespace(nla=load("addon.nla"), convert=load("addon.convert"), mkm=load("core.mkm"),
+                           live=load("addon.live"))
+
+
+@pytest.fixture
+def walk_run(empty_scene):
+    return clips_on_one_armature((WALK, RUN), tracks=2)
+
+
+@pytest.fixture
+def walk_late_run(empty_scene):
+    return clips_on_one_armature((WALK, LATE_RUN), tracks=2)
+
+
+def synchronized(obj, sm, *names):
+    for name in names:
+        sm.nla.strip_settings(obj, strips_by_name(obj)[name], create=True).sync_blend = True
+
+
+def animated_influence(strip, keys):
+    """Animated Influence on ``strip``, keyed ``{frame: influence}`` (linear between keys)."""
+    strip.use_animated_influence = True
+    curve = strip.fcurves.find("influence")
+    for point in list(curve.keyframe_points):
+        curve.keyframe_points.remove(point)
+    for frame, value in keys.items():
+        curve.keyframe_points.insert(frame, value)
+    for point in curve.keyframe_points:
+        point.interpolation = 'LINEAR'
+
+
+def plan_of(obj) -> dict:
+    return json.loads(obj.smart_motion.plan_json)
+
+
+def expected_blend(obj, sm, weights):
+    """core.mkm.blend_clips of the two strips as the add-on reads them, the run (upper track) first."""
+    strips = strips_by_name(obj)
+    run, walk = (sm.convert.strip_to_motion(obj, strips[n]) for n in ("run", "walk"))
+    rig = sm.nla.find_armature_rig(obj, run)
+    starts = [round(strips[n].frame_start) for n in ("run", "walk")]
+    return sm.mkm.blend_clips([run, walk], names=["run", "walk"], weights=weights, priorities=[2, 1],
+                              starts=starts, rig=rig)
+
+
+def keys_of(obj, motion) -> dict:
+    """The keys the add-on writes for ``motion``, by (data path, index): float32 values."""
+    out = {}
+    for bone, prop, values in sm_convert(obj).bone_channels(obj, motion):
+        for index in range(values.shape[1]):
+            out[(sm_convert(obj).bone_path(bone, prop), index)] = values[:, index].astype(np.float32)
+    return out
+
+
+def sm_convert(obj):
+    return importlib.import_module(f"{type(obj.smart_motion).__module__.rsplit('.', 2)[0]}.addon.convert")
+
+
+def preview_values(obj) -> dict:
+    return {key: co[1::2] for key, (co, _) in channel_keys(*preview_segments(obj)).items()}
+
+
+def assert_plays(obj, expected):
+    """The preview's keys are ``expected``'s (float32 rounding), from the group's first frame."""
+    keyed = preview_values(obj)
+    wanted = keys_of(obj, expected.motion)
+    assert keyed.keys() == wanted.keys()
+    for key, values in wanted.items():
+        assert np.allclose(keyed[key], values, rtol=1e-5, atol=1e-5), key
+    first = min(float(co[0]) for co, _ in channel_keys(*preview_segments(obj)).values())
+    assert first == WALK[1]
+
+
+def source_state(obj) -> tuple:
+    """The source strips (the preview's left out) and their actions' keys, as comparable values.
+    (Not ``influence`` itself: with Animated Influence Blender sets it from the F-curve at each
+    frame it evaluates; the curve's keys are compared.)"""
+    sources = [s for t in obj.animation_data.nla_tracks if t.name != "[Smart Motion preview]" for s in t.strips]
+
+    def curve(s):
+        c = s.fcurves.find("influence")
+        return tuple(tuple(k.co) for k in c.keyframe_points) if c is not None else ()
+
+    strips = tuple((s.name, s.frame_start, s.frame_end, s.mute, s.use_animated_influence, curve(s), s.action.name)
+                   for s in sources)
+    actions = {s.action.name: all_keys(s.action) for s in sources}
+    return strips, {name: {k: tuple(a.tobytes() for a in v) for k, v in keys.items()} for name, keys in actions.items()}
+
+
+def test_two_overlapping_strips_blend_as_one_clip_weighted_by_the_upper_influence(walk_run, sm, capfd):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})  # a constant 0.5: the walk gets the other half
+    before = source_state(obj)
+
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert "previewing 1 clip ('walk + run': strips blended synchronized) as one motion" in capfd.readouterr().out
+
+    plan = plan_of(obj)
+    assert plan["clips"] == ["walk + run"] and plan["pairs"] == [] and plan["rejected"] == []
+    (group,) = plan["groups"]
+    assert group["strips"] == ["run", "walk"]  # the upper track first, as the NLA evaluates
+    assert group["weights"] == {"run": 0.5, "walk": 0.5} and group["animated"] == []
+    assert "ERR" not in group["combined"] and len(group["combined"]) > 4
+    assert_plays(obj, expected_blend(obj, sm, [0.5, 0.5]))
+    assert source_state(obj) == before, "the source strips or actions changed"
+
+    lines = draw_panel().labels
+    assert any(line.startswith("walk + run synchronized") for line in lines)
+    assert any(line.strip().startswith(" ".join(group["combined"][:3])) for line in lines)
+    assert any("weights run 0.50, walk 0.50" in line for line in lines)
+
+
+def test_without_animated_influence_the_upper_strip_replaces_the_lower(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["weights"] == {"run": 1.0, "walk": 0.0}
+    assert_plays(obj, expected_blend(obj, sm, [1.0, 0.0]))
+
+
+def test_with_the_option_off_overlapping_strips_go_in_sequence_as_before(walk_late_run, sm):
+    obj = walk_late_run
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    as_before = plan_of(obj)
+    synchronized(obj, sm, "walk")  # one of the two is no group: both in sequence
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    plan = plan_of(obj)
+    assert plan == {**as_before, "groups": []} and plan["clips"] == ["walk", "run"]
+    assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", "run")]
+    # the run overlapping the walk cuts the walk's default core where it begins, as before
+    core = sm.nla.strip_default_core(obj, strips_by_name(obj)["walk"])
+    assert core.last < LATE_RUN[1] and not core.group
+
+
+def test_a_strip_inside_another_is_refused_as_before_unless_both_blend_synchronized(walk_run, sm):
+    obj = walk_run
+    message = "NLA strip 'run' .* leaves no frame for its default core"
+    refused("synthesize", message)
+    synchronized(obj, sm, "run")
+    refused("synthesize", message)
+    synchronized(obj, sm, "walk")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    # the group's core is the whole group: no overlap cuts it
+    core = sm.nla.strip_default_core(obj, strips_by_name(obj)["run"])
+    assert (core.first, core.last, core.group) == (WALK[1], 195, "walk + run")
+
+
+def test_an_animated_influence_changes_the_weights_over_frames(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {41: 0.0, 64: 1.0})  # over the run strip, 41-64
+    before = source_state(obj)
+
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+
+    (group,) = plan_of(obj)["groups"]
+    assert group["animated"] == ["run", "walk"] and group["weights"] == {"run": 0.0, "walk": 1.0}
+    frames = np.arange(WALK[1], WALK[1] + 400)
+    # the influence Blender's curve gives: the ramp, held at 1 past the strip's end as the NLA holds it
+    u = sm.nla.strip_influences(strips_by_name(obj)["run"], frames)
+    assert np.allclose(u, np.clip((frames - 41) / (64 - 41), 0.0, 1.0), atol=1e-6)
+    expected = expected_blend(obj, sm, [u, 1.0 - u])
+    assert_plays(obj, expected)
+    # not the constant blend: the weights moved over the frames
+    constant = expected_blend(obj, sm, [0.5, 0.5]).motion
+    n = min(constant.n_frames, expected.motion.n_frames)
+    assert not np.allclose(expected.motion.rotations[:n], constant.rotations[:n], atol=1e-3)
+    assert any("run 0.00 animated" in line for line in draw_panel().labels)
+    assert source_state(obj) == before
+
+
+def test_bake_keeps_the_preview_of_a_group_and_undo_takes_it_back(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
+    before = source_state(obj)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    previewed = preview_values(obj)
+    # the preview is current: Bake keeps it rather than synthesize again
+    assert sm.nla.current_preview(obj, sm.nla.selected_strips(obj),
+                                  bpy.context.scene.smart_motion.responsiveness) is not None
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    baked = {key: co[1::2] for key, (co, _) in channel_keys(obj.animation_data.action).items()}
+    assert baked.keys() == previewed.keys()
+    assert all(np.array_equal(baked[k], previewed[k]) for k in baked)
+    assert source_state(obj) == before
+
+    # Bake again (it synthesizes: the preview is gone) as one undo step, then undo it
+    obj.animation_data.action = None
+    name = obj.name
+    bpy.ops.ed.undo_push(message="before Bake")
+    assert bpy.ops.smart_motion.bake('EXEC_DEFAULT', True) == {'FINISHED'}
+    again = {key: co[1::2] for key, (co, _) in channel_keys(obj.animation_data.action).items()}
+    assert all(np.allclose(again[k], baked[k], rtol=1e-5, atol=1e-5) for k in baked)
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+    obj = bpy.data.objects[name]  # undo reloads the file's data
+    assert obj.animation_data.action is None
+    assert source_state(obj) == before
+
+
+def test_live_updates_follow_the_option_and_the_influence(walk_late_run, sm):
+    obj = walk_late_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    scene = bpy.context.scene
+    key = sm.live.timeline_key(obj, scene)
+
+    strips_by_name(obj)["run"].fcurves.find("influence").keyframe_points[0].co.y = 0.25
+    assert sm.live.timeline_key(obj, scene) != key
+    assert sm.live.refresh(obj, scene, raising=True)
+    assert plan_of(obj)["groups"][0]["weights"] == {"run": 0.25, "walk": 0.75}
+    assert_plays(obj, expected_blend(obj, sm, [0.25, 0.75]))
+
+    # (a setting's update asks for the live update, which background Blender runs at once)
+    sm.nla.strip_settings(obj, strips_by_name(obj)["run"]).sync_blend = False
+    sm.live.refresh(obj, scene, raising=True)
+    plan = plan_of(obj)
+    assert plan["groups"] == [] and plan["clips"] == ["walk", "run"]
+    assert obj.smart_motion.live_error == ""
+
+
+def test_a_strip_blended_synchronized_never_composes(empty_scene, sm):
+    # the wave inside the walk composes over it (test_composition); with the option on, it does not
+    obj = clips_on_one_armature((("bandai2/walk_normal_001", 1, None), ("bandai2/wave-right-hand_normal_001", 31, None)))
+    strips = sorted(strips_by_name(obj).values(), key=lambda s: s.frame_start)
+    assert set(sm.nla.additional_strips(obj, strips)) == {"wave-right-hand"}
+    synchronized(obj, sm, "wave-right-hand")
+    assert sm.nla.additional_strips(obj, strips) == {}
+    synchronized(obj, sm, "walk")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    plan = plan_of(obj)
+    assert plan["compositions"] == [] and [g["name"] for g in plan["groups"]] == ["walk + wave-right-hand"]
+
+
+def test_a_group_is_one_clip_to_add_after_and_pack_leaves_it_alone(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    bow = import_action("bow_normal_001")
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.smart_motion.add_asap(action=bow.name) == {'FINISHED'}
+    added = strips_by_name(obj)["bow_normal_001"]
+    assert added.frame_start > WALK[1] + 60  # after the group's core, not inside it
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    plan = plan_of(obj)
+    assert plan["clips"] == ["walk + run", "bow_normal_001"]
+    assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk + run", "bow_normal_001")]
+    refused("pack", "Pack does not re-time synchronized groups: 'walk \\+ run'")
+
+
+def test_playing_an_animated_influence_does_not_ask_for_a_live_update(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.0, 100: 1.0})
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    scene = bpy.context.scene
+    key = sm.live.timeline_key(obj, scene)
+    run = strips_by_name(obj)["run"]
+    run.influence = 0.3  # as Blender sets it from the curve at each frame it evaluates the strip
+    scene.frame_set(60)
+    assert sm.live.timeline_key(obj, scene) == key
+
+
+def test_the_panel_offers_the_option_on_every_strip_and_its_button_is_one_undoable_toggle(walk_run, sm):
+    obj = walk_run
+    layout = draw_panel()
+    assert layout.operators.count("smart_motion.blend_synchronized") == 2  # no settings yet: the button
+    assert bpy.types.SMART_MOTION_OT_blend_synchronized.bl_options >= {'REGISTER', 'UNDO'}
+    assert bpy.ops.smart_motion.blend_synchronized(strip="run") == {'FINISHED'}
+    assert sm.nla.blends_synchronized(obj, strips_by_name(obj)["run"])
+    layout = draw_panel()
+    assert layout.operators.count("smart_motion.blend_synchronized") == 1
+    assert (sm.nla.strip_settings(obj, "run"), "sync_blend") in layout.props
+
+
+def test_an_edited_influence_or_option_makes_bake_synthesize_again(walk_late_run, sm):
+    obj = walk_late_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
+    scene = bpy.context.scene
+    scene.smart_motion.live = False  # (else the live update would bring the preview up to date)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    strips = sm.nla.selected_strips(obj)
+    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
+    curve = strips_by_name(obj)["run"].fcurves.find("influence")
+    curve.keyframe_points[0].co.y = 0.75
+    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
+    curve.keyframe_points[0].co.y = 0.5
+    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
+    sm.nla.strip_settings(obj, "walk").sync_blend = False
+    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
+
+
+def test_a_group_whose_influences_are_all_zero_is_refused_by_name(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    for name in ("walk", "run"):
+        animated_influence(strips_by_name(obj)[name], {1: 0.0})
+    refused("synthesize", "the synchronized group 'walk \\+ run' of armature 'walk_normal_001' cannot be blended: "
+                          "its strips' influence is 0 at every frame")
+
+
+def test_live_updates_blend_a_group_again_only_when_what_it_reads_changes(walk_late_run, sm):
+    obj = walk_late_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    scene = bpy.context.scene
+    scene.smart_motion.responsiveness = 0.3  # (its update runs the live update at once, headless)
+    session = sm.live._sessions[obj.session_uid]
+    (blend,) = [kept[2] for kept in session.groups.values()]
+    scene.smart_motion.responsiveness = 0.7
+    assert [kept[2] for kept in session.groups.values()] == [blend]  # kept, not blended again
+    strips_by_name(obj)["run"].fcurves.find("influence").keyframe_points[0].co.y = 0.25
+    sm.live.refresh(obj, scene, raising=True)
+    (again,) = [kept[2] for kept in session.groups.values()]
+    assert again is not blend and again.weights == (0.25, 0.75)
