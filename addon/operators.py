@@ -212,20 +212,31 @@ class SMART_MOTION_OT_pack(_Reported, bpy.types.Operator):
         return {'FINISHED'}
 
 
-class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
-    """Set this strip's core by hand (it starts as its default core)"""
+def _strip_named(context, name: str):
+    """``(armature, strip)``: the active armature and its NLA strip ``name``; ValueError when it has none."""
+    obj = nla.active_armature(context)
+    strip = nla.find_strip(obj, name)
+    if strip is None:
+        raise ValueError(f"armature {obj.name!r} has no NLA strip {name!r}")
+    return obj, strip
 
-    bl_idname = "smart_motion.edit_core"
-    bl_label = "Edit Core"
+
+class _StripOperator(_Reported):
+    """Mixin of the panel's per-strip buttons: one undo step each, on the strip named ``strip``."""
+
     bl_options = {'REGISTER', 'UNDO', 'INTERNAL'}
 
     strip: StringProperty(name="Strip", description="Name of the NLA strip")
 
+
+class SMART_MOTION_OT_edit_core(_StripOperator, bpy.types.Operator):
+    """Set this strip's core by hand (it starts as its default core)"""
+
+    bl_idname = "smart_motion.edit_core"
+    bl_label = "Edit Core"
+
     def run(self, context):
-        obj = nla.active_armature(context)
-        strip = nla.find_strip(obj, self.strip)
-        if strip is None:
-            raise ValueError(f"armature {obj.name!r} has no NLA strip {self.strip!r}")
+        obj, strip = _strip_named(context, self.strip)
         # an empty default core (strips covering all of this one) would be stored as a one-frame core
         offsets = nla.whole_strip_if_empty(nla.core_offsets(obj, strip), strip)
         item = nla.strip_settings(obj, strip, create=True)
@@ -234,14 +245,11 @@ class SMART_MOTION_OT_edit_core(_Reported, bpy.types.Operator):
         return {'FINISHED'}
 
 
-class SMART_MOTION_OT_reset_core(_Reported, bpy.types.Operator):
+class SMART_MOTION_OT_reset_core(_StripOperator, bpy.types.Operator):
     """Give this strip its default core again: the strip minus its blends and overlaps"""
 
     bl_idname = "smart_motion.reset_core"
     bl_label = "Default Core"
-    bl_options = {'REGISTER', 'UNDO', 'INTERNAL'}
-
-    strip: StringProperty(name="Strip", description="Name of the NLA strip")
 
     def run(self, context):
         obj = nla.active_armature(context)
@@ -252,21 +260,15 @@ class SMART_MOTION_OT_reset_core(_Reported, bpy.types.Operator):
         return {'FINISHED'}
 
 
-class SMART_MOTION_OT_blend_synchronized(_Reported, bpy.types.Operator):
+class SMART_MOTION_OT_blend_synchronized(_StripOperator, bpy.types.Operator):
     """Blend this strip synchronized with the overlapping strips that have this on too (their steps in phase)"""
 
     bl_idname = "smart_motion.blend_synchronized"
     bl_label = "Blend synchronized with overlapping strips"
-    bl_options = {'REGISTER', 'UNDO', 'INTERNAL'}
-
-    strip: StringProperty(name="Strip", description="Name of the NLA strip")
 
     def run(self, context):
         # (the panel shows the option itself once the strip has settings; this gives it some)
-        obj = nla.active_armature(context)
-        strip = nla.find_strip(obj, self.strip)
-        if strip is None:
-            raise ValueError(f"armature {obj.name!r} has no NLA strip {self.strip!r}")
+        obj, strip = _strip_named(context, self.strip)
         item = nla.strip_settings(obj, strip, create=True)
         item.sync_blend = not item.sync_blend
         return {'FINISHED'}

@@ -230,12 +230,17 @@ def test_bake_keeps_the_preview_of_a_group_and_undo_takes_it_back(walk_run, sm):
     assert source_state(obj) == before
 
 
-def test_live_updates_follow_the_option_and_the_influence(walk_late_run, sm):
-    obj = walk_late_run
+def previewed_half_run(obj, sm) -> bpy.types.Scene:
+    """``obj``'s walk and run blended synchronized, the run's influence animated at 0.5, previewed."""
     synchronized(obj, sm, "walk", "run")
     animated_influence(strips_by_name(obj)["run"], {1: 0.5})
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
-    scene = bpy.context.scene
+    return bpy.context.scene
+
+
+def test_live_updates_follow_the_option_and_the_influence(walk_late_run, sm):
+    obj = walk_late_run
+    scene = previewed_half_run(obj, sm)
     key = sm.live.timeline_key(obj, scene)
 
     strips_by_name(obj)["run"].fcurves.find("influence").keyframe_points[0].co.y = 0.25
@@ -334,10 +339,7 @@ def test_a_group_whose_influences_are_all_zero_is_refused_by_name(walk_run, sm):
 
 def test_live_updates_blend_a_group_again_only_when_what_it_reads_changes(walk_late_run, sm):
     obj = walk_late_run
-    synchronized(obj, sm, "walk", "run")
-    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
-    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
-    scene = bpy.context.scene
+    scene = previewed_half_run(obj, sm)
     scene.smart_motion.responsiveness = 0.3  # (its update runs the live update at once, headless)
     session = sm.live._sessions[obj.session_uid]
     (blend,) = [kept[2] for kept in session.groups.values()]

@@ -353,19 +353,26 @@ def test_bones_of_other_lengths_warn_as_synthesize_does(two_clips, tmp_path, cap
     assert "warning: clip 'longer' has bones of other lengths than 'walk' (shin.L +10 %)" in out
 
 
-def test_a_clip_of_weight_zero_takes_no_foot_off_the_floor():
+@pytest.fixture(scope="module")
+def walk_and_run():
+    """bandai1's walk and happy run, the walk's rig and up axis."""
     if not MOCAP.is_dir():
         pytest.skip("no real capture")
-    from core.analysis import foot_contacts
     from core.bvh import read_bvh
-    from core.mkm import weighted_support
     from core.rig import detect_up
-    from core.sync import Support, support_sequence, synchronize
 
     walk = read_bvh(MOCAP / "bandai1" / "walk_normal_001.bvh")
     run = read_bvh(MOCAP / "bandai1" / "run_happy_001.bvh")
     rig = find_rig(walk)
-    up = detect_up(walk, rig)
+    return walk, run, rig, detect_up(walk, rig)
+
+
+def test_a_clip_of_weight_zero_takes_no_foot_off_the_floor(walk_and_run):
+    from core.analysis import foot_contacts
+    from core.mkm import weighted_support
+    from core.sync import Support, support_sequence, synchronize
+
+    walk, run, rig, up = walk_and_run
     sequences = [support_sequence(foot_contacts(m, rig, up=up), m.fps) for m in (walk, run)]
     plan = synchronize(sequences, [2, 1], [0, 0], [1.0, 0.0])
     weights = presence_weights(np.asarray(plan.warps, dtype=float), [1.0, 0.0], walk.fps)
@@ -396,17 +403,10 @@ def test_weights_one_and_zero_give_the_first_motion_aligned_legs_included(first,
     assert np.abs(result.motion.global_positions() - own).max() < 1e-6 * height
 
 
-def test_half_and_half_the_feet_down_slide_no_more_than_the_clips_own():
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
-    from core.bvh import read_bvh
+def test_half_and_half_the_feet_down_slide_no_more_than_the_clips_own(walk_and_run):
     from core.mkm import blend_synchronized, support_contacts, weighted_support
-    from core.rig import detect_up
 
-    walk = read_bvh(MOCAP / "bandai1" / "walk_normal_001.bvh")
-    run = read_bvh(MOCAP / "bandai1" / "run_happy_001.bvh")
-    rig = find_rig(walk)
-    up = detect_up(walk, rig)
+    walk, run, rig, up = walk_and_run
     weights = np.array([0.5, 0.5])
     held, plan, cyclic = blend_synchronized([walk, run], weights, np.array([2.0, 1.0]), np.array([0, 0]))
     blended, used = blend_warped([walk, run], np.asarray(plan.warps, dtype=float), weights, cyclic=cyclic, rig=rig, up=up)
