@@ -82,8 +82,8 @@ def moving_feet(phase: Phase) -> tuple[bool, bool]:
 
 def horizontal(v: np.ndarray, up: np.ndarray) -> np.ndarray:
     """``v (..., 3)`` with its component along unit ``up`` removed."""
-    # (np.add.reduce: np.sum's reduction, the same bits, without its dispatch: this is hot)
-    return v - np.add.reduce(v * up, axis=-1, keepdims=True) * up
+    # (quat.sum_last: np.sum's reduction, the same bits, without its dispatch: this is hot)
+    return v - quat.sum_last(v * up, keepdims=True) * up
 
 
 def _unit(v: np.ndarray) -> np.ndarray:

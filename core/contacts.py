@@ -479,7 +479,7 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int | np.ndarray, up: np.ndarra
     # (a swing about a horizontal axis still turns a pitched foot's toe sideways)
     held = horizontal(foot.toe_offset[h], up)
     now = horizontal(quat.mul_vec(rotation, foot.toe_local[frames]), up)
-    angle = np.arctan2(quat.cross(now, held) @ up, np.add.reduce(now * held, axis=-1))
+    angle = np.arctan2(quat.cross(now, held) @ up, quat.sum_last(now * held))
     rotation = quat.mul(quat.from_axis_angle(up, angle), rotation)
     toe = foot.ankle[h] + foot.toe_offset[h]
     turned = quat.mul_vec(rotation, foot.toe_local[frames])

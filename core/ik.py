@@ -42,7 +42,7 @@ _TINY = 1e-9
 
 def _norm(v: np.ndarray) -> np.ndarray:
     # np.linalg.norm's own arithmetic for real input (the same bits) without its dispatch: hot, on a few frames
-    return np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=True))
+    return np.sqrt(quat.sum_last(v * v, keepdims=True))
 
 
 def _unit(v: np.ndarray, fallback) -> np.ndarray:
@@ -68,12 +68,12 @@ def _any_perpendicular(v: np.ndarray) -> np.ndarray:
 
 def _perpendicular_part(v: np.ndarray, axis: np.ndarray) -> np.ndarray:
     """The component of ``v`` perpendicular to unit ``axis``."""
-    return v - np.add.reduce(v * axis, axis=-1, keepdims=True) * axis
+    return v - quat.sum_last(v * axis, keepdims=True) * axis
 
 
 def _signed_angle(u: np.ndarray, v: np.ndarray, axis: np.ndarray) -> np.ndarray:
     """Angle ``(...)`` turning ``u`` to ``v`` about ``axis`` (both perpendicular to it), right-handed."""
-    return np.arctan2(np.add.reduce(axis * quat.cross(u, v), axis=-1), np.add.reduce(u * v, axis=-1))
+    return np.arctan2(quat.sum_last(axis * quat.cross(u, v)), quat.sum_last(u * v))
 
 
 def two_bone_ik(
@@ -152,7 +152,7 @@ def two_bone_ik(
     has_bones = denom > _TINY
     cos_knee = (l_ab**2 + l_bc**2 - l_at**2) / np.where(has_bones, denom, 1.0)
     knee_new = np.arccos(np.clip(cos_knee, -1.0, 1.0))
-    knee_now = np.arctan2(_norm(quat.cross(-ab, bc))[..., 0], np.add.reduce(-ab * bc, axis=-1))
+    knee_now = np.arctan2(_norm(quat.cross(-ab, bc))[..., 0], quat.sum_last(-ab * bc))
     mid_delta = quat.from_axis_angle(axis, np.where(has_bones, knee_now - knee_new, 0.0))
 
     # 2. Point the chain at the target by the shortest arc about the root.
@@ -182,7 +182,7 @@ def _shortest_arc(u: np.ndarray, v: np.ndarray, axis_if_opposite: np.ndarray) ->
     ``axis_if_opposite`` must be perpendicular to ``u`` (the bend axis is: ``u``
     lies in the bend plane), so the half turn keeps the chain in its plane.
     """
-    w = 1.0 + np.add.reduce(u * v, axis=-1, keepdims=True)
+    w = 1.0 + quat.sum_last(u * v, keepdims=True)
     xyz = quat.cross(u, v)
     opposite = w < 1e-12
     if opposite.any():
