@@ -38,7 +38,7 @@ import numpy as np
 
 from . import quat
 from .analysis import pelvis_facing, support_phases
-from .motion import Motion
+from .motion import Motion, forward_kinematics
 from .rig import Rig, detect_up, find_rig, leg_length
 from .weights import cubic_hermite
 
@@ -250,7 +250,9 @@ def cycle_mismatch(motion: Motion, rig: Rig | None = None, *, up: np.ndarray | N
     leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
     F = motion.n_frames
     picked = np.array([0, 1, 2, F - 3, F - 2, F - 1])  # three frames at the start, three at the end
-    g = motion[picked].global_positions()  # (6, J, 3)
+    # (6, J, 3); positions only: the rotations of the joints nothing hangs from are not read
+    g = forward_kinematics(motion.rotations[picked], motion.positions[picked], motion.skeleton.parents,
+                           rotations_out=False)[0]
     hips = g[:, [rig.leg("L").hip, rig.leg("R").hip]]
     g = g[:, _descendants(motion.skeleton.parents, rig.pelvis)]  # (a root above the pelvis may stay put)
     pelvis = g[:, 0]
