@@ -227,22 +227,24 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     a, b = _check(a, "a"), _check(b, "b")
     t = np.asarray(t, dtype=np.float64)[..., None]
     d = sum_last(a * b, keepdims=True)
-    b = np.where(d < 0.0, -b, b)
+    # b flipped into a's hemisphere, as a sign on its weight: x (-b) and (-x) b are the same
+    # number (a product's sign is its factors'), and the weights are a quarter of b's size
+    sign = np.where(d < 0.0, -1.0, 1.0)
     if not t.any():
         # t = 0 throughout (poses sampled at whole frames): below, wa is exactly 1
         # (sin(theta) / sin(theta), or 1 - t) and wb exactly t (sin(t theta) / sin(theta)
         # is a zero of t's sign, or t), so this is the same sum, to the sign of a zero,
         # without the four transcendental functions
-        return normalize(a + t * b)
+        return normalize(a + t * sign * b)
     d = np.abs(d)
     theta = np.arccos(np.clip(d, -1.0, 1.0))
     s = np.sin(theta)
     near = s < 1e-6
     if not near.any():  # (the usual case: each np.where below would take its second branch)
-        return normalize(np.sin((1.0 - t) * theta) / s * a + np.sin(t * theta) / s * b)
+        return normalize(np.sin((1.0 - t) * theta) / s * a + np.sin(t * theta) / s * sign * b)
     safe = np.where(near, 1.0, s)
     wa = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
-    wb = np.where(near, t, np.sin(t * theta) / safe)
+    wb = np.where(near, t, np.sin(t * theta) / safe) * sign
     return normalize(wa * a + wb * b)
 
 
