@@ -29,9 +29,9 @@ def sum_last(v: np.ndarray, keepdims: bool = False) -> np.ndarray:
     identity, ``(((0 + v0) + v1) + v2) + v3`` (its pairwise sum starts at 8), but strides along that short
     axis: about seven times slower over a few thousand quaternions (a clip's poses) than the
     same additions of whole component slices. Over a few values the one reduction call is
-    cheaper, and is kept."""
+    cheaper, and is kept; so is it for other types than float64 (float16 sums in float32)."""
     n = v.shape[-1] if v.ndim else 0
-    if v.size < MANY_VALUES or not 2 <= n < 8 or v.dtype.kind != "f":
+    if v.size < MANY_VALUES or not 2 <= n < 8 or v.dtype != np.float64:
         return np.add.reduce(v, axis=-1, keepdims=keepdims)
     out = v[..., 0] + v[..., 1]
     for c in range(2, n):

@@ -144,3 +144,17 @@ def test_cross_is_numpys_bit_for_bit():
     rng = np.random.default_rng(5)
     a, b = rng.normal(size=(6, 3)), rng.normal(size=3)
     assert np.array_equal(quat.cross(a, b), np.cross(a, b))
+
+
+@pytest.mark.parametrize("components", [2, 3, 4, 7])
+def test_sum_last_is_numpys_reduction_bit_for_bit(components):
+    rng = np.random.default_rng(components)
+    shape = (300, 5, components)  # many values: the component-slice path
+    v = rng.normal(size=shape) * 10.0 ** rng.integers(-9, 9, shape)
+    v[rng.random(shape) < 0.1] = -0.0  # a sum of zeros only is +0, as the reduction has it
+    v[:20] = -0.0
+    for x in (v, v.swapaxes(0, 1), v[:2]):  # a strided view, and few values (the reduction itself)
+        for keepdims in (False, True):
+            got, want = quat.sum_last(x, keepdims=keepdims), np.add.reduce(x, axis=-1, keepdims=keepdims)
+            assert got.shape == want.shape
+            assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
