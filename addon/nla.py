@@ -635,35 +635,55 @@ def by_track_from_top(obj: bpy.types.Object, strips: list) -> list:
 
 def strip_influences(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
     """The influence ``(T,)`` Blender gives ``strip`` at scene frames ``frames``: with Animated
-    Influence its ``influence`` F-curve (its value where it has no curve), else 1.
+    Influence its ``influence`` F-curve (its value where it has no curve), else its blend-in and
+    blend-out ramps (1 between them), as the NLA computes a strip's influence.
 
-    The curve is read in scene frames, as the NLA evaluates a strip's controls, and, as the NLA
-    does for a strip it holds (extrapolation), at the strip's first frame before it and its last
-    after it: a synchronized clip plays on past its strip's end (a cyclic one repeats), with the
-    influence the strip ends with."""
+    Read in scene frames, as the NLA evaluates a strip's controls, and, as the NLA does for a
+    strip it holds (extrapolation), at the strip's first frame before it and its last after it:
+    a synchronized clip plays on past its strip's end (a cyclic one repeats), with the influence
+    the strip ends with."""
     import numpy as np
 
+    held = np.clip(np.asarray(frames, dtype=np.float64), strip.frame_start, strip.frame_end)
     if not strip.use_animated_influence:
-        return np.ones(len(frames))
+        return _blend_ramps(strip, held)
     curve = strip.fcurves.find("influence")
     if curve is None:
         return np.full(len(frames), float(strip.influence))
-    held = np.clip(np.asarray(frames, dtype=np.float64), strip.frame_start, strip.frame_end)
     # (one evaluation per frame: Blender has no bulk evaluation of an F-curve)
     return np.clip([curve.evaluate(float(f)) for f in held], 0.0, 1.0)
 
 
+def _blend_ramps(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
+    """The influence of a strip without Animated Influence at scene frames ``frames`` within it: its
+    blend-in rising from 0 at its start, its blend-out falling to 0 at its end, 1 between (the
+    NLA's nlastrip_get_influence: the blend-in taken first where the two meet)."""
+    import numpy as np
+
+    frames = np.asarray(frames, dtype=np.float64)
+    blend_in, blend_out = abs(strip.blend_in), abs(strip.blend_out)
+    out = np.ones(len(frames))
+    if blend_out > 0.0:
+        ending = frames >= strip.frame_end - blend_out
+        out[ending] = np.abs(strip.frame_end - frames[ending]) / blend_out
+    if blend_in > 0.0:
+        starting = frames <= strip.frame_start + blend_in
+        out[starting] = np.abs(frames[starting] - strip.frame_start) / blend_in
+    return out
+
+
 def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
     """What a synchronized blend reads of ``strip`` beyond what it plays: the option, and with it on
-    whether the influence is animated and its F-curve's keys (and handles).
+    whether the influence is animated, and its F-curve's keys (and handles) or, not animated, the
+    blend-in and blend-out that ramp it.
 
-    Not ``strip.influence`` itself: with Animated Influence Blender sets it from the curve at every
-    frame it plays (the key would change with the frame), and without, the influence is 1
-    (:func:`strip_influences`); only a curve-less animated strip reads it."""
+    Not ``strip.influence`` itself: Blender sets it at every frame it plays (the key would change
+    with the frame), from the curve or the ramps (:func:`strip_influences`); only a curve-less
+    animated strip reads it."""
     if not blends_synchronized(obj, strip):
         return (False,)
     if not strip.use_animated_influence:
-        return (True, False)
+        return (True, False, strip.blend_in, strip.blend_out)
     curve = strip.fcurves.find("influence")
     if curve is None:
         return (True, True, round(float(strip.influence), 6))

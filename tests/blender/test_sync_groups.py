@@ -349,3 +349,21 @@ def test_live_updates_blend_a_group_again_only_when_what_it_reads_changes(walk_l
     sm.live.refresh(obj, scene, raising=True)
     (again,) = [kept[2] for kept in session.groups.values()]
     assert again is not blend and again.weights == (0.25, 0.75)
+
+
+def test_the_weights_read_a_strips_blend_ramps_as_the_nla_computes_its_influence(walk_late_run, sm):
+    """Without Animated Influence the NLA ramps a strip's influence over its blend-in and blend-out
+    (nlastrip_get_influence: 0 at the strip's ends, 1 between the ramps): the group's weights read
+    the same ramps, and a live update follows a change of them."""
+    obj = walk_late_run
+    run = strips_by_name(obj)["run"]
+    start, end = run.frame_start, run.frame_end
+    run.blend_in, run.blend_out = 8.0, 4.0
+    frames = np.array([start - 5, start, start + 2, start + 8, (start + end) / 2, end - 2, end, end + 5])
+    expected = [0.0, 0.0, 0.25, 1.0, 1.0, 0.5, 0.0, 0.0]  # (held at its ends before and after the strip)
+    assert np.allclose(sm.nla.strip_influences(run, frames), expected)
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    key = sm.live.timeline_key(obj, bpy.context.scene)
+    run.blend_in = 6.0
+    assert sm.live.timeline_key(obj, bpy.context.scene) != key, "a live update follows the ramp"
