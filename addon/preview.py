@@ -33,7 +33,7 @@ from .convert import _LINEAR, _add_curves, _channelbag, _new_fcurve, bone_channe
 
 # Frames per segment: a few hundred keep a moved strip's rewrite to a segment or two per channel,
 # while each segment's own cost (its strip, its F-curves, copied whole when written) stays small
-# against its keys. (128 and 64 were slower on the live benchmark: more curves to copy.)
+# against its keys.
 SEGMENT = 256
 
 

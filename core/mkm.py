@@ -54,7 +54,7 @@ from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
 from .render import sample, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
-from .sync import Support, checked_weight, combine, is_cyclic, support_sequence, synchronize
+from .sync import Support, checked_weight, clip_frames, combine, is_cyclic, support_sequence, synchronize
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
 
@@ -65,20 +65,8 @@ BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joini
 
 def own_frames(frames: np.ndarray, n_frames: int, *, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
     """Where fractional clip frames ``frames (T,)`` fall in a clip of ``n_frames``:
-    ``(frames within 0..n_frames - 1, whole cycles before them (T,) int)``.
-
-    A cyclic clip repeats with period ``n_frames - 1`` (its last frame is the
-    first of the next cycle); any other clip holds its ends (§4.3: it returns
-    its last posture). NaN (a clip not playing yet) reads as frame 0.
-    """
-    frames = np.nan_to_num(np.asarray(frames, dtype=np.float64), nan=0.0)
-    last = n_frames - 1
-    if not cyclic or last < 1:
-        return np.clip(frames, 0.0, max(last, 0)), np.zeros(len(frames), dtype=np.int64)
-    cycles = np.floor(frames / last)
-    within = frames - cycles * last
-    # (a frame at the very end of a cycle stays the last frame of that cycle, not frame 0 of the next)
-    return np.clip(within, 0.0, last), cycles.astype(np.int64)
+    :func:`core.sync.clip_frames`, with NaN (a clip not playing yet) read as frame 0."""
+    return clip_frames(np.nan_to_num(np.asarray(frames, dtype=np.float64), nan=0.0), n_frames, cyclic=cyclic)
 
 
 def sample_motion(motion: Motion, frames: np.ndarray, *, cyclic: bool = False) -> tuple[np.ndarray, np.ndarray]:

@@ -179,18 +179,9 @@ class SupportSequence:
         return np.array([self.element(e)[0] for e in range(count)], dtype=np.int8)
 
     def clip_frames(self, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Own times ``(N,)`` -> (clip frames (N,) float, completed cycles (N,) int).
-
-        Cyclic: wrapped into ``[0, period)`` (a frame between ``period - 1``
-        and ``period`` interpolates towards the last frame, the first one's
-        pose); else clamped to ``[0, n_frames - 1]``, cycles all 0. NaN stays NaN.
-        """
-        own = np.asarray(own, dtype=np.float64)
-        if self.cyclic:
-            cycles = np.floor(own / self.period)
-            frames = own - cycles * self.period
-            return frames, np.where(np.isnan(cycles), 0, cycles).astype(np.int64)
-        return np.clip(own, 0.0, self.n_frames - 1.0), np.zeros(own.shape, dtype=np.int64)
+        """Own times ``(N,)`` -> (clip frames (N,) float, completed cycles (N,) int): :func:`clip_frames`
+        of this clip. NaN stays NaN."""
+        return clip_frames(own, self.n_frames, cyclic=self.cyclic)
 
     def to_dict(self) -> dict:
         return {
@@ -200,6 +191,24 @@ class SupportSequence:
             "fps": self.fps,
             "cyclic": self.cyclic,
         }
+
+
+def clip_frames(own: np.ndarray, n_frames: int, *, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Own times ``(N,)`` of a clip of ``n_frames`` -> (clip frames (N,) float, completed cycles (N,) int).
+
+    Cyclic: wrapped into ``[0, n_frames - 1]`` with period ``n_frames - 1`` (the
+    last frame is the first of the next cycle: a frame between ``n_frames - 2``
+    and the period interpolates towards it); else clamped to ``[0, n_frames -
+    1]``, cycles all 0 (§4.3: it holds its last posture). NaN stays NaN, 0 cycles.
+    """
+    own = np.asarray(own, dtype=np.float64)
+    last = n_frames - 1
+    if not cyclic or last < 1:
+        return np.clip(own, 0.0, max(last, 0)), np.zeros(own.shape, dtype=np.int64)
+    cycles = np.floor(own / last)
+    # (a frame at the very end of a cycle stays the last frame of that cycle, not frame 0 of the next)
+    within = np.clip(own - cycles * last, 0.0, last)
+    return within, np.where(np.isnan(cycles), 0, cycles).astype(np.int64)
 
 
 def support_sequence(contacts: np.ndarray, fps: float, *, cyclic: bool = False) -> SupportSequence:
@@ -220,15 +229,6 @@ def support_sequence(contacts: np.ndarray, fps: float, *, cyclic: bool = False) 
     phases = support_phases(contacts[:-1] if cyclic else contacts)  # Phase codes are Support's 0-3
     starts = np.flatnonzero(np.concatenate(([True], phases[1:] != phases[:-1])))
     return SupportSequence(phases[starts], starts, n_frames, float(fps), cyclic)
-
-
-def _descendants(parents: np.ndarray, joint: int) -> np.ndarray:
-    """Indices of ``joint`` and every joint below it (parents come first)."""
-    below = np.zeros(len(parents), dtype=bool)
-    below[joint] = True
-    for j in range(joint + 1, len(parents)):  # a parent's flag is set before its children's
-        below[j] = parents[j] >= 0 and below[parents[j]]
-    return np.flatnonzero(below)
 
 
 def cycle_mismatch(motion: Motion, rig: Rig | None = None, *, up: np.ndarray | None = None) -> tuple[float, float]:
@@ -254,7 +254,7 @@ def cycle_mismatch(motion: Motion, rig: Rig | None = None, *, up: np.ndarray | N
     g = forward_kinematics(motion.rotations[picked], motion.positions[picked], motion.skeleton.parents,
                            rotations_out=False)[0]
     hips = g[:, [rig.leg("L").hip, rig.leg("R").hip]]
-    g = g[:, _descendants(motion.skeleton.parents, rig.pelvis)]  # (a root above the pelvis may stay put)
+    g = g[:, np.flatnonzero(rig.subtree_mask(motion.skeleton, rig.pelvis))]  # (a root above the pelvis may stay put)
     pelvis = g[:, 0]
     facing = pelvis_facing(hips[:, 0], hips[:, 1], up)
     frame = np.stack([facing, np.broadcast_to(up, facing.shape), quat.cross(up, facing)], axis=1)  # (6, axis, 3)
