@@ -402,7 +402,8 @@ class SyncPlan:
     combined    (K,) :class:`Support` code of each step, the ⊕ of the motions' elements (eq. 2).
     elements    per motion, (K,) index of its element in its *extended* sequence
                 (:meth:`SupportSequence.element`) at each step, -1 before it joins; an
-                index that stays the same over steps is an enlarged element (§5.1).
+                index that stays the same over steps is an enlarged element (§5.1); one that
+                advances by two passes over a DS or ∅ folded into the step before (``in_phase``).
     delays      per motion, output frames from its requested start to the step it joined
                 at (waiting for a step boundary, and whole elements when it could not be
                 synchronized there, §5.1).
@@ -517,6 +518,12 @@ def synchronize(
     element is (Appendix A, eqs. 10-12): there is always a solution. A
     finished non-cyclic motion holds its last element (§4.3) where it agrees
     with the others and gives way where it would clash (:func:`_row_support`).
+    Where one motion goes from one foot straight to the other (a double
+    support shorter than a frame) while the others pass through a DS or ∅,
+    that phase is folded into the single support before it, on the side the
+    priorities choose, so that the motions stay in step (§7's splitting of
+    neutral phases; ``in_phase``): a motion's elements then advance by two
+    over a DS or ∅ it plays within the step before.
 
     Starts (§5.1). A motion joins at the first step boundary at or after its
     requested start where its first ``n_k + 1`` elements (the current step
@@ -595,22 +602,63 @@ def synchronize(
                     return trial
         return list(prev)  # eq. (10): every last element extended
 
+    def playing(i: int, e: int) -> bool:
+        return e >= 0 and not ext[i][e][3]
+
+    def in_phase(prev: list[int], proposed: list[int]) -> list[int]:
+        """The proposed elements, kept in step where a double support lies on one side only (§7).
+
+        A motion that goes from one foot straight to the other (its double
+        support, or flight, shorter than a frame) would otherwise meet the
+        others' DS or ∅ with its next single support, and stay one element
+        out of step with them ever after, in phase opposition with no Err to
+        show it. The paper names the remedy, splitting neutral phases, without
+        its details; here the neutral (or absorbing) phase found on one side
+        only is folded into the single support before it, on the side the
+        priorities choose (as Fig. 9 does): if the highest-priority motion
+        concerned goes straight on, the others play that phase within their
+        last single support and step to the next with it (the top priority
+        never waits); else the motions going straight keep their single
+        support through the others' phase (an enlargement).
+        """
+        live = [i for i in range(nA) if prev[i] >= 0 and playing(i, prev[i]) and playing(i, proposed[i])]
+        straight = [i for i in live if code(i, prev[i]) in _OTHER_FOOT
+                    and code(i, proposed[i]) == _OTHER_FOOT[code(i, prev[i])]]
+        if not straight:
+            return proposed
+        lead = min(straight, key=rank.index)
+        foot, after = code(lead, prev[lead]), code(lead, proposed[lead])
+        straight = [i for i in straight if code(i, prev[i]) == foot]
+        between = [i for i in live if code(i, prev[i]) == foot and code(i, proposed[i]) in (_DS, _NONE)
+                   and playing(i, proposed[i] + 1) and code(i, proposed[i] + 1) == after]
+        if not between:
+            return proposed
+        trial = list(proposed)
+        if min(straight + between, key=rank.index) in straight:
+            for i in between:
+                trial[i] = proposed[i] + 1
+        else:
+            for i in straight:
+                trial[i] = prev[i]
+        return trial if combined_row(trial) != _ERR else proposed
+
     def commit(upto: int) -> None:
         """Synchronize the steps up to ``upto`` (eq. 5, one step at a time)."""
         while len(rows) <= upto:
             prev = rows[-1]
-            proposed = [e + 1 if e >= 0 else -1 for e in prev]
+            proposed = in_phase(prev, [e + 1 if e >= 0 else -1 for e in prev])
             rows.append(proposed if combined_row(proposed) != _ERR else resolve(prev, proposed))
 
     def fits(i: int, k: int, window: int) -> bool:
         return all(combined_row(rows[k + j][:i] + [j] + rows[k + j][i + 1:]) != _ERR for j in range(window + 1))
 
     def place(i: int, k: int, window: int) -> None:
+        """Motion i joins at step k (:func:`fits` checked that it can). The steps ahead are
+        committed again with it (the caller commits them), as every step is, so that the
+        rules keeping the motions in step (``in_phase``, ``resolve``) see it from its start."""
         join[i] = k
-        if window < n_k:
-            del rows[k + 1:]  # a forced start: the steps ahead are synchronized again with it
-        for j in range(k, len(rows)):
-            rows[j][i] = j - k
+        del rows[k + 1:]
+        rows[k][i] = 0
 
     def done(i: int, k: int) -> bool:
         """Motion i has played to its end by the end of step k."""
