@@ -429,3 +429,61 @@ def test_half_and_half_the_feet_down_slide_no_more_than_the_clips_own(walk_and_r
     assert sliding(blended) > np.mean(own)
     # ... and the contact stage brings that back under what the clips' own feet do
     assert sliding(held) < np.mean(own)
+
+
+# --- the output's support phases (§5: the top priority's sequence, time-scaled) -------------------
+
+
+PHASE_PAIRS = [("walk_normal_001", "run_happy_001"), ("walk_normal_001", "walk_happy_001"),
+               ("walk-left_normal_001", "walk_normal_001")]
+
+
+def own_phases(motion):
+    from core.analysis import foot_contacts, support_phases
+    from core.rig import detect_up
+
+    rig = find_rig(motion)
+    return support_phases(foot_contacts(motion, rig, up=detect_up(motion, rig)))
+
+
+def standing(top_phases, output_phases):
+    """(share of the top priority's single-support frames the output stands on the same foot,
+    share of frames the output stands on the other foot alone)."""
+    single = np.isin(top_phases, [1, 2])  # LS, RS (core.analysis.Phase)
+    other = single & np.isin(output_phases, [1, 2]) & (output_phases != top_phases)
+    return float(np.mean(output_phases[single] == top_phases[single])), float(np.mean(other))
+
+
+@pytest.mark.parametrize("pair", PHASE_PAIRS, ids=["walk + run", "two walks", "walk-left + walk"])
+@pytest.mark.parametrize("priorities", [(2.0, 1.0), (1.0, 2.0)], ids=["first first", "second first"])
+def test_the_output_stands_on_the_top_priority_s_feet_time_scaled(pair, priorities):
+    """The output's own support phases, found in it as in any capture, follow the top-priority
+    clip's along its warp: never the other foot alone, and the same single support almost
+    throughout (the contact detection's thresholds blur the frames where a phase changes)."""
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    from core.bvh import read_bvh
+    from core.mkm import blend_clips
+
+    clips = [read_bvh(MOCAP / "bandai1" / f"{name}.bvh") for name in pair]
+    result = blend_clips(clips, weights=[0.5, 0.5], priorities=list(priorities))
+    top = int(np.argmax(priorities))
+    warp = np.asarray(result.plan.warps[top], dtype=float)
+    playing = ~np.isnan(warp) & (warp <= clips[top].n_frames - 1)
+    top_phases = own_phases(clips[top])[np.round(warp[playing]).astype(int)]
+    same, other = standing(top_phases, own_phases(result.motion)[playing])
+    assert other == 0.0 and same >= 0.9
+
+
+def test_the_naive_blend_of_two_walks_stands_on_the_wrong_foot():
+    # the claim above can fail: the NLA's frame-by-frame blend of two walks out of phase does
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    from core.bvh import read_bvh
+    from core.mkm import blend_clips
+
+    clips = [read_bvh(MOCAP / "bandai1" / f"{name}.bvh") for name in PHASE_PAIRS[1]]
+    naive = own_phases(blend_clips(clips, weights=[0.5, 0.5], sync=False).motion)
+    n = min(len(naive), clips[0].n_frames)
+    same, other = standing(own_phases(clips[0])[:n], naive[:n])
+    assert other > 0.05 and same < 0.9
