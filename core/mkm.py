@@ -47,7 +47,7 @@ from typing import Sequence
 import numpy as np
 
 from . import quat
-from .analysis import foot_contacts, horizontal
+from .analysis import foot_contacts, horizontal, pelvis_facing
 from .contacts import SourceFeet, hold_feet, source_feet
 from .motion import Motion, forward_kinematics
 from .options import ContactOptions
@@ -214,16 +214,37 @@ def heading_rotations(yaw: np.ndarray, up: np.ndarray) -> np.ndarray:
     return quat.from_axis_angle(np.broadcast_to(up, np.shape(yaw) + (3,)), yaw)
 
 
-def yaw_of(rotations: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """The heading ``(...)`` about ``up`` of world rotations ``(..., 4)`` (their twist's angle), in (-2pi, 2pi]."""
-    return 2.0 * np.arctan2(rotations[..., 1:] @ up, rotations[..., 0])
+def ground_axes(up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two horizontal unit axes ``(e1, e2)`` with ``e2 = up x e1``: a turn by ``a`` about ``up``
+    takes ``e1`` to ``cos a e1 + sin a e2``. Which e1 does not matter: a heading is only ever
+    used relative to another measured the same way (:func:`heading_rotations` undoes it)."""
+    up = np.asarray(up, dtype=np.float64)
+    e1 = horizontal(np.eye(3)[int(np.argmin(np.abs(up)))], up)
+    e1 = e1 / np.linalg.norm(e1)
+    return e1, np.cross(up, e1)
+
+
+def yaw_of(facing: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """The heading ``(...)`` about ``up`` of horizontal facing directions ``(..., 3)``, radians in (-pi, pi]."""
+    e1, e2 = ground_axes(up)
+    return np.arctan2(facing @ e2, facing @ e1)
+
+
+def body_yaw(motion: Motion, rig: Rig, up: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(pelvis world positions (F, 3), rotations (F, 4), heading (F,))`` of ``motion``. The heading is where the hips face (core.analysis.pelvis_facing),
+    not the twist of the pelvis's rotation about up: that twist depends on how the rig's pelvis
+    is oriented at rest, so two rigs of one capture (Y up or Z up, say) would split its rotation
+    into heading and tilt differently and blend differently."""
+    legs = rig.leg("L"), rig.leg("R")
+    gpos, grot = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents,
+                                    [rig.pelvis, legs[0].hip, legs[1].hip])
+    return gpos[:, 0], grot[:, 0], yaw_of(pelvis_facing(gpos[:, 1], gpos[:, 2], up), up)
 
 
 def root_track(motion: Motion, rig: Rig, up: np.ndarray) -> RootTrack:
-    """The :class:`RootTrack` of ``motion``'s pelvis (``rig.pelvis``)."""
-    gpos, grot = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, [rig.pelvis])
-    pos, rot = gpos[:, 0], grot[:, 0]
-    yaw = np.unwrap(yaw_of(rot, up))
+    """The :class:`RootTrack` of ``motion``'s pelvis (``rig.pelvis``), its heading the hips' (:func:`body_yaw`)."""
+    pos, rot, yaw = body_yaw(motion, rig, up)
+    yaw = np.unwrap(yaw)
     tilt = quat.mul(heading_rotations(-yaw, up), rot)
     mid = 0.5 * (yaw[1:] + yaw[:-1])
     steps = quat.mul_vec(heading_rotations(-mid, up), horizontal(np.diff(pos, axis=0), up))
@@ -437,11 +458,11 @@ def warped_source_feet(motions: Sequence[Motion], poses: Sequence[tuple[np.ndarr
         gpos, grot = forward_kinematics(lrot, lpos, parents, wanted)
         _, cycles = own_frames(w, m.n_frames, cyclic=c)
         if c and cycles.any():
-            ends_pos, ends_rot = forward_kinematics(m.rotations[[0, -1]], m.positions[[0, -1]], parents, wanted)
+            ends_pos, _ = forward_kinematics(m.rotations[[0, -1]], m.positions[[0, -1]], parents, wanted)
             gpos = gpos + cycles[:, None, None] * horizontal(ends_pos[1] - ends_pos[0], up)
-            turn = yaw_of(ends_rot, up)
+            own_yaw = np.unwrap(body_yaw(m, rig, up)[2])  # (the turn over a cycle, as the clip's track has it)
             # (the heading carried on; the feet's own swing within the cycle is left as sampled)
-            grot = quat.mul(heading_rotations(cycles[:, None] * (turn[1] - turn[0]), up), grot)
+            grot = quat.mul(heading_rotations(cycles[:, None] * (own_yaw[-1] - own_yaw[0]), up), grot)
         ankles.append(gpos[:, :2])
         rotations.append(grot[:, :2])
         toes.append(gpos[:, 2:] if has_toes else None)
