@@ -725,8 +725,8 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
 
     Its motion is ``core.mkm.blend_clips`` of the group's strips, the upper track
     first with the higher priority; each strip's weight at every scene frame of the
-    group is what the NLA's Replace mode gives it from the influences
-    (``core.mkm.replace_contributions``; a number where it does not change). The clip
+    group is what the NLA's Replace mode gives it from the influences, a track's strips
+    in turn (:func:`group_weights`; a number where it does not change). The clip
     starts at the group's earliest strip start, and its core is the default core of
     the group's span among ``neighbours`` (:func:`strip_default_core`), cut to the blend.
 
@@ -737,7 +737,7 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     """
     import numpy as np
 
-    from ..core.mkm import blend_clips, replace_contributions
+    from ..core.mkm import blend_clips
     from ..core.synthesize import Clip
     from .convert import strip_to_motion
 
@@ -752,12 +752,12 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     first = min(starts)
     last = max(st + m.n_frames - 1 for st, m in zip(starts, motions))
     frames = np.arange(first, last + 1)
-    weights = replace_contributions(np.stack([strip_influences(s, frames) for s in ordered]))
+    influences, playing, weights = group_weights(obj, ordered, frames)
     if not np.any(weights > 0):
         raise ValueError("its strips' influence is 0 at every frame, so Replace mode shows none of them; raise "
                          "the influence of one (Animated Influence on, and a key above 0)")
-    animated = [bool(np.ptp(w) > 1e-9) for w in weights]
-    given = [w if moving else float(w[0]) for w, moving in zip(weights, animated)]
+    varying = weights_varying(obj, ordered, influences, playing, weights)
+    given = [w if s.name in varying else float(w[0]) for s, w in zip(ordered, weights)]
     tracks = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
     key = tuple((s.name, st, tracks[s.name], blending_key(obj, s)) for s, st in zip(ordered, starts))
     key += (obj.smart_motion.bone_mapping,)
@@ -786,19 +786,84 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
         "combined": plan.to_dict()["combined"],
         "delays": {s.name: int(d) for s, d in zip(ordered, plan.delays)},
         "weights": {s.name: float(w[0]) for s, w in zip(ordered, weights)},
-        "animated": [s.name for s, moving in zip(ordered, animated) if moving],
+        "varying": varying,
         "cyclic": [s.name for s, c in zip(ordered, blend.cyclic) if c],
         "warnings": list(blend.warnings),
     }
     return Clip(blend.motion, first, offsets, name), group_plan
 
 
+def group_weights(obj: bpy.types.Object, ordered: list, frames) -> tuple:
+    """``(influences, playing, weights)``, each ``(K, T)``, of a group's strips ``ordered`` (upper
+    track first, :func:`by_track_from_top`) at scene frames ``frames (T,)``: each strip's own
+    influence (:func:`strip_influences`), whether its track plays it, and the weight the NLA's
+    Replace mode gives it (``core.mkm.replace_contributions`` over the tracks, upper first).
+
+    A track plays one strip at a time: the one that covers the frame, else the last one that
+    ended before it (held until the next one starts), else, before them all, its first. So
+    strips of one track follow one another, as the NLA plays them: a track's influence is that
+    of the strip it plays, and its share goes to that strip alone (0 to the others of the track).
+    """
+    import numpy as np
+
+    from ..core.mkm import replace_contributions
+
+    track_of = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
+    tracks = list(dict.fromkeys(track_of[s.name] for s in ordered))  # (upper first, as ``ordered``)
+    frames = np.asarray(frames, dtype=np.float64)
+    influences = np.stack([strip_influences(s, frames) for s in ordered])
+    playing = np.zeros(influences.shape, dtype=bool)
+    row = np.empty(len(ordered), dtype=np.int64)
+    for i, track in enumerate(tracks):
+        members = [k for k, s in enumerate(ordered) if track_of[s.name] == track]  # (by start)
+        starts = np.array([ordered[k].frame_start for k in members])
+        played = np.maximum(np.searchsorted(starts, frames, side='right') - 1, 0)
+        for j, k in enumerate(members):
+            playing[k] = played == j
+            row[k] = i
+    on_track = np.zeros((len(tracks), len(frames)))
+    np.add.at(on_track, row, np.where(playing, influences, 0.0))
+    weights = np.where(playing, replace_contributions(on_track)[row], 0.0)
+    return influences, playing, weights
+
+
+def weights_varying(obj: bpy.types.Object, ordered: list, influences, playing, weights) -> dict[str, str]:
+    """``{strip name: why its weight varies}`` for the strips of a group ``ordered`` whose weight
+    changes over the group's frames (:func:`group_weights`' arrays): ``"animated"`` where its own
+    influence varies along its Animated Influence curve, ``"ramped"`` where it varies along its
+    blend-in and blend-out (Animated Influence off); else, its own influence constant,
+    ``"in turn with 'b'"`` where its track plays another of the group before or after it, and
+    ``"under 'run'"`` where strips above take a share that varies."""
+    import numpy as np
+
+    own = [bool(np.ptp(u[p]) > 1e-9) if p.any() else False for u, p in zip(influences, playing)]
+    track_of = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
+    out = {}
+    for k, (strip, w) in enumerate(zip(ordered, weights)):
+        if not np.ptp(w) > 1e-9:
+            continue
+        if own[k]:
+            out[strip.name] = "animated" if strip.use_animated_influence else "ramped"
+            continue
+        why = []
+        if not playing[k].all():
+            turns = [repr(s.name) for s in ordered if s != strip and track_of[s.name] == track_of[strip.name]]
+            why.append(f"in turn with {', '.join(turns)}")
+        above = [repr(s.name) for s, moving in zip(ordered, own) if moving and track_of[s.name] != track_of[strip.name]]
+        if above:
+            why.append(f"under {', '.join(above)}")
+        out[strip.name] = ", ".join(why)
+    return out
+
+
 def group_lines(group: dict, width: int = 12) -> list[str]:
     """The panel's lines for one synchronized group of a plan: its combined sequence (the first
-    ``width`` steps), delays and weights (influences' share at the group's start)."""
+    ``width`` steps), delays and weights (influences' share at the group's start, and why one
+    varies: :func:`weights_varying`)."""
     combined = group["combined"]
     sequence = " ".join(combined[:width]) + (" …" if len(combined) > width else "")
-    weights = ", ".join(f"{name} {w:.2f}" + (" animated" if name in group["animated"] else "")
+    varying = group.get("varying", {})
+    weights = ", ".join(f"{name} {w:.2f}" + (f" {varying[name]}" if name in varying else "")
                         for name, w in group["weights"].items())
     delays = [f"{name} by {d}" for name, d in group["delays"].items() if d]
     return [

@@ -130,7 +130,7 @@ def test_two_overlapping_strips_blend_as_one_clip_weighted_by_the_upper_influenc
     assert plan["clips"] == ["walk + run"] and plan["pairs"] == [] and plan["rejected"] == []
     (group,) = plan["groups"]
     assert group["strips"] == ["run", "walk"]  # the upper track first, as the NLA evaluates
-    assert group["weights"] == {"run": 0.5, "walk": 0.5} and group["animated"] == []
+    assert group["weights"] == {"run": 0.5, "walk": 0.5} and group["varying"] == {}
     assert "ERR" not in group["combined"] and len(group["combined"]) > 4
     assert_plays(obj, expected_blend(obj, sm, [0.5, 0.5]))
     assert source_state(obj) == before, "the source strips or actions changed"
@@ -186,7 +186,8 @@ def test_an_animated_influence_changes_the_weights_over_frames(walk_run, sm):
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
 
     (group,) = plan_of(obj)["groups"]
-    assert group["animated"] == ["run", "walk"] and group["weights"] == {"run": 0.0, "walk": 1.0}
+    assert group["varying"] == {"run": "animated", "walk": "under 'run'"}
+    assert group["weights"] == {"run": 0.0, "walk": 1.0}
     frames = np.arange(WALK[1], WALK[1] + 400)
     # the influence Blender's curve gives: the ramp, held at 1 past the strip's end as the NLA holds it
     u = sm.nla.strip_influences(strips_by_name(obj)["run"], frames)
@@ -367,3 +368,42 @@ def test_the_weights_read_a_strips_blend_ramps_as_the_nla_computes_its_influence
     key = sm.live.timeline_key(obj, bpy.context.scene)
     run.blend_in = 6.0
     assert sm.live.timeline_key(obj, bpy.context.scene) != key, "a live update follows the ramp"
+
+
+def test_the_plan_says_a_ramped_weight_is_ramped_not_animated(walk_late_run, sm):
+    """Blend-in and blend-out make the upper strip's weight vary with Animated Influence off: the
+    plan and the panel say "ramped" for it, and that the walk's varies under it, not "animated"."""
+    obj = walk_late_run
+    run = strips_by_name(obj)["run"]
+    run.blend_in, run.blend_out = 8.0, 4.0
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["varying"] == {"run": "ramped", "walk": "under 'run'"}
+    lines = draw_panel().labels
+    assert any("weights run 0.00 ramped, walk 1.00 under 'run'" in line for line in lines), lines
+    assert not any("animated" in line for line in lines)
+
+
+def test_strips_of_one_track_in_a_group_play_in_turn_as_the_nla_plays_them(empty_scene, sm):
+    """Two walks one after the other on track 1 and a run over where they meet on track 2, all
+    blended synchronized: one group. The NLA plays a track's strips in turn (the later from its
+    start), so the track's share goes to the first walk, then to the second: not to the first
+    alone, held on past its end as if the second lay beneath it."""
+    obj = clips_on_one_armature((WALK, LATE_RUN, ("walk_normal_001", 196, None)), tracks=2)
+    strips = strips_by_name(obj)
+    assert strips["walk"].frame_end == 195 and strips["walk.001"].frame_start == 196
+    synchronized(obj, sm, "walk", "run", "walk.001")
+    animated_influence(strips["run"], {1: 0.5})  # the run takes half, track 1 the other half
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["strips"] == ["run", "walk", "walk.001"]
+    assert group["varying"] == {"walk": "in turn with 'walk.001'", "walk.001": "in turn with 'walk'"}
+
+    motions = [sm.convert.strip_to_motion(obj, strips[n]) for n in group["strips"]]
+    frames = np.arange(WALK[1], WALK[1] + 195 + motions[2].n_frames)
+    second = frames >= 196
+    weights = [0.5, np.where(second, 0.0, 0.5), np.where(second, 0.5, 0.0)]
+    expected = sm.mkm.blend_clips(motions, names=group["strips"], weights=weights, priorities=[3, 2, 1],
+                                  starts=[180, 1, 196], rig=sm.nla.find_armature_rig(obj, motions[0]))
+    assert_plays(obj, expected)
