@@ -482,6 +482,26 @@ def additional_parts_of_strip(obj: bpy.types.Object, strip: bpy.types.NlaStrip) 
     return _ADDITIONAL_PARTS[key]
 
 
+def strip_group(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> list | None:
+    """The synchronized group (:func:`sync_groups`) ``strip`` is one of among the strips a synthesis
+    would read now (:func:`core_neighbours`), or ``None``."""
+    neighbours = core_neighbours(obj)
+    if strip.name not in {s.name for s in neighbours}:
+        return None
+    return next((g for g in sync_groups(obj, neighbours) if any(s.name == strip.name for s in g)), None)
+
+
+def core_to_edit(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple[int, int]:
+    """The offsets Edit Core starts ``strip``'s core from: the core it has now (a strip of a synchronized
+    group: the group's, :func:`group_core` before the cut to the blend), cut to the strip; the whole
+    strip where that leaves no frame."""
+    group = strip_group(obj, strip)
+    edited = edited_group_core(obj, group) if group is not None else None
+    start = round(strip.frame_start)
+    first, last = (edited[0] - start, edited[1] - start) if edited is not None else core_offsets(obj, strip)
+    return whole_strip_if_empty((max(first, 0), min(last, strip_frame_count(strip) - 1)), strip)
+
+
 def whole_strip_if_empty(offsets: tuple[int, int], strip: bpy.types.NlaStrip) -> tuple[int, int]:
     """``offsets`` (first, last from the strip's start), or the whole strip where they hold no frame."""
     first, last = offsets
@@ -727,8 +747,9 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     first with the higher priority; each strip's weight at every scene frame of the
     group is what the NLA's Replace mode gives it from the influences, a track's strips
     in turn (:func:`group_weights`; a number where it does not change). The clip
-    starts at the group's earliest strip start, and its core is the default core of
-    the group's span among ``neighbours`` (:func:`strip_default_core`), cut to the blend.
+    starts at the group's earliest strip start, and its core is :func:`group_core`: over
+    its strips' edited cores where any has one, else the default core of the group's span
+    among ``neighbours``, in scene frames, cut to the blend.
 
     ``kept`` (a dict, or ``None``) keeps each group's blend by what it read: the same motions
     (the very objects ``read`` returned: live updates' reader keeps them), starts, tracks,
@@ -771,26 +792,89 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
                             priorities=list(range(len(ordered), 0, -1)), starts=starts, rig=rig)
         if kept is not None:
             kept[name] = (key, motions, blend)
-    core = strip_default_core(obj, group[0], neighbours)
     n = blend.motion.n_frames
-    offsets = (max(core.first - first, 0), min(core.last - first, n - 1))
-    if offsets[0] > offsets[1]:
-        raise ValueError(f"no frame is left for its core ({core.why()}); move it away from the strips it overlaps")
+    (core_first, core_last), core_why, cut = group_core(obj, group, neighbours, first, n)
+    offsets = (core_first - first, core_last - first)
     plan = blend.plan
     group_plan = {
         "name": name,
         "strips": [s.name for s in ordered],
         "start": first,
         "frames": n,
-        "core": [first + offsets[0], first + offsets[1]],
+        "core": [core_first, core_last],
+        "core_from": core_why,
         "combined": plan.to_dict()["combined"],
         "delays": {s.name: int(d) for s, d in zip(ordered, plan.delays)},
         "weights": {s.name: float(w[0]) for s, w in zip(ordered, weights)},
         "varying": varying,
         "cyclic": [s.name for s, c in zip(ordered, blend.cyclic) if c],
-        "warnings": list(blend.warnings),
+        "warnings": list(blend.warnings) + ([cut] if cut else []),
     }
     return Clip(blend.motion, first, offsets, name), group_plan
+
+
+def edited_group_core(obj: bpy.types.Object, group: list) -> tuple[int, int, list[str]] | None:
+    """``(first, last, names)``: the scene frames the edited cores of ``group``'s strips span (from the
+    first one's first frame to the last one's last) and the strips that have one, by start; ``None``
+    where none of them has an edited core. Raises ``ValueError`` for an edited core reaching past its
+    strip, as :func:`strip_clips` does."""
+    edited = []
+    for strip in group:
+        item = strip_settings(obj, strip)
+        if item is None or not item.has_core:
+            continue
+        a, b = item.core_offsets(strip)
+        start = round(strip.frame_start)
+        if b > strip_frame_count(strip) - 1:
+            raise ValueError(
+                f"the core of NLA strip {strip.name!r}, frames {start + a}-{start + b}, reaches past the strip, "
+                f"which ends at frame {start + strip_frame_count(strip) - 1}; edit the core in the Smart Motion "
+                "panel (or Default Core), or lengthen the strip")
+        edited.append((start + a, start + b, strip.name))
+    if not edited:
+        return None
+    return min(e[0] for e in edited), max(e[1] for e in edited), [e[2] for e in edited]
+
+
+def group_core(obj: bpy.types.Object, group: list, neighbours: list, first: int, n: int) -> tuple:
+    """``((first, last) scene frames, where it comes from, a warning or "")``: the core of a synchronized
+    group whose blend plays ``n`` frames from scene frame ``first``.
+
+    Where any of its strips has an edited core, the group's core runs over the scene frames
+    those cores span (:func:`edited_group_core`: the first's start to the last's end); else it
+    is the group's default core (:func:`strip_default_core`: its span minus its neighbours').
+    Either way cut to the blend's frames, ``first`` to ``first + n - 1``.
+
+    Scene frames, not the strips' own frames: the time warp plays each strip at the group's
+    common pace (and may delay one), so the strip's own frame ``k`` plays at some other scene
+    frame than its start plus ``k``, and the blend may end before or after the strips do. A
+    core edited over scene frames 60-150 keeps the group's blend over scene frames 60-150, as
+    the preview shows it on the timeline; which of each strip's own frames play there the
+    warp decides. An edited core the blend does not reach is refused (``ValueError`` saying what
+    to edit); one it reaches in part is cut, with a warning saying so.
+    """
+    edited = edited_group_core(obj, group)
+    last_frame = first + n - 1
+    if edited is None:
+        core = strip_default_core(obj, group[0], neighbours)
+        why = core.why()
+        if max(core.first, first) > min(core.last, last_frame):
+            raise ValueError(f"no frame is left for its core ({why}); move it away from the strips it overlaps")
+        return (max(core.first, first), min(core.last, last_frame)), why, ""
+    lo, hi, names = edited
+    on = ", ".join(repr(name) for name in names)
+    why = f"edited on {on}"
+    if lo > last_frame or hi < first:
+        raise ValueError(
+            f"the core edited on {on}, frames {lo}-{hi}, lies outside the group's blend, frames {first}-{last_frame} "
+            "(the time warp plays its strips at one pace, so the blend can end before they do); edit the core "
+            f"to lie within frames {first}-{last_frame}, or give it back its default (the X button by the core)")
+    cut = (max(lo, first), min(hi, last_frame))
+    warning = ""
+    if cut != (lo, hi):
+        warning = (f"the core edited on {on}, frames {lo}-{hi}, is cut to the blend's frames, {cut[0]}-{cut[1]} (the "
+                   "time warp plays its strips at one pace, so the blend can end before they do)")
+    return cut, why, warning
 
 
 def group_weights(obj: bpy.types.Object, ordered: list, frames) -> tuple:

@@ -407,3 +407,71 @@ def test_strips_of_one_track_in_a_group_play_in_turn_as_the_nla_plays_them(empty
     expected = sm.mkm.blend_clips(motions, names=group["strips"], weights=weights, priorities=[3, 2, 1],
                                   starts=[180, 1, 196], rig=sm.nla.find_armature_rig(obj, motions[0]))
     assert_plays(obj, expected)
+
+
+def edited_core(obj, sm, name, first, last):
+    """An edited core on strip ``name`` over scene frames ``first``-``last``, as the panel's fields set it."""
+    item = sm.nla.strip_settings(obj, strips_by_name(obj)[name], create=True)
+    item.core_start, item.core_end = first, last
+    assert item.has_core and (item.core_start, item.core_end) == (first, last)
+
+
+def test_a_core_edited_on_a_strip_of_a_group_is_the_groups_core_in_scene_frames(walk_run, sm):
+    """Edited cores count: the group's core runs over the scene frames its strips' edited cores
+    span, not the group's default core (the whole group here)."""
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    edited_core(obj, sm, "walk", 60, 150)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["core"] == [60, 150] and group["core_from"] == "edited on 'walk'"
+    lines = draw_panel().labels
+    assert "Group core 60-150" in lines  # under the run, which has none of its own
+    assert "runs over the cores edited on 'walk'" in " ".join(lines)  # (wrapped over labels)
+
+    edited_core(obj, sm, "run", 41, 64)  # a second one: the group's core spans both
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["core"] == [41, 150] and group["core_from"] == "edited on 'walk', 'run'"
+    assert bpy.ops.smart_motion.reset_core(strip="walk") == {'FINISHED'}
+    assert bpy.ops.smart_motion.reset_core(strip="run") == {'FINISHED'}
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert plan_of(obj)["groups"][0]["core"][0] == WALK[1]  # the default again: the group's span
+
+
+def test_a_live_update_follows_a_core_edited_on_a_strip_of_a_group(walk_late_run, sm):
+    obj = walk_late_run
+    scene = previewed_half_run(obj, sm)
+    edited_core(obj, sm, "walk", 30, 120)  # (the field's update runs the live update at once, headless)
+    assert plan_of(obj)["groups"][0]["core"] == [30, 120]
+    assert obj.smart_motion.live_error == ""
+    assert sm.live.timeline_key(obj, scene) == sm.live._sessions[obj.session_uid].key
+
+
+def test_an_edited_core_past_the_groups_blend_is_cut_or_refused_saying_what_to_edit(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    end = group["start"] + group["frames"] - 1
+    assert end < 195, "the run's pace makes the blend shorter than the walk"
+    edited_core(obj, sm, "walk", 100, 195)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["core"] == [100, end]
+    assert any(f"frames 100-195, is cut to the blend's frames, 100-{end}" in w for w in group["warnings"])
+    assert any("is cut to the blend's frames" in line for line in sm.nla.plan_warnings(plan_of(obj)))
+
+    edited_core(obj, sm, "walk", end + 1, 195)
+    refused("synthesize", f"the core edited on 'walk', frames {end + 1}-195, lies outside the group's blend, "
+                          f"frames 1-{end} .* edit the core to lie within frames 1-{end}")
+
+
+def test_edit_core_on_a_strip_of_a_group_starts_from_the_groups_core_cut_to_the_strip(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    # the group's default core is the whole group, frames 1-195: the run's share is all of it
+    assert bpy.ops.smart_motion.edit_core(strip="run") == {'FINISHED'}
+    item = sm.nla.strip_settings(obj, "run")
+    assert item.has_core and (item.core_start, item.core_end) == (41, 64)
+    assert (item, "core_start") in draw_panel().props
