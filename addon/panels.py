@@ -103,6 +103,11 @@ def _draw_strips(layout, armature) -> None:
             _draw_group_core(box, row, armature, strip, item, group)
         else:
             _draw_core(box, row, armature, strip, item)
+            if item is not None and item.sync_blend and nla.plays(armature, strip):
+                # (a group of one blends with nothing: say so, rather than let the checkbox seem to work)
+                for line in nla.wrapped("(blends synchronized with no strip: none that plays with this on "
+                                        "overlaps it, so it goes in sequence)"):
+                    box.label(text=line)
         composed = nla.composed_text(armature, strip.name)
         if composed:
             box.label(text=composed, icon='MOD_ARMATURE')

@@ -283,7 +283,8 @@ def test_a_group_is_one_clip_to_add_after_and_pack_leaves_it_alone(walk_run, sm)
     plan = plan_of(obj)
     assert plan["clips"] == ["walk + run", "bow_normal_001"]
     assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk + run", "bow_normal_001")]
-    refused("pack", "Pack does not re-time synchronized groups: 'walk \\+ run'")
+    refused("pack", "Pack does not re-time synchronized groups: 'walk \\+ run' .* deselect their strips, or turn "
+                    "off 'Blend synchronized with overlapping strips' on them, to pack the others")
 
 
 def test_playing_an_animated_influence_does_not_ask_for_a_live_update(walk_run, sm):
@@ -475,3 +476,54 @@ def test_edit_core_on_a_strip_of_a_group_starts_from_the_groups_core_cut_to_the_
     item = sm.nla.strip_settings(obj, "run")
     assert item.has_core and (item.core_start, item.core_end) == (41, 64)
     assert (item, "core_start") in draw_panel().props
+
+
+def test_the_panel_says_a_strip_blended_synchronized_that_overlaps_no_such_strip_is_no_group(walk_late_run, sm):
+    obj = walk_late_run
+    synchronized(obj, sm, "walk")  # the run overlaps it but has the option off
+    text = " ".join(draw_panel().labels)
+    assert "blends synchronized with no strip: none that plays with this on overlaps it" in text
+    synchronized(obj, sm, "run")
+    assert "blends synchronized with no strip" not in " ".join(draw_panel().labels)
+    strips_by_name(obj)["run"].mute = True  # a muted strip is no member: Blender does not play it
+    assert sm.nla.sync_groups(obj, sm.nla.core_neighbours(obj)) == []
+    assert "blends synchronized with no strip" in " ".join(draw_panel().labels)
+
+
+def test_each_group_button_is_one_undo_step(walk_run, sm):
+    obj = walk_run
+    name = obj.name
+    synchronized(obj, sm, "walk")
+    for operator, check in (
+            ("blend_synchronized", lambda o: sm.nla.strip_settings(o, "run").sync_blend),
+            ("edit_core", lambda o: sm.nla.strip_settings(o, "run").has_core)):
+        bpy.ops.ed.undo_push(message=f"before {operator}")
+        assert getattr(bpy.ops.smart_motion, operator)('EXEC_DEFAULT', True, strip="run") == {'FINISHED'}
+        assert check(bpy.data.objects[name])
+        assert bpy.ops.ed.undo() == {'FINISHED'}
+        obj = bpy.data.objects[name]  # (undo reloads the file's data)
+        item = sm.nla.strip_settings(obj, "run")
+        assert item is None or not check(obj), f"undo left {operator}'s change"
+        assert bpy.ops.ed.redo() == {'FINISHED'}
+        assert check(bpy.data.objects[name])
+
+
+def test_a_live_update_follows_a_strip_of_a_group_dragged(walk_late_run, sm):
+    obj = walk_late_run
+    scene = previewed_half_run(obj, sm)
+    strips_by_name(obj)["run"].frame_start_ui = 170  # (a drag: its update runs the live update, headless)
+    sm.live.refresh(obj, scene, raising=True)
+    assert plan_of(obj)["groups"][0]["strips"] == ["run", "walk"] and obj.smart_motion.live_error == ""
+    assert_plays(obj, expected_blend(obj, sm, [0.5, 0.5]))
+    assert round(strips_by_name(obj)["run"].frame_start) == 170
+
+
+def test_a_group_whose_strip_plays_another_skeletons_action_is_refused_by_name(walk_run, sm, tmp_path):
+    from scenes import cmu_named_walk
+
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    strips_by_name(obj)["run"].action = cmu_named_walk(tmp_path)
+    bpy.context.view_layer.objects.active = obj  # (the import made its armature active)
+    refused("synthesize", "the synchronized group 'walk \\+ run' of armature 'walk_normal_001' cannot be blended: "
+                          "NLA strip 'run' .* it is not an action for this armature; pick the action made for it")
