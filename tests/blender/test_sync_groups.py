@@ -527,3 +527,21 @@ def test_a_group_whose_strip_plays_another_skeletons_action_is_refused_by_name(w
     bpy.context.view_layer.objects.active = obj  # (the import made its armature active)
     refused("synthesize", "the synchronized group 'walk \\+ run' of armature 'walk_normal_001' cannot be blended: "
                           "NLA strip 'run' .* it is not an action for this armature; pick the action made for it")
+
+
+def test_adding_after_a_group_keeps_the_groups_core_as_the_placement_assumed(walk_run, sm):
+    """Add as Soon as Possible places after the group's core (the blend's, cut to its frames); the
+    new strip overlapping the group's span cuts nothing of that core, so Synthesize joins what
+    the placement assumed."""
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    bpy.context.scene.smart_motion.responsiveness = 0.0
+    clips, _ = sm.nla.sequence_clips(obj, sm.nla.selected_strips(obj))
+    (group,) = clips
+    assumed = [group.start + group.core_range[0], group.start + group.core_range[1]]
+    bow = import_action("bow_normal_001")
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.smart_motion.add_asap(action=bow.name) == {'FINISHED'}
+    assert strips_by_name(obj)["bow_normal_001"].frame_start <= 195  # over the walk's end: it overlaps the group
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert plan_of(obj)["groups"][0]["core"] == assumed
