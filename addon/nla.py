@@ -658,20 +658,25 @@ def strip_influences(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
     Influence its ``influence`` F-curve (its value where it has no curve), else its blend-in and
     blend-out ramps (1 between them), as the NLA computes a strip's influence.
 
-    Read in scene frames, as the NLA evaluates a strip's controls, and, as the NLA does for a
-    strip it holds (extrapolation), at the strip's first frame before it and its last after it:
-    a synchronized clip plays on past its strip's end (a cyclic one repeats), with the influence
-    the strip ends with."""
+    Read in scene frames, as the NLA evaluates a strip's controls, and, where the NLA holds the
+    strip (its extrapolation), at the strip's first frame before it and its last after it: a
+    synchronized clip plays on past its strip's end (a cyclic one repeats), with the influence
+    the strip ends with. Where the NLA does not play it, 0: before it unless it is Hold (Hold
+    Forward holds only after), after it when it is Nothing."""
     import numpy as np
 
-    held = np.clip(np.asarray(frames, dtype=np.float64), strip.frame_start, strip.frame_end)
+    frames = np.asarray(frames, dtype=np.float64)
+    held = np.clip(frames, strip.frame_start, strip.frame_end)
     if not strip.use_animated_influence:
-        return _blend_ramps(strip, held)
-    curve = strip.fcurves.find("influence")
-    if curve is None:
-        return np.full(len(frames), float(strip.influence))
-    # (one evaluation per frame: Blender has no bulk evaluation of an F-curve)
-    return np.clip([curve.evaluate(float(f)) for f in held], 0.0, 1.0)
+        out = _blend_ramps(strip, held)
+    elif (curve := strip.fcurves.find("influence")) is None:
+        out = np.full(len(frames), float(strip.influence))
+    else:
+        # (one evaluation per frame: Blender has no bulk evaluation of an F-curve)
+        out = np.clip([curve.evaluate(float(f)) for f in held], 0.0, 1.0)
+    out[(frames < strip.frame_start) & (strip.extrapolation != 'HOLD')] = 0.0
+    out[(frames > strip.frame_end) & (strip.extrapolation == 'NOTHING')] = 0.0
+    return out
 
 
 def _blend_ramps(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
@@ -694,7 +699,7 @@ def _blend_ramps(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
 
 def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
     """What a synchronized blend reads of ``strip`` beyond what it plays: the option, and with it on
-    whether the influence is animated, and its F-curve's keys (and handles) or, not animated, the
+    its extrapolation (where the NLA holds it), whether the influence is animated, and its F-curve's keys (and handles) or, not animated, the
     blend-in and blend-out that ramp it.
 
     Not ``strip.influence`` itself: Blender sets it at every frame it plays (the key would change
@@ -703,13 +708,13 @@ def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
     if not blends_synchronized(obj, strip):
         return (False,)
     if not strip.use_animated_influence:
-        return (True, False, strip.blend_in, strip.blend_out)
+        return (True, strip.extrapolation, False, strip.blend_in, strip.blend_out)
     curve = strip.fcurves.find("influence")
     if curve is None:
-        return (True, True, round(float(strip.influence), 6))
+        return (True, strip.extrapolation, True, round(float(strip.influence), 6))
     keys = tuple((tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation, k.easing)
                  for k in curve.keyframe_points)
-    return (True, True, keys, curve.extrapolation, curve.mute, len(curve.modifiers))
+    return (True, strip.extrapolation, True, keys, curve.extrapolation, curve.mute, len(curve.modifiers))
 
 
 def sequence_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
@@ -777,7 +782,7 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     if not np.any(weights > 0):
         raise ValueError("its strips' influence is 0 at every frame, so Replace mode shows none of them; raise "
                          "the influence of one (Animated Influence on, and a key above 0)")
-    varying = weights_varying(obj, ordered, influences, playing, weights)
+    varying = weights_varying(obj, ordered, frames, influences, playing, weights)
     given = [w if s.name in varying else float(w[0]) for s, w in zip(ordered, weights)]
     tracks = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
     key = tuple((s.name, st, tracks[s.name], blending_key(obj, s)) for s, st in zip(ordered, starts))
@@ -911,11 +916,12 @@ def group_weights(obj: bpy.types.Object, ordered: list, frames) -> tuple:
     return influences, playing, weights
 
 
-def weights_varying(obj: bpy.types.Object, ordered: list, influences, playing, weights) -> dict[str, str]:
+def weights_varying(obj: bpy.types.Object, ordered: list, frames, influences, playing, weights) -> dict[str, str]:
     """``{strip name: why its weight varies}`` for the strips of a group ``ordered`` whose weight
-    changes over the group's frames (:func:`group_weights`' arrays): ``"animated"`` where its own
-    influence varies along its Animated Influence curve, ``"ramped"`` where it varies along its
-    blend-in and blend-out (Animated Influence off); else, its own influence constant,
+    changes over the group's scene frames ``frames`` (:func:`group_weights`' arrays): ``"animated"``
+    where its own influence varies along its Animated Influence curve, ``"ramped"`` where it varies
+    along its blend-in and blend-out (Animated Influence off), ``"extrapolation Nothing"`` (or
+    ``Hold Forward``) where the NLA does not hold it outside its frames; else, its own influence constant,
     ``"in turn with 'b'"`` where its track plays another of the group before or after it, and
     ``"under 'run'"`` where strips above take a share that varies."""
     import numpy as np
@@ -927,7 +933,13 @@ def weights_varying(obj: bpy.types.Object, ordered: list, influences, playing, w
         if not np.ptp(w) > 1e-9:
             continue
         if own[k]:
-            out[strip.name] = "animated" if strip.use_animated_influence else "ramped"
+            # (within the strip its curve or ramps; outside it, the NLA not holding it)
+            within = (frames >= strip.frame_start) & (frames <= strip.frame_end) & playing[k]
+            why = [("animated" if strip.use_animated_influence else "ramped")] \
+                if within.any() and np.ptp(influences[k][within]) > 1e-9 else []
+            if strip.extrapolation != 'HOLD' and (playing[k] & ~within).any():
+                why.append(f"extrapolation {strip.extrapolation.replace('_', ' ').title()}")
+            out[strip.name] = ", ".join(why)
             continue
         why = []
         if not playing[k].all():

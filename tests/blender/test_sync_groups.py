@@ -545,3 +545,29 @@ def test_adding_after_a_group_keeps_the_groups_core_as_the_placement_assumed(wal
     assert strips_by_name(obj)["bow_normal_001"].frame_start <= 195  # over the walk's end: it overlaps the group
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     assert plan_of(obj)["groups"][0]["core"] == assumed
+
+
+def test_a_strip_the_nla_does_not_hold_weighs_nothing_outside_its_frames(walk_run, sm):
+    """Extrapolation Nothing: the NLA plays the run over its frames only, the walk beneath shows
+    before and after it; the group's weights follow (Hold, the default, holds it both ways; Hold
+    Forward only after), and the plan says why the run's weight varies."""
+    obj = walk_run
+    run = strips_by_name(obj)["run"]
+    frames = np.array([1, 40, 41, 64, 65, 195])
+    assert np.array_equal(sm.nla.strip_influences(run, frames), [1, 1, 1, 1, 1, 1])
+    run.extrapolation = 'HOLD_FORWARD'
+    assert np.array_equal(sm.nla.strip_influences(run, frames), [0, 0, 1, 1, 1, 1])
+    run.extrapolation = 'NOTHING'
+    assert np.array_equal(sm.nla.strip_influences(run, frames), [0, 0, 1, 1, 0, 0])
+
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["varying"] == {"run": "extrapolation Nothing", "walk": "under 'run'"}
+    scene = np.arange(WALK[1], WALK[1] + 195)
+    u = ((scene >= 41) & (scene <= 64)).astype(float)
+    assert_plays(obj, expected_blend(obj, sm, [u, 1.0 - u]))
+
+    key = sm.live.timeline_key(obj, bpy.context.scene)
+    run.extrapolation = 'HOLD'
+    assert sm.live.timeline_key(obj, bpy.context.scene) != key, "a live update follows the extrapolation"
