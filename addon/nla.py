@@ -699,7 +699,8 @@ def _blend_ramps(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
 
 def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
     """What a synchronized blend reads of ``strip`` beyond what it plays: the option, and with it on
-    its extrapolation (where the NLA holds it), whether the influence is animated, and its F-curve's keys (and handles) or, not animated, the
+    its extrapolation (where the NLA holds it), its Blending (the plan warns of all but Replace),
+    whether the influence is animated, and its F-curve's keys (and handles) or, not animated, the
     blend-in and blend-out that ramp it.
 
     Not ``strip.influence`` itself: Blender sets it at every frame it plays (the key would change
@@ -708,13 +709,14 @@ def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
     if not blends_synchronized(obj, strip):
         return (False,)
     if not strip.use_animated_influence:
-        return (True, strip.extrapolation, False, strip.blend_in, strip.blend_out)
+        return (True, strip.extrapolation, strip.blend_type, False, strip.blend_in, strip.blend_out)
     curve = strip.fcurves.find("influence")
     if curve is None:
-        return (True, strip.extrapolation, True, round(float(strip.influence), 6))
+        return (True, strip.extrapolation, strip.blend_type, True, round(float(strip.influence), 6))
     keys = tuple((tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation, k.easing)
                  for k in curve.keyframe_points)
-    return (True, strip.extrapolation, True, keys, curve.extrapolation, curve.mute, len(curve.modifiers))
+    return (True, strip.extrapolation, strip.blend_type, True, keys, curve.extrapolation, curve.mute,
+            len(curve.modifiers))
 
 
 def sequence_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
@@ -813,9 +815,22 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
         "weights": {s.name: float(w[0]) for s, w in zip(ordered, weights)},
         "varying": varying,
         "cyclic": [s.name for s, c in zip(ordered, blend.cyclic) if c],
-        "warnings": list(blend.warnings) + ([cut] if cut else []),
+        "warnings": list(blend.warnings) + not_replace_warnings(ordered) + ([cut] if cut else []),
     }
     return Clip(blend.motion, first, offsets, name), group_plan
+
+
+def not_replace_warnings(ordered: list) -> list[str]:
+    """A warning for the strips of a group whose Blending is not Replace: the group weighs every strip
+    as Replace mode does (:func:`group_weights`), so the NLA shows them otherwise than it blends."""
+    modes = {}
+    for strip in ordered:
+        if strip.blend_type != 'REPLACE':
+            modes.setdefault(strip.blend_type.title(), []).append(repr(strip.name))
+    return [f"{', '.join(names)} blend{'s' if len(names) == 1 else ''} in {mode} mode in the NLA, but the group "
+            "weighs its strips as Replace mode does (the upper one's influence u, 1 − u beneath): set Blending "
+            "to Replace on the strip (NLA sidebar, Strip tab) for the NLA to show what the group blends"
+            for mode, names in modes.items()]
 
 
 def edited_group_core(obj: bpy.types.Object, group: list) -> tuple[int, int, list[str]] | None:

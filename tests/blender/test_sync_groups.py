@@ -571,3 +571,18 @@ def test_a_strip_the_nla_does_not_hold_weighs_nothing_outside_its_frames(walk_ru
     key = sm.live.timeline_key(obj, bpy.context.scene)
     run.extrapolation = 'HOLD'
     assert sm.live.timeline_key(obj, bpy.context.scene) != key, "a live update follows the extrapolation"
+
+
+def test_a_strip_of_a_group_not_in_replace_mode_is_warned_of(walk_run, sm, capfd):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    strips_by_name(obj)["run"].blend_type = 'ADD'
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    warning = ("synchronized group 'walk + run': 'run' blends in Add mode in the NLA, but the group weighs its "
+               "strips as Replace mode does")
+    assert warning in capfd.readouterr().out
+    key = sm.live.timeline_key(obj, bpy.context.scene)
+    strips_by_name(obj)["run"].blend_type = 'REPLACE'
+    assert sm.live.timeline_key(obj, bpy.context.scene) != key
+    assert sm.live.refresh(obj, bpy.context.scene, raising=True)  # (the live update drops the warning)
+    assert plan_of(obj)["groups"][0]["warnings"] == []
