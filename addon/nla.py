@@ -627,12 +627,16 @@ def sync_groups(obj: bpy.types.Object, strips: list) -> list[list[bpy.types.NlaS
     """The synchronized groups among ``strips``: those with the option on (:func:`blends_synchronized`)
     that overlap in time, directly or through a chain of overlaps, two or more to a group; each
     group in start order, the groups by start. A strip with the option on that overlaps none of
-    the others with it on is no group: it goes in sequence as any strip (and does not compose)."""
+    the others with it on is no group: it goes in sequence as any strip (and does not compose).
+
+    Overlapping means sharing more than one frame: strips that butt (one starts on the frame the
+    other ends on, as strips one after another on a track do) play one after the other, not at
+    the same time, and go in sequence."""
     on = sorted((s for s in strips if blends_synchronized(obj, s)), key=lambda s: (s.frame_start, s.name))
     groups, last = [], None
     for strip in on:
         span = strip_span(strip)
-        if groups and span.first <= last:  # (sorted by start: overlapping the group's span is overlapping one of it)
+        if groups and span.first < last:  # (sorted by start: overlapping the group's span is overlapping one of it)
             groups[-1].append(strip)
             last = max(last, span.last)
         else:

@@ -586,3 +586,22 @@ def test_a_strip_of_a_group_not_in_replace_mode_is_warned_of(walk_run, sm, capfd
     assert sm.live.timeline_key(obj, bpy.context.scene) != key
     assert sm.live.refresh(obj, bpy.context.scene, raising=True)  # (the live update drops the warning)
     assert plan_of(obj)["groups"][0]["warnings"] == []
+
+
+@pytest.mark.parametrize("tracks", [1, 2])
+def test_strips_that_butt_are_no_group_but_go_in_sequence(empty_scene, sm, tracks):
+    """A walk, and a run starting on the frame it ends on (on its track, or the next): they share
+    that frame only, so they play one after the other, not at the same time; with the option on
+    both they go in sequence, as they would without it."""
+    obj = clips_on_one_armature((WALK, ("run_normal_001", 195, None)), tracks=tracks)
+    strips = strips_by_name(obj)
+    assert strips["walk"].frame_end == strips["run"].frame_start == 195
+    synchronized(obj, sm, "walk", "run")
+    assert sm.nla.sync_groups(obj, sm.nla.selected_strips(obj)) == []
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    plan = plan_of(obj)
+    assert plan["groups"] == [] and [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", "run")]
+    if tracks == 2:  # (on one track, Blender lets no strip overlap another)
+        strips["run"].frame_start_ui = 194  # two frames shared: a group
+        groups = sm.nla.sync_groups(obj, sm.nla.selected_strips(obj))
+        assert [sm.nla.group_name(g) for g in groups] == ["walk + run"]
