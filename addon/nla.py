@@ -1050,12 +1050,17 @@ def mark_performed(obj: bpy.types.Object, strip: bpy.types.NlaStrip, current: in
 def analyze_strips(obj: bpy.types.Object, strips: list) -> dict:
     """``{strip name: core.analysis.Analysis}`` of each strip (2008, section 4); changes nothing."""
     from ..core.analysis import analyze
+    from .convert import strip_to_motion
 
     if not strips:
         raise ValueError(f"no NLA strip of armature {obj.name!r} is selected; select the strips to analyse")
-    clips = strip_clips(obj, strips)
-    rig = find_armature_rig(obj, clips[0].motion)
-    return {clip.name: analyze(clip.motion, rig) for clip in clips}
+    # (a strip of a synchronized group has no core of its own to check: the group's may reach past it)
+    grouped = {s.name for group in sync_groups(obj, strips) for s in group}
+    motions = {clip.name: clip.motion for clip in strip_clips(obj, [s for s in strips if s.name not in grouped],
+                                                              neighbours=strips)}
+    motions.update({s.name: strip_to_motion(obj, s) for s in strips if s.name in grouped})
+    rig = find_armature_rig(obj, motions[strips[0].name])
+    return {s.name: analyze(motions[s.name], rig) for s in strips}
 
 
 def record_analysis(obj: bpy.types.Object, strips: list, analyses: dict) -> None:

@@ -605,3 +605,22 @@ def test_strips_that_butt_are_no_group_but_go_in_sequence(empty_scene, sm, track
         strips["run"].frame_start_ui = 194  # two frames shared: a group
         groups = sm.nla.sync_groups(obj, sm.nla.selected_strips(obj))
         assert [sm.nla.group_name(g) for g in groups] == ["walk + run"]
+
+
+def test_analyze_reads_the_strips_of_a_group_each_on_its_own(walk_run, sm, capfd):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.analyze() == {'FINISHED'}
+    assert "support phases found: walk (" in capfd.readouterr().out
+    assert sm.nla.phases_text(obj, strips_by_name(obj)["run"]).startswith(("DS 41", "LS 41", "RS 41", "NS 41"))
+
+
+def test_setting_one_end_of_a_core_on_a_strip_of_a_group_keeps_the_other_inside_the_strip(walk_run, sm):
+    """The run's fields start from the group's core, frames 1-195, which reaches beyond the run
+    (41-64) on both sides: setting its end alone keeps its start within the strip."""
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    item = sm.nla.strip_settings(obj, "run")
+    item.core_end = 50
+    assert item.has_core and (item.core_start, item.core_end) == (41, 50)
+    assert item.core_first >= 0
