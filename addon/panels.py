@@ -12,7 +12,9 @@ support sequence, delays and weights), and every rejected strip with its reason.
 
 Drawing only reads: a strip gets stored settings from Analyze, Synthesize,
 its Edit Core button or its Blend Synchronized button; until its core is edited, the panel shows its
-default core and where it came from (blends, overlaps with neighbours).
+default core and where it came from (blends, overlaps with neighbours). A strip
+of a synchronized group shows the group's core (its strips' edited cores count,
+``nla.group_core``), and its own fields once edited.
 """
 
 from __future__ import annotations
