@@ -482,6 +482,26 @@ def additional_parts_of_strip(obj: bpy.types.Object, strip: bpy.types.NlaStrip) 
     return _ADDITIONAL_PARTS[key]
 
 
+def strip_group(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> list | None:
+    """The synchronized group (:func:`sync_groups`) ``strip`` is one of among the strips a synthesis
+    would read now (:func:`core_neighbours`), or ``None``."""
+    neighbours = core_neighbours(obj)
+    if strip.name not in {s.name for s in neighbours}:
+        return None
+    return next((g for g in sync_groups(obj, neighbours) if any(s.name == strip.name for s in g)), None)
+
+
+def core_to_edit(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple[int, int]:
+    """The offsets Edit Core starts ``strip``'s core from: the core it has now (a strip of a synchronized
+    group: the group's, :func:`group_core` before the cut to the blend), cut to the strip; the whole
+    strip where that leaves no frame."""
+    group = strip_group(obj, strip)
+    edited = edited_group_core(obj, group) if group is not None else None
+    start = round(strip.frame_start)
+    first, last = (edited[0] - start, edited[1] - start) if edited is not None else core_offsets(obj, strip)
+    return whole_strip_if_empty((max(first, 0), min(last, strip_frame_count(strip) - 1)), strip)
+
+
 def whole_strip_if_empty(offsets: tuple[int, int], strip: bpy.types.NlaStrip) -> tuple[int, int]:
     """``offsets`` (first, last from the strip's start), or the whole strip where they hold no frame."""
     first, last = offsets
@@ -607,12 +627,16 @@ def sync_groups(obj: bpy.types.Object, strips: list) -> list[list[bpy.types.NlaS
     """The synchronized groups among ``strips``: those with the option on (:func:`blends_synchronized`)
     that overlap in time, directly or through a chain of overlaps, two or more to a group; each
     group in start order, the groups by start. A strip with the option on that overlaps none of
-    the others with it on is no group: it goes in sequence as any strip (and does not compose)."""
+    the others with it on is no group: it goes in sequence as any strip (and does not compose).
+
+    Overlapping means sharing more than one frame: strips that butt (one starts on the frame the
+    other ends on, as strips one after another on a track do) play one after the other, not at
+    the same time, and go in sequence."""
     on = sorted((s for s in strips if blends_synchronized(obj, s)), key=lambda s: (s.frame_start, s.name))
     groups, last = [], None
     for strip in on:
         span = strip_span(strip)
-        if groups and span.first <= last:  # (sorted by start: overlapping the group's span is overlapping one of it)
+        if groups and span.first < last:  # (sorted by start: overlapping the group's span is overlapping one of it)
             groups[-1].append(strip)
             last = max(last, span.last)
         else:
@@ -638,20 +662,25 @@ def strip_influences(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
     Influence its ``influence`` F-curve (its value where it has no curve), else its blend-in and
     blend-out ramps (1 between them), as the NLA computes a strip's influence.
 
-    Read in scene frames, as the NLA evaluates a strip's controls, and, as the NLA does for a
-    strip it holds (extrapolation), at the strip's first frame before it and its last after it:
-    a synchronized clip plays on past its strip's end (a cyclic one repeats), with the influence
-    the strip ends with."""
+    Read in scene frames, as the NLA evaluates a strip's controls, and, where the NLA holds the
+    strip (its extrapolation), at the strip's first frame before it and its last after it: a
+    synchronized clip plays on past its strip's end (a cyclic one repeats), with the influence
+    the strip ends with. Where the NLA does not play it, 0: before it unless it is Hold (Hold
+    Forward holds only after), after it when it is Nothing."""
     import numpy as np
 
-    held = np.clip(np.asarray(frames, dtype=np.float64), strip.frame_start, strip.frame_end)
+    frames = np.asarray(frames, dtype=np.float64)
+    held = np.clip(frames, strip.frame_start, strip.frame_end)
     if not strip.use_animated_influence:
-        return _blend_ramps(strip, held)
-    curve = strip.fcurves.find("influence")
-    if curve is None:
-        return np.full(len(frames), float(strip.influence))
-    # (one evaluation per frame: Blender has no bulk evaluation of an F-curve)
-    return np.clip([curve.evaluate(float(f)) for f in held], 0.0, 1.0)
+        out = _blend_ramps(strip, held)
+    elif (curve := strip.fcurves.find("influence")) is None:
+        out = np.full(len(frames), float(strip.influence))
+    else:
+        # (one evaluation per frame: Blender has no bulk evaluation of an F-curve)
+        out = np.clip([curve.evaluate(float(f)) for f in held], 0.0, 1.0)
+    out[(frames < strip.frame_start) & (strip.extrapolation != 'HOLD')] = 0.0
+    out[(frames > strip.frame_end) & (strip.extrapolation == 'NOTHING')] = 0.0
+    return out
 
 
 def _blend_ramps(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
@@ -674,6 +703,7 @@ def _blend_ramps(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
 
 def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
     """What a synchronized blend reads of ``strip`` beyond what it plays: the option, and with it on
+    its extrapolation (where the NLA holds it), its Blending (the plan warns of all but Replace),
     whether the influence is animated, and its F-curve's keys (and handles) or, not animated, the
     blend-in and blend-out that ramp it.
 
@@ -683,13 +713,14 @@ def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
     if not blends_synchronized(obj, strip):
         return (False,)
     if not strip.use_animated_influence:
-        return (True, False, strip.blend_in, strip.blend_out)
+        return (True, strip.extrapolation, strip.blend_type, False, strip.blend_in, strip.blend_out)
     curve = strip.fcurves.find("influence")
     if curve is None:
-        return (True, True, round(float(strip.influence), 6))
+        return (True, strip.extrapolation, strip.blend_type, True, round(float(strip.influence), 6))
     keys = tuple((tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation, k.easing)
                  for k in curve.keyframe_points)
-    return (True, True, keys, curve.extrapolation, curve.mute, len(curve.modifiers))
+    return (True, strip.extrapolation, strip.blend_type, True, keys, curve.extrapolation, curve.mute,
+            len(curve.modifiers))
 
 
 def sequence_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
@@ -725,10 +756,11 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
 
     Its motion is ``core.mkm.blend_clips`` of the group's strips, the upper track
     first with the higher priority; each strip's weight at every scene frame of the
-    group is what the NLA's Replace mode gives it from the influences
-    (``core.mkm.replace_contributions``; a number where it does not change). The clip
-    starts at the group's earliest strip start, and its core is the default core of
-    the group's span among ``neighbours`` (:func:`strip_default_core`), cut to the blend.
+    group is what the NLA's Replace mode gives it from the influences, a track's strips
+    in turn (:func:`group_weights`; a number where it does not change). The clip
+    starts at the group's earliest strip start, and its core is :func:`group_core`: over
+    its strips' edited cores where any has one, else the default core of the group's span
+    among ``neighbours``, in scene frames, cut to the blend.
 
     ``kept`` (a dict, or ``None``) keeps each group's blend by what it read: the same motions
     (the very objects ``read`` returned: live updates' reader keeps them), starts, tracks,
@@ -737,7 +769,7 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     """
     import numpy as np
 
-    from ..core.mkm import blend_clips, replace_contributions
+    from ..core.mkm import blend_clips
     from ..core.synthesize import Clip
     from .convert import strip_to_motion
 
@@ -752,12 +784,12 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     first = min(starts)
     last = max(st + m.n_frames - 1 for st, m in zip(starts, motions))
     frames = np.arange(first, last + 1)
-    weights = replace_contributions(np.stack([strip_influences(s, frames) for s in ordered]))
+    influences, playing, weights = group_weights(obj, ordered, frames)
     if not np.any(weights > 0):
         raise ValueError("its strips' influence is 0 at every frame, so Replace mode shows none of them; raise "
                          "the influence of one (Animated Influence on, and a key above 0)")
-    animated = [bool(np.ptp(w) > 1e-9) for w in weights]
-    given = [w if moving else float(w[0]) for w, moving in zip(weights, animated)]
+    varying = weights_varying(obj, ordered, frames, influences, playing, weights)
+    given = [w if s.name in varying else float(w[0]) for s, w in zip(ordered, weights)]
     tracks = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
     key = tuple((s.name, st, tracks[s.name], blending_key(obj, s)) for s, st in zip(ordered, starts))
     key += (obj.smart_motion.bone_mapping,)
@@ -771,34 +803,182 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
                             priorities=list(range(len(ordered), 0, -1)), starts=starts, rig=rig)
         if kept is not None:
             kept[name] = (key, motions, blend)
-    core = strip_default_core(obj, group[0], neighbours)
     n = blend.motion.n_frames
-    offsets = (max(core.first - first, 0), min(core.last - first, n - 1))
-    if offsets[0] > offsets[1]:
-        raise ValueError(f"no frame is left for its core ({core.why()}); move it away from the strips it overlaps")
+    (core_first, core_last), core_why, cut = group_core(obj, group, neighbours, first, n)
+    offsets = (core_first - first, core_last - first)
     plan = blend.plan
     group_plan = {
         "name": name,
         "strips": [s.name for s in ordered],
         "start": first,
         "frames": n,
-        "core": [first + offsets[0], first + offsets[1]],
+        "core": [core_first, core_last],
+        "core_from": core_why,
         "combined": plan.to_dict()["combined"],
         "delays": {s.name: int(d) for s, d in zip(ordered, plan.delays)},
         "weights": {s.name: float(w[0]) for s, w in zip(ordered, weights)},
-        "animated": [s.name for s, moving in zip(ordered, animated) if moving],
+        "varying": varying,
         "cyclic": [s.name for s, c in zip(ordered, blend.cyclic) if c],
-        "warnings": list(blend.warnings),
+        "warnings": list(blend.warnings) + not_replace_warnings(ordered) + ([cut] if cut else []),
     }
     return Clip(blend.motion, first, offsets, name), group_plan
 
 
+def not_replace_warnings(ordered: list) -> list[str]:
+    """A warning for the strips of a group whose Blending is not Replace: the group weighs every strip
+    as Replace mode does (:func:`group_weights`), so the NLA shows them otherwise than it blends."""
+    modes = {}
+    for strip in ordered:
+        if strip.blend_type != 'REPLACE':
+            modes.setdefault(strip.blend_type.title(), []).append(repr(strip.name))
+    return [f"{', '.join(names)} blend{'s' if len(names) == 1 else ''} in {mode} mode in the NLA, but the group "
+            "weighs its strips as Replace mode does (the upper one's influence u, 1 − u beneath): set Blending "
+            "to Replace on the strip (NLA sidebar, Strip tab) for the NLA to show what the group blends"
+            for mode, names in modes.items()]
+
+
+def edited_group_core(obj: bpy.types.Object, group: list) -> tuple[int, int, list[str]] | None:
+    """``(first, last, names)``: the scene frames the edited cores of ``group``'s strips span (from the
+    first one's first frame to the last one's last) and the strips that have one, by start; ``None``
+    where none of them has an edited core. Raises ``ValueError`` for an edited core reaching past its
+    strip, as :func:`strip_clips` does."""
+    edited = []
+    for strip in group:
+        item = strip_settings(obj, strip)
+        if item is None or not item.has_core:
+            continue
+        a, b = item.core_offsets(strip)
+        start = round(strip.frame_start)
+        if b > strip_frame_count(strip) - 1:
+            raise ValueError(
+                f"the core of NLA strip {strip.name!r}, frames {start + a}-{start + b}, reaches past the strip, "
+                f"which ends at frame {start + strip_frame_count(strip) - 1}; edit the core in the Smart Motion "
+                "panel (or Default Core), or lengthen the strip")
+        edited.append((start + a, start + b, strip.name))
+    if not edited:
+        return None
+    return min(e[0] for e in edited), max(e[1] for e in edited), [e[2] for e in edited]
+
+
+def group_core(obj: bpy.types.Object, group: list, neighbours: list, first: int, n: int) -> tuple:
+    """``((first, last) scene frames, where it comes from, a warning or "")``: the core of a synchronized
+    group whose blend plays ``n`` frames from scene frame ``first``.
+
+    Where any of its strips has an edited core, the group's core runs over the scene frames
+    those cores span (:func:`edited_group_core`: the first's start to the last's end); else it
+    is the group's default core (:func:`strip_default_core`: its span minus its neighbours').
+    Either way cut to the blend's frames, ``first`` to ``first + n - 1``.
+
+    Scene frames, not the strips' own frames: the time warp plays each strip at the group's
+    common pace (and may delay one), so the strip's own frame ``k`` plays at some other scene
+    frame than its start plus ``k``, and the blend may end before or after the strips do. A
+    core edited over scene frames 60-150 keeps the group's blend over scene frames 60-150, as
+    the preview shows it on the timeline; which of each strip's own frames play there the
+    warp decides. An edited core the blend does not reach is refused (``ValueError`` saying what
+    to edit); one it reaches in part is cut, with a warning saying so.
+    """
+    edited = edited_group_core(obj, group)
+    last_frame = first + n - 1
+    if edited is None:
+        core = strip_default_core(obj, group[0], neighbours)
+        why = core.why()
+        if max(core.first, first) > min(core.last, last_frame):
+            raise ValueError(f"no frame is left for its core ({why}); move it away from the strips it overlaps")
+        return (max(core.first, first), min(core.last, last_frame)), why, ""
+    lo, hi, names = edited
+    on = ", ".join(repr(name) for name in names)
+    why = f"edited on {on}"
+    if lo > last_frame or hi < first:
+        raise ValueError(
+            f"the core edited on {on}, frames {lo}-{hi}, lies outside the group's blend, frames {first}-{last_frame} "
+            "(the time warp plays its strips at one pace, so the blend can end before they do); edit the core "
+            f"to lie within frames {first}-{last_frame}, or give it back its default (the X button by the core)")
+    cut = (max(lo, first), min(hi, last_frame))
+    warning = ""
+    if cut != (lo, hi):
+        warning = (f"the core edited on {on}, frames {lo}-{hi}, is cut to the blend's frames, {cut[0]}-{cut[1]} (the "
+                   "time warp plays its strips at one pace, so the blend can end before they do)")
+    return cut, why, warning
+
+
+def group_weights(obj: bpy.types.Object, ordered: list, frames) -> tuple:
+    """``(influences, playing, weights)``, each ``(K, T)``, of a group's strips ``ordered`` (upper
+    track first, :func:`by_track_from_top`) at scene frames ``frames (T,)``: each strip's own
+    influence (:func:`strip_influences`), whether its track plays it, and the weight the NLA's
+    Replace mode gives it (``core.mkm.replace_contributions`` over the tracks, upper first).
+
+    A track plays one strip at a time: the one that covers the frame, else the last one that
+    ended before it (held until the next one starts), else, before them all, its first. So
+    strips of one track follow one another, as the NLA plays them: a track's influence is that
+    of the strip it plays, and its share goes to that strip alone (0 to the others of the track).
+    """
+    import numpy as np
+
+    from ..core.mkm import replace_contributions
+
+    track_of = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
+    tracks = list(dict.fromkeys(track_of[s.name] for s in ordered))  # (upper first, as ``ordered``)
+    frames = np.asarray(frames, dtype=np.float64)
+    influences = np.stack([strip_influences(s, frames) for s in ordered])
+    playing = np.zeros(influences.shape, dtype=bool)
+    row = np.empty(len(ordered), dtype=np.int64)
+    for i, track in enumerate(tracks):
+        members = [k for k, s in enumerate(ordered) if track_of[s.name] == track]  # (by start)
+        starts = np.array([ordered[k].frame_start for k in members])
+        played = np.maximum(np.searchsorted(starts, frames, side='right') - 1, 0)
+        for j, k in enumerate(members):
+            playing[k] = played == j
+            row[k] = i
+    on_track = np.zeros((len(tracks), len(frames)))
+    np.add.at(on_track, row, np.where(playing, influences, 0.0))
+    weights = np.where(playing, replace_contributions(on_track)[row], 0.0)
+    return influences, playing, weights
+
+
+def weights_varying(obj: bpy.types.Object, ordered: list, frames, influences, playing, weights) -> dict[str, str]:
+    """``{strip name: why its weight varies}`` for the strips of a group ``ordered`` whose weight
+    changes over the group's scene frames ``frames`` (:func:`group_weights`' arrays): ``"animated"``
+    where its own influence varies along its Animated Influence curve, ``"ramped"`` where it varies
+    along its blend-in and blend-out (Animated Influence off), ``"extrapolation Nothing"`` (or
+    ``Hold Forward``) where the NLA does not hold it outside its frames; else, its own influence constant,
+    ``"in turn with 'b'"`` where its track plays another of the group before or after it, and
+    ``"under 'run'"`` where strips above take a share that varies."""
+    import numpy as np
+
+    own = [bool(np.ptp(u[p]) > 1e-9) if p.any() else False for u, p in zip(influences, playing)]
+    track_of = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
+    out = {}
+    for k, (strip, w) in enumerate(zip(ordered, weights)):
+        if not np.ptp(w) > 1e-9:
+            continue
+        if own[k]:
+            # (within the strip its curve or ramps; outside it, the NLA not holding it)
+            within = (frames >= strip.frame_start) & (frames <= strip.frame_end) & playing[k]
+            why = [("animated" if strip.use_animated_influence else "ramped")] \
+                if within.any() and np.ptp(influences[k][within]) > 1e-9 else []
+            if strip.extrapolation != 'HOLD' and (playing[k] & ~within).any():
+                why.append(f"extrapolation {strip.extrapolation.replace('_', ' ').title()}")
+            out[strip.name] = ", ".join(why)
+            continue
+        why = []
+        if not playing[k].all():
+            turns = [repr(s.name) for s in ordered if s != strip and track_of[s.name] == track_of[strip.name]]
+            why.append(f"in turn with {', '.join(turns)}")
+        above = [repr(s.name) for s, moving in zip(ordered, own) if moving and track_of[s.name] != track_of[strip.name]]
+        if above:
+            why.append(f"under {', '.join(above)}")
+        out[strip.name] = ", ".join(why)
+    return out
+
+
 def group_lines(group: dict, width: int = 12) -> list[str]:
     """The panel's lines for one synchronized group of a plan: its combined sequence (the first
-    ``width`` steps), delays and weights (influences' share at the group's start)."""
+    ``width`` steps), delays and weights (influences' share at the group's start, and why one
+    varies: :func:`weights_varying`)."""
     combined = group["combined"]
     sequence = " ".join(combined[:width]) + (" …" if len(combined) > width else "")
-    weights = ", ".join(f"{name} {w:.2f}" + (" animated" if name in group["animated"] else "")
+    varying = group.get("varying", {})
+    weights = ", ".join(f"{name} {w:.2f}" + (f" {varying[name]}" if name in varying else "")
                         for name, w in group["weights"].items())
     delays = [f"{name} by {d}" for name, d in group["delays"].items() if d]
     return [
@@ -870,12 +1050,17 @@ def mark_performed(obj: bpy.types.Object, strip: bpy.types.NlaStrip, current: in
 def analyze_strips(obj: bpy.types.Object, strips: list) -> dict:
     """``{strip name: core.analysis.Analysis}`` of each strip (2008, section 4); changes nothing."""
     from ..core.analysis import analyze
+    from .convert import strip_to_motion
 
     if not strips:
         raise ValueError(f"no NLA strip of armature {obj.name!r} is selected; select the strips to analyse")
-    clips = strip_clips(obj, strips)
-    rig = find_armature_rig(obj, clips[0].motion)
-    return {clip.name: analyze(clip.motion, rig) for clip in clips}
+    # (a strip of a synchronized group has no core of its own to check: the group's may reach past it)
+    grouped = {s.name for group in sync_groups(obj, strips) for s in group}
+    motions = {clip.name: clip.motion for clip in strip_clips(obj, [s for s in strips if s.name not in grouped],
+                                                              neighbours=strips)}
+    motions.update({s.name: strip_to_motion(obj, s) for s in strips if s.name in grouped})
+    rig = find_armature_rig(obj, motions[strips[0].name])
+    return {s.name: analyze(motions[s.name], rig) for s in strips}
 
 
 def record_analysis(obj: bpy.types.Object, strips: list, analyses: dict) -> None:

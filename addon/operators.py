@@ -237,8 +237,9 @@ class SMART_MOTION_OT_edit_core(_StripOperator, bpy.types.Operator):
 
     def run(self, context):
         obj, strip = _strip_named(context, self.strip)
-        # an empty default core (strips covering all of this one) would be stored as a one-frame core
-        offsets = nla.whole_strip_if_empty(nla.core_offsets(obj, strip), strip)
+        # (an empty default core, strips covering all of this one, would be stored as a one-frame core;
+        # a group's core may reach beyond the strip)
+        offsets = nla.core_to_edit(obj, strip)
         item = nla.strip_settings(obj, strip, create=True)
         item.core_first, item.core_last = offsets
         item.has_core = True

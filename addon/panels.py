@@ -12,7 +12,9 @@ support sequence, delays and weights), and every rejected strip with its reason.
 
 Drawing only reads: a strip gets stored settings from Analyze, Synthesize,
 its Edit Core button or its Blend Synchronized button; until its core is edited, the panel shows its
-default core and where it came from (blends, overlaps with neighbours).
+default core and where it came from (blends, overlaps with neighbours). A strip
+of a synchronized group shows the group's core (its strips' edited cores count,
+``nla.group_core``), and its own fields once edited.
 """
 
 from __future__ import annotations
@@ -97,31 +99,17 @@ def _draw_strips(layout, armature) -> None:
         else:
             box.prop(item, "sync_blend")
         row = box.row(align=True)
-        default = nla.strip_default_core(armature, strip) if item is None or not item.has_core or item.sync_blend else None
-        if default is not None and item is not None and item.has_core and not default.group:
-            default = None  # (with the option on but in no group, the strip's edited core holds)
-        if default is not None and default.group:
-            # (a group's core is its own, as a strip's default core, not any one strip's)
-            row.label(text="No core" if default.empty else f"Group core {default.first}-{default.last}")
-        elif item is None:
-            row.label(text="No core" if default.empty else f"Core {default.first}-{default.last}")
-            row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
-        elif default is not None and default.empty:
-            # the two fields would show an end before the start
-            row.label(text="No core")
-            row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
+        # (the group of a strip blended synchronized has one core: its own, its strips' edited cores count)
+        group = nla.strip_group(armature, strip) if item is not None and item.sync_blend else None
+        if group is not None:
+            _draw_group_core(box, row, armature, strip, item, group)
         else:
-            row.prop(item, "core_start", text="Core")
-            row.prop(item, "core_end", text="")
-            row.operator("smart_motion.reset_core", text="", icon='X').strip = strip.name
-        if default is not None:
-            for line in nla.wrapped(f"({default.why()})"):
-                box.label(text=line)
-            if default.empty:
-                lines = nla.wrapped("Synthesis refuses this strip: move it, deselect what covers it, or "
-                                    "Edit Core (starts from the whole strip)")
-                for k, line in enumerate(lines):
-                    box.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
+            _draw_core(box, row, armature, strip, item)
+            if item is not None and item.sync_blend and nla.plays(armature, strip):
+                # (a group of one blends with nothing: say so, rather than let the checkbox seem to work)
+                for line in nla.wrapped("(blends synchronized with no strip: none that plays with this on "
+                                        "overlaps it, so it goes in sequence)"):
+                    box.label(text=line)
         composed = nla.composed_text(armature, strip.name)
         if composed:
             box.label(text=composed, icon='MOD_ARMATURE')
@@ -130,6 +118,62 @@ def _draw_strips(layout, armature) -> None:
             stale = item.analysed != nla.strip_signature(strip)
             for line in nla.wrapped(("(out of date: Analyze again) " if stale else "") + phases):
                 box.label(text=line)
+
+
+def _draw_core(box, row, armature, strip, item) -> None:
+    """A strip's core: its fields once edited, else its default core and where it came from."""
+    default = nla.strip_default_core(armature, strip) if item is None or not item.has_core else None
+    if item is None:
+        row.label(text="No core" if default.empty else f"Core {default.first}-{default.last}")
+        row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
+    elif default is not None and default.empty:
+        # the two fields would show an end before the start
+        row.label(text="No core")
+        row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
+    else:
+        row.prop(item, "core_start", text="Core")
+        row.prop(item, "core_end", text="")
+        row.operator("smart_motion.reset_core", text="", icon='X').strip = strip.name
+    if default is not None:
+        for line in nla.wrapped(f"({default.why()})"):
+            box.label(text=line)
+        if default.empty:
+            lines = nla.wrapped("Synthesis refuses this strip: move it, deselect what covers it, or "
+                                "Edit Core (starts from the whole strip)")
+            for k, line in enumerate(lines):
+                box.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
+
+
+def _draw_group_core(box, row, armature, strip, item, group) -> None:
+    """The core of a strip of a synchronized group: the group's (``nla.group_core``), over its
+    strips' edited cores where any has one, else its default core; this strip's edited core, if
+    it has one, with its fields, since it counts."""
+    try:
+        edited = nla.edited_group_core(armature, group)
+        problem = ""
+    except ValueError as error:
+        edited, problem = None, str(error)
+    if item.has_core:
+        row.prop(item, "core_start", text="Core")
+        row.prop(item, "core_end", text="")
+        row.operator("smart_motion.reset_core", text="", icon='X').strip = strip.name
+    if edited is not None:
+        lo, hi, names = edited
+        if not item.has_core:
+            row.label(text=f"Group core {lo}-{hi}")
+            row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
+        why = (f"(synchronized blend: the group's core, scene frames {lo}-{hi}, runs over the cores edited on "
+               f"{', '.join(repr(n) for n in names)}; cut to the blend's frames)")
+    else:
+        default = nla.strip_default_core(armature, strip)
+        if not item.has_core:
+            row.label(text="No core" if default.empty else f"Group core {default.first}-{default.last}")
+            row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
+        why = f"({default.why()})"
+    for line in nla.wrapped(why):
+        box.label(text=line)
+    for k, line in enumerate(nla.wrapped(problem)) if problem else ():
+        box.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
 
 
 def _draw_plan(layout, armature) -> None:

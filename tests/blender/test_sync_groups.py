@@ -130,7 +130,7 @@ def test_two_overlapping_strips_blend_as_one_clip_weighted_by_the_upper_influenc
     assert plan["clips"] == ["walk + run"] and plan["pairs"] == [] and plan["rejected"] == []
     (group,) = plan["groups"]
     assert group["strips"] == ["run", "walk"]  # the upper track first, as the NLA evaluates
-    assert group["weights"] == {"run": 0.5, "walk": 0.5} and group["animated"] == []
+    assert group["weights"] == {"run": 0.5, "walk": 0.5} and group["varying"] == {}
     assert "ERR" not in group["combined"] and len(group["combined"]) > 4
     assert_plays(obj, expected_blend(obj, sm, [0.5, 0.5]))
     assert source_state(obj) == before, "the source strips or actions changed"
@@ -186,7 +186,8 @@ def test_an_animated_influence_changes_the_weights_over_frames(walk_run, sm):
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
 
     (group,) = plan_of(obj)["groups"]
-    assert group["animated"] == ["run", "walk"] and group["weights"] == {"run": 0.0, "walk": 1.0}
+    assert group["varying"] == {"run": "animated", "walk": "under 'run'"}
+    assert group["weights"] == {"run": 0.0, "walk": 1.0}
     frames = np.arange(WALK[1], WALK[1] + 400)
     # the influence Blender's curve gives: the ramp, held at 1 past the strip's end as the NLA holds it
     u = sm.nla.strip_influences(strips_by_name(obj)["run"], frames)
@@ -282,7 +283,8 @@ def test_a_group_is_one_clip_to_add_after_and_pack_leaves_it_alone(walk_run, sm)
     plan = plan_of(obj)
     assert plan["clips"] == ["walk + run", "bow_normal_001"]
     assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk + run", "bow_normal_001")]
-    refused("pack", "Pack does not re-time synchronized groups: 'walk \\+ run'")
+    refused("pack", "Pack does not re-time synchronized groups: 'walk \\+ run' .* deselect their strips, or turn "
+                    "off 'Blend synchronized with overlapping strips' on them, to pack the others")
 
 
 def test_playing_an_animated_influence_does_not_ask_for_a_live_update(walk_run, sm):
@@ -367,3 +369,258 @@ def test_the_weights_read_a_strips_blend_ramps_as_the_nla_computes_its_influence
     key = sm.live.timeline_key(obj, bpy.context.scene)
     run.blend_in = 6.0
     assert sm.live.timeline_key(obj, bpy.context.scene) != key, "a live update follows the ramp"
+
+
+def test_the_plan_says_a_ramped_weight_is_ramped_not_animated(walk_late_run, sm):
+    """Blend-in and blend-out make the upper strip's weight vary with Animated Influence off: the
+    plan and the panel say "ramped" for it, and that the walk's varies under it, not "animated"."""
+    obj = walk_late_run
+    run = strips_by_name(obj)["run"]
+    run.blend_in, run.blend_out = 8.0, 4.0
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["varying"] == {"run": "ramped", "walk": "under 'run'"}
+    lines = draw_panel().labels
+    assert any("weights run 0.00 ramped, walk 1.00 under 'run'" in line for line in lines), lines
+    assert not any("animated" in line for line in lines)
+
+
+def test_strips_of_one_track_in_a_group_play_in_turn_as_the_nla_plays_them(empty_scene, sm):
+    """Two walks one after the other on track 1 and a run over where they meet on track 2, all
+    blended synchronized: one group. The NLA plays a track's strips in turn (the later from its
+    start), so the track's share goes to the first walk, then to the second: not to the first
+    alone, held on past its end as if the second lay beneath it."""
+    obj = clips_on_one_armature((WALK, LATE_RUN, ("walk_normal_001", 196, None)), tracks=2)
+    strips = strips_by_name(obj)
+    assert strips["walk"].frame_end == 195 and strips["walk.001"].frame_start == 196
+    synchronized(obj, sm, "walk", "run", "walk.001")
+    animated_influence(strips["run"], {1: 0.5})  # the run takes half, track 1 the other half
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["strips"] == ["run", "walk", "walk.001"]
+    assert group["varying"] == {"walk": "in turn with 'walk.001'", "walk.001": "in turn with 'walk'"}
+
+    motions = [sm.convert.strip_to_motion(obj, strips[n]) for n in group["strips"]]
+    frames = np.arange(WALK[1], WALK[1] + 195 + motions[2].n_frames)
+    second = frames >= 196
+    weights = [0.5, np.where(second, 0.0, 0.5), np.where(second, 0.5, 0.0)]
+    expected = sm.mkm.blend_clips(motions, names=group["strips"], weights=weights, priorities=[3, 2, 1],
+                                  starts=[180, 1, 196], rig=sm.nla.find_armature_rig(obj, motions[0]))
+    assert_plays(obj, expected)
+
+
+def edited_core(obj, sm, name, first, last):
+    """An edited core on strip ``name`` over scene frames ``first``-``last``, as the panel's fields set it."""
+    item = sm.nla.strip_settings(obj, strips_by_name(obj)[name], create=True)
+    item.core_start, item.core_end = first, last
+    assert item.has_core and (item.core_start, item.core_end) == (first, last)
+
+
+def test_a_core_edited_on_a_strip_of_a_group_is_the_groups_core_in_scene_frames(walk_run, sm):
+    """Edited cores count: the group's core runs over the scene frames its strips' edited cores
+    span, not the group's default core (the whole group here)."""
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    edited_core(obj, sm, "walk", 60, 150)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["core"] == [60, 150] and group["core_from"] == "edited on 'walk'"
+    lines = draw_panel().labels
+    assert "Group core 60-150" in lines  # under the run, which has none of its own
+    assert "runs over the cores edited on 'walk'" in " ".join(lines)  # (wrapped over labels)
+
+    edited_core(obj, sm, "run", 41, 64)  # a second one: the group's core spans both
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["core"] == [41, 150] and group["core_from"] == "edited on 'walk', 'run'"
+    assert bpy.ops.smart_motion.reset_core(strip="walk") == {'FINISHED'}
+    assert bpy.ops.smart_motion.reset_core(strip="run") == {'FINISHED'}
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert plan_of(obj)["groups"][0]["core"][0] == WALK[1]  # the default again: the group's span
+
+
+def test_a_live_update_follows_a_core_edited_on_a_strip_of_a_group(walk_late_run, sm):
+    obj = walk_late_run
+    scene = previewed_half_run(obj, sm)
+    edited_core(obj, sm, "walk", 30, 120)  # (the field's update runs the live update at once, headless)
+    assert plan_of(obj)["groups"][0]["core"] == [30, 120]
+    assert obj.smart_motion.live_error == ""
+    assert sm.live.timeline_key(obj, scene) == sm.live._sessions[obj.session_uid].key
+
+
+def test_an_edited_core_past_the_groups_blend_is_cut_or_refused_saying_what_to_edit(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    end = group["start"] + group["frames"] - 1
+    assert end < 195, "the run's pace makes the blend shorter than the walk"
+    edited_core(obj, sm, "walk", 100, 195)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["core"] == [100, end]
+    assert any(f"frames 100-195, is cut to the blend's frames, 100-{end}" in w for w in group["warnings"])
+    assert any("is cut to the blend's frames" in line for line in sm.nla.plan_warnings(plan_of(obj)))
+
+    edited_core(obj, sm, "walk", end + 1, 195)
+    refused("synthesize", f"the core edited on 'walk', frames {end + 1}-195, lies outside the group's blend, "
+                          f"frames 1-{end} .* edit the core to lie within frames 1-{end}")
+
+
+def test_edit_core_on_a_strip_of_a_group_starts_from_the_groups_core_cut_to_the_strip(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    # the group's default core is the whole group, frames 1-195: the run's share is all of it
+    assert bpy.ops.smart_motion.edit_core(strip="run") == {'FINISHED'}
+    item = sm.nla.strip_settings(obj, "run")
+    assert item.has_core and (item.core_start, item.core_end) == (41, 64)
+    assert (item, "core_start") in draw_panel().props
+
+
+def test_the_panel_says_a_strip_blended_synchronized_that_overlaps_no_such_strip_is_no_group(walk_late_run, sm):
+    obj = walk_late_run
+    synchronized(obj, sm, "walk")  # the run overlaps it but has the option off
+    text = " ".join(draw_panel().labels)
+    assert "blends synchronized with no strip: none that plays with this on overlaps it" in text
+    synchronized(obj, sm, "run")
+    assert "blends synchronized with no strip" not in " ".join(draw_panel().labels)
+    strips_by_name(obj)["run"].mute = True  # a muted strip is no member: Blender does not play it
+    assert sm.nla.sync_groups(obj, sm.nla.core_neighbours(obj)) == []
+    assert "blends synchronized with no strip" in " ".join(draw_panel().labels)
+
+
+def test_each_group_button_is_one_undo_step(walk_run, sm):
+    obj = walk_run
+    name = obj.name
+    synchronized(obj, sm, "walk")
+    for operator, check in (
+            ("blend_synchronized", lambda o: sm.nla.strip_settings(o, "run").sync_blend),
+            ("edit_core", lambda o: sm.nla.strip_settings(o, "run").has_core)):
+        bpy.ops.ed.undo_push(message=f"before {operator}")
+        assert getattr(bpy.ops.smart_motion, operator)('EXEC_DEFAULT', True, strip="run") == {'FINISHED'}
+        assert check(bpy.data.objects[name])
+        assert bpy.ops.ed.undo() == {'FINISHED'}
+        obj = bpy.data.objects[name]  # (undo reloads the file's data)
+        item = sm.nla.strip_settings(obj, "run")
+        assert item is None or not check(obj), f"undo left {operator}'s change"
+        assert bpy.ops.ed.redo() == {'FINISHED'}
+        assert check(bpy.data.objects[name])
+
+
+def test_a_live_update_follows_a_strip_of_a_group_dragged(walk_late_run, sm):
+    obj = walk_late_run
+    scene = previewed_half_run(obj, sm)
+    strips_by_name(obj)["run"].frame_start_ui = 170  # (a drag: its update runs the live update, headless)
+    sm.live.refresh(obj, scene, raising=True)
+    assert plan_of(obj)["groups"][0]["strips"] == ["run", "walk"] and obj.smart_motion.live_error == ""
+    assert_plays(obj, expected_blend(obj, sm, [0.5, 0.5]))
+    assert round(strips_by_name(obj)["run"].frame_start) == 170
+
+
+def test_a_group_whose_strip_plays_another_skeletons_action_is_refused_by_name(walk_run, sm, tmp_path):
+    from scenes import cmu_named_walk
+
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    strips_by_name(obj)["run"].action = cmu_named_walk(tmp_path)
+    bpy.context.view_layer.objects.active = obj  # (the import made its armature active)
+    refused("synthesize", "the synchronized group 'walk \\+ run' of armature 'walk_normal_001' cannot be blended: "
+                          "NLA strip 'run' .* it is not an action for this armature; pick the action made for it")
+
+
+def test_adding_after_a_group_keeps_the_groups_core_as_the_placement_assumed(walk_run, sm):
+    """Add as Soon as Possible places after the group's core (the blend's, cut to its frames); the
+    new strip overlapping the group's span cuts nothing of that core, so Synthesize joins what
+    the placement assumed."""
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    bpy.context.scene.smart_motion.responsiveness = 0.0
+    clips, _ = sm.nla.sequence_clips(obj, sm.nla.selected_strips(obj))
+    (group,) = clips
+    assumed = [group.start + group.core_range[0], group.start + group.core_range[1]]
+    bow = import_action("bow_normal_001")
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.smart_motion.add_asap(action=bow.name) == {'FINISHED'}
+    assert strips_by_name(obj)["bow_normal_001"].frame_start <= 195  # over the walk's end: it overlaps the group
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert plan_of(obj)["groups"][0]["core"] == assumed
+
+
+def test_a_strip_the_nla_does_not_hold_weighs_nothing_outside_its_frames(walk_run, sm):
+    """Extrapolation Nothing: the NLA plays the run over its frames only, the walk beneath shows
+    before and after it; the group's weights follow (Hold, the default, holds it both ways; Hold
+    Forward only after), and the plan says why the run's weight varies."""
+    obj = walk_run
+    run = strips_by_name(obj)["run"]
+    frames = np.array([1, 40, 41, 64, 65, 195])
+    assert np.array_equal(sm.nla.strip_influences(run, frames), [1, 1, 1, 1, 1, 1])
+    run.extrapolation = 'HOLD_FORWARD'
+    assert np.array_equal(sm.nla.strip_influences(run, frames), [0, 0, 1, 1, 1, 1])
+    run.extrapolation = 'NOTHING'
+    assert np.array_equal(sm.nla.strip_influences(run, frames), [0, 0, 1, 1, 0, 0])
+
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["varying"] == {"run": "extrapolation Nothing", "walk": "under 'run'"}
+    scene = np.arange(WALK[1], WALK[1] + 195)
+    u = ((scene >= 41) & (scene <= 64)).astype(float)
+    assert_plays(obj, expected_blend(obj, sm, [u, 1.0 - u]))
+
+    key = sm.live.timeline_key(obj, bpy.context.scene)
+    run.extrapolation = 'HOLD'
+    assert sm.live.timeline_key(obj, bpy.context.scene) != key, "a live update follows the extrapolation"
+
+
+def test_a_strip_of_a_group_not_in_replace_mode_is_warned_of(walk_run, sm, capfd):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    strips_by_name(obj)["run"].blend_type = 'ADD'
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    warning = ("synchronized group 'walk + run': 'run' blends in Add mode in the NLA, but the group weighs its "
+               "strips as Replace mode does")
+    assert warning in capfd.readouterr().out
+    key = sm.live.timeline_key(obj, bpy.context.scene)
+    strips_by_name(obj)["run"].blend_type = 'REPLACE'
+    assert sm.live.timeline_key(obj, bpy.context.scene) != key
+    assert sm.live.refresh(obj, bpy.context.scene, raising=True)  # (the live update drops the warning)
+    assert plan_of(obj)["groups"][0]["warnings"] == []
+
+
+@pytest.mark.parametrize("tracks", [1, 2])
+def test_strips_that_butt_are_no_group_but_go_in_sequence(empty_scene, sm, tracks):
+    """A walk, and a run starting on the frame it ends on (on its track, or the next): they share
+    that frame only, so they play one after the other, not at the same time; with the option on
+    both they go in sequence, as they would without it."""
+    obj = clips_on_one_armature((WALK, ("run_normal_001", 195, None)), tracks=tracks)
+    strips = strips_by_name(obj)
+    assert strips["walk"].frame_end == strips["run"].frame_start == 195
+    synchronized(obj, sm, "walk", "run")
+    assert sm.nla.sync_groups(obj, sm.nla.selected_strips(obj)) == []
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    plan = plan_of(obj)
+    assert plan["groups"] == [] and [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", "run")]
+    if tracks == 2:  # (on one track, Blender lets no strip overlap another)
+        strips["run"].frame_start_ui = 194  # two frames shared: a group
+        groups = sm.nla.sync_groups(obj, sm.nla.selected_strips(obj))
+        assert [sm.nla.group_name(g) for g in groups] == ["walk + run"]
+
+
+def test_analyze_reads_the_strips_of_a_group_each_on_its_own(walk_run, sm, capfd):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    assert bpy.ops.smart_motion.analyze() == {'FINISHED'}
+    assert "support phases found: walk (" in capfd.readouterr().out
+    assert sm.nla.phases_text(obj, strips_by_name(obj)["run"]).startswith(("DS 41", "LS 41", "RS 41", "NS 41"))
+
+
+def test_setting_one_end_of_a_core_on_a_strip_of_a_group_keeps_the_other_inside_the_strip(walk_run, sm):
+    """The run's fields start from the group's core, frames 1-195, which reaches beyond the run
+    (41-64) on both sides: setting its end alone keeps its start within the strip."""
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    item = sm.nla.strip_settings(obj, "run")
+    item.core_end = 50
+    assert item.has_core and (item.core_start, item.core_end) == (41, 50)
+    assert item.core_first >= 0
