@@ -249,6 +249,22 @@ def pelvis_facing(hip_left: np.ndarray, hip_right: np.ndarray, up: np.ndarray) -
     return _unit(horizontal(quat.cross(hip_left - hip_right, up), up))
 
 
+def ground_axes(up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two horizontal unit axes ``(e1, e2)`` with ``e2 = up x e1``: a turn by ``a`` about ``up``
+    takes ``e1`` to ``cos a e1 + sin a e2``. Which e1 does not matter: a heading is only ever
+    used relative to another measured the same way (core.mkm.heading_rotations turns by one)."""
+    up = np.asarray(up, dtype=np.float64)
+    e1 = horizontal(np.eye(3)[int(np.argmin(np.abs(up)))], up)
+    e1 = e1 / np.linalg.norm(e1)
+    return e1, np.cross(up, e1)
+
+
+def yaw_of(facing: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """The heading ``(...)`` about ``up`` of directions ``(..., 3)`` (their horizontal part), radians in (-pi, pi]."""
+    e1, e2 = ground_axes(up)
+    return np.arctan2(facing @ e2, facing @ e1)
+
+
 def body_orientation(
     pelvis: np.ndarray,
     facing: np.ndarray,

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import quat
-from .analysis import horizontal
+from .analysis import horizontal, yaw_of
 from .ik import chain_joints
 from .motion import Motion, forward_kinematics
 from .render import adapt_legs, contact_runs, smoothstep
@@ -137,7 +137,7 @@ def source_feet(ankles: np.ndarray, rotations: np.ndarray, toes: np.ndarray | No
         # how the part of the foot on the floor moves (not how the pivot passes from heel to toe)
         moves = (1.0 - s) * moves + s * np.diff(toes, axis=1)
         heights = np.minimum(heights, toe_heights)
-    turns = _wrapped(np.diff(_heading(rotations, up), axis=1))
+    turns = _wrapped(np.diff(_foot_heading(rotations, ankles, toes, up), axis=1))
     step_weights = 0.5 * (weights[:, 1:] + weights[:, :-1])
     # each source's step from its body's heading to the blend's, half way through the step
     between = lambda a: 0.5 * (a[..., 1:] + a[..., :-1])  # noqa: E731
@@ -152,6 +152,16 @@ def source_feet(ankles: np.ndarray, rotations: np.ndarray, toes: np.ndarray | No
 def _heading(rotations: np.ndarray, up: np.ndarray) -> np.ndarray:
     """The twist ``(...)`` about ``up`` of world rotations ``(..., 4)``, radians."""
     return 2.0 * np.arctan2(rotations[..., 1:] @ up, rotations[..., 0])
+
+
+def _foot_heading(rotations: np.ndarray, ankles: np.ndarray, toes: np.ndarray | None, up: np.ndarray) -> np.ndarray:
+    """Where feet point ``(...)``, radians about ``up``: from the ankle to the toe
+    (core.analysis.yaw_of), the same whatever the rig; without toe joints, the twist of the
+    ankles' world rotations ``(..., 4)`` about up, which depends on how the rig's ankle is
+    oriented at rest (two rigs of one capture then measure a foot's turns a little apart)."""
+    if toes is None:
+        return _heading(rotations, up)
+    return yaw_of(np.asarray(toes) - ankles, up)
 
 
 def _wrapped(angles: np.ndarray) -> np.ndarray:
@@ -506,7 +516,8 @@ def _drift_sums(foot: _Foot, own: SourceFeet, up: np.ndarray, leg: float, option
         between = 0.5 * (s[1:] + s[:-1])
         # how the part of the foot on the floor moves (not how the pivot passes from heel to toe)
         step = (1.0 - between) * step + between * np.diff(foot.ankle + foot.toe_offset, axis=0)
-    turn = _wrapped(np.diff(_heading(foot.rotation, up)))
+    turn = _wrapped(np.diff(_foot_heading(foot.rotation, foot.ankle, None if foot.toe_local is None
+                                          else foot.ankle + foot.toe_offset, up)))
     shift = np.concatenate([np.zeros((1, 3)), np.cumsum(horizontal(step, up) - own.steps[1:], axis=0)])
     twist = np.concatenate([[0.0], np.cumsum(turn - own.turns[1:])])
     return shift, twist

@@ -47,7 +47,7 @@ from typing import Sequence
 import numpy as np
 
 from . import quat
-from .analysis import foot_contacts, horizontal, pelvis_facing
+from .analysis import foot_contacts, horizontal, pelvis_facing, yaw_of
 from .contacts import SourceFeet, hold_feet, source_feet
 from .motion import Motion, forward_kinematics
 from .options import ContactOptions
@@ -212,22 +212,6 @@ class RootTrack:
 def heading_rotations(yaw: np.ndarray, up: np.ndarray) -> np.ndarray:
     """Turns ``(..., 4)`` by ``yaw (...)`` radians about ``up``."""
     return quat.from_axis_angle(np.broadcast_to(up, np.shape(yaw) + (3,)), yaw)
-
-
-def ground_axes(up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two horizontal unit axes ``(e1, e2)`` with ``e2 = up x e1``: a turn by ``a`` about ``up``
-    takes ``e1`` to ``cos a e1 + sin a e2``. Which e1 does not matter: a heading is only ever
-    used relative to another measured the same way (:func:`heading_rotations` undoes it)."""
-    up = np.asarray(up, dtype=np.float64)
-    e1 = horizontal(np.eye(3)[int(np.argmin(np.abs(up)))], up)
-    e1 = e1 / np.linalg.norm(e1)
-    return e1, np.cross(up, e1)
-
-
-def yaw_of(facing: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """The heading ``(...)`` about ``up`` of horizontal facing directions ``(..., 3)``, radians in (-pi, pi]."""
-    e1, e2 = ground_axes(up)
-    return np.arctan2(facing @ e2, facing @ e1)
 
 
 def body_yaw(motion: Motion, rig: Rig, up: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ from core.demo import demo_clips, demo_skeleton
 from core.mkm import (BLEND_IN_S, blend_root_velocities, blend_warped, nla_influences, naive_blend, own_frames,
                       presence_weights, sample_motion, support_contacts, weighted_quaternion_average)
 from core.motion import Motion
-from core.rig import find_rig
+from core.rig import find_rig, leg_length
 
 ROOT = Path(__file__).resolve().parents[2]
 MOCAP = ROOT.parent / "shared" / "mocap"
@@ -448,9 +448,13 @@ def own_phases(motion):
 
 def standing(top_phases, output_phases):
     """(share of the top priority's single-support frames the output stands on the same foot,
-    share of frames the output stands on the other foot alone)."""
+    share of frames the output stands on the other foot alone, but for those next to a change
+    of the top priority's phase, where contact detection's thresholds decide the frame)."""
     single = np.isin(top_phases, [1, 2])  # LS, RS (core.analysis.Phase)
-    other = single & np.isin(output_phases, [1, 2]) & (output_phases != top_phases)
+    change = np.flatnonzero(np.diff(top_phases))
+    steady = np.ones(len(top_phases), dtype=bool)
+    steady[np.concatenate([change, change + 1])] = False
+    other = steady & single & np.isin(output_phases, [1, 2]) & (output_phases != top_phases)
     return float(np.mean(output_phases[single] == top_phases[single])), float(np.mean(other))
 
 
@@ -486,4 +490,51 @@ def test_the_naive_blend_of_two_walks_stands_on_the_wrong_foot():
     naive = own_phases(blend_clips(clips, weights=[0.5, 0.5], sync=False).motion)
     n = min(len(naive), clips[0].n_frames)
     same, other = standing(own_phases(clips[0])[:n], naive[:n])
-    assert other > 0.05 and same < 0.9
+    assert other > 0.02 and same < 0.9
+
+
+# --- other rigs: names, units, axes and rates do not change the blend ------------------------------
+
+
+def renamed_metres_z_up(motion):
+    """The clip renamed, in metres instead of centimetres, and turned Z up: the same capture."""
+    turn = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)
+    return motion.renamed({n: f"rig:{n}" for n in motion.skeleton.names}).scaled(0.01).transformed(turn)
+
+
+@pytest.mark.parametrize("pair", PHASE_PAIRS, ids=["walk + run", "two walks", "walk-left + walk"])
+def test_names_units_and_axes_do_not_change_the_blend(pair):
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    from core.bvh import read_bvh
+    from core.mkm import blend_clips
+
+    clips = [read_bvh(MOCAP / "bandai1" / f"{name}.bvh") for name in pair]
+    base = blend_clips(clips, weights=[0.5, 0.5])
+    other = blend_clips([renamed_metres_z_up(c) for c in clips], weights=[0.5, 0.5])
+    assert np.array_equal(base.plan.boundaries, other.plan.boundaries)
+    expected = renamed_metres_z_up(base.motion).global_positions()
+    # (to 0.1 µm: the knees' IK solves are not bit-for-bit across frames of reference)
+    np.testing.assert_allclose(other.motion.global_positions(), expected, atol=1e-7)  # metres
+
+
+@pytest.mark.parametrize("pair", PHASE_PAIRS, ids=["walk + run", "two walks", "walk-left + walk"])
+def test_a_rate_of_120_fps_gives_the_blend_at_30_to_a_frame(pair):
+    """Resampled to 120 fps the clips' support phases are found to 1/120 s instead of 1/30 s, so
+    the steps move by up to a frame or two of the 30 fps capture; the blend is otherwise the same."""
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    from core.bvh import read_bvh
+    from core.mkm import blend_clips
+
+    clips = [read_bvh(MOCAP / "bandai1" / f"{name}.bvh") for name in pair]
+    base = blend_clips(clips, weights=[0.5, 0.5])
+    fast = blend_clips([c.resampled(120.0) for c in clips], weights=[0.5, 0.5])
+    assert len(fast.plan.combined) == len(base.plan.combined)
+    np.testing.assert_allclose(fast.plan.boundaries / 120.0, base.plan.boundaries / 30.0, atol=0.1)  # seconds
+    assert fast.motion.n_frames / 120.0 == pytest.approx(base.motion.n_frames / 30.0, abs=0.1)
+    n = min(base.motion.n_frames, len(fast.motion.global_positions()[::4]))
+    apart = np.linalg.norm(fast.motion.global_positions()[::4][:n] - base.motion.global_positions()[:n], axis=-1)
+    rig = find_rig(clips[0])
+    leg = 0.5 * sum(leg_length(clips[0].skeleton, rig, side) for side in "LR")
+    assert np.median(apart) < 0.02 * leg
