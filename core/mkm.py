@@ -130,11 +130,18 @@ def weighted_quaternion_average(quats: np.ndarray, weights: np.ndarray) -> np.nd
         # (nothing averaged yet: the running mean is this one's, whatever its weight)
         t = np.where(total > 0, w / np.where(total > 0, total, 1.0), 1.0)
         moved = quat.slerp(mean, q, t)
-        if not ((t == 0.0) | (t == 1.0)).any():
-            mean = moved  # (every clip weighs something: the selections below would keep every slerp)
-            continue
-        aligned = np.where(quat.dot(mean, q)[..., None] < 0.0, -q, q)
-        mean = np.where((t == 0.0)[..., None], mean, np.where((t == 1.0)[..., None], aligned, moved))
+        zero, one = t == 0.0, t == 1.0
+        if zero.any() or one.any():
+            # there the mean is the running mean, or this one flipped into its hemisphere, exactly
+            # (a slerp lands on them only within rounding): written over those few slerps (a clip
+            # before it joins, one of weight 0) rather than selected from whole arrays
+            shape = moved.shape[:-1]
+            zero, one = np.broadcast_to(zero, shape), np.broadcast_to(one, shape)
+            before = np.broadcast_to(mean, moved.shape)
+            moved[zero] = before[zero]
+            joined = np.broadcast_to(q, moved.shape)[one]
+            moved[one] = np.where(quat.dot(before[one], joined)[..., None] < 0.0, -joined, joined)
+        mean = moved
     return mean
 
 
