@@ -209,7 +209,9 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
     steps, floors = [steps[i] for i in kept], [floors[i] for i in kept]
     # the feet over every gap, in one pass of forward kinematics; over one gap, the legs'
     # chains too, for the IK below (whose frames all lie inside that gap)
-    frames = np.concatenate([np.arange(g0, g1 + 1) for g0, g1 in spans])
+    # (one gap's frames as a slice: a view, where gathering them would copy the motion)
+    frames = slice(spans[0][0], spans[0][1] + 1) if len(spans) == 1 else np.concatenate(
+        [np.arange(g0, g1 + 1) for g0, g1 in spans])
     chains = chain_joints(motion.skeleton.parents, [(leg.hip, leg.knee, leg.ankle) for leg in legs])
     gpos_all, grot_all = forward_kinematics(motion.rotations[frames], motion.positions[frames], motion.skeleton.parents,
                                             joints + chains if len(spans) == 1 else joints)
