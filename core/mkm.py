@@ -472,7 +472,8 @@ def held_feet(motion: Motion, contacts: np.ndarray, sources: Sequence[Motion], r
 
 def warped_source_feet(motions: Sequence[Motion], poses: tuple[np.ndarray, np.ndarray], warps: np.ndarray,
                        weights: np.ndarray, cyclic: Sequence[bool], yaw: np.ndarray, heading: np.ndarray, rig: Rig,
-                       up: np.ndarray, floors: np.ndarray, *, options: ContactOptions = ContactOptions()) -> SourceFeet:
+                       up: np.ndarray, floors: np.ndarray, *, options: ContactOptions = ContactOptions(),
+                       bodies: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> SourceFeet:
     """What the clips' own feet do along their warps ``warps (K, T)``, weighted by ``weights (K, T)``
     (core.contacts.SourceFeet), each on its own floors ``floors (K, 2, 2)`` (:func:`clip_floors`),
     their steps turned from each clip's pelvis heading ``yaw (K, T)`` to the blend's
@@ -481,7 +482,8 @@ def warped_source_feet(motions: Sequence[Motion], poses: tuple[np.ndarray, np.nd
     ``poses``: the clips' local poses along their warps, ``(K, T, J, 4)`` and ``(K, T, J, 3)``
     (:func:`sample_clips`), as blended. A cyclic clip's feet past its end are carried on by
     their own travel over a cycle (frame ``F - 1`` less frame 0, across the floor), and their
-    headings by its turn, so that a new cycle is no step."""
+    headings by its turn, so that a new cycle is no step. ``bodies``: per clip its
+    :func:`body_yaw` when at hand."""
     legs = [rig.leg("L"), rig.leg("R")]
     has_toes = all(leg.toe is not None for leg in legs)
     wanted = [leg.ankle for leg in legs] + ([leg.toe for leg in legs] if has_toes else [])
@@ -489,12 +491,14 @@ def warped_source_feet(motions: Sequence[Motion], poses: tuple[np.ndarray, np.nd
     # (every clip's frames in one pass: forward kinematics works frame by frame)
     gpos_all, grot_all = forward_kinematics(*poses, parents, wanted)
     ankles, rotations, toes = [], [], []
-    for m, gpos, grot, w, c in zip(motions, gpos_all, grot_all, np.asarray(warps, dtype=np.float64), cyclic):
+    for k, (m, gpos, grot, w, c) in enumerate(zip(motions, gpos_all, grot_all, np.asarray(warps, dtype=np.float64),
+                                                  cyclic)):
         _, cycles = own_frames(w, m.n_frames, cyclic=c)
         if c and cycles.any():
             ends_pos, _ = forward_kinematics(m.rotations[[0, -1]], m.positions[[0, -1]], parents, wanted)
             gpos = gpos + cycles[:, None, None] * horizontal(ends_pos[1] - ends_pos[0], up)
-            own_yaw = np.unwrap(body_yaw(m, rig, up)[2])  # (the turn over a cycle, as the clip's track has it)
+            # (the turn over a cycle, as the clip's track has it)
+            own_yaw = np.unwrap((body_yaw(m, rig, up) if bodies is None else bodies[k])[2])
             # (the heading carried on; the feet's own swing within the cycle is left as sampled)
             grot = quat.mul(heading_rotations(cycles[:, None] * (own_yaw[-1] - own_yaw[0]), up), grot)
         ankles.append(gpos[:, :2])
@@ -790,11 +794,11 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
                  for m, g, c in zip(motions, joints, cyclic)]
     plan = synchronize(sequences, list(priorities), [int(s) for s in starts], list(weights), n_k=n_k)
     warps = np.asarray(plan.warps, dtype=np.float64)
-    blend = _blend_warped(motions, warps, weights, cyclic=cyclic, rig=rig, up=up,
-                          bodies=[body_yaw(m, rig, up, analysed=a) for m, a in zip(motions, zip(joints, pelvis))])
+    bodies = [body_yaw(m, rig, up, analysed=a) for m, a in zip(motions, zip(joints, pelvis))]
+    blend = _blend_warped(motions, warps, weights, cyclic=cyclic, rig=rig, up=up, bodies=bodies)
     floors = clip_floors(joints, motions, rig, up)
     own = warped_source_feet(motions, blend.poses, warps, blend.weights, cyclic, blend.yaw, blend.heading, rig, up,
-                             floors, options=options)
+                             floors, options=options, bodies=bodies)
     held = held_feet(blend.motion, support_contacts(weighted_support(plan, blend.weights)), motions, rig, up,
                      floors=floors, own=own, options=options)
     return held, plan, cyclic
