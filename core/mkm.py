@@ -54,7 +54,7 @@ from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
 from .render import neighbours, sample, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
-from .sync import Support, checked_weight, clip_frames, combine, is_cyclic, support_sequence, synchronize
+from .sync import Support, are_cyclic, checked_weight, clip_frames, combine, support_sequence, synchronize
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
 
@@ -788,7 +788,7 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     joints, pelvis = analysed_joints(motions, rig)
     up = detect_up(first, rig, joints[0])
     if cyclic is None:
-        cyclic = [bool(is_cyclic(m, rig, up=up)) for m in motions]
+        cyclic = are_cyclic(motions, rig, up=up)
     cyclic = [bool(c) for c in cyclic]
     sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps, cyclic=c)
                  for m, g, c in zip(motions, joints, cyclic)]
