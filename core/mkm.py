@@ -270,18 +270,11 @@ def root_track(motion: Motion, rig: Rig, up: np.ndarray, *,
     return RootTrack(yaw, travel, pos @ up, tilt, pos[0])
 
 
-def track_at(track: RootTrack, frames: np.ndarray, *, cyclic: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(travel (T, 3), yaw (T,), height (T,), tilt (T, 4))`` of a track at fractional clip
-    frames ``frames (T,)``; past the end a cyclic clip goes on travelling and turning a
-    whole cycle's worth per cycle, another holds still (:func:`own_frames`)."""
-    within, cycles = own_frames(frames, len(track.yaw), cyclic=cyclic)
-    tilt, _ = sample(track.tilt[:, None], np.zeros((len(track.yaw), 1, 3)), within)
-    return *path_at(track, within, cycles), tilt[:, 0]
-
-
 def path_at(track: RootTrack, within: np.ndarray, cycles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(travel (T, 3), yaw (T,), height (T,))`` of a track at clip frames ``within (T,)`` after
-    ``cycles (T,)`` whole cycles (:func:`own_frames`): :func:`track_at` without the tilt."""
+    ``cycles (T,)`` whole cycles (:func:`own_frames`): past the end a cyclic clip goes on travelling
+    and turning a whole cycle's worth per cycle, another holds still. (Its tilt is sampled with
+    the joints, :func:`sample_clips`.)"""
     x = np.arange(len(track.yaw), dtype=np.float64)
     travel = np.stack([np.interp(within, x, track.travel[:, c]) for c in range(3)], axis=-1)
     travel += cycles[:, None] * track.travel[-1]
@@ -477,7 +470,7 @@ def warped_source_feet(motions: Sequence[Motion], poses: tuple[np.ndarray, np.nd
     """What the clips' own feet do along their warps ``warps (K, T)``, weighted by ``weights (K, T)``
     (core.contacts.SourceFeet), each on its own floors ``floors (K, 2, 2)`` (:func:`clip_floors`),
     their steps turned from each clip's pelvis heading ``yaw (K, T)`` to the blend's
-    ``heading (T,)`` (:func:`track_at`, :func:`blend_root_velocities`).
+    ``heading (T,)`` (:func:`path_at`, :func:`blend_root_velocities`).
 
     ``poses``: the clips' local poses along their warps, ``(K, T, J, 4)`` and ``(K, T, J, 3)``
     (:func:`sample_clips`), as blended. A cyclic clip's feet past its end are carried on by
