@@ -328,9 +328,14 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         at = np.repeat([0 if a == 0 else (n - 1 if b == n - 1 else a) for a, b in runs], [b - a + 1 for a, b in runs])
         apart = np.maximum(quat.length(shift[frames] - shift[at]), 0.3 * leg * np.abs(twist[frames] - twist[at]))
         drifts = np.maximum.reduceat(apart, np.cumsum([0] + [b - a + 1 for a, b in runs[:-1]]))
+        # a blend that keeps the foot where the sources' own feet take it (within
+        # step_apart: places closer count as one) broke nothing: it is left as
+        # blended; one that takes it twice that far away is held, and in between
+        # the hold is eased in, so the output changes continuously with the weights
+        holds = smoothstep(drifts / (options.step_apart * leg) - 1.0).tolist()
     for r, (start, end) in enumerate(runs):
-        frames = np.arange(start, end + 1)
         if start == 0 and end == n - 1:
+            frames = np.arange(start, end + 1)
             # down through a gap too short to step in: glide from one core's place to the other's
             u = smoothstep(frames / (n - 1))[:, None]
             place = (1.0 - u) * foot.ankle[0] + u * foot.ankle[-1]
@@ -342,13 +347,9 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
         hold = 1.0  # how much of the hold applies
         if own is not None:
-            # a blend that keeps the foot where the sources' own feet take it (within
-            # step_apart: places closer count as one) broke nothing: it is left as
-            # blended; one that takes it twice that far away is held, and in between
-            # the hold is eased in, so the output changes continuously with the weights
-            hold = float(smoothstep(drifts[r] / (options.step_apart * leg) - 1.0))
+            hold = holds[r]
             if hold == 0.0:
-                offset[frames], turn[frames] = 0.0, quat.identity()
+                offset[start : end + 1], turn[start : end + 1] = 0.0, quat.identity()
                 continue
         held_runs.append((start, end, h, hold))
     if held_runs:
