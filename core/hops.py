@@ -240,6 +240,10 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
     max_stay        a bound on each stay in frames; required when ``weight`` is 0 (nothing else
                     would bound the stays), else the clips bound them.
 
+    The destination as the hop at its own timing (``o_sh = offset``) is the direct transition,
+    delayed by ``s_s``: it has no second blend (the destination against itself, 0 by
+    construction), so only its first blend must fit; its ``s_h`` is 0.
+
     Search order (section 3.2): the direct transition is the first best; then stays from the
     smallest, first stay outermost, every hop for each; a candidate is dropped as soon as ``wR``,
     then ``wR + D1``, exceeds the best cost so far (the terms are >= 0, so it could not win), and
@@ -258,18 +262,28 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
     if not direct_fits(trigger, offset, n_src, n_dst):
         raise ValueError(f"trigger {trigger}: the direct transition does not fit in the clips")
     direct = float(from_source[dst][trigger, k])
-    # the direct candidate: its second blend is the destination on itself, 0 by construction
-    best_cost = (direct + float(to_destination[dst][k, k])) + w * 0
+    # the direct candidate; its "second blend" is the destination against itself: 0 by construction
+    best_cost = (direct + 0.0) + w * 0
     best_key = (best_cost, 0, 0, dst, offset, 0)
-    best = Found(dst, offset, 0, 0, direct + float(to_destination[dst][k, k]), 0.0, direct)
+    best = Found(dst, offset, 0, 0, direct + 0.0, w * 0, direct)
     stays = range(0, (n_src - trigger) if max_stay is None else min(max_stay + 1, n_src - trigger))
     for stay_src in stays:
         if w * stay_src > best_cost:  # wR first: every later first stay costs more still
             break
         a = trigger + stay_src  # source window of the first blend
+        if a - offset >= n_dst:
+            break
+        if stay_src:
+            # the destination as the hop at its own timing: the direct transition stay_src frames
+            # later, whose second blend, again, is none (its window need not fit)
+            d1 = float(from_source[dst][a, a - offset])
+            key = ((d1 + 0.0) + w * stay_src, 1, stay_src, dst, offset, stay_src)
+            if key < best_key:
+                best_key, best_cost = key, key[0]
+                best = Found(dst, offset, stay_src, 0, d1 + 0.0, w * stay_src, direct)
         d0 = a + length - offset  # destination window of the second blend when s_h = 0
         if d0 >= n_dst:
-            break
+            continue
         for hop in range(len(from_source)):
             m1, m2 = from_source[hop], to_destination[hop]
             n_hop = m1.shape[1]
