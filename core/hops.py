@@ -228,8 +228,36 @@ def direct_fits(trigger: int, offset: int, n_src_windows: int, n_dst_windows: in
     return 0 <= trigger < n_src_windows and 0 <= trigger - offset < n_dst_windows
 
 
+@dataclass(frozen=True)
+class StackedHops:
+    """Every hop's matrices side by side, so that one array operation covers every hop.
+
+    first   (n_src_windows, C) ``D(src, i)`` of every hop i, their columns one after another.
+    second  (C, n_dst_windows) ``D(i, dst)`` of every hop i, their rows one after another.
+    hop, h1, room  (C,) per column: the hop, its hop window, and how many second stays the
+            hop has after that window (``n_hop_windows - 1 - L - h1``; < 0: no room for the
+            second blend).
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    hop: np.ndarray
+    h1: np.ndarray
+    room: np.ndarray
+
+    @classmethod
+    def of(cls, from_source: Sequence[np.ndarray], to_destination: Sequence[np.ndarray], blend_frames: int
+           ) -> "StackedHops":
+        widths = [m.shape[1] for m in from_source]
+        hop = np.repeat(np.arange(len(widths)), widths)
+        h1 = np.concatenate([np.arange(n) for n in widths])
+        room = np.repeat(np.array(widths), widths) - 1 - int(blend_frames) - h1
+        return cls(np.concatenate(from_source, axis=1), np.concatenate(to_destination, axis=0), hop, h1, room)
+
+
 def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destination: Sequence[np.ndarray], *,
-                   offset: int, blend_frames: int, dst: int, weight: float, max_stay: int | None = None) -> Found:
+                   offset: int, blend_frames: int, dst: int, weight: float, max_stay: int | None = None,
+                   stacked: StackedHops | None = None) -> Found:
     """The best one-hop transition for ``trigger`` (eq. 2), by exhaustive search with the paper's pruning.
 
     from_source     per library clip i, ``D(src, i)`` (:func:`distance_matrix`).
@@ -239,16 +267,17 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
     weight          w per frame (>= 0).
     max_stay        a bound on each stay in frames; required when ``weight`` is 0 (nothing else
                     would bound the stays), else the clips bound them.
+    stacked         ``StackedHops.of(from_source, to_destination, blend_frames)`` when at hand.
 
     The destination as the hop at its own timing (``o_sh = offset``) is the direct transition,
     delayed by ``s_s``: it has no second blend (the destination against itself, 0 by
     construction), so only its first blend must fit; its ``s_h`` is 0.
 
-    Search order (section 3.2): the direct transition is the first best; then stays from the
-    smallest, first stay outermost, every hop for each; a candidate is dropped as soon as ``wR``,
-    then ``wR + D1``, exceeds the best cost so far (the terms are >= 0, so it could not win), and
-    only what is left pays for ``D2``. For one hop and first stay, every second stay and every
-    ``o_sh`` are one array. Ties as the module docstring says.
+    Search order (section 3.2): the direct transition is the first best; then first stays from
+    the smallest; a candidate is dropped as soon as ``wR``, then ``wR + D1``, exceeds the best
+    cost so far (the terms are >= 0, so it could not win), and only what is left pays for ``D2``.
+    For one first stay, every hop, second stay and ``o_sh`` are one array. Ties as the module
+    docstring says.
     """
     length = int(blend_frames)
     w = float(weight)
@@ -256,6 +285,7 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
         raise ValueError(f"the weight must be >= 0, got {weight}")
     if w == 0 and max_stay is None:
         raise ValueError("with weight 0 the stays need a bound: give max_stay")
+    stacked = StackedHops.of(from_source, to_destination, length) if stacked is None else stacked
     n_src = from_source[dst].shape[0]
     n_dst = to_destination[dst].shape[1]
     k = trigger - offset
@@ -266,6 +296,8 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
     best_cost = (direct + 0.0) + w * 0
     best_key = (best_cost, 0, 0, dst, offset, 0)
     best = Found(dst, offset, 0, 0, direct + 0.0, w * 0, direct)
+    most_room = int(stacked.room.max(initial=-1))
+    usable = np.flatnonzero(stacked.room >= 0)
     stays = range(0, (n_src - trigger) if max_stay is None else min(max_stay + 1, n_src - trigger))
     for stay_src in stays:
         if w * stay_src > best_cost:  # wR first: every later first stay costs more still
@@ -282,43 +314,38 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
                 best_key, best_cost = key, key[0]
                 best = Found(dst, offset, stay_src, 0, d1 + 0.0, w * stay_src, direct)
         d0 = a + length - offset  # destination window of the second blend when s_h = 0
-        if d0 >= n_dst:
+        if d0 >= n_dst or most_room < 0:
             continue
-        for hop in range(len(from_source)):
-            m1, m2 = from_source[hop], to_destination[hop]
-            n_hop = m1.shape[1]
-            last_h1 = n_hop - 1 - length  # the first blend's hop window, with room for the second's
-            if last_h1 < 0:
-                continue
-            n_stay_hop = min(n_dst - d0, last_h1 + 1, n_src + 1 if max_stay is None else max_stay + 1)
-            stay_hop = np.arange(n_stay_hop)
-            # wR: (the same float expression as the cost's, so nothing that ties is dropped)
-            w_r = w * (stay_src + stay_hop)
-            stay_hop, w_r = stay_hop[w_r <= best_cost], w_r[w_r <= best_cost]
-            if not len(stay_hop):
-                continue
-            d1 = m1[a, : last_h1 + 1]
-            h1 = np.flatnonzero(d1 + w * stay_src <= best_cost)  # then D1
-            if not len(h1):
-                continue
-            h2 = h1[None, :] + length + stay_hop[:, None]  # hop window of the second blend
-            inside = h2 < n_hop
-            d2 = np.where(inside, m2[np.minimum(h2, n_hop - 1), (d0 + stay_hop)[:, None]], np.inf)  # then D2
-            smoothness = d1[h1][None, :] + d2
-            cost = smoothness + w_r[:, None]
-            low = cost.min()
-            if low > best_cost:
-                continue
-            # among the block's ties: the smaller R (smaller s_h), then the smaller o_sh (larger h1)
-            rows, cols = np.nonzero(cost == low)
-            pick = np.lexsort((-h1[cols], stay_hop[rows]))[0]
-            r, c = rows[pick], cols[pick]
-            hop_offset = a - int(h1[c])
-            key = (float(low), 1, stay_src + int(stay_hop[r]), hop, hop_offset, stay_src)
-            if key < best_key:
-                best_key, best_cost = key, float(low)
-                best = Found(hop, hop_offset, stay_src, int(stay_hop[r]), float(smoothness[r, c]), float(w_r[r]),
-                             direct)
+        stay_hop = np.arange(min(n_dst - d0, most_room + 1, n_src if max_stay is None else max_stay + 1))
+        # wR (the same float expression as the cost's, so nothing that ties is dropped)
+        w_r = w * (stay_src + stay_hop)
+        keep = w_r <= best_cost
+        stay_hop, w_r = stay_hop[keep], w_r[keep]
+        if not len(stay_hop):
+            continue
+        d1 = stacked.first[a, usable]
+        columns = usable[d1 + w * stay_src <= best_cost]  # then D1
+        if not len(columns):
+            continue
+        # then D2, where the second blend fits in the hop
+        inside = stay_hop[:, None] <= stacked.room[columns][None, :]
+        rows = np.where(inside, columns[None, :] + length + stay_hop[:, None], 0)
+        d2 = np.where(inside, stacked.second[rows, (d0 + stay_hop)[:, None]], np.inf)
+        smoothness = stacked.first[a, columns][None, :] + d2
+        cost = smoothness + w_r[:, None]
+        low = cost.min()
+        if low > best_cost:
+            continue
+        # among the block's ties: the smaller R (s_h), then the smaller hop, then the smaller o_sh (larger h1)
+        tie_rows, tie_cols = np.nonzero(cost == low)
+        hop_of, h1_of = stacked.hop[columns[tie_cols]], stacked.h1[columns[tie_cols]]
+        pick = np.lexsort((-h1_of, hop_of, stay_hop[tie_rows]))[0]
+        r, c = tie_rows[pick], tie_cols[pick]
+        hop, hop_offset = int(hop_of[pick]), a - int(h1_of[pick])
+        key = (float(low), 1, stay_src + int(stay_hop[r]), hop, hop_offset, stay_src)
+        if key < best_key:
+            best_key, best_cost = key, float(low)
+            best = Found(hop, hop_offset, stay_src, int(stay_hop[r]), float(smoothness[r, c]), float(w_r[r]), direct)
     return best
 
 
@@ -330,9 +357,10 @@ def search_task(triggers: np.ndarray, *, from_source, to_destination, offset: in
     """
     choices = np.zeros((len(triggers), 4), dtype=np.int64)
     costs = np.zeros((len(triggers), 3))
+    stacked = StackedHops.of(from_source, to_destination, blend_frames)
     for n, trigger in enumerate(triggers):
         found = search_one_hop(int(trigger), from_source, to_destination, offset=offset, blend_frames=blend_frames,
-                               dst=dst, weight=weight, max_stay=max_stay)
+                               dst=dst, weight=weight, max_stay=max_stay, stacked=stacked)
         choices[n] = (found.hop, found.hop_offset, found.stay_src, found.stay_hop)
         costs[n] = (found.smoothness, found.responsiveness, found.direct)
     return choices, costs
@@ -561,9 +589,10 @@ def default_weight(clouds: Sequence[np.ndarray], blend_frames: int, fps: float, 
     for src, dst, offset, trigger in conditions:
         from_source = [matrices[src, i] for i in range(len(clouds))]
         to_destination = [matrices[i, dst] for i in range(len(clouds))]
+        stacked = StackedHops.of(from_source, to_destination, blend_frames)
         for out, bound in ((without, 0), (within, s_max)):
             found = search_one_hop(trigger, from_source, to_destination, offset=offset, blend_frames=blend_frames,
-                                   dst=dst, weight=0.0, max_stay=bound)
+                                   dst=dst, weight=0.0, max_stay=bound, stacked=stacked)
             out.append(found.smoothness)
     return max(float(np.mean(without) - np.mean(within)), 0.0) / (2 * s_max) * fps
 
