@@ -317,35 +317,45 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
         if d0 >= n_dst or most_room < 0:
             continue
         stay_hop = np.arange(min(n_dst - d0, most_room + 1, n_src if max_stay is None else max_stay + 1))
-        # wR (the same float expression as the cost's, so nothing that ties is dropped)
+        # wR (the same float expressions as the cost's, so nothing that ties is dropped)
         w_r = w * (stay_src + stay_hop)
         keep = w_r <= best_cost
         stay_hop, w_r = stay_hop[keep], w_r[keep]
         if not len(stay_hop):
             continue
         d1 = stacked.first[a, usable]
-        columns = usable[d1 + w * stay_src <= best_cost]  # then D1
+        keep = d1 + w * stay_src <= best_cost  # then D1
+        columns, d1 = usable[keep], d1[keep]
         if not len(columns):
             continue
-        # then D2, where the second blend fits in the hop
-        inside = stay_hop[:, None] <= stacked.room[columns][None, :]
-        rows = np.where(inside, columns[None, :] + length + stay_hop[:, None], 0)
-        d2 = np.where(inside, stacked.second[rows, (d0 + stay_hop)[:, None]], np.inf)
-        smoothness = stacked.first[a, columns][None, :] + d2
-        cost = smoothness + w_r[:, None]
+        # (a second stay that the least D1 and its wR already put above the best, or longer
+        # than any hop left has room for, is no candidate either)
+        keep = (w_r + d1.min() <= best_cost) & (stay_hop <= stacked.room[columns].max())
+        stay_hop, w_r = stay_hop[keep], w_r[keep]
+        if not len(stay_hop):
+            continue
+        # then D2, only for the pairs (s_h, o_sh) whose second blend fits in the hop and whose
+        # D1 + wR does not exceed the best already
+        live_rows, live_cols = np.nonzero((stay_hop[:, None] <= stacked.room[columns][None, :])
+                                          & (d1[None, :] + w_r[:, None] <= best_cost))
+        if not len(live_rows):
+            continue
+        d2 = stacked.second[columns[live_cols] + length + stay_hop[live_rows], d0 + stay_hop[live_rows]]
+        smoothness = d1[live_cols] + d2
+        cost = smoothness + w_r[live_rows]
         low = cost.min()
         if low > best_cost:
             continue
         # among the block's ties: the smaller R (s_h), then the smaller hop, then the smaller o_sh (larger h1)
-        tie_rows, tie_cols = np.nonzero(cost == low)
-        hop_of, h1_of = stacked.hop[columns[tie_cols]], stacked.h1[columns[tie_cols]]
-        pick = np.lexsort((-h1_of, hop_of, stay_hop[tie_rows]))[0]
-        r, c = tie_rows[pick], tie_cols[pick]
+        ties = np.flatnonzero(cost == low)
+        hop_of, h1_of = stacked.hop[columns[live_cols[ties]]], stacked.h1[columns[live_cols[ties]]]
+        pick = np.lexsort((-h1_of, hop_of, stay_hop[live_rows[ties]]))[0]
+        n, r = ties[pick], live_rows[ties[pick]]
         hop, hop_offset = int(hop_of[pick]), a - int(h1_of[pick])
         key = (float(low), 1, stay_src + int(stay_hop[r]), hop, hop_offset, stay_src)
         if key < best_key:
             best_key, best_cost = key, float(low)
-            best = Found(hop, hop_offset, stay_src, int(stay_hop[r]), float(smoothness[r, c]), float(w_r[r]), direct)
+            best = Found(hop, hop_offset, stay_src, int(stay_hop[r]), float(smoothness[n]), float(w_r[r]), direct)
     return best
 
 
