@@ -581,6 +581,14 @@ def _eq5_conditions(lengths: Sequence[int], blend_frames: int, n: int, seed: int
     return out
 
 
+def default_weight_pairs(lengths: Sequence[int], blend_frames: int, *, n_conditions: int = N_CONDITIONS,
+                         seed: int = 0) -> set[tuple[int, int]]:
+    """The clip pairs ``(a, b)`` whose distance matrices :func:`default_weight` reads (same arguments)."""
+    conditions = _eq5_conditions(lengths, blend_frames, n_conditions, seed)
+    every = range(len(lengths))
+    return {(s, i) for s, _, _, _ in conditions for i in every} | {(i, d) for _, d, _, _ in conditions for i in every}
+
+
 def default_weight(clouds: Sequence[np.ndarray], blend_frames: int, fps: float, *, runner=None, cache=None,
                    n_conditions: int = N_CONDITIONS, s_max_seconds: float = S_MAX_SECONDS, seed: int = 0) -> float:
     """eq. (5): ``w = (mean S without stays - mean S with stays <= s_max and w = 0) / (2 s_max)``,
@@ -592,8 +600,8 @@ def default_weight(clouds: Sequence[np.ndarray], blend_frames: int, fps: float, 
     """
     s_max = max(1, int(round(s_max_seconds * fps)))
     conditions = _eq5_conditions([len(c) for c in clouds], blend_frames, n_conditions, seed)
-    matrices = _distance_matrices(clouds, {(s, i) for s, _, _, _ in conditions for i in range(len(clouds))}
-                                  | {(i, d) for _, d, _, _ in conditions for i in range(len(clouds))},
+    matrices = _distance_matrices(clouds, default_weight_pairs([len(c) for c in clouds], blend_frames,
+                                                               n_conditions=n_conditions, seed=seed),
                                   blend_frames, runner, cache)
     without, within = [], []
     for src, dst, offset, trigger in conditions:
@@ -633,8 +641,8 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     cache    a :class:`DistanceCache` kept between calls (keys are clip names), or None.
     rig      the source's joint roles; found on it when None.
 
-    The work is two ``runner.map`` calls: the distance matrices of the clip pairs needed, then the
-    search over chunks of trigger frames. Stays are bounded by the clips, and by eq. (5)'s s_max
+    The work is two ``runner.map`` calls: the distance matrices of the clip pairs needed (eq. (5)'s
+    too), then the search over chunks of trigger frames. Stays are bounded by the clips, and by eq. (5)'s s_max
     when the weight is 0.
     """
     names, motions, _ = checked_library(clips, src, dst)
@@ -651,9 +659,11 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
         cache.measured_as(length, normalisation)
         by_index = {(names.index(a), names.index(b)): m for (a, b), m in cache.items() if a in names and b in names}
     pairs = {(s, i) for i in range(len(names))} | {(i, d) for i in range(len(names))}
-    if weight is None:
-        weight = default_weight(clouds, length, fps, runner=runner, cache=by_index, seed=seed)
+    if weight is None:  # eq. (5)'s matrices are computed with the search's, in one map
+        pairs |= default_weight_pairs([len(c) for c in clouds], length, seed=seed)
     matrices = _distance_matrices(clouds, pairs, length, runner, by_index)
+    if weight is None:
+        weight = default_weight(clouds, length, fps, cache=by_index, seed=seed)
     if cache is not None:
         cache.update({(names[a], names[b]): m for (a, b), m in by_index.items()})
     s_max = max(1, int(round(S_MAX_SECONDS * fps)))

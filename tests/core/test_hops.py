@@ -1,6 +1,9 @@
 """One-hop transitions (Koyama & Goto 2019, section 3): the distance, the search, eq. (5), the table, the CLI."""
 
 import json
+import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -261,6 +264,42 @@ def test_the_table_is_the_same_through_any_runner(table, small_library):
     assert Reversed.calls == 2  # the distance matrices, then the search
     for name in ("triggers", "choices", "smoothness", "responsiveness", "direct"):
         assert np.array_equal(getattr(again, name), getattr(table, name))
+    # eq. (5) too: its matrices go with the search's, its weight is computed here, once
+    Reversed.calls = 0
+    spread = hops.precompute(small_library, "bye_normal_001.bvh", "respond_normal_001.bvh", 10, runner=Reversed())
+    serial = hops.precompute(small_library, "bye_normal_001.bvh", "respond_normal_001.bvh", 10)
+    assert Reversed.calls == 2
+    assert spread.weight == serial.weight > 0.0
+    for name in ("choices", "smoothness", "responsiveness", "direct"):
+        assert np.array_equal(getattr(spread, name), getattr(serial, name))
+
+
+def test_the_tasks_run_where_only_numpy_is_installed(small_library, tmp_path):
+    """What a distributed runner ships: the task functions pickled by value with their shared
+    arrays, run by a Python that cannot import this project (isolated mode, another folder)."""
+    cloudpickle = pytest.importorskip("cloudpickle")
+    names = sorted(small_library)
+    clouds, _ = hops.library_point_clouds([small_library[n] for n in names], 0)
+    matrices = [hops.distance_matrix(clouds[0], clouds[i], L, same=i == 0) for i in range(len(names))]
+    back = [hops.distance_matrix(clouds[i], clouds[2], L, same=i == 2) for i in range(len(names))]
+    jobs = [(hops.distance_task, (0, 1), {"clouds": clouds, "blend_frames": L}),
+            (hops.search_task, np.arange(20, 26), {"from_source": matrices, "to_destination": back, "offset": 5,
+                                                    "blend_frames": L, "dst": 2, "weight": 0.002, "max_stay": None})]
+    cloudpickle.register_pickle_by_value(hops)
+    try:
+        payload = cloudpickle.dumps(jobs)
+    finally:
+        cloudpickle.unregister_pickle_by_value(hops)
+    script = ("import importlib.util, pickle, sys; assert importlib.util.find_spec('core') is None; "
+              "jobs = pickle.loads(sys.stdin.buffer.read()); "
+              "sys.stdout.buffer.write(pickle.dumps([fn(item, **shared) for fn, item, shared in jobs]))")
+    done = subprocess.run([sys.executable, "-I", "-c", script], input=payload, capture_output=True, cwd=tmp_path,
+                          check=True)
+    matrix, (choices, costs) = pickle.loads(done.stdout)
+    assert np.array_equal(matrix, hops.distance_task((0, 1), clouds=clouds, blend_frames=L))
+    here = hops.search_task(np.arange(20, 26), from_source=matrices, to_destination=back, offset=5, blend_frames=L,
+                            dst=2, weight=0.002, max_stay=None)
+    assert np.array_equal(choices, here[0]) and np.array_equal(costs, here[1])
 
 
 def test_a_cache_kept_between_precomputes_gives_the_same_table(table, small_library):
