@@ -16,7 +16,7 @@ the earliest), synchronized on their support phases and blended (Ménardais
 2004, core.mkm); --no-sync gives the NLA's frame-by-frame blend instead.
     python -m core demo [--json]
     python -m core hops precompute LIBRARY_DIR --src A.bvh --dst B.bvh --offset FRAMES -o TABLE.npz
-                        [--blend SECONDS] [--weight W] [--workers N] [--scheduler ADDRESS]
+                        [--blend SECONDS] [--weight W] [--workers N] [--scheduler ADDRESS] [--map ROLE=JOINT ...]
     python -m core hops show TABLE.npz [--trigger FRAME] [--json]
 
 hops precompute finds, for every trigger frame of A, the best one-hop
@@ -253,6 +253,7 @@ def cmd_hops_precompute(args) -> int:
     from .bvh import read_bvh
     from .files import check_outputs
     from .hops import BLEND_SECONDS, SerialRunner, checked_library, precompute
+    from .rig import find_rig
 
     files = _library_files(args.library, args.src, args.dst)
     check_outputs({f"clip '{name}'": path for name, path in files.items()}, {"-o": args.output})
@@ -268,8 +269,9 @@ def cmd_hops_precompute(args) -> int:
         from contextlib import nullcontext
 
         runner = nullcontext(SerialRunner(progress=True))
+    rig = find_rig(clips[src], overrides=_overrides(args.map)) if args.map else None
     with runner as run:
-        table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run)
+        table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig)
     table.save(args.output)
     print(table.summary())
     print(f"wrote the table of {len(table.triggers)} trigger frames to {args.output}")
@@ -361,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
                         "change with it); default: eq. (5) on 100 seeded random conditions of the library")
     q.add_argument("--workers", type=int, metavar="N", help="run on a local Dask cluster of N worker processes")
     q.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (tcp://HOST:8786)")
+    q.add_argument("--map", action="append", metavar="ROLE=JOINT",
+                   help="override a joint role of the source's rig (repeatable)")
     q.set_defaults(func=cmd_hops_precompute)
     q = hops.add_parser("show", help="print a precomputed table")
     q.add_argument("table", metavar="TABLE.npz")

@@ -103,7 +103,8 @@ def ground_frame(up: np.ndarray) -> np.ndarray:
 def point_cloud(motion, joints: np.ndarray, frame: np.ndarray, leg: float) -> np.ndarray:
     """(F, J', 3) the body's joint positions per frame in ground coordinates (two along the ground,
     then up), in leg lengths, the clip's mean ground position subtracted (D does not depend on
-    where a clip stands; a small origin keeps the window sums of :func:`distance_matrix` exact)."""
+    where a clip stands, and coordinates near 0 keep the running sums of :func:`distance_matrix`
+    well conditioned)."""
     positions = motion.global_positions()[:, joints] @ frame.T / leg
     positions[..., :2] -= positions[..., :2].reshape(-1, 2).mean(axis=0)
     return positions
@@ -115,6 +116,8 @@ def library_point_clouds(clips: Sequence, src_index: int, rig=None) -> tuple[lis
 
     Returns the clouds and ``{"up": (3,), "leg": float}`` (the normalisation, which keys the cache).
     """
+    # (core.rig and core.analysis are imported here, in the calling process, not at the top: the
+    # task functions a distributed runner ships must need nothing but numpy)
     from .rig import detect_up, find_rig, leg_length
 
     src = clips[src_index]
@@ -316,7 +319,7 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
         d0 = a + length - offset  # destination window of the second blend when s_h = 0
         if d0 >= n_dst or most_room < 0:
             continue
-        stay_hop = np.arange(min(n_dst - d0, most_room + 1, n_src if max_stay is None else max_stay + 1))
+        stay_hop = np.arange(min(n_dst - d0, most_room + 1, n_dst if max_stay is None else max_stay + 1))
         # wR (the same float expressions as the cost's, so nothing that ties is dropped)
         w_r = w * (stay_src + stay_hop)
         keep = w_r <= best_cost
