@@ -678,3 +678,63 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     costs = np.concatenate([c for _, c in found])
     return HopTable(triggers, choices, costs[:, 0].copy(), costs[:, 1].copy(), costs[:, 2].copy(), tuple(names), s,
                     d, int(offset), length, float(fps), float(weight))
+
+
+# --------------------------------------------------------------------------- one trigger, no table
+
+
+def search_trigger(clouds: Sequence[np.ndarray], src: int, dst: int, trigger: int, *, offset: int, blend_frames: int,
+                   weight: float, max_stay: int | None = None) -> Found:
+    """:func:`search_one_hop` for one trigger frame of a library that was not precomputed (the add-on's Insert Hop).
+
+    clouds   every clip's point cloud (:func:`library_point_clouds`), each a hop candidate as in
+             :func:`search_one_hop`: ``clouds[src]`` the source, ``clouds[dst]`` the destination.
+    weight   w per frame; ``max_stay`` as :func:`search_one_hop` (required when ``weight`` is 0).
+
+    The same choice as :func:`search_one_hop` on whole matrices, from only the windows it can
+    reach: the direct transition's D costs ``wR`` no more than D, so the stays add up to at most
+    ``R_max = D / w`` frames, and the search reads source windows ``t .. t + R_max`` of
+    ``D(src, i)`` and destination windows ``t + L - offset ..`` (R_max further) of ``D(i, dst)``.
+    Only those rows and columns are computed (each a :func:`distance_matrix` of the clips cut to
+    them); the rest of each matrix is NaN, never read. Sums over other frames round differently,
+    so costs may differ from the whole matrices' in the last bits.
+    """
+    length = int(blend_frames)
+    n_windows = [max(len(c) - length + 1, 0) for c in clouds]
+    n_src, n_dst = n_windows[src], n_windows[dst]
+    k = trigger - offset
+    if not direct_fits(trigger, offset, n_src, n_dst):
+        raise ValueError(f"trigger {trigger}: the direct transition does not fit in the clips (a blend of {length} "
+                         f"frames from source frame {trigger} ({n_src + length - 1} frames) into destination frame "
+                         f"{k} ({n_dst + length - 1} frames))")
+    direct = float(distance_matrix(clouds[src][trigger:trigger + length], clouds[dst][k:k + length], length)[0, 0])
+    w = float(weight)
+    if w > 0:
+        most = int(math.floor(direct / w)) + 1  # (+1: floor of a rounded quotient may fall one short)
+    elif max_stay is not None:
+        most = 2 * int(max_stay)
+    else:
+        raise ValueError("with weight 0 the stays need a bound: give max_stay")
+    rows = slice(trigger, min(trigger + most + 1, n_src))  # source windows of the first blend
+    first_dst = trigger + length - offset  # destination window of the second blend with no stay
+    columns = slice(min(first_dst, n_dst), min(first_dst + most + 1, n_dst))
+    from_source, to_destination = [], []
+    for i, cloud in enumerate(clouds):
+        part = np.full((n_src, n_windows[i]), np.nan)
+        part[rows] = distance_matrix(clouds[src][rows.start:rows.stop + length - 1], cloud, length)
+        if i == src:  # a clip against itself on the same frames: 0 by construction (``same``)
+            _zero_on_diagonal(part, rows)
+        from_source.append(part)
+        part = np.full((n_windows[i], n_dst), np.nan)
+        part[:, columns] = distance_matrix(cloud, clouds[dst][columns.start:columns.stop + length - 1], length)
+        if i == dst:
+            _zero_on_diagonal(part, columns)
+        to_destination.append(part)
+    return search_one_hop(trigger, from_source, to_destination, offset=offset, blend_frames=length, dst=dst,
+                          weight=w, max_stay=max_stay)
+
+
+def _zero_on_diagonal(matrix: np.ndarray, span: slice) -> None:
+    """``matrix[j, j] = 0`` for ``j`` in ``span``, in place (where ``distance_matrix(..., same=True)`` has 0)."""
+    j = np.arange(span.start, span.stop)
+    matrix[j, j] = 0.0
