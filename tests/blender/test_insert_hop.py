@@ -280,3 +280,12 @@ def test_an_empty_folder_setting_says_where_to_set_it(scene):
     bpy.context.scene.smart_motion.hop_library = 'FOLDER'
     bpy.context.scene.frame_current = 110
     refused("insert_hop", r"set Hop Library Folder in the Smart Motion add-on's preferences")
+
+
+def test_the_library_is_the_actions_made_for_the_armature_but_smart_motions_own(scene, tmp_path):
+    cmu_named_walk(tmp_path)
+    scene.smart_motion.baked_action = bpy.data.actions["bye_normal_001"]  # as if Bake to Action had written it
+    strips = strips_by_name(scene)
+    library = extension("addon.hops").library_actions(scene, {strips["walk"].action})
+    assert [clip.name for clip in library] == ["bow_happy_001", "bow_normal_001", "call_normal_001",
+                                               "walk-left_normal_001"]
