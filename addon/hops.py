@@ -91,6 +91,7 @@ class HopChoice:
     n_clips: int
     seconds: float  # the search's time (distance rows and columns included)
     skipped: tuple = ()  # BVH files left out, with why
+    warnings: tuple = ()  # what Blender will play otherwise than the transition found
 
     @property
     def source_end(self) -> int:
@@ -252,18 +253,40 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
     direct_won = found.hop == dst and found.hop_offset == offset and found.stay_hop == 0
     return HopChoice(source.name, destination.name, start, trigger, offset, length, clips[found.hop], found.hop_offset,
                      found.stay_src, found.stay_hop, found.smoothness, found.responsiveness, found.direct,
-                     direct_won, "actions" if folder is None else folder, len(clips), seconds, tuple(skipped))
+                     direct_won, "actions" if folder is None else folder, len(clips), seconds, tuple(skipped),
+                     tuple(covered_source(obj, source, destination, start + trigger + found.stay_src)))
+
+
+def track_levels(obj: bpy.types.Object, *strips) -> list[int]:
+    """The index of each strip's track, from the bottom (an upper strip replaces a lower one where both play)."""
+    tracks = list(obj.animation_data.nla_tracks)
+    return [next(k for k, t in enumerate(tracks) if strip.name in t.strips) for strip in strips]
+
+
+def covered_source(obj: bpy.types.Object, source, destination, blend_start: int) -> list[str]:
+    """A warning when the destination's track lies above the source's and it starts before ``blend_start``:
+    the NLA then plays the destination over the source from its start, where the transition has the
+    source play on."""
+    below, above = track_levels(obj, source, destination)
+    if above < below or destination.frame_start >= blend_start:
+        return []
+    return [f"Blender plays {destination.name!r} over {source.name!r} from frame {round(destination.frame_start)} "
+            f"(its track is above), before the transition's first blend at frame {blend_start}; move "
+            f"{destination.name!r} to a track below {source.name!r} to see the source until then"]
 
 
 # ---------------------------------------------------------------------------
 # The writes
 
 
-def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> bpy.types.NlaStrip | None:
+def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaStrip | None, list[str]]:
     """Trim the source strip where the first blend ends and, unless the direct transition won, add the hop
-    strip (selected) over both blends; record the choice for the panel. Returns the hop strip or None.
+    strip (selected) over both blends; record the choice for the panel. Returns the hop strip (or None)
+    and notes for the report.
 
-    The source's action is never written; a hop from a BVH file is keyed into a new action.
+    The hop strip holds nothing past its ends (extrapolation Nothing), and so does the source strip
+    when its track lies above the destination's: held, its last frame would cover the destination
+    for good. The source's action is never written; a hop from a BVH file is keyed into a new action.
     """
     from .convert import slot_for, write_action
     from .properties import find_strip
@@ -288,12 +311,19 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> bpy.types.NlaStrip |
         strip.action_frame_start = hop.first + frames[0] / hop.scale
         strip.frame_start_ui = first
         strip.use_auto_blend = False
+        strip.extrapolation = 'NOTHING'
         strip.blend_in = strip.blend_out = choice.blend_frames - 1
         strip.select = True
     # the strip's range, not its action: the end where the first blend ends
     source.action_frame_end = source.action_frame_start + (choice.source_end - choice.source_start) / source.scale
+    notes = []
+    below, above = track_levels(obj, destination, source)
+    if above > below and source.extrapolation != 'NOTHING':
+        notes.append(f"{source.name!r} no longer holds its last frame ({source.extrapolation.replace('_', ' ').title()}"
+                     f" to Nothing): its track is above {destination.name!r}'s")
+        source.extrapolation = 'NOTHING'
     obj.smart_motion.hop_json = json.dumps(choice.to_dict() | {"strip": strip.name if strip else ""})
-    return strip
+    return strip, notes
 
 
 def _action_length(action) -> float:

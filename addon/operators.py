@@ -232,10 +232,12 @@ class SMART_MOTION_OT_insert_hop(_Reported, bpy.types.Operator):
             folder = prefs.hop_folder if prefs is not None else ""
         choice = hops.find_hop(obj, strips, context.scene.frame_current, weight=settings.hop_weight,
                                blend_seconds=settings.hop_blend, folder=folder)
-        hops.insert_hop(obj, choice)
-        self.report({'INFO'}, hops.hop_text(choice))
+        _, notes = hops.insert_hop(obj, choice)
+        self.report({'INFO'}, "; ".join([hops.hop_text(choice), *notes]))
         for line in choice.skipped:
             self.report({'WARNING'}, f"left out of the hop library: {line}")
+        for line in choice.warnings:
+            self.report({'WARNING'}, line)
         return {'FINISHED'}
 
 

@@ -110,10 +110,14 @@ def test_the_inserted_hop_is_core_hops_choice_and_the_strips_follow_its_timeline
     first = action.frame_range[0]
     assert hop.action_frame_start == pytest.approx(first + a - found.hop_offset)
     assert hop.action_frame_end == pytest.approx(first + u + L - 1 - found.hop_offset)
-    assert (hop.blend_in, hop.blend_out, hop.use_auto_blend) == (L - 1, L - 1, False)
+    assert (hop.blend_in, hop.blend_out, hop.use_auto_blend, hop.extrapolation) == (L - 1, L - 1, False, 'NOTHING')
+    assert walk.extrapolation == 'HOLD', "below the destination, the source keeps its extrapolation"
     hop_track = next(k for k, t in enumerate(scene.animation_data.nla_tracks) if hop.name in t.strips)
     assert hop_track == tracks, "on a new track above both strips (neither of theirs has room)"
     assert f"hop {name!r} inserted over frames {1 + a}-{1 + u + L - 1}" in report
+    # (the bow lies on the track above the walk's: the NLA plays it over the walk from its start)
+    assert (f"Blender plays 'bow' over 'walk' from frame 101 (its track is above), before the transition's first "
+            f"blend at frame {1 + a}; move 'bow' to a track below 'walk'") in report
     searched = float(re.search(r"in (\d+\.\d+) s\)", report).group(1))
     print(f"\nsingle-trigger search, {len(OTHERS) + 2} clips: {searched:.3f} s")
     assert searched < 2.0
@@ -127,21 +131,38 @@ def test_the_inserted_hop_is_core_hops_choice_and_the_strips_follow_its_timeline
     assert shown["direct"] == pytest.approx(found.direct, rel=1e-9)
 
 
-def test_blender_plays_the_hop_alone_between_its_blends(scene, capfd):
+def played_as(obj, strip, frame: int) -> bool:
+    """Whether Blender poses ``obj`` at scene ``frame`` as ``strip`` alone plays it (bone heads within 0.1 mm)."""
     from scenes import evaluated_heads
 
-    bpy.context.scene.frame_current = 111
-    insert(capfd)
-    hop = next(s for n, s in strips_by_name(scene).items() if n not in ("walk", "bow"))
-    first, last = int(hop.frame_start), int(hop.frame_end)
-    middle = (first + L + last - L) // 2  # between the blends: the hop alone
-    hops, convert = core_modules()
-    alone = convert.strip_to_motion(scene, hop).global_positions()[middle - first]
-    heads = evaluated_heads(scene, [middle])[0]
-    skeleton, info = convert.armature_skeleton(scene)
-    bones = [scene.pose.bones.find(b) for b in info.bones if b is not None]
+    _, convert = core_modules()
+    alone = convert.strip_to_motion(obj, strip).global_positions()[frame - round(strip.frame_start)]
+    _, info = convert.armature_skeleton(obj)
+    bones = [obj.pose.bones.find(b) for b in info.bones if b is not None]
     joints = [j for j, b in enumerate(info.bones) if b is not None]
-    assert np.allclose(heads[bones], alone[joints], atol=1e-4), "the hop alone between its blends"
+    return np.allclose(evaluated_heads(obj, [frame])[0][bones], alone[joints], atol=1e-4)
+
+
+def test_blender_plays_the_source_then_the_hop_alone_between_its_blends_then_the_destination(scene, capfd):
+    tracks = scene.animation_data.nla_tracks
+    walk, bow = strips_by_name(scene)["walk"].action, strips_by_name(scene)["bow"].action
+    # the destination on the lower track, so that the source shows until the hop
+    tracks[0].strips.remove(tracks[0].strips["walk"])
+    tracks[1].strips.remove(tracks[1].strips["bow"])
+    tracks[0].strips.new("bow", 101, bow).select = True
+    tracks[1].strips.new("walk", 1, walk).select = True
+    bpy.context.scene.frame_current = 111
+    report = insert(capfd)
+    assert "Blender plays 'bow' over 'walk'" not in report
+    assert "'walk' no longer holds its last frame (Hold to Nothing): its track is above 'bow''s" in report
+    strips = strips_by_name(scene)
+    hop = next(s for n, s in strips.items() if n not in ("walk", "bow"))
+    first, last = round(hop.frame_start), round(hop.frame_end)
+    assert played_as(scene, strips["walk"], first - 1), "the source until the first blend"
+    assert played_as(scene, hop, first + L - 1), "the hop from the first blend's end"
+    assert played_as(scene, hop, last - L + 1), "... to the second blend's start"
+    assert not played_as(scene, hop, first + 3) and not played_as(scene, strips["walk"], first + 3), "a blend"
+    assert played_as(scene, strips["bow"], last + 1), "the destination after the second blend"
 
 
 def test_when_the_direct_transition_wins_it_says_so_and_only_trims_the_source(scene, capfd):
