@@ -447,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("-o", "--output", required=True, metavar="OUT.bvh", help="the BVH file to write")
     q.add_argument("--plain", action="store_true", help="the paper's plain blends instead of the synthesis engine")
     q.add_argument("--direct", action="store_true",
-                   help="the direct transition (a plain crossfade to the destination at the trigger), for comparison")
+                   help="the direct transition (a plain crossfade to the destination at the trigger), for comparison "
+                        "(with or without --plain)")
     q.add_argument("--library", metavar="DIR",
                    help="the folder of the clips the table was computed from (default: the table's folder)")
     q.add_argument("--src", metavar="A.bvh", help="the source clip, when it is not in the library folder")

@@ -38,7 +38,8 @@ independent items with module-level task functions (:func:`distance_task`,
 :func:`search_task`) that need nothing but numpy and plain arrays, so a
 distributed runner (core.cluster) can ship them to bare workers; the default
 :class:`SerialRunner` runs them here. The table is the same whatever the
-runner. Nothing here imports Dask.
+runner. Nothing here imports Dask. A table entry is rendered to frames by
+core.hops_render.
 """
 
 from __future__ import annotations

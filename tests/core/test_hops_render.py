@@ -219,12 +219,27 @@ def test_a_clip_that_plays_no_frame_alone_keeps_the_blend_frame_where_it_weighs_
     assert np.abs(g[0] - clips[SRC].global_positions()[0]).max() < TOLERANCE * height
     placed = render.plan.pairs[-1].alignment.apply(sides[2].motion, rig.pelvis)
     assert np.abs(g[-1] - placed.global_positions()[-1]).max() < TOLERANCE * height
+    # the same without a hop (the destination at its own timing): two clips, neither inside the other
+    direct = hr.HopTimeline(0, L - n, 0, 0, L - n, L, True, DST, SRC, DST)
+    sides = hr.engine_clips(clips[SRC], clips[DST], clips[DST], direct)
+    assert len(sides) == 2 and sides[0].start < sides[1].start and sides[0].end < sides[1].end
+    render = hr.engine_render(clips[SRC], clips[DST], clips[DST], direct)
+    assert render.motion.n_frames == L and len(render.plan.pairs) == 1
+    g = render.motion.global_positions()
+    assert np.abs(g[0] - clips[SRC].global_positions()[0]).max() < TOLERANCE * height
+    placed = render.plan.pairs[0].alignment.apply(sides[1].motion, rig.pelvis)
+    assert np.abs(g[-1] - placed.global_positions()[-1]).max() < TOLERANCE * height
 
 
 # ---------------------------------------------------------------- the table's clips
 
 
-def test_a_render_refuses_clips_other_than_the_table_s(table, clips):
+def test_a_render_refuses_clips_other_than_the_table_s(table, clips, tmp_path):
+    assert table.digests == tuple(hops.clip_digest(clips[name]) for name in table.hops)
+    assert table.frames.tolist() == [clips[name].n_frames for name in table.hops]
+    table.save(tmp_path / "table.npz")
+    again = hops.HopTable.load(tmp_path / "table.npz")
+    assert again.digests == table.digests and np.array_equal(again.frames, table.frames)
     trigger = one_hop_trigger(table)
     shorter = dict(clips, **{SRC: clips[SRC][:-1]})
     with pytest.raises(ValueError, match=f"'{SRC}' has {clips[SRC].n_frames - 1} frames.*had {clips[SRC].n_frames}"):
