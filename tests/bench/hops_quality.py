@@ -66,6 +66,8 @@ METHODS = (("one-hop plain", hr.PLAIN), ("one-hop engine", hr.ENGINE), ("direct 
 def worst_direct_pair(names: list[str], clips: dict, length: int) -> tuple[str, str, float]:
     """The pair of the module docstring's rule, and its median direct D."""
     motions = [clips[n] for n in names]
+    # (measured as the first clip is: the library shares one skeleton, so every source would give
+    # the same up axis and leg length)
     clouds, _ = hops.library_point_clouds(motions, 0)
     best = None
     for s in range(len(names)):
