@@ -38,14 +38,15 @@ independent items with module-level task functions (:func:`distance_task`,
 :func:`search_task`) that need nothing but numpy and plain arrays, so a
 distributed runner (core.cluster) can ship them to bare workers; the default
 :class:`SerialRunner` runs them here. The table is the same whatever the
-runner. Nothing here imports Dask.
+runner. Nothing here imports Dask. A table entry is rendered to frames by
+core.hops_render.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -397,6 +398,10 @@ class HopTable:
     blend_frames    L, frames of each blend.
     fps             the frame rate every clip was played at.
     weight          w per second (R is in frames: ``wR = weight / fps * R``).
+    frames          (len(hops),) int64 each clip's frame count as searched (at ``fps``); empty in
+                    tables written before it was kept.
+    digests         per clip :func:`clip_digest` of the motion searched, so that a render can tell
+                    the clips it is given are the ones the choices were made for; empty likewise.
     """
 
     triggers: np.ndarray
@@ -411,12 +416,17 @@ class HopTable:
     blend_frames: int
     fps: float
     weight: float
+    frames: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    digests: tuple[str, ...] = ()
 
     def __post_init__(self):
         n = len(self.triggers)
         if self.choices.shape != (n, 4) or not all(len(a) == n for a in (self.smoothness, self.responsiveness,
                                                                           self.direct)):
             raise ValueError(f"a hop table needs 4 choices and 3 costs per trigger frame ({n})")
+        if len(self.frames) not in (0, len(self.hops)) or len(self.digests) not in (0, len(self.hops)):
+            raise ValueError(f"a hop table keeps the frame count and digest of each of its {len(self.hops)} clips, "
+                             f"or none")
         if n and np.any(np.diff(self.triggers) != 1):
             raise ValueError("a hop table's trigger frames must be consecutive")
 
@@ -464,7 +474,8 @@ class HopTable:
                 "responsiveness": self.responsiveness, "direct": self.direct, "hops": np.array(self.hops, dtype=str),
                 "src": np.int64(self.src), "dst": np.int64(self.dst), "offset": np.int64(self.offset),
                 "blend_frames": np.int64(self.blend_frames), "fps": np.float64(self.fps),
-                "weight": np.float64(self.weight)}
+                "weight": np.float64(self.weight), "frames": np.asarray(self.frames, dtype=np.int64),
+                "digests": np.array(self.digests, dtype=str)}
 
     def save(self, path) -> None:
         """Write the table as ``.npz`` to ``path`` whole or not at all."""
@@ -492,7 +503,8 @@ class HopTable:
                    arrays["smoothness"].astype(np.float64), arrays["responsiveness"].astype(np.float64),
                    arrays["direct"].astype(np.float64), tuple(str(h) for h in arrays["hops"]), int(arrays["src"]),
                    int(arrays["dst"]), int(arrays["offset"]), int(arrays["blend_frames"]), float(arrays["fps"]),
-                   float(arrays["weight"]))
+                   float(arrays["weight"]), arrays.get("frames", np.zeros(0)).astype(np.int64),
+                   tuple(str(d) for d in arrays.get("digests", ())))
 
 
 # --------------------------------------------------------------------------- the library and the precompute
@@ -526,6 +538,18 @@ def checked_library(clips: Mapping[str, object], src: str, dst: str) -> tuple[li
             m = m.resampled(ref.fps)
         out.append(m)
     return names, out, warnings
+
+
+def clip_digest(motion) -> str:
+    """A fingerprint of a clip's motion (its poses and rate, 16 hex digits of SHA-256): the same
+    file read the same way gives the same one, any edit of a pose another. Kept in the table in
+    place of paths, which say nothing about what a file holds now."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for array in (motion.rotations, motion.positions, np.float64(motion.fps)):
+        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def blend_frames_of(blend_seconds: float, fps: float) -> int:
@@ -677,7 +701,9 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     choices = np.concatenate([c for c, _ in found])
     costs = np.concatenate([c for _, c in found])
     return HopTable(triggers, choices, costs[:, 0].copy(), costs[:, 1].copy(), costs[:, 2].copy(), tuple(names), s,
-                    d, int(offset), length, float(fps), float(weight))
+                    d, int(offset), length, float(fps), float(weight), np.array([m.n_frames for m in motions]),
+                    tuple(clip_digest(m) for m in motions))
+
 
 
 # --------------------------------------------------------------------------- one trigger, no table
