@@ -705,7 +705,6 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
                     tuple(clip_digest(m) for m in motions))
 
 
-
 # --------------------------------------------------------------------------- one trigger, no table
 
 
