@@ -89,7 +89,7 @@ class HopChoice:
     direct_won: bool
     library: str  # "actions" or the folder
     n_clips: int
-    seconds: float  # the search's time (distance rows and columns included)
+    seconds: float  # the search's time: the point clouds (forward kinematics of every clip), then search_trigger
     skipped: tuple = ()  # BVH files left out, with why
     warnings: tuple = ()  # what Blender will play otherwise than the transition found
 

@@ -131,6 +131,23 @@ def test_the_inserted_hop_is_core_hops_choice_and_the_strips_follow_its_timeline
     assert shown["direct"] == pytest.approx(found.direct, rel=1e-9)
 
 
+def test_a_hop_through_the_source_or_destination_clip_plays_its_strip_at_the_hop_offset(scene, capfd):
+    for name in OTHERS:  # a library of the two strips only
+        bpy.data.actions.remove(bpy.data.actions[name])
+    choices = {t: core_choice(scene, t, others=()) for t in range(100, 180, 4)}
+    trigger, (name, found) = next((t, c) for t, c in choices.items() if c[0] == "walk" or c[1].hop_offset != OFFSET)
+    bpy.context.scene.frame_current = trigger + 1
+    insert(capfd)
+    strips = strips_by_name(scene)
+    (hop,) = set(strips) - {"walk", "bow"}
+    hop = strips[hop]
+    a = trigger + found.stay_src
+    u = a + L + found.stay_hop
+    assert hop.action == strips[name].action and (hop.frame_start, hop.frame_end) == (1 + a, 1 + u + L - 1)
+    assert hop.action_frame_start == pytest.approx(strips[name].action_frame_start + a - found.hop_offset)
+    assert strips["walk"].frame_end == 1 + a + L - 1
+
+
 def played_as(obj, strip, frame: int) -> bool:
     """Whether Blender poses ``obj`` at scene ``frame`` as ``strip`` alone plays it (bone heads within 0.1 mm)."""
     from scenes import evaluated_heads
@@ -238,6 +255,11 @@ def test_a_trigger_whose_direct_transition_does_not_fit_is_refused(scene):
     bpy.context.scene.frame_current = 190  # the walk ends at 195: no room for a 15-frame blend
     refused("insert_hop", r"the direct transition at the playhead \(frame 190\) does not fit: a blend takes 15 "
                           r"frames and strip 'walk' ends at frame 195")
+    bow = strips_by_name(scene)["bow"]
+    bow.action_frame_end = bow.action_frame_start + 60  # the bow strip over frames 101-161
+    bpy.context.scene.frame_current = 150
+    refused("insert_hop", r"the direct transition at the playhead \(frame 150\) does not fit: a blend takes 15 "
+                          r"frames and strip 'bow' ends at frame 161, before frame 164; move the playhead earlier")
 
 
 def test_a_strip_of_another_skeleton_is_refused(scene, tmp_path):
