@@ -21,7 +21,13 @@ becomes:
   frame ``h + o_s->h``, on a track above both strips (a new one if none has
   room), blending in and out over the ``L`` frames of each blend;
 * when the direct transition wins (the destination at its own timing, no
-  second blend), no hop strip: the source is only trimmed.
+  second blend), no hop strip: the source is only trimmed;
+* each strip's core (Smart Motion's, kept on the armature) set to the frames
+  it plays alone, as core.hops_render's engine render cuts them: the source
+  until the first blend, the hop over its stay (one frame without one), the
+  destination from the end of the last blend. Synthesize then joins the three
+  in turn at the frames the search chose, placing each clip on the one
+  before (the NLA alone plays every action where it was captured).
 
 The library: the file's actions that fit the armature (as Add as Soon as
 Possible offers them, :func:`.convert.action_to_motion` refusing the others)
@@ -97,6 +103,17 @@ class HopChoice:
     def source_end(self) -> int:
         """The source strip's new last frame (scene, inclusive): where the first blend ends."""
         return self.source_start + self.trigger + self.stay_src + self.blend_frames - 1
+
+    @property
+    def alone_until(self) -> int:
+        """The source's last frame alone, counted from its start (frame 0 when the first blend starts there)."""
+        return max(self.trigger + self.stay_src - 1, 0)
+
+    @property
+    def settled(self) -> int:
+        """The first source frame at which the destination plays alone."""
+        first = self.trigger + self.stay_src
+        return first + self.blend_frames + (0 if self.direct_won else self.blend_frames + self.stay_hop)
 
     @property
     def hop_span(self) -> tuple[int, int]:
@@ -289,9 +306,11 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
     for good. The source's action is never written; a hop from a BVH file is keyed into a new action.
     """
     from .convert import slot_for, write_action
+    from .nla import core_offsets
     from .properties import find_strip
 
     source, destination = find_strip(obj, choice.source), find_strip(obj, choice.destination)
+    cores = {s.name: core_offsets(obj, s) for s in (source, destination)}  # (before the hop cuts them)
     strip = None
     if not choice.direct_won:
         hop = choice.hop
@@ -314,6 +333,11 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
         strip.extrapolation = 'NOTHING'
         strip.blend_in = strip.blend_out = choice.blend_frames - 1
         strip.select = True
+        hop_core = (choice.blend_frames, max(choice.blend_frames + choice.stay_hop - 1, choice.blend_frames))
+        _set_core(obj, strip, hop_core)
+    _set_core(obj, source, (min(cores[source.name][0], choice.alone_until), choice.alone_until))
+    settled = choice.settled - choice.offset  # destination frame from which it plays alone
+    _set_core(obj, destination, (settled, max(cores[destination.name][1], settled)))
     # the strip's range, not its action: the end where the first blend ends
     source.action_frame_end = source.action_frame_start + (choice.source_end - choice.source_start) / source.scale
     notes = []
@@ -324,6 +348,16 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
         source.extrapolation = 'NOTHING'
     obj.smart_motion.hop_json = json.dumps(choice.to_dict() | {"strip": strip.name if strip else ""})
     return strip, notes
+
+
+def _set_core(obj: bpy.types.Object, strip, offsets: tuple[int, int]) -> None:
+    """Give ``strip`` the edited core ``offsets`` (frames from its start), as Add as Soon as Possible keeps
+    the cores its placement assumed: Synthesize then joins the strips as the search timed them."""
+    from .nla import strip_settings
+
+    item = strip_settings(obj, strip, create=True)
+    item.core_first, item.core_last = offsets
+    item.has_core = True
 
 
 def _action_length(action) -> float:

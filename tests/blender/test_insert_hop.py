@@ -182,6 +182,26 @@ def test_blender_plays_the_source_then_the_hop_alone_between_its_blends_then_the
     assert played_as(scene, strips["bow"], last + 1), "the destination after the second blend"
 
 
+def test_synthesize_then_joins_source_hop_and_destination_at_the_frames_the_search_chose(scene, capfd):
+    bpy.context.scene.frame_current = 131
+    name, found = core_choice(scene, 130)
+    insert(capfd)
+    strips = strips_by_name(scene)
+    (hop,) = set(strips) - {"walk", "bow"}
+    a = 130 + found.stay_src
+    settled = a + 2 * L + found.stay_hop  # source frame from which the bow plays alone
+    cores = {item.name: (item.has_core, item.core_first, item.core_last) for item in scene.smart_motion.strips}
+    assert cores["walk"] == (True, 0, a - 1), "the source alone until the first blend"
+    assert cores[hop] == (True, L, max(L + found.stay_hop - 1, L)), "the hop alone over its stay"
+    assert cores["bow"][:2] == (True, settled - OFFSET), "the destination alone from the second blend's end"
+    for strip in strips.values():
+        strip.select = True
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    plan = json.loads(scene.smart_motion.plan_json)
+    assert [(pair["prev"], pair["next"]) for pair in plan["pairs"]] == [("walk", hop), (hop, "bow")]
+    assert plan["rejected"] == [] and not plan.get("compositions")
+
+
 def test_when_the_direct_transition_wins_it_says_so_and_only_trims_the_source(scene, capfd):
     for name in OTHERS:  # a library of the two strips only, and stays that cost much
         bpy.data.actions.remove(bpy.data.actions[name])
