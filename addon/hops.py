@@ -328,7 +328,7 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
         # the end first: the range shrinks from the whole action's, so the start never passes the end
         strip.action_frame_end = hop.first + frames[1] / hop.scale
         strip.action_frame_start = hop.first + frames[0] / hop.scale
-        strip.frame_start_ui = first
+        strip.frame_start_ui = first  # (the start stays put as the range shrinks; this says where it belongs)
         strip.use_auto_blend = False
         strip.extrapolation = 'NOTHING'
         strip.blend_in = strip.blend_out = choice.blend_frames - 1
@@ -341,8 +341,8 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
     # the strip's range, not its action: the end where the first blend ends
     source.action_frame_end = source.action_frame_start + (choice.source_end - choice.source_start) / source.scale
     notes = []
-    below, above = track_levels(obj, destination, source)
-    if above > below and source.extrapolation != 'NOTHING':
+    source_level, destination_level = track_levels(obj, source, destination)
+    if source_level > destination_level and source.extrapolation != 'NOTHING':
         notes.append(f"{source.name!r} no longer holds its last frame ({source.extrapolation.replace('_', ' ').title()}"
                      f" to Nothing): its track is above {destination.name!r}'s")
         source.extrapolation = 'NOTHING'
