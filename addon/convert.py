@@ -1045,10 +1045,11 @@ def motion_on_armature(obj: bpy.types.Object, motion: Motion, what: str, armatur
     bones, by name, with the same parents, and whose rest pose is the armature's up to a turn and
     a scale (a file the armature was imported from, in its own axes and unit, for example). The
     turn ``A`` and scale ``s`` are the least-squares fit of the armature's rest heads to the
-    file's rest joints (Kabsch, no reflection); then every joint rotation becomes
-    ``A R inv(A)`` and every joint's translation ``s A p`` (the root's plus the fitted shift;
-    connected bones keep their rest offsets, as Blender plays them). ``tolerance``: the fit's RMS error, as a fraction of the
-    rest pose's size, above which the rest poses differ and the clip is refused.
+    file's rest joints (Umeyama's closed form, no reflection); then every joint rotation
+    becomes ``A R inv(A)`` and every joint's translation ``s A p`` (the root's plus the fitted
+    shift; connected bones keep their rest offsets, as Blender plays them). ``tolerance``: the
+    fit's RMS error, as a fraction of the rest pose's size, above which the rest poses differ
+    and the clip is refused.
 
     ``ValueError`` naming ``what`` (the file) and what differs. ``obj`` is not changed.
     """

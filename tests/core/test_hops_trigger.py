@@ -12,7 +12,8 @@ L = 15
 
 @pytest.fixture(scope="module")
 def clouds(mocap):
-    return hops.library_point_clouds([mocap(f"bandai1/{name}") for name in LIBRARY], LIBRARY.index("walk_normal_001"))[0]
+    motions = [mocap(f"bandai1/{name}") for name in LIBRARY]
+    return hops.library_point_clouds(motions, LIBRARY.index("walk_normal_001"))[0]
 
 
 def whole_matrix_choice(clouds, src, dst, trigger, offset, weight, max_stay):
