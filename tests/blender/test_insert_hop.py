@@ -304,11 +304,15 @@ def test_the_source_action_is_never_written(scene, capfd):
 
 @pytest.fixture
 def folder(tmp_path):
-    """The four other clips as BVH files, and one file of another skeleton (CMU names)."""
+    """The four other clips as BVH files, one file with another joint name (CMU's), and one whose left shin
+    points elsewhere at rest."""
     for name in OTHERS:
         shutil.copy(clip_path(name), tmp_path / f"{name}.bvh")
-    text = clip_path("walk_normal_001").read_text().replace("UpperLeg_L", "LeftUpLeg")
-    (tmp_path / "renamed.bvh").write_text(text)
+    text = clip_path("walk_normal_001").read_text()
+    (tmp_path / "renamed.bvh").write_text(text.replace("UpperLeg_L", "LeftUpLeg"))
+    bent = re.sub(r"(JOINT LowerLeg_L\s*\{\s*OFFSET) [^\n]*", r"\1 0 -39.0811 0", text)
+    assert bent != text
+    (tmp_path / "bent.bvh").write_text(bent)
     return tmp_path
 
 
@@ -330,6 +334,8 @@ def test_the_folder_library_of_the_preferences_gives_the_same_choice_as_its_acti
         f"{name}.bvh", found.hop_offset, found.stay_src, found.stay_hop)
     assert shown["smoothness"] == pytest.approx(found.smoothness, rel=1e-4), "the file mapped onto the armature"
     assert "renamed.bvh: its joints are not the bones of armature 'walk_normal_001'" in report
+    assert re.search(r"bent.bvh: its rest pose is not armature 'walk_normal_001''s \(after the best turn and scale "
+                     r"the joints are \d+% of the body's size away\)", report)
     # keyed into a new action, which the hop strip plays: the clip as Blender's importer gave it
     hop = next(s for n, s in strips_by_name(scene).items() if n not in ("walk", "bow"))
     assert hop.action.name == name
