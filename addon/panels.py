@@ -1,9 +1,10 @@
 """The Smart Motion sidebar panel of the NLA editor (N panel, own tab).
 
 From top to bottom: the active armature, the responsiveness slider W, the
-four buttons, Add as Soon as Possible and Pack, Insert Hop (its library, weight and
-blend, and the last choice with its costs: hop, offset, stays, S, w·R, direct D), the Live Updates toggle (and why
-the last live update left the preview, if it did), each strip of the armature (select flag, core range in scene
+four buttons, Add as Soon as Possible and Pack, Insert Hop (its library,
+weight and blend, and the last choice with its costs: hop, offset, stays, S,
+w·R, direct D), the Live Updates toggle (and why the last live update left
+the preview, if it did), each strip of the armature (select flag, core range in scene
 frames, support phases once analysed, the option to blend synchronized with
 overlapping strips), the Bone Mapping field, and the plan
 of the last synthesis: per pair the method and the lower- and upper-body
