@@ -93,6 +93,7 @@ class HopChoice:
     responsiveness: float  # w R
     direct: float  # D of the direct transition
     direct_won: bool
+    weight: float  # w per second, as given or eq. (5)'s
     library: str  # "actions" or the folder
     n_clips: int
     seconds: float  # the search's time: the point clouds (forward kinematics of every clip), then search_trigger
@@ -126,7 +127,7 @@ class HopChoice:
         return {"source": self.source, "destination": self.destination, "trigger": self.trigger,
                 "trigger_frame": self.source_start + self.trigger, "hop": self.hop.name, "offset": self.hop_offset,
                 "stay_src": self.stay_src, "stay_hop": self.stay_hop, "smoothness": self.smoothness,
-                "responsiveness": self.responsiveness, "direct": self.direct, "direct_won": self.direct_won,
+                "responsiveness": self.responsiveness, "direct": self.direct, "direct_won": self.direct_won, "weight": self.weight,
                 "blend_frames": self.blend_frames, "destination_offset": self.offset, "library": self.library,
                 "clips": self.n_clips, "seconds": self.seconds, "source_end": self.source_end,
                 "hop_span": list(self.hop_span) if not self.direct_won else None}
@@ -225,12 +226,29 @@ def plays_whole(strip: bpy.types.NlaStrip) -> bool:
 # The search
 
 
-def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float, blend_seconds: float,
+#: eq. (5) weights by library: {(clip digests, blend frames, fps): w per second}. eq. (5) reads
+#: 100 random transitions of the library (most of a second for ten clips), so it is worked out
+#: once per library content and kept for the session, not at every click.
+_DEFAULT_WEIGHTS: dict = {}
+
+
+def library_weight(motions: list, clouds: list, blend_frames: int, fps: float) -> float:
+    """eq. (5)'s default weight (core.hops.default_weight) of a library, per second, kept by content."""
+    from ..core import hops
+
+    key = (tuple(hops.clip_digest(m) for m in motions), int(blend_frames), float(fps))
+    if key not in _DEFAULT_WEIGHTS:
+        _DEFAULT_WEIGHTS[key] = hops.default_weight(clouds, blend_frames, fps)
+    return _DEFAULT_WEIGHTS[key]
+
+
+def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float | None, blend_seconds: float,
              folder: str | None = None) -> HopChoice:
     """The best one-hop transition from the source to the destination of ``strips`` at the playhead
     ``current`` (core.hops eq. 2), the library the file's actions or, with ``folder``, its BVH files.
 
     weight   w per second (>= 0); stays are bounded by the clips, and by 1 s each when it is 0.
+             None: eq. (5)'s default for this library (:func:`library_weight`).
     Changes nothing; ``ValueError`` saying what to fix.
     """
     from ..core import hops
@@ -238,7 +256,7 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
     from .nla import find_armature_rig
 
     source, destination = hop_strips(obj, strips, current)
-    if not (weight >= 0):
+    if weight is not None and not (weight >= 0):
         raise ValueError(f"the hop weight must be >= 0 (per second), got {weight}")
     fps = scene_fps(bpy.context.scene)
     length = hops.blend_frames_of(blend_seconds, fps)
@@ -263,6 +281,8 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
     began = time.perf_counter()
     rig = find_armature_rig(obj, ends[0].motion)
     clouds, _ = hops.library_point_clouds([c.motion for c in clips], src, rig)
+    if weight is None:
+        weight = library_weight([c.motion for c in clips], clouds, length, fps)
     max_stay = max(1, round(hops.S_MAX_SECONDS * fps)) if weight == 0 else None
     found = hops.search_trigger(clouds, src, dst, trigger, offset=offset, blend_frames=length, weight=weight / fps,
                                 max_stay=max_stay)
@@ -270,7 +290,7 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
     direct_won = found.hop == dst and found.hop_offset == offset and found.stay_hop == 0
     return HopChoice(source.name, destination.name, start, trigger, offset, length, clips[found.hop], found.hop_offset,
                      found.stay_src, found.stay_hop, found.smoothness, found.responsiveness, found.direct,
-                     direct_won, "actions" if folder is None else folder, len(clips), seconds, tuple(skipped),
+                     direct_won, float(weight), "actions" if folder is None else folder, len(clips), seconds, tuple(skipped),
                      tuple(covered_source(obj, source, destination, start + trigger + found.stay_src)))
 
 
@@ -409,6 +429,8 @@ def hop_lines(hop: dict) -> list[str]:
         lines.append(f"    stays {hop['stay_src']} + {hop['stay_hop']} frames, frames {hop['hop_span'][0]}-"
                      f"{hop['hop_span'][1]}")
     lines.append(f"    S {hop['smoothness']:.4g}, w·R {hop['responsiveness']:.4g}, direct D {hop['direct']:.4g}")
+    if "weight" in hop:
+        lines.append(f"    w {hop['weight']:.4g} per second")
     lines.append(f"    {hop['clips']} clips ({'file actions' if hop['library'] == 'actions' else 'folder'}), "
                  f"blends {hop['blend_frames']} frames, {hop['seconds']:.2f} s")
     return lines

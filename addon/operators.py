@@ -230,7 +230,8 @@ class SMART_MOTION_OT_insert_hop(_Reported, bpy.types.Operator):
         if settings.hop_library == 'FOLDER':
             prefs = preferences(context)
             folder = prefs.hop_folder if prefs is not None else ""
-        choice = hops.find_hop(obj, strips, context.scene.frame_current, weight=settings.hop_weight,
+        weight = None if settings.hop_weight_auto else settings.hop_weight
+        choice = hops.find_hop(obj, strips, context.scene.frame_current, weight=weight,
                                blend_seconds=settings.hop_blend, folder=folder)
         _, notes = hops.insert_hop(obj, choice)
         self.report({'INFO'}, "; ".join([hops.hop_text(choice), *notes]))

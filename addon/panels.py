@@ -81,7 +81,10 @@ def _draw_hop(layout, scene, armature) -> None:
     row.prop(scene.smart_motion, "hop_library", text="")
     row.operator("smart_motion.insert_hop", icon='NLA_PUSHDOWN')
     row = box.row(align=True)
-    row.prop(scene.smart_motion, "hop_weight")
+    row.prop(scene.smart_motion, "hop_weight_auto", text="", icon='AUTO')
+    weight = row.row(align=True)
+    weight.enabled = not scene.smart_motion.hop_weight_auto
+    weight.prop(scene.smart_motion, "hop_weight")
     row.prop(scene.smart_motion, "hop_blend")
     if armature.smart_motion.hop_json:
         from .hops import hop_lines

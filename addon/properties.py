@@ -89,11 +89,20 @@ class SmartMotionSettings(bpy.types.PropertyGroup):
         ),
         default='ACTIONS',
     )
+    hop_weight_auto: BoolProperty(
+        name="Automatic Weight",
+        description=(
+            "Insert Hop's stay weight w from the library itself (Koyama & Goto eq. 5: how much 1 s of stays "
+            "lowers the smoothness cost over 100 seeded random transitions of the library), worked out once per "
+            "library and kept; off: the Stay Weight given"
+        ),
+        default=True,
+    )
     hop_weight: FloatProperty(
         name="Stay Weight",
         description=(
-            "w of Insert Hop's cost S + wR (Koyama & Goto eq. 2), per second of stay: higher waits less before "
-            "and inside the hop. 0 bounds each stay by 1 s instead"
+            "w of Insert Hop's cost S + wR (Koyama & Goto eq. 2), per second of stay, when Automatic Weight is "
+            "off: higher waits less before and inside the hop. 0 bounds each stay by 1 s instead"
         ),
         min=0.0,
         soft_max=0.1,

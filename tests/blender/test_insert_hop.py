@@ -38,9 +38,12 @@ def blend_file(tmp_path_factory, installed_extension):
 
 @pytest.fixture
 def scene(blend_file):
+    """The scene, with the Stay Weight given (0.01 per second) rather than eq. (5)'s: the choices below are
+    compared with core.hops' at that weight (eq. (5)'s own has a test of its own)."""
     bpy.ops.wm.open_mainfile(filepath=str(blend_file))
     obj = bpy.data.objects["walk_normal_001"]
     bpy.context.view_layer.objects.active = obj
+    bpy.context.scene.smart_motion.hop_weight_auto = False
     return obj
 
 
@@ -243,6 +246,35 @@ def test_the_panel_shows_the_choice_and_its_costs(scene, capfd):
     assert f"via {shown['hop']}, offset {shown['offset']} frames" in text
     assert f"stays {shown['stay_src']} + {shown['stay_hop']} frames" in text
     assert f"S {shown['smoothness']:.4g}, w·R {shown['responsiveness']:.4g}, direct D {shown['direct']:.4g}" in text
+
+
+def test_by_default_the_weight_is_eq5_of_the_library_worked_out_once(scene, blend_file, capfd, monkeypatch):
+    hops, convert = core_modules()
+    addon_hops = extension("addon.hops")
+    # eq. (5) on the library as the add-on reads it (the other actions, then the two strips), before the
+    # operator trims the source strip
+    strips = strips_by_name(scene)
+    motions = [convert.action_to_motion(scene, bpy.data.actions[name]) for name in sorted(OTHERS)]
+    motions += [convert.strip_to_motion(scene, strips["walk"]), convert.strip_to_motion(scene, strips["bow"])]
+    clouds, _ = hops.library_point_clouds(motions, len(motions) - 2)
+    w = hops.default_weight(clouds, L, convert.scene_fps(bpy.context.scene))
+    name, found = core_choice(scene, 109, w)
+    bpy.context.scene.smart_motion.hop_weight_auto = True
+    addon_hops._DEFAULT_WEIGHTS.clear()
+    bpy.context.scene.frame_current = 110
+    insert(capfd)
+    shown = json.loads(scene.smart_motion.hop_json)
+    assert shown["weight"] == pytest.approx(w, rel=1e-12) and w > 0
+    assert (shown["hop"], shown["offset"], shown["stay_src"], shown["stay_hop"]) == (
+        name, found.hop_offset, found.stay_src, found.stay_hop)
+    assert f"w {w:.4g} per second" in "\n".join(draw_panel().labels)
+    # the same library again (the file as it was): the weight is kept, not worked out anew
+    monkeypatch.setattr(hops, "default_weight", lambda *a, **k: pytest.fail("eq. (5) worked out again"))
+    bpy.ops.wm.open_mainfile(filepath=str(blend_file))
+    bpy.context.view_layer.objects.active = bpy.data.objects["walk_normal_001"]
+    bpy.context.scene.frame_current = 110
+    insert(capfd)
+    assert json.loads(bpy.data.objects["walk_normal_001"].smart_motion.hop_json)["weight"] == shown["weight"]
 
 
 # ---------------------------------------------------------------- refusals
