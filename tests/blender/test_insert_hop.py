@@ -21,11 +21,14 @@ LAYOUT = (("walk_normal_001", 1, None), ("bow_normal_001", 101, None))
 OTHERS = ("bow_happy_001", "bye_normal_001", "call_normal_001", "walk-left_normal_001")
 OFFSET = 100  # bow frame k plays at walk frame k + 100
 L = 15  # 0.5 s at 30 fps
+_MODULE = ""  # the extension's package as Blender installed it (set by the blend_file fixture)
 
 
 @pytest.fixture(scope="module")
 def blend_file(tmp_path_factory, installed_extension):
     """The scene built once (Blender's BVH importer is the slow part) and saved; each test opens it."""
+    global _MODULE
+    _MODULE = installed_extension
     bpy.ops.wm.read_homefile(use_empty=True)
     obj = clips_on_one_armature(LAYOUT, tracks=2)
     for name in OTHERS:
@@ -57,9 +60,9 @@ def extension(module: str):
     """A module of the extension as Blender loaded it (``"core.hops"``, ``"addon.convert"``)."""
     import importlib
 
-    from conftest import MODULE
-
-    return importlib.import_module(f"{MODULE}.{module}")
+    # (the installed extension's package, from the fixture: ``from conftest import ...`` would find
+    # tests/core's conftest when the whole suite runs)
+    return importlib.import_module(f"{_MODULE}.{module}")
 
 
 def core_modules():
