@@ -29,6 +29,14 @@ What the workers need is Python, numpy and Dask, not this project:
   strings, and tuples, lists or dicts of them): an object of a class of this
   project would need the project on the worker. :meth:`DaskRunner.map` refuses
   such inputs before anything is sent.
+- Every array a task gets, and every array of its results, is aligned as numpy
+  allocates it. Dask hands an array the bytes where its message put them, which
+  for float64 data may be an address that is not a multiple of 8; numpy takes
+  other loops over misaligned data, whose sums may round differently in the
+  last bit (a distance matrix came back 1e-17 off), and the hop table would
+  differ from the serial one. A misaligned array is
+  copied (``numpy.require(..., requirements="A")``): a shared one once per
+  worker, an item per task, a result here.
 
 Dask is imported here only: the command line and the tests import this module,
 the Blender extension never does.
@@ -38,8 +46,10 @@ from __future__ import annotations
 
 import sys
 import uuid
+from functools import partial
 
 import cloudpickle
+import numpy as np
 from dask.utils import apply
 from distributed import Client, LocalCluster, as_completed
 from tqdm import tqdm
@@ -80,6 +90,43 @@ def pickle_by_value(fn) -> bytes:
     finally:
         if not registered_before:
             cloudpickle.unregister_pickle_by_value(package)
+
+
+def _map_arrays(value, fn):
+    """``value`` with ``fn`` applied to every numpy array in it, looking inside tuples, lists and
+    dicts (of exactly those types; anything else is left as it is)."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return fn(value)
+    if kind is dict:
+        return {key: _map_arrays(item, fn) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return kind(_map_arrays(item, fn) for item in value)
+    return value
+
+
+def _aligned_here(array: np.ndarray) -> np.ndarray:
+    return array if array.flags.aligned else np.require(array, requirements="A")
+
+
+def _run_aligned(fn, copies: dict, item, shared: dict):
+    """A task, run on a worker: ``fn(item, **shared)`` with every array of its arguments aligned.
+
+    ``copies`` belongs to the worker's copy of this task function (one per worker and map): a
+    shared array that arrived misaligned is copied once there, not once per task.
+    """
+
+    def aligned_once(array: np.ndarray) -> np.ndarray:
+        if array.flags.aligned:
+            return array
+        kept = copies.get(id(array))
+        if kept is None or kept[0] is not array:
+            # (the original is kept too, so that its id cannot pass to another array meanwhile)
+            kept = copies[id(array)] = (array, np.require(array, requirements="A"))
+        return kept[1]
+
+    return fn(_map_arrays(item, _aligned_here), **{name: _map_arrays(value, aligned_once)
+                                                   for name, value in shared.items()})
 
 
 def _check_plain(value, where: str) -> None:
@@ -194,13 +241,14 @@ class DaskRunner:
         if not items:
             return []
         client = self.client
-        [remote_fn] = client.scatter([_ByValue(pickle_by_value(fn))], broadcast=True, hash=False)
+        [remote_task] = client.scatter([_ByValue(pickle_by_value(partial(_run_aligned, fn, {})))],
+                                       broadcast=True, hash=False)
         # (scattered as a list with one element per value, so that a dict or list stays one value)
-        remote_shared = (dict(zip(shared, client.scatter(list(shared.values()), broadcast=True, hash=False)))
-                         if shared else {})
+        values = list(shared.values())
+        remote_shared = dict(zip(shared, client.scatter(values, broadcast=True, hash=False))) if shared else {}
         name = getattr(fn, "__name__", "task")
         batch = uuid.uuid4().hex[:8]
-        futures = [client.submit(apply, remote_fn, (item,), remote_shared, key=f"{name}-{batch}-{i}", pure=False)
+        futures = [client.submit(apply, remote_task, (item, remote_shared), key=f"{name}-{batch}-{i}", pure=False)
                    for i, item in enumerate(items)]
         finished = False
         try:
@@ -209,7 +257,7 @@ class DaskRunner:
                     if future.status == "error":
                         future.result()  # raises the task's exception with the worker's traceback
                     bar.update(1)
-            results = client.gather(futures)
+            results = [_map_arrays(result, _aligned_here) for result in client.gather(futures)]
             finished = True
             return results
         finally:
