@@ -133,7 +133,7 @@ def _check_plain(value, where: str) -> None:
     """Raise ``ValueError`` if ``value`` holds an object of a class of this project (which a
     worker without the project could not unpickle), looking inside tuples, lists, sets and dicts."""
     kind = type(value)
-    if kind.__module__.partition(".")[0] == PROJECT_PACKAGE:
+    if kind.__module__ == PROJECT_PACKAGE or kind.__module__.startswith(PROJECT_PACKAGE + "."):
         raise ValueError(
             f"{where} is a {kind.__module__}.{kind.__qualname__}: what a task receives must be plain data "
             "(numpy arrays, numbers, strings, and tuples, lists or dicts of them), so that a Dask worker "
