@@ -15,6 +15,13 @@ blend plays the clips at the same time, each from its start (output frame 0 is
 the earliest), synchronized on their support phases and blended (Ménardais
 2004, core.mkm); --no-sync gives the NLA's frame-by-frame blend instead.
     python -m core demo [--json]
+    python -m core hops precompute LIBRARY_DIR --src A.bvh --dst B.bvh --offset FRAMES -o TABLE.npz
+                        [--blend SECONDS] [--weight W] [--workers N] [--scheduler ADDRESS] [--map ROLE=JOINT ...]
+    python -m core hops show TABLE.npz [--trigger FRAME] [--json]
+
+hops precompute finds, for every trigger frame of A, the best one-hop
+transition to B through a clip of the library (Koyama & Goto 2019, core.hops),
+B's frame k playing at A's frame k + FRAMES; show prints the table.
 
 
 Errors in the input (a malformed file, a rig whose legs cannot be found) end
@@ -214,6 +221,91 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _library_files(folder: str, src: str, dst: str) -> dict[str, str]:
+    """``{file name: path}``: the folder's BVH files, with the source and destination added when they
+    are not among them; ``ValueError`` for a missing or empty folder, or two files of one name."""
+    import os
+    from pathlib import Path
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise ValueError(f"the library {folder} is not a folder: give a folder of BVH clips")
+    files = sorted(p for p in root.iterdir() if p.suffix.lower() == ".bvh" and p.is_file())
+    if not files:
+        raise ValueError(f"the library {folder} has no .bvh files: give a folder of BVH clips on the source's skeleton")
+    out = {p.name: str(p) for p in files}
+    for flag, path in (("--src", src), ("--dst", dst)):
+        given = Path(path)
+        if not given.is_file():
+            raise ValueError(f"{flag} {path}: no such file")
+        same = out.get(given.name)
+        if same is None:
+            out[given.name] = str(given)
+        elif not os.path.samefile(same, given):
+            raise ValueError(f"{flag} {path} has the name of another clip of the library ({same}); the table names "
+                             f"clips by file name: rename one of them")
+    return out
+
+
+def cmd_hops_precompute(args) -> int:
+    from pathlib import Path
+
+    from .bvh import read_bvh
+    from .files import check_outputs
+    from .hops import BLEND_SECONDS, SerialRunner, checked_library, precompute
+    from .rig import find_rig
+
+    files = _library_files(args.library, args.src, args.dst)
+    check_outputs({f"clip '{name}'": path for name, path in files.items()}, {"-o": args.output})
+    src, dst = Path(args.src).name, Path(args.dst).name
+    names, motions, warnings = checked_library({name: read_bvh(path) for name, path in files.items()}, src, dst)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    clips = dict(zip(names, motions))  # (now all at the source's rate)
+    blend = BLEND_SECONDS if args.blend is None else args.blend
+    if args.workers is not None or args.scheduler is not None:
+        runner = _cluster_runner(args.workers, args.scheduler)
+    else:
+        from contextlib import nullcontext
+
+        runner = nullcontext(SerialRunner(progress=True))
+    rig = find_rig(clips[src], overrides=_overrides(args.map)) if args.map else None
+    with runner as run:
+        table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig)
+    table.save(args.output)
+    print(table.summary())
+    print(f"wrote the table of {len(table.triggers)} trigger frames to {args.output}")
+    return 0
+
+
+def _cluster_runner(workers: int | None, scheduler: str | None):
+    """core.cluster's DaskRunner for --workers/--scheduler (Dask is needed only then)."""
+    if workers is not None and workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {workers}")
+    try:
+        from .cluster import DaskRunner
+    except ImportError as exc:
+        raise ValueError(f"--workers and --scheduler run the precompute on Dask, which is not available here "
+                         f"({exc}); install dask[distributed], or leave both out to run it in this process") from None
+    return DaskRunner(address=scheduler, n_workers=workers)
+
+
+def cmd_hops_show(args) -> int:
+    from .hops import HopTable
+
+    table = HopTable.load(args.table)
+    entries = [table.entry(args.trigger)] if args.trigger is not None else table.entries()
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return 0
+    print(table.summary())
+    print(f"{'trigger':>7}  {'hop':<28} {'offset':>6} {'stay_src':>8} {'stay_hop':>8} {'S':>9} {'wR':>9} {'direct':>9}")
+    for e in entries:
+        print(f"{e['trigger']:>7}  {e['hop']:<28} {e['offset']:>6} {e['stay_src']:>8} {e['stay_hop']:>8} "
+              f"{e['smoothness']:>9.4g} {e['responsiveness']:>9.4g} {e['direct']:>9.4g}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description="Smart Motion core tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -255,6 +347,32 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("demo", help="analyse the embedded demo clips")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("hops", help="one-hop transitions through a clip library (Koyama & Goto 2019)")
+    hops = p.add_subparsers(dest="hops_command", required=True)
+    q = hops.add_parser("precompute", help="the best one-hop transition at every trigger frame of a source")
+    q.add_argument("library", metavar="LIBRARY_DIR", help="a folder of BVH clips on one skeleton: the hop candidates")
+    q.add_argument("--src", required=True, metavar="A.bvh", help="the source clip (in the library or not)")
+    q.add_argument("--dst", required=True, metavar="B.bvh", help="the destination clip (in the library or not)")
+    q.add_argument("--offset", required=True, type=int, metavar="FRAMES",
+                   help="the destination's frame k plays at the source's frame k + FRAMES")
+    q.add_argument("-o", "--output", required=True, metavar="TABLE.npz", help="the table to write")
+    q.add_argument("--blend", type=float, metavar="SECONDS", help="the length of each blend (default 0.5 s)")
+    q.add_argument("--weight", type=float, metavar="W",
+                   help="w of eq. (2), per second of stays (it is divided by the frame rate, so the choices do not "
+                        "change with it); default: eq. (5) on 100 seeded random conditions of the library")
+    q.add_argument("--workers", type=int, metavar="N", help="run on a local Dask cluster of N worker processes")
+    q.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (tcp://HOST:8786)")
+    q.add_argument("--map", action="append", metavar="ROLE=JOINT",
+                   help="override a joint role of the source's rig (repeatable)")
+    q.set_defaults(func=cmd_hops_precompute)
+    q = hops.add_parser("show", help="print a precomputed table")
+    q.add_argument("table", metavar="TABLE.npz")
+    q.add_argument("--trigger", type=int, metavar="FRAME", help="only this trigger frame")
+    q.add_argument("--json", action="store_true",
+                   help="print a list with one object per trigger frame: trigger, hop, offset, stay_src, stay_hop, "
+                        "smoothness, responsiveness, direct")
+    q.set_defaults(func=cmd_hops_show)
 
     args = parser.parse_args(argv)
     try:

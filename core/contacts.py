@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import quat
-from .analysis import horizontal, yaw_of
+from .analysis import horizontal
 from .ik import chain_joints
 from .motion import Motion, forward_kinematics
 from .render import adapt_legs, contact_runs, smoothstep
@@ -137,7 +137,7 @@ def source_feet(ankles: np.ndarray, rotations: np.ndarray, toes: np.ndarray | No
         # how the part of the foot on the floor moves (not how the pivot passes from heel to toe)
         moves = (1.0 - s) * moves + s * np.diff(toes, axis=1)
         heights = np.minimum(heights, toe_heights)
-    turns = _wrapped(np.diff(_foot_heading(rotations, ankles, toes, up), axis=1))
+    turns = _wrapped(np.diff(_foot_heading(rotations, rotations[:, :1], up), axis=1))
     step_weights = 0.5 * (weights[:, 1:] + weights[:, :-1])
     # each source's step from its body's heading to the blend's, half way through the step
     between = lambda a: 0.5 * (a[..., 1:] + a[..., :-1])  # noqa: E731
@@ -154,14 +154,15 @@ def _heading(rotations: np.ndarray, up: np.ndarray) -> np.ndarray:
     return 2.0 * np.arctan2(rotations[..., 1:] @ up, rotations[..., 0])
 
 
-def _foot_heading(rotations: np.ndarray, ankles: np.ndarray, toes: np.ndarray | None, up: np.ndarray) -> np.ndarray:
-    """Where feet point ``(...)``, radians about ``up``: from the ankle to the toe
-    (core.analysis.yaw_of), the same whatever the rig; without toe joints, the twist of the
-    ankles' world rotations ``(..., 4)`` about up, which depends on how the rig's ankle is
-    oriented at rest (two rigs of one capture then measure a foot's turns a little apart)."""
-    if toes is None:
-        return _heading(rotations, up)
-    return yaw_of(np.asarray(toes) - ankles, up)
+def _foot_heading(rotations: np.ndarray, reference: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """Where feet point ``(...)``, radians about ``up``, from their world rotations ``(..., 4)``:
+    the twist about up of each rotation taken from ``reference`` (one of the same foot's own
+    rotations, broadcast against them). The twist of a world rotation alone depends on how the
+    rig's ankle is oriented at rest, which differs between rigs of one capture; taken from a pose
+    of the same foot, that orientation cancels. Only differences of these headings are used.
+    (Not the ankle-to-toe direction: pitched steeply at toe-off, its horizontal part is short and
+    a little roll swings it about.)"""
+    return _heading(quat.mul(rotations, quat.inv(reference)), up)
 
 
 def _wrapped(angles: np.ndarray) -> np.ndarray:
@@ -209,7 +210,9 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
     steps, floors = [steps[i] for i in kept], [floors[i] for i in kept]
     # the feet over every gap, in one pass of forward kinematics; over one gap, the legs'
     # chains too, for the IK below (whose frames all lie inside that gap)
-    frames = np.concatenate([np.arange(g0, g1 + 1) for g0, g1 in spans])
+    # (one gap's frames as a slice: a view, where gathering them would copy the motion)
+    frames = slice(spans[0][0], spans[0][1] + 1) if len(spans) == 1 else np.concatenate(
+        [np.arange(g0, g1 + 1) for g0, g1 in spans])
     chains = chain_joints(motion.skeleton.parents, [(leg.hip, leg.knee, leg.ankle) for leg in legs])
     gpos_all, grot_all = forward_kinematics(motion.rotations[frames], motion.positions[frames], motion.skeleton.parents,
                                             joints + chains if len(spans) == 1 else joints)
@@ -326,9 +329,14 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         at = np.repeat([0 if a == 0 else (n - 1 if b == n - 1 else a) for a, b in runs], [b - a + 1 for a, b in runs])
         apart = np.maximum(quat.length(shift[frames] - shift[at]), 0.3 * leg * np.abs(twist[frames] - twist[at]))
         drifts = np.maximum.reduceat(apart, np.cumsum([0] + [b - a + 1 for a, b in runs[:-1]]))
+        # a blend that keeps the foot where the sources' own feet take it (within
+        # step_apart: places closer count as one) broke nothing: it is left as
+        # blended; one that takes it twice that far away is held, and in between
+        # the hold is eased in, so the output changes continuously with the weights
+        holds = smoothstep(drifts / (options.step_apart * leg) - 1.0).tolist()
     for r, (start, end) in enumerate(runs):
-        frames = np.arange(start, end + 1)
         if start == 0 and end == n - 1:
+            frames = np.arange(start, end + 1)
             # down through a gap too short to step in: glide from one core's place to the other's
             u = smoothstep(frames / (n - 1))[:, None]
             place = (1.0 - u) * foot.ankle[0] + u * foot.ankle[-1]
@@ -340,13 +348,9 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
         hold = 1.0  # how much of the hold applies
         if own is not None:
-            # a blend that keeps the foot where the sources' own feet take it (within
-            # step_apart: places closer count as one) broke nothing: it is left as
-            # blended; one that takes it twice that far away is held, and in between
-            # the hold is eased in, so the output changes continuously with the weights
-            hold = float(smoothstep(drifts[r] / (options.step_apart * leg) - 1.0))
+            hold = holds[r]
             if hold == 0.0:
-                offset[frames], turn[frames] = 0.0, quat.identity()
+                offset[start : end + 1], turn[start : end + 1] = 0.0, quat.identity()
                 continue
         held_runs.append((start, end, h, hold))
     if held_runs:
@@ -516,8 +520,7 @@ def _drift_sums(foot: _Foot, own: SourceFeet, up: np.ndarray, leg: float, option
         between = 0.5 * (s[1:] + s[:-1])
         # how the part of the foot on the floor moves (not how the pivot passes from heel to toe)
         step = (1.0 - between) * step + between * np.diff(foot.ankle + foot.toe_offset, axis=0)
-    turn = _wrapped(np.diff(_foot_heading(foot.rotation, foot.ankle, None if foot.toe_local is None
-                                          else foot.ankle + foot.toe_offset, up)))
+    turn = _wrapped(np.diff(_foot_heading(foot.rotation, foot.rotation[:1], up)))
     shift = np.concatenate([np.zeros((1, 3)), np.cumsum(horizontal(step, up) - own.steps[1:], axis=0)])
     twist = np.concatenate([[0.0], np.cumsum(turn - own.turns[1:])])
     return shift, twist

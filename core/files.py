@@ -63,9 +63,14 @@ def check_outputs(inputs: dict[str, str | Path], outputs: dict[str, str | Path])
 
 
 def write_atomically(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` whole or not at all.
+    """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` whole or not at all (:func:`write_bytes_atomically`)."""
+    write_bytes_atomically(path, text.encode("utf-8"))
 
-    The text goes to a temporary file in the same folder (so the rename stays
+
+def write_bytes_atomically(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all.
+
+    The data goes to a temporary file in the same folder (so the rename stays
     on one file system), is flushed to disk, and replaces ``path`` in one
     rename; on any failure the temporary file is removed and ``path`` is
     left as it was. A new file gets the permissions a plain write would give.
@@ -73,8 +78,8 @@ def write_atomically(path: str | Path, text: str) -> None:
     path = Path(path).resolve()  # through a symlink: the file it points to is replaced, the link kept
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()

@@ -52,9 +52,9 @@ from .contacts import SourceFeet, hold_feet, source_feet
 from .motion import Motion, forward_kinematics
 from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
-from .render import sample, smoothstep
+from .render import neighbours, sample, smoothstep
 from .rig import Rig, detect_up, find_rig, leg_length
-from .sync import Support, checked_weight, clip_frames, combine, is_cyclic, support_sequence, synchronize
+from .sync import Support, are_cyclic, checked_weight, clip_frames, combine, support_sequence, synchronize
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
 
@@ -79,6 +79,23 @@ def sample_motion(motion: Motion, frames: np.ndarray, *, cyclic: bool = False) -
     """
     within, _ = own_frames(frames, motion.n_frames, cyclic=cyclic)
     return sample(motion.rotations, motion.positions, within)
+
+
+def sample_clips(rotations: Sequence[np.ndarray], positions: Sequence[np.ndarray], frames: Sequence[np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Local poses of K clips at once, ``(rotations (K, T, J', 4), positions (K, T, J, 3))``, clip
+    ``k``'s ``rotations[k] (F_k, J', 4)`` and ``positions[k] (F_k, J, 3)`` at its fractional frames
+    ``frames[k] (T,)`` within the clip (:func:`own_frames`): :func:`core.render.sample` of each
+    (slerp and lerp are frame by frame, so each clip's come out to the bit), gathered from all
+    the clips' frames and interpolated in one go rather than clip by clip."""
+    starts = np.cumsum([0] + [len(r) for r in rotations])
+    i0, i1, a = (np.stack(x) for x in zip(*(neighbours(len(r), f) for r, f in zip(rotations, frames))))
+    i0, i1 = i0 + starts[:-1, None], i1 + starts[:-1, None]
+    rotations, positions = np.concatenate(rotations), np.concatenate(positions)
+    a = a[..., None]
+    rot = quat.slerp(rotations[i0], rotations[i1], np.broadcast_to(a, i0.shape + (rotations.shape[1],)))
+    pos = positions[i0] + a[..., None] * (positions[i1] - positions[i0])
+    return rot, pos
 
 
 # --------------------------------------------------------------------------
@@ -113,11 +130,18 @@ def weighted_quaternion_average(quats: np.ndarray, weights: np.ndarray) -> np.nd
         # (nothing averaged yet: the running mean is this one's, whatever its weight)
         t = np.where(total > 0, w / np.where(total > 0, total, 1.0), 1.0)
         moved = quat.slerp(mean, q, t)
-        if not ((t == 0.0) | (t == 1.0)).any():
-            mean = moved  # (every clip weighs something: the selections below would keep every slerp)
-            continue
-        aligned = np.where(quat.dot(mean, q)[..., None] < 0.0, -q, q)
-        mean = np.where((t == 0.0)[..., None], mean, np.where((t == 1.0)[..., None], aligned, moved))
+        zero, one = t == 0.0, t == 1.0
+        if zero.any() or one.any():
+            # there the mean is the running mean, or this one flipped into its hemisphere, exactly
+            # (a slerp lands on them only within rounding): written over those few slerps (a clip
+            # before it joins, one of weight 0) rather than selected from whole arrays
+            shape = moved.shape[:-1]
+            zero, one = np.broadcast_to(zero, shape), np.broadcast_to(one, shape)
+            before = np.broadcast_to(mean, moved.shape)
+            moved[zero] = before[zero]
+            joined = np.broadcast_to(q, moved.shape)[one]
+            moved[one] = np.where(quat.dot(before[one], joined)[..., None] < 0.0, -joined, joined)
+        mean = moved
     return mean
 
 
@@ -214,20 +238,30 @@ def heading_rotations(yaw: np.ndarray, up: np.ndarray) -> np.ndarray:
     return quat.from_axis_angle(np.broadcast_to(up, np.shape(yaw) + (3,)), yaw)
 
 
-def body_yaw(motion: Motion, rig: Rig, up: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def body_yaw(motion: Motion, rig: Rig, up: np.ndarray, *, analysed: tuple[np.ndarray, np.ndarray] | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(pelvis world positions (F, 3), rotations (F, 4), heading (F,))`` of ``motion``. The heading is where the hips face (core.analysis.pelvis_facing),
     not the twist of the pelvis's rotation about up: that twist depends on how the rig's pelvis
     is oriented at rest, so two rigs of one capture (Y up or Z up, say) would split its rotation
-    into heading and tilt differently and blend differently."""
+    into heading and tilt differently and blend differently. ``analysed``: the motion's global
+    joint positions ``(F, J, 3)`` (the pelvis and hips among them) and pelvis world rotations
+    ``(F, 4)`` when at hand (:func:`analysed_joints`)."""
     legs = rig.leg("L"), rig.leg("R")
-    gpos, grot = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents,
-                                    [rig.pelvis, legs[0].hip, legs[1].hip])
-    return gpos[:, 0], grot[:, 0], yaw_of(pelvis_facing(gpos[:, 1], gpos[:, 2], up), up)
+    if analysed is None:
+        gpos, grot = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents,
+                                        [rig.pelvis, legs[0].hip, legs[1].hip])
+        pos, rot, hips = gpos[:, 0], grot[:, 0], gpos[:, 1:]
+    else:
+        positions, rot = analysed
+        pos, hips = positions[:, rig.pelvis], positions[:, [legs[0].hip, legs[1].hip]]
+    return pos, rot, yaw_of(pelvis_facing(hips[:, 0], hips[:, 1], up), up)
 
 
-def root_track(motion: Motion, rig: Rig, up: np.ndarray) -> RootTrack:
-    """The :class:`RootTrack` of ``motion``'s pelvis (``rig.pelvis``), its heading the hips' (:func:`body_yaw`)."""
-    pos, rot, yaw = body_yaw(motion, rig, up)
+def root_track(motion: Motion, rig: Rig, up: np.ndarray, *,
+               body: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> RootTrack:
+    """The :class:`RootTrack` of ``motion``'s pelvis (``rig.pelvis``), its heading the hips' (:func:`body_yaw`);
+    ``body``: :func:`body_yaw` of the motion when at hand."""
+    pos, rot, yaw = body_yaw(motion, rig, up) if body is None else body
     yaw = np.unwrap(yaw)
     tilt = quat.mul(heading_rotations(-yaw, up), rot)
     mid = 0.5 * (yaw[1:] + yaw[:-1])
@@ -236,18 +270,17 @@ def root_track(motion: Motion, rig: Rig, up: np.ndarray) -> RootTrack:
     return RootTrack(yaw, travel, pos @ up, tilt, pos[0])
 
 
-def track_at(track: RootTrack, frames: np.ndarray, *, cyclic: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(travel (T, 3), yaw (T,), height (T,), tilt (T, 4))`` of a track at fractional clip
-    frames ``frames (T,)``; past the end a cyclic clip goes on travelling and turning a
-    whole cycle's worth per cycle, another holds still (:func:`own_frames`)."""
-    within, cycles = own_frames(frames, len(track.yaw), cyclic=cyclic)
+def path_at(track: RootTrack, within: np.ndarray, cycles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(travel (T, 3), yaw (T,), height (T,))`` of a track at clip frames ``within (T,)`` after
+    ``cycles (T,)`` whole cycles (:func:`own_frames`): past the end a cyclic clip goes on travelling
+    and turning a whole cycle's worth per cycle, another holds still. (Its tilt is sampled with
+    the joints, :func:`sample_clips`.)"""
     x = np.arange(len(track.yaw), dtype=np.float64)
     travel = np.stack([np.interp(within, x, track.travel[:, c]) for c in range(3)], axis=-1)
     travel += cycles[:, None] * track.travel[-1]
     yaw = np.interp(within, x, track.yaw) + cycles * (track.yaw[-1] - track.yaw[0])
     height = np.interp(within, x, track.height)
-    tilt, _ = sample(track.tilt[:, None], np.zeros((len(track.yaw), 1, 3)), within)
-    return travel, yaw, height, tilt[:, 0]
+    return travel, yaw, height
 
 
 def blend_root_velocities(travel: np.ndarray, yaw: np.ndarray, weights: np.ndarray, start: np.ndarray,
@@ -304,37 +337,46 @@ class _WarpedBlend:
 
     motion: Motion
     weights: np.ndarray  # (K, T) :func:`presence_weights`
-    poses: list  # per clip, its local poses along its warp (:func:`sample_motion`)
+    poses: tuple  # every clip's local poses along its warp, (K, T, J, 4) and (K, T, J, 3) (:func:`sample_clips`)
     yaw: np.ndarray  # (K, T) each clip's pelvis heading along its warp (NaN before it joins)
     heading: np.ndarray  # (T,) the blend's pelvis heading
 
 
 def _blend_warped(motions: Sequence[Motion], warps: np.ndarray, weights: Sequence[float], *, cyclic: Sequence[bool],
-                  rig: Rig, up: np.ndarray, blend_in_s: float = BLEND_IN_S) -> _WarpedBlend:
+                  rig: Rig, up: np.ndarray, blend_in_s: float = BLEND_IN_S,
+                  bodies: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> _WarpedBlend:
+    """:func:`blend_warped`; ``bodies``: per clip its :func:`body_yaw` when at hand."""
     warps = np.asarray(warps, dtype=np.float64)
     if warps.ndim != 2 or len(warps) != len(motions) or len(cyclic) != len(motions) or len(weights) != len(motions):
         raise ValueError(f"give one warp (a row of output frames), weight and cyclic flag per clip ({len(motions)}); "
                          f"got warps {warps.shape}, {len(weights)} weights, {len(cyclic)} flags")
     first = motions[0]
+    J = len(first.skeleton)
     n = presence_weights(warps, weights, first.fps, blend_in_s=blend_in_s)
-    poses = [sample_motion(m, w, cyclic=c) for m, w, c in zip(motions, warps, cyclic)]
-    rotations = weighted_quaternion_average(np.stack([r for r, _ in poses]), np.repeat(n[:, :, None], len(first.skeleton), axis=2))
-    positions = np.einsum("kt,ktjc->tjc", n, np.stack([p for _, p in poses]))
-    tracks = [track_at(root_track(m, rig, up), w, cyclic=c) for m, w, c in zip(motions, warps, cyclic)]
+    placed = [own_frames(w, m.n_frames, cyclic=c) for m, w, c in zip(motions, warps, cyclic)]
+    roots = [root_track(m, rig, up, body=None if bodies is None else bodies[k]) for k, m in enumerate(motions)]
+    # the pelvis's tilt rides along as one more joint: sampled at the same frames and averaged
+    # with the same weights as the joints, in the same slerps
+    rot, pos = sample_clips([np.concatenate([m.rotations, r.tilt[:, None]], axis=1) for m, r in zip(motions, roots)],
+                            [m.positions for m in motions], [within for within, _ in placed])
+    averaged = weighted_quaternion_average(rot, np.repeat(n[:, :, None], J + 1, axis=2))
+    rotations, tilt = averaged[:, :J], averaged[:, J]
+    rot = rot[:, :, :J]
+    positions = np.einsum("kt,ktjc->tjc", n, pos)
+    tracks = [path_at(r, within, cycles) for r, (within, cycles) in zip(roots, placed)]
     present = ~np.isnan(warps)
     travel = np.where(present[:, :, None], np.stack([t[0] for t in tracks]), np.nan)
     yaw = np.where(present, np.stack([t[1] for t in tracks]), np.nan)
     lead = int(np.argmax(present[:, 0]))  # the first clip playing at output frame 0
-    lead_pos = forward_kinematics(poses[lead][0][:1], poses[lead][1][:1], first.skeleton.parents, [rig.pelvis],
+    lead_pos = forward_kinematics(rot[lead, :1], pos[lead, :1], first.skeleton.parents, [rig.pelvis],
                                   rotations_out=False)[0][0, 0]
     path, heading = blend_root_velocities(travel, yaw, n, lead_pos, float(yaw[lead, 0]), up)
     height = np.einsum("kt,kt->t", n, np.stack([t[2] for t in tracks]))
-    tilt = weighted_quaternion_average(np.stack([t[3] for t in tracks]), n)
     pelvis_rot = quat.mul(heading_rotations(heading, up), tilt)
     pelvis_pos = path + height[:, None] * up
     rotations, positions = placed_pelvis(rotations, positions, first.skeleton.parents, rig.pelvis, pelvis_rot, pelvis_pos)
     # (slerps, and products of unit quaternions: no need to check them again)
-    return _WarpedBlend(Motion._trusted(first.skeleton, rotations, positions, first.fps), n, poses, yaw, heading)
+    return _WarpedBlend(Motion._trusted(first.skeleton, rotations, positions, first.fps), n, (rot, pos), yaw, heading)
 
 
 def placed_pelvis(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, pelvis: int,
@@ -421,30 +463,35 @@ def held_feet(motion: Motion, contacts: np.ndarray, sources: Sequence[Motion], r
                      floors=np.min(floors, axis=0), sources=own, options=options)
 
 
-def warped_source_feet(motions: Sequence[Motion], poses: Sequence[tuple[np.ndarray, np.ndarray]], warps: np.ndarray,
+def warped_source_feet(motions: Sequence[Motion], poses: tuple[np.ndarray, np.ndarray], warps: np.ndarray,
                        weights: np.ndarray, cyclic: Sequence[bool], yaw: np.ndarray, heading: np.ndarray, rig: Rig,
-                       up: np.ndarray, floors: np.ndarray, *, options: ContactOptions = ContactOptions()) -> SourceFeet:
+                       up: np.ndarray, floors: np.ndarray, *, options: ContactOptions = ContactOptions(),
+                       bodies: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> SourceFeet:
     """What the clips' own feet do along their warps ``warps (K, T)``, weighted by ``weights (K, T)``
     (core.contacts.SourceFeet), each on its own floors ``floors (K, 2, 2)`` (:func:`clip_floors`),
     their steps turned from each clip's pelvis heading ``yaw (K, T)`` to the blend's
-    ``heading (T,)`` (:func:`track_at`, :func:`blend_root_velocities`).
+    ``heading (T,)`` (:func:`path_at`, :func:`blend_root_velocities`).
 
-    ``poses``: each clip's local poses along its warp (:func:`sample_motion`), as blended. A
-    cyclic clip's feet past its end are carried on by their own travel over a cycle (frame
-    ``F - 1`` less frame 0, across the floor), and their headings by its turn, so that a new
-    cycle is no step."""
+    ``poses``: the clips' local poses along their warps, ``(K, T, J, 4)`` and ``(K, T, J, 3)``
+    (:func:`sample_clips`), as blended. A cyclic clip's feet past its end are carried on by
+    their own travel over a cycle (frame ``F - 1`` less frame 0, across the floor), and their
+    headings by its turn, so that a new cycle is no step. ``bodies``: per clip its
+    :func:`body_yaw` when at hand."""
     legs = [rig.leg("L"), rig.leg("R")]
     has_toes = all(leg.toe is not None for leg in legs)
     wanted = [leg.ankle for leg in legs] + ([leg.toe for leg in legs] if has_toes else [])
     parents = motions[0].skeleton.parents
+    # (every clip's frames in one pass: forward kinematics works frame by frame)
+    gpos_all, grot_all = forward_kinematics(*poses, parents, wanted)
     ankles, rotations, toes = [], [], []
-    for m, (lrot, lpos), w, c in zip(motions, poses, np.asarray(warps, dtype=np.float64), cyclic):
-        gpos, grot = forward_kinematics(lrot, lpos, parents, wanted)
+    for k, (m, gpos, grot, w, c) in enumerate(zip(motions, gpos_all, grot_all, np.asarray(warps, dtype=np.float64),
+                                                  cyclic)):
         _, cycles = own_frames(w, m.n_frames, cyclic=c)
         if c and cycles.any():
             ends_pos, _ = forward_kinematics(m.rotations[[0, -1]], m.positions[[0, -1]], parents, wanted)
             gpos = gpos + cycles[:, None, None] * horizontal(ends_pos[1] - ends_pos[0], up)
-            own_yaw = np.unwrap(body_yaw(m, rig, up)[2])  # (the turn over a cycle, as the clip's track has it)
+            # (the turn over a cycle, as the clip's track has it)
+            own_yaw = np.unwrap((body_yaw(m, rig, up) if bodies is None else bodies[k])[2])
             # (the heading carried on; the feet's own swing within the cycle is left as sampled)
             grot = quat.mul(heading_rotations(cycles[:, None] * (own_yaw[-1] - own_yaw[0]), up), grot)
         ankles.append(gpos[:, :2])
@@ -699,17 +746,27 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
                        tuple(cyclic), plan=plan, warnings=warnings)
 
 
-def analysed_joints(motion: Motion, rig: Rig) -> np.ndarray:
-    """Global positions ``(F, J, 3)`` of the joints the analysis reads (the legs, the pelvis and the
-    top of the body that core.rig.detect_up finds up by), NaN for the others (the arms: a third
-    of the forward kinematics, which nothing here reads)."""
+def analysed_joints(motions: Sequence[Motion], rig: Rig) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per clip, global positions ``(F, J, 3)`` of the joints the analysis reads (the legs, the
+    pelvis and the top of the body that core.rig.detect_up finds up by), NaN for the others (the
+    arms: a third of the forward kinematics, which nothing here reads); and per clip the pelvis's
+    world rotations ``(F, 4)`` (its path, :func:`root_track`, reads them with its positions).
+
+    Every clip's frames go through one pass of forward kinematics: it works frame by frame, so
+    each clip's come out as its own pass would give them, to the bit, and a pass costs per joint
+    about as much over two clips' frames as over one's."""
     legs = [j for side in ("L", "R") for j in rig.leg(side).joints if j is not None]
     top = [j for j in (rig.head, rig.neck, rig.chest) if j is not None][:1]
     wanted = sorted(set(legs) | {rig.pelvis} | set(top))
-    out = np.full((motion.n_frames, len(motion.skeleton), 3), np.nan)
-    out[:, wanted] = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, wanted,
-                                        rotations_out=False)[0]
-    return out
+    g, r = forward_kinematics(np.concatenate([m.rotations for m in motions]),
+                              np.concatenate([m.positions for m in motions]), motions[0].skeleton.parents, wanted)
+    positions, pelvis = [], []
+    for m, first in zip(motions, np.cumsum([0] + [m.n_frames for m in motions])):
+        joints = np.full((m.n_frames, len(m.skeleton), 3), np.nan)
+        joints[:, wanted] = g[first : first + m.n_frames]
+        positions.append(joints)
+        pelvis.append(r[first : first + m.n_frames, wanted.index(rig.pelvis)])
+    return positions, pelvis
 
 
 def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, priorities: np.ndarray, starts: np.ndarray, *,
@@ -721,19 +778,20 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     (:func:`held_feet`). Returns the motion, the SyncPlan and whether each clip was cyclic."""
     first = motions[0]
     rig = rig or find_rig(first)
-    joints = [analysed_joints(m, rig) for m in motions]
+    joints, pelvis = analysed_joints(motions, rig)
     up = detect_up(first, rig, joints[0])
     if cyclic is None:
-        cyclic = [bool(is_cyclic(m, rig, up=up)) for m in motions]
+        cyclic = are_cyclic(motions, rig, up=up)
     cyclic = [bool(c) for c in cyclic]
     sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps, cyclic=c)
                  for m, g, c in zip(motions, joints, cyclic)]
     plan = synchronize(sequences, list(priorities), [int(s) for s in starts], list(weights), n_k=n_k)
     warps = np.asarray(plan.warps, dtype=np.float64)
-    blend = _blend_warped(motions, warps, weights, cyclic=cyclic, rig=rig, up=up)
+    bodies = [body_yaw(m, rig, up, analysed=a) for m, a in zip(motions, zip(joints, pelvis))]
+    blend = _blend_warped(motions, warps, weights, cyclic=cyclic, rig=rig, up=up, bodies=bodies)
     floors = clip_floors(joints, motions, rig, up)
     own = warped_source_feet(motions, blend.poses, warps, blend.weights, cyclic, blend.yaw, blend.heading, rig, up,
-                             floors, options=options)
+                             floors, options=options, bodies=bodies)
     held = held_feet(blend.motion, support_contacts(weighted_support(plan, blend.weights)), motions, rig, up,
                      floors=floors, own=own, options=options)
     return held, plan, cyclic

@@ -28,14 +28,21 @@ def sample(rotations: np.ndarray, positions: np.ndarray, frames: np.ndarray) -> 
     interpolated linearly. A frame before the first or after the last holds
     that pose (a clip waits in its first pose before it starts).
     """
-    n = len(rotations)
-    frames = np.clip(np.asarray(frames, dtype=np.float64), 0.0, n - 1)
-    i0 = np.minimum(np.floor(frames).astype(np.int64), max(n - 2, 0))
-    i1 = np.minimum(i0 + 1, n - 1)
-    a = (frames - i0)[:, None]
+    i0, i1, a = neighbours(len(rotations), frames)
+    a = a[:, None]
     rot = quat.slerp(rotations[i0], rotations[i1], np.broadcast_to(a, (len(frames), rotations.shape[1])))
     pos = positions[i0] + a[..., None] * (positions[i1] - positions[i0])
     return rot, pos
+
+
+def neighbours(n_frames: int, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The two frames of a clip of ``n_frames`` either side of fractional frames ``frames (T,)``,
+    clamped to the clip, and how far along from the first to the second: ``(i0 (T,), i1 (T,),
+    a (T,))`` (:func:`sample` interpolates with them)."""
+    frames = np.clip(np.asarray(frames, dtype=np.float64), 0.0, n_frames - 1)
+    i0 = np.minimum(np.floor(frames).astype(np.int64), max(n_frames - 2, 0))
+    i1 = np.minimum(i0 + 1, n_frames - 1)
+    return i0, i1, frames - i0
 
 
 def blend(

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Sequence
 
 import numpy as np
 
@@ -243,35 +244,52 @@ def cycle_mismatch(motion: Motion, rig: Rig | None = None, *, up: np.ndarray | N
     the changes the clip itself makes in the frames either side. ``up``: the
     clip's up axis when the caller knows it (``rig.detect_up``).
     """
-    if motion.n_frames < 3:
-        raise ValueError(f"a clip needs at least 3 frames to compare its end with its start, got {motion.n_frames}")
-    rig = rig or find_rig(motion)
-    up = detect_up(motion, rig) if up is None else np.asarray(up, dtype=np.float64)
-    leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
-    F = motion.n_frames
-    picked = np.array([0, 1, 2, F - 3, F - 2, F - 1])  # three frames at the start, three at the end
-    # (6, J, 3); positions only: the rotations of the joints nothing hangs from are not read
-    g = forward_kinematics(motion.rotations[picked], motion.positions[picked], motion.skeleton.parents,
-                           rotations_out=False)[0]
-    hips = g[:, [rig.leg("L").hip, rig.leg("R").hip]]
-    g = g[:, np.flatnonzero(rig.subtree_mask(motion.skeleton, rig.pelvis))]  # (a root above the pelvis may stay put)
-    pelvis = g[:, 0]
-    facing = pelvis_facing(hips[:, 0], hips[:, 1], up)
-    frame = np.stack([facing, np.broadcast_to(up, facing.shape), quat.cross(up, facing)], axis=1)  # (6, axis, 3)
-    local = np.einsum("fak,fjk->fja", frame, g - pelvis[:, None])
-    height = (pelvis @ up)[:, None, None] * np.array([0.0, 1.0, 0.0])
-    local = np.concatenate([local, height], axis=1) / leg  # (6, J + 1, 3) in leg lengths
+    pose_gaps, velocity_gaps = cycle_mismatches([motion], rig, up=up)
+    return float(pose_gaps[0]), float(velocity_gaps[0])
+
+
+def cycle_mismatches(motions: Sequence[Motion], rig: Rig | None = None, *, up: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cycle_mismatch` of clips on one skeleton (the same joints and hierarchy), ``(pose gaps (K,),
+    velocity gaps (K,))``, all at once: their first and last three frames in one pass of forward
+    kinematics, and everything after it over the clips together (each number is its own clip's:
+    six frames of a clip cost less than the numpy calls on them). ``up``: the clips' up axis when
+    the caller knows it, else the first clip's (``rig.detect_up``)."""
+    for m in motions:
+        if m.n_frames < 3:
+            raise ValueError(f"a clip needs at least 3 frames to compare its end with its start, got {m.n_frames}")
+    first = motions[0]
+    parents = first.skeleton.parents
+    if any(not np.array_equal(m.skeleton.parents, parents) for m in motions):
+        raise ValueError("the clips compared at once must share one skeleton (the same hierarchy)")
+    rig = rig or find_rig(first)
+    up = detect_up(first, rig) if up is None else np.asarray(up, dtype=np.float64)
+    leg = np.array([0.5 * (leg_length(m.skeleton, rig, "L") + leg_length(m.skeleton, rig, "R")) for m in motions])
+    # three frames at the start, three at the end, of every clip
+    picked = [np.array([0, 1, 2, m.n_frames - 3, m.n_frames - 2, m.n_frames - 1]) for m in motions]
+    # (K, 6, J, 3); positions only: the rotations of the joints nothing hangs from are not read
+    g = forward_kinematics(np.concatenate([m.rotations[p] for m, p in zip(motions, picked)]),
+                           np.concatenate([m.positions[p] for m, p in zip(motions, picked)]), parents,
+                           rotations_out=False)[0].reshape(len(motions), 6, len(parents), 3)
+    hips = g[:, :, [rig.leg("L").hip, rig.leg("R").hip]]
+    g = g[:, :, np.flatnonzero(rig.subtree_mask(first.skeleton, rig.pelvis))]  # (a root above the pelvis may stay put)
+    pelvis = g[:, :, 0]
+    facing = pelvis_facing(hips[:, :, 0], hips[:, :, 1], up)
+    frame = np.stack([facing, np.broadcast_to(up, facing.shape), quat.cross(up, facing)], axis=2)  # (K, 6, axis, 3)
+    local = np.einsum("kfab,kfjb->kfja", frame, g - pelvis[:, :, None])
+    height = (pelvis @ up)[:, :, None, None] * np.array([0.0, 1.0, 0.0])
+    local = np.concatenate([local, height], axis=2) / leg[:, None, None, None]  # (K, 6, J + 1, 3) in leg lengths
     # one-frame velocities in leg lengths per frame: [0→1, 1→2, F-3→F-2, F-2→F-1], the pelvis' travel
     # measured in the frame it faces at the earlier frame
     later, earlier = [1, 2, 4, 5], [0, 1, 3, 4]
-    travel = np.einsum("fak,fk->fa", frame[earlier], pelvis[later] - pelvis[earlier]) / leg
-    v = np.concatenate([local[later] - local[earlier], travel[:, None]], axis=1)
+    travel = np.einsum("kfab,kfb->kfa", frame[:, earlier], pelvis[:, later] - pelvis[:, earlier]) / leg[:, None, None]
+    v = np.concatenate([local[:, later] - local[:, earlier], travel[:, :, None]], axis=2)
     # the last frame is the first: across the seam the velocity changes by v[0] - v[3]; a true cycle
     # changes it there no more than the clip's own acceleration does in the frames either side
-    seam = quat.length(v[0] - v[3])
-    own = np.maximum(quat.length(v[1] - v[0]), quat.length(v[3] - v[2]))
-    velocity_gap = np.max(np.maximum(seam - own, 0.0)) * motion.fps
-    return float(quat.length(local[5] - local[0]).max()), float(velocity_gap)
+    seam = quat.length(v[:, 0] - v[:, 3])
+    own = np.maximum(quat.length(v[:, 1] - v[:, 0]), quat.length(v[:, 3] - v[:, 2]))
+    velocity_gaps = np.max(np.maximum(seam - own, 0.0), axis=1) * np.array([m.fps for m in motions])
+    return quat.length(local[:, 5] - local[:, 0]).max(axis=1), velocity_gaps
 
 
 def is_cyclic(
@@ -289,10 +307,20 @@ def is_cyclic(
     velocity_tolerance  largest velocity difference allowed, in leg lengths per second.
     up                  the clip's up axis when the caller knows it.
     """
-    if motion.n_frames < 3:
-        return False
-    pose_gap, velocity_gap = cycle_mismatch(motion, rig, up=up)
-    return pose_gap <= pose_tolerance and velocity_gap <= velocity_tolerance
+    return are_cyclic([motion], rig, pose_tolerance=pose_tolerance, velocity_tolerance=velocity_tolerance, up=up)[0]
+
+
+def are_cyclic(motions: Sequence[Motion], rig: Rig | None = None, *, pose_tolerance: float = 0.05,
+               velocity_tolerance: float = 1.5, up: np.ndarray | None = None) -> list[bool]:
+    """:func:`is_cyclic` of clips on one skeleton, all at once (:func:`cycle_mismatches`); a clip of
+    fewer than three frames is not."""
+    out = [False] * len(motions)
+    long = [k for k, m in enumerate(motions) if m.n_frames >= 3]
+    if long:
+        pose_gaps, velocity_gaps = cycle_mismatches([motions[k] for k in long], rig, up=up)
+        for k, pose_gap, velocity_gap in zip(long, pose_gaps.tolist(), velocity_gaps.tolist()):
+            out[k] = pose_gap <= pose_tolerance and velocity_gap <= velocity_tolerance
+    return out
 
 
 # --------------------------------------------------------------------------

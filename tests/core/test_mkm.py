@@ -14,7 +14,8 @@ from core.__main__ import main
 from core.bvh import format_bvh
 from core.demo import demo_clips, demo_skeleton
 from core.mkm import (BLEND_IN_S, blend_root_velocities, blend_warped, nla_influences, naive_blend, own_frames,
-                      presence_weights, sample_motion, support_contacts, weighted_quaternion_average)
+                      presence_weights, sample_clips, sample_motion, support_contacts,
+                      weighted_quaternion_average)
 from core.motion import Motion
 from core.rig import find_rig, leg_length
 
@@ -53,6 +54,19 @@ def test_fractional_sampling_agrees_with_a_slow_frame_by_frame_version():
         for j in range(len(walk.skeleton)):
             assert same_rotation(rot[t, j], quat.slerp(walk.rotations[i, j], walk.rotations[i + 1, j], a))
         assert np.allclose(pos[t], (1 - a) * walk.positions[i] + a * walk.positions[i + 1])
+
+
+def test_clips_sampled_at_once_are_each_sampled_as_alone_to_the_bit():
+    rng = np.random.default_rng(4)
+    clips = [demo_clips()[name].motion for name in ("walk", "kick")]
+    clips.append(clips[0][:7])  # another length, sampled past its end too
+    frames = [np.concatenate([[0.0, m.n_frames - 1.0, m.n_frames + 3.0], rng.uniform(0, m.n_frames - 1, 20)])
+              for m in clips]
+    rot, pos = sample_clips([m.rotations for m in clips], [m.positions for m in clips], frames)
+    for m, f, r, p in zip(clips, frames, rot, pos):
+        alone = sample_motion(m, f)
+        np.testing.assert_array_equal(r, alone[0])
+        np.testing.assert_array_equal(p, alone[1])
 
 
 def test_a_cyclic_clip_repeats_past_its_end_and_another_holds_its_last_frame():

@@ -67,6 +67,7 @@ def test_few_frames_by_generation_agree_with_joint_by_joint_to_the_last_bit(fram
     pos = rng.normal(size=frames + (12, 3))
     fast = forward_kinematics(rot, pos, skel.parents, joints, rotations_out=rotations_out)
     monkeypatch.setattr(motion_module, "FEW_FRAMES", -1)
+    monkeypatch.setattr(motion_module, "FEW_JOINT_FRAMES", -1)
     slow = forward_kinematics(rot, pos, skel.parents, joints, rotations_out=rotations_out)
     np.testing.assert_array_equal(fast[0], slow[0])
     if rotations_out:

@@ -143,6 +143,18 @@ def test_a_clip_counts_as_cyclic_when_its_end_pose_and_velocity_match_its_start(
     assert not sync.is_cyclic(mocap(WALK), pose_tolerance=0.5 * pose_gap, velocity_tolerance=1e9)
 
 
+def test_clips_measured_at_once_measure_as_each_alone_does_to_the_bit(mocap):
+    clips = [mocap(name) for name in (RUN, WALK, "bandai1/walk-back_normal_001", HAPPY)]
+    clips.append(clips[0][:40])  # a clip of another length
+    pose_gaps, velocity_gaps = sync.cycle_mismatches(clips)
+    up = sync.detect_up(clips[0], sync.find_rig(clips[0]))
+    for clip, pose_gap, velocity_gap in zip(clips, pose_gaps, velocity_gaps):
+        assert sync.cycle_mismatch(clip, up=up) == (pose_gap, velocity_gap)
+    assert sync.are_cyclic(clips + [clips[0][:2]]) == [sync.is_cyclic(c) for c in clips] + [False]
+    with pytest.raises(ValueError, match="at least 3 frames"):
+        sync.cycle_mismatches([clips[0], clips[0][:2]])
+
+
 def test_the_cycle_measure_is_in_body_units_whatever_the_clip_s_unit_or_heading(mocap):
     run = mocap(RUN)  # Y up, centimetres
     gaps = sync.cycle_mismatch(run)
