@@ -4,6 +4,7 @@ have Python, numpy and Dask but not this project; the Blender extension never ne
 import ast
 import importlib.util
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core import hops
 from core.cluster import LOCAL_SCHEDULER_HTTP, DaskRunner
 from core.motion import Skeleton, forward_kinematics
 from core.quat import normalize
@@ -120,6 +122,30 @@ def test_an_object_of_the_project_is_refused_before_anything_is_sent(two_workers
         two_workers.map(fails_on_three, [(1,), (skeleton,)])
 
 
+# --- the one-hop table (core.hops) through Dask
+
+SMALL_LIBRARY = ("bow_normal_001", "bye_normal_001", "guide_normal_001", "respond_normal_001")
+
+
+@pytest.fixture(scope="module")
+def small_library(mocap):
+    return {f"{name}.bvh": mocap(f"bandai1/{name}") for name in SMALL_LIBRARY}
+
+
+def assert_same_table(got, expected):
+    got, expected = got.to_arrays(), expected.to_arrays()
+    assert got.keys() == expected.keys()
+    for name in expected:
+        assert np.array_equal(got[name], expected[name]), name
+
+
+def test_the_hop_table_through_a_local_cluster_is_the_serial_table(two_workers, small_library):
+    # eq. (5)'s weight included: its distance matrices go through the runner too
+    args = (small_library, "bye_normal_001.bvh", "respond_normal_001.bvh", 10)
+    serial = hops.precompute(*args, runner=hops.SerialRunner())
+    assert_same_table(hops.precompute(*args, runner=two_workers), serial)
+
+
 # --- a worker without this project
 
 
@@ -156,6 +182,14 @@ def test_a_worker_that_cannot_import_the_project_runs_its_functions(bare_worker)
     assert_same_results(got, serial_map(forward_kinematics, rotations, positions=positions, parents=parents))
 
 
+def test_a_worker_that_cannot_import_the_project_computes_the_hop_table(bare_worker, small_library):
+    args = (small_library, "bye_normal_001.bvh", "respond_normal_001.bvh", 10)
+    with DaskRunner(bare_worker, progress=False, timeout=TIMEOUT) as runner:
+        assert all(runner.client.run(lambda: importlib.util.find_spec("core") is None).values())
+        table = hops.precompute(*args, weight=0.05, runner=runner)
+    assert_same_table(table, hops.precompute(*args, weight=0.05))
+
+
 # --- how the runner is asked for
 
 
@@ -164,6 +198,25 @@ def test_a_number_of_workers_with_a_scheduler_is_refused():
         DaskRunner("tcp://127.0.0.1:8786", n_workers=2)
     with pytest.raises(ValueError, match="at least 1"):
         DaskRunner(n_workers=0)
+
+
+def test_an_address_where_no_scheduler_answers_says_to_start_one():
+    with socket.socket() as probe:  # (a port nothing listens on once the probe is closed)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ValueError, match=f"no Dask scheduler answered at 'tcp://127.0.0.1:{port}'.*dask scheduler"):
+        with DaskRunner(f"tcp://127.0.0.1:{port}", timeout=2):
+            pass
+
+
+def test_a_scheduler_without_workers_says_to_start_one():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None,
+                      scheduler_kwargs=LOCAL_SCHEDULER_HTTP) as scheduler:
+        with pytest.raises(ValueError, match=f"no Dask worker joined.*`dask worker {scheduler.scheduler_address}`"):
+            with DaskRunner(scheduler.scheduler_address, timeout=2):
+                pass
 
 
 def test_map_before_the_cluster_starts_says_how_to_start_it():
