@@ -13,7 +13,7 @@ dance, through a hop when that is smoother.
 
 For each run it prints the wall time (the cluster's start-up apart), the speed-up over the serial
 run, the peak memory of this process (resource.getrusage: the client, which holds the clips and
-the table) and of the largest worker (each worker's own getrusage, asked through Dask), and
+the table) and of the largest worker (each worker's own high-water mark, asked through Dask), and
 whether the table is the serial one (np.array_equal on every array). The local runs are Dask's
 LocalCluster (core.cluster.DaskRunner), the same code path as a cluster of several machines; the
 paper's figure for a comparable job is about an hour on 36 cores. Target: under 10 minutes on 2 cores.
@@ -76,7 +76,16 @@ def peak_mb() -> float:
 
 
 def worker_peak_mb() -> float:
-    """Run on a worker (sent by value): its process's peak resident memory so far, MB."""
+    """Run on a worker (sent by value): its process's peak resident memory so far, MB. Linux's
+    VmHWM, the high-water mark of this process image: getrusage's ru_maxrss would report the
+    client's peak, which a worker inherits through the fork and exec that start it."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
