@@ -102,6 +102,8 @@ bench: $(STAMP)
 	$(PY) tests/bench/asap.py
 	$(PY) tests/bench/live.py
 	$(PY) tests/bench/perform.py
+	$(PY) tests/bench/hops_quality.py
+	$(PY) tests/bench/insert_hop_blender.py
 
 zip: $(STAMP)
 	@test -n "$(BLENDER_EXT)" || { echo "blender_ext.py not found inside the bpy module in $(VENV)" >&2; exit 1; }

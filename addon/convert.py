@@ -1031,3 +1031,76 @@ def _settings(struct) -> tuple:
             value = tuple(value)
         values.append((prop.identifier, value))
     return tuple(values)
+
+
+# ---------------------------------------------------------------------------
+# A BVH clip on an armature of the same joints
+
+
+def motion_on_armature(obj: bpy.types.Object, motion: Motion, what: str, armature: tuple | None = None,
+                       *, tolerance: float = 0.02) -> Motion:
+    """``motion`` (a BVH file's, :func:`core.bvh.read_bvh`) as a motion of the armature ``obj``.
+
+    The add-on has no importer of its own: this maps only a clip whose joints are the armature's
+    bones, by name, with the same parents, and whose rest pose is the armature's up to a turn and
+    a scale (a file the armature was imported from, in its own axes and unit, for example). The
+    turn ``A`` and scale ``s`` are the least-squares fit of the armature's rest heads to the
+    file's rest joints (Umeyama's closed form, no reflection); then every joint rotation
+    becomes ``A R inv(A)`` and every joint's translation ``s A p`` (the root's plus the fitted
+    shift; connected bones keep their rest offsets, as Blender plays them). ``tolerance``: the
+    fit's RMS error, as a fraction of the rest pose's size, above which the rest poses differ
+    and the clip is refused.
+
+    ``ValueError`` naming ``what`` (the file) and what differs. ``obj`` is not changed.
+    """
+    skeleton, info = armature or armature_skeleton(obj)
+    bones = [name for name, bone in zip(skeleton.names, info.bones) if bone is not None]
+    names = motion.skeleton.names
+    if sorted(names) != sorted(bones):
+        missing, extra = sorted(set(bones) - set(names)), sorted(set(names) - set(bones))
+        raise ValueError(f"{what}: its joints are not the bones of armature {obj.name!r}"
+                         + (f"; it lacks {_listed(missing)}" if missing else "")
+                         + (f"; it has {_listed(extra)}, which the armature does not" if extra else "")
+                         + " (only files whose joint names are the armature's bone names are read)")
+    joints = np.array([skeleton.index(n) for n in names])
+    parent_of = {n: (names[p] if p >= 0 else None) for n, p in zip(names, motion.skeleton.parents)}
+    def bone_parent(name):  # (None for a root bone, under the origin joint of a several-root armature or not)
+        p = skeleton.parents[skeleton.index(name)]
+        return skeleton.names[p] if p >= 0 and info.bones[p] is not None else None
+
+    moved = [n for n in names if bone_parent(n) != parent_of[n]]
+    if moved:
+        raise ValueError(f"{what}: joints {_listed(moved)} hang from other parents than the bones of armature "
+                         f"{obj.name!r} of the same names")
+    rest_armature = (skeleton.offsets[0] + skeleton.rest_positions())[joints]
+    rest_file = motion.skeleton.offsets[0] + motion.skeleton.rest_positions()
+    turn, scale, shift, error = _similarity_fit(rest_file, rest_armature)
+    size = np.sqrt(np.mean(np.sum((rest_armature - rest_armature.mean(axis=0)) ** 2, axis=1)))
+    if not error <= tolerance * size:
+        raise ValueError(f"{what}: its rest pose is not armature {obj.name!r}'s (after the best turn and scale the "
+                         f"joints are {error / size:.0%} of the body's size away); only a clip in the armature's rest "
+                         f"pose is read")
+    a = quat.from_matrix(turn)
+    rotations = np.tile(np.array(_REST_QUATERNION), (motion.n_frames, len(skeleton), 1))
+    rotations[:, joints] = quat.mul(quat.mul(a, motion.rotations), quat.inv(a))
+    positions = np.broadcast_to(skeleton.offsets, (motion.n_frames, len(skeleton), 3)).copy()
+    # every joint's translation turned and scaled (a file may move a joint below its root: Bandai's Hips),
+    # but a connected bone's, whose location Blender ignores
+    free = np.array([not info.connected[j] for j in joints])
+    positions[:, joints[free]] = scale * motion.positions[:, free] @ turn.T
+    root = joints[0]  # the file's joint 0, the armature's root bone (joint 0, or 1 under a several-root origin)
+    positions[:, root] += shift - (skeleton.offsets[0] if root != 0 else 0.0)
+    return Motion(skeleton, rotations, positions, motion.fps)
+
+
+def _similarity_fit(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, float]:
+    """``(A (3, 3), s, c (3,), rms)`` minimising ``|q - (s A p + c)|`` over points ``p, q (N, 3)`` (Umeyama's
+    closed form; ``A`` a rotation, never a reflection)."""
+    pc, qc = p - p.mean(axis=0), q - q.mean(axis=0)
+    u, sigma, vt = np.linalg.svd(qc.T @ pc)
+    sign = np.diag([1.0, 1.0, np.sign(np.linalg.det(u @ vt)) or 1.0])
+    turn = u @ sign @ vt
+    scale = float(np.trace(np.diag(sigma) @ sign) / max(np.sum(pc ** 2), 1e-300))
+    shift = q.mean(axis=0) - scale * p.mean(axis=0) @ turn.T
+    error = float(np.sqrt(np.mean(np.sum((q - (scale * p @ turn.T + shift)) ** 2, axis=1))))
+    return turn, scale, shift, error

@@ -1,5 +1,5 @@
-"""Analyze, Synthesize, Bake to Action and Clear, Add as Soon as Possible, Pack Selected Strips, plus the two
-core-range buttons.
+"""Analyze, Synthesize, Bake to Action and Clear, Add as Soon as Possible, Pack Selected Strips, Insert Hop,
+plus the two core-range buttons.
 
 Thin operators: ``execute`` reads the context (the active armature, the
 selected strips, the scene's responsiveness) and calls :mod:`.nla`, which
@@ -212,6 +212,36 @@ class SMART_MOTION_OT_pack(_Reported, bpy.types.Operator):
         return {'FINISHED'}
 
 
+class SMART_MOTION_OT_insert_hop(_Reported, bpy.types.Operator):
+    """Insert the best hop clip of the library between the two selected strips at the playhead (Koyama & Goto 2019)"""
+
+    bl_idname = "smart_motion.insert_hop"
+    bl_label = "Insert Hop"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def run(self, context):
+        from . import hops
+        from .properties import preferences
+
+        obj = nla.active_armature(context)
+        strips = nla.selected_strips(obj, context.view_layer.objects)
+        settings = context.scene.smart_motion
+        folder = None
+        if settings.hop_library == 'FOLDER':
+            prefs = preferences(context)
+            folder = prefs.hop_folder if prefs is not None else ""
+        weight = None if settings.hop_weight_auto else settings.hop_weight
+        choice = hops.find_hop(obj, strips, context.scene.frame_current, weight=weight,
+                               blend_seconds=settings.hop_blend, folder=folder)
+        _, notes = hops.insert_hop(obj, choice)
+        self.report({'INFO'}, "; ".join([hops.hop_text(choice), *notes]))
+        for line in choice.skipped:
+            self.report({'WARNING'}, f"left out of the hop library: {line}")
+        for line in choice.warnings:
+            self.report({'WARNING'}, line)
+        return {'FINISHED'}
+
+
 def _strip_named(context, name: str):
     """``(armature, strip)``: the active armature and its NLA strip ``name``; ValueError when it has none."""
     obj = nla.active_armature(context)
@@ -282,6 +312,7 @@ CLASSES = (
     SMART_MOTION_OT_clear,
     SMART_MOTION_OT_add_asap,
     SMART_MOTION_OT_pack,
+    SMART_MOTION_OT_insert_hop,
     SMART_MOTION_OT_edit_core,
     SMART_MOTION_OT_reset_core,
     SMART_MOTION_OT_blend_synchronized,

@@ -1,8 +1,10 @@
 """The Smart Motion sidebar panel of the NLA editor (N panel, own tab).
 
 From top to bottom: the active armature, the responsiveness slider W, the
-four buttons and Add as Soon as Possible, the Live Updates toggle (and why
-the last live update left the preview, if it did), each strip of the armature (select flag, core range in scene
+four buttons, Add as Soon as Possible and Pack, Insert Hop (its library,
+weight and blend, and the last choice with its costs: hop, offset, stays, S,
+w·R, direct D), the Live Updates toggle (and why the last live update left
+the preview, if it did), each strip of the armature (select flag, core range in scene
 frames, support phases once analysed, the option to blend synchronized with
 overlapping strips), the Bone Mapping field, and the plan
 of the last synthesis: per pair the method and the lower- and upper-body
@@ -52,6 +54,7 @@ class SMART_MOTION_PT_main(bpy.types.Panel):
         if armature is None:
             return
         _draw_buttons(layout)
+        _draw_hop(layout, context.scene, armature)
         _draw_live(layout, context.scene, armature)
         _draw_strips(layout, armature)
         layout.prop(armature.smart_motion, "bone_mapping")
@@ -69,6 +72,25 @@ def _draw_buttons(layout) -> None:
     row = column.row(align=True)
     row.operator("smart_motion.add_asap", icon='ADD')
     row.operator("smart_motion.pack", icon='ALIGN_LEFT')
+
+
+def _draw_hop(layout, scene, armature) -> None:
+    """Insert Hop's settings and button, and the last choice with its costs."""
+    box = layout.box()
+    row = box.row(align=True)
+    row.prop(scene.smart_motion, "hop_library", text="")
+    row.operator("smart_motion.insert_hop", icon='NLA_PUSHDOWN')
+    row = box.row(align=True)
+    row.prop(scene.smart_motion, "hop_weight_auto", text="", icon='AUTO')
+    weight = row.row(align=True)
+    weight.enabled = not scene.smart_motion.hop_weight_auto
+    weight.prop(scene.smart_motion, "hop_weight")
+    row.prop(scene.smart_motion, "hop_blend")
+    if armature.smart_motion.hop_json:
+        from .hops import hop_lines
+
+        for k, line in enumerate(hop_lines(json.loads(armature.smart_motion.hop_json))):
+            box.label(text=line, icon='NLA' if k == 0 else 'NONE')
 
 
 def _draw_live(layout, scene, armature) -> None:

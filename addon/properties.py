@@ -21,7 +21,8 @@ strip, following the strip's length if that changes.
 from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, CollectionProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty,
+                       StringProperty)
 
 
 def _live_request(self, context) -> None:
@@ -77,6 +78,45 @@ class SmartMotionSettings(bpy.types.PropertyGroup):
         update=_live_request,
     )
     palette: PointerProperty(type=SmartMotionPalette, name="Palette", description="Perform's number keys")
+    hop_library: EnumProperty(
+        name="Hop Library",
+        description="Where Insert Hop looks for hop clips",
+        items=(
+            ('ACTIONS', "File's Actions", "The actions of this file made for the armature (not Smart Motion's previews "
+                                          "or bakes)"),
+            ('FOLDER', "Folder", "The BVH files of the folder set in the add-on's preferences whose joint names are "
+                                 "the armature's bone names"),
+        ),
+        default='ACTIONS',
+    )
+    hop_weight_auto: BoolProperty(
+        name="Automatic Weight",
+        description=(
+            "Insert Hop's stay weight w from the library itself (Koyama & Goto eq. 5: how much 1 s of stays "
+            "lowers the smoothness cost over 100 seeded random transitions of the library), worked out once per "
+            "library and kept; off: the Stay Weight given"
+        ),
+        default=True,
+    )
+    hop_weight: FloatProperty(
+        name="Stay Weight",
+        description=(
+            "w of Insert Hop's cost S + wR (Koyama & Goto eq. 2), per second of stay, when Automatic Weight is "
+            "off: higher waits less before and inside the hop. 0 bounds each stay by 1 s instead"
+        ),
+        min=0.0,
+        soft_max=0.1,
+        default=0.01,
+        precision=4,
+    )
+    hop_blend: FloatProperty(
+        name="Hop Blend",
+        description="Seconds of each of Insert Hop's blends",
+        min=0.01,
+        soft_max=2.0,
+        default=0.5,
+        unit='TIME_ABSOLUTE',
+    )
 
 
 class SmartMotionPhase(bpy.types.PropertyGroup):
@@ -276,6 +316,39 @@ class SmartMotionObject(bpy.types.PropertyGroup):
         name="Plan",
         description="The last synthesis plan as JSON (core.synthesize.Plan.to_dict)",
     )
+    hop_json: StringProperty(
+        name="Hop",
+        description="The last Insert Hop's choice and costs as JSON (addon.hops.HopChoice.to_dict)",
+    )
 
 
-CLASSES = (SmartMotionPalette, SmartMotionSettings, SmartMotionPhase, SmartMotionStrip, SmartMotionObject)
+# The add-on's module name as Blender registers it (bl_ext.<repository>.smart_motion): this package's parent.
+ADDON = __package__.rpartition(".")[0]
+
+
+class SmartMotionPreferences(bpy.types.AddonPreferences):
+    """The add-on's preferences (Edit > Preferences > Add-ons > Smart Motion)."""
+
+    bl_idname = ADDON
+
+    hop_folder: StringProperty(
+        name="Hop Library Folder",
+        description=(
+            "A folder of BVH clips Insert Hop searches when the scene's Hop Library is Folder; only files whose "
+            "joint names are the armature's bone names, in its rest pose, are read"
+        ),
+        subtype='DIR_PATH',
+    )
+
+    def draw(self, context):
+        self.layout.prop(self, "hop_folder")
+
+
+def preferences(context) -> SmartMotionPreferences | None:
+    """The add-on's preferences, or None where it is not registered as an add-on."""
+    addon = context.preferences.addons.get(ADDON)
+    return addon.preferences if addon is not None else None
+
+
+CLASSES = (SmartMotionPreferences, SmartMotionPalette, SmartMotionSettings, SmartMotionPhase, SmartMotionStrip,
+           SmartMotionObject)

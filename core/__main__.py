@@ -18,10 +18,16 @@ the earliest), synchronized on their support phases and blended (Ménardais
     python -m core hops precompute LIBRARY_DIR --src A.bvh --dst B.bvh --offset FRAMES -o TABLE.npz
                         [--blend SECONDS] [--weight W] [--workers N] [--scheduler ADDRESS] [--map ROLE=JOINT ...]
     python -m core hops show TABLE.npz [--trigger FRAME] [--json]
+    python -m core hops render TABLE.npz --trigger FRAME -o OUT.bvh [--plain] [--direct]
+                       [--library DIR] [--src A.bvh] [--dst B.bvh] [--map ROLE=JOINT ...]
 
 hops precompute finds, for every trigger frame of A, the best one-hop
 transition to B through a clip of the library (Koyama & Goto 2019, core.hops),
-B's frame k playing at A's frame k + FRAMES; show prints the table.
+B's frame k playing at A's frame k + FRAMES; show prints the table; render
+writes the transition at one trigger frame (core.hops_render): through the
+synthesis engine, with the paper's plain blends (--plain), or the plain direct
+transition (--direct). The clips are read from DIR (default: the table's
+folder), the source and destination from --src/--dst when given.
 
 
 Errors in the input (a malformed file, a rig whose legs cannot be found) end
@@ -306,6 +312,63 @@ def cmd_hops_show(args) -> int:
     return 0
 
 
+def _table_clip_files(table, trigger: int, direct: bool, library: str, src: str | None, dst: str | None
+                      ) -> dict[str, str]:
+    """``{file name: path}`` of the clips a render at ``trigger`` reads (the table names them by file
+    name only): the source and destination from --src/--dst when given, everything else from the
+    library folder; ``ValueError`` naming a missing file and the option that gives it."""
+    from pathlib import Path
+
+    from .hops_render import clips_needed
+
+    given = {"source": (src, "--src"), "destination": (dst, "--dst")}
+    files = {}
+    for role, name in clips_needed(table, trigger, direct=direct).items():
+        path, flag = given.get(role, (None, None))
+        if path is not None:
+            if not Path(path).is_file():
+                raise ValueError(f"{flag} {path}: no such file")
+            files[name] = path
+            continue
+        path = Path(library) / name
+        if not path.is_file():
+            how = f"pass {flag} PATH, or " if flag else ""
+            raise ValueError(f"the {role} {name!r} of the table is not in {library}: {how}pass --library DIR, the "
+                             f"folder of the clips the table was computed from")
+        files[name] = str(path)
+    return files
+
+
+def cmd_hops_render(args) -> int:
+    from pathlib import Path
+
+    from .bvh import format_bvh, read_bvh
+    from .files import check_outputs, write_atomically
+    from .hops import HopTable
+    from .hops_render import DIRECT, ENGINE, PLAIN, render_entry
+    from .rig import find_rig
+
+    table = HopTable.load(args.table)
+    table.index(args.trigger)  # (a trigger not in the table, before any file is looked for)
+    library = args.library if args.library is not None else str(Path(args.table).resolve().parent)
+    files = _table_clip_files(table, args.trigger, args.direct, library, args.src, args.dst)
+    check_outputs({f"clip '{name}'": path for name, path in files.items()} | {"the table": args.table},
+                  {"-o": args.output})
+    clips = {name: read_bvh(path) for name, path in files.items()}
+    source = table.hops[table.src]
+    rig = find_rig(clips[source], overrides=_overrides(args.map)) if args.map else None
+    method = DIRECT if args.direct else PLAIN if args.plain else ENGINE
+    render, warnings = render_entry(table, clips, args.trigger, method=method, rig=rig)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    write_atomically(args.output, format_bvh(render.motion))
+    print(render.summary())
+    if render.plan is not None:
+        print(render.plan.summary())
+    print(f"wrote {render.motion.n_frames} frames to {args.output} (its frame 0 is the source's frame {render.first})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description="Smart Motion core tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -373,6 +436,26 @@ def main(argv: list[str] | None = None) -> int:
                    help="print a list with one object per trigger frame: trigger, hop, offset, stay_src, stay_hop, "
                         "smoothness, responsiveness, direct")
     q.set_defaults(func=cmd_hops_show)
+    q = hops.add_parser("render", help="write the transition at one trigger frame as BVH",
+                        description="Render a table's one-hop transition at one trigger frame, from L frames before "
+                                    "the trigger to L after the destination takes over (L: the blend), on the "
+                                    "source's frames and in its world. By default through the synthesis engine "
+                                    "(source, hop and destination as three clips, the frames each plays alone its "
+                                    "core); --plain: the paper's crossfades; --direct: the plain direct transition.")
+    q.add_argument("table", metavar="TABLE.npz")
+    q.add_argument("--trigger", type=int, required=True, metavar="FRAME", help="the source frame of the trigger")
+    q.add_argument("-o", "--output", required=True, metavar="OUT.bvh", help="the BVH file to write")
+    q.add_argument("--plain", action="store_true", help="the paper's plain blends instead of the synthesis engine")
+    q.add_argument("--direct", action="store_true",
+                   help="the direct transition (a plain crossfade to the destination at the trigger), for comparison "
+                        "(with or without --plain)")
+    q.add_argument("--library", metavar="DIR",
+                   help="the folder of the clips the table was computed from (default: the table's folder)")
+    q.add_argument("--src", metavar="A.bvh", help="the source clip, when it is not in the library folder")
+    q.add_argument("--dst", metavar="B.bvh", help="the destination clip, when it is not in the library folder")
+    q.add_argument("--map", action="append", metavar="ROLE=JOINT",
+                   help="override a joint role of the source's rig (repeatable), as given to precompute")
+    q.set_defaults(func=cmd_hops_render)
 
     args = parser.parse_args(argv)
     try:

@@ -38,14 +38,15 @@ independent items with module-level task functions (:func:`distance_task`,
 :func:`search_task`) that need nothing but numpy and plain arrays, so a
 distributed runner (core.cluster) can ship them to bare workers; the default
 :class:`SerialRunner` runs them here. The table is the same whatever the
-runner. Nothing here imports Dask.
+runner. Nothing here imports Dask. A table entry is rendered to frames by
+core.hops_render.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -400,6 +401,10 @@ class HopTable:
     blend_frames    L, frames of each blend.
     fps             the frame rate every clip was played at.
     weight          w per second (R is in frames: ``wR = weight / fps * R``).
+    frames          (len(hops),) int64 each clip's frame count as searched (at ``fps``); empty in
+                    tables written before it was kept.
+    digests         per clip :func:`clip_digest` of the motion searched, so that a render can tell
+                    the clips it is given are the ones the choices were made for; empty likewise.
     """
 
     triggers: np.ndarray
@@ -414,12 +419,17 @@ class HopTable:
     blend_frames: int
     fps: float
     weight: float
+    frames: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    digests: tuple[str, ...] = ()
 
     def __post_init__(self):
         n = len(self.triggers)
         if self.choices.shape != (n, 4) or not all(len(a) == n for a in (self.smoothness, self.responsiveness,
                                                                           self.direct)):
             raise ValueError(f"a hop table needs 4 choices and 3 costs per trigger frame ({n})")
+        if len(self.frames) not in (0, len(self.hops)) or len(self.digests) not in (0, len(self.hops)):
+            raise ValueError(f"a hop table keeps the frame count and digest of each of its {len(self.hops)} clips, "
+                             f"or none")
         if n and np.any(np.diff(self.triggers) != 1):
             raise ValueError("a hop table's trigger frames must be consecutive")
 
@@ -467,7 +477,8 @@ class HopTable:
                 "responsiveness": self.responsiveness, "direct": self.direct, "hops": np.array(self.hops, dtype=str),
                 "src": np.int64(self.src), "dst": np.int64(self.dst), "offset": np.int64(self.offset),
                 "blend_frames": np.int64(self.blend_frames), "fps": np.float64(self.fps),
-                "weight": np.float64(self.weight)}
+                "weight": np.float64(self.weight), "frames": np.asarray(self.frames, dtype=np.int64),
+                "digests": np.array(self.digests, dtype=str)}
 
     def save(self, path) -> None:
         """Write the table as ``.npz`` to ``path`` whole or not at all."""
@@ -495,7 +506,8 @@ class HopTable:
                    arrays["smoothness"].astype(np.float64), arrays["responsiveness"].astype(np.float64),
                    arrays["direct"].astype(np.float64), tuple(str(h) for h in arrays["hops"]), int(arrays["src"]),
                    int(arrays["dst"]), int(arrays["offset"]), int(arrays["blend_frames"]), float(arrays["fps"]),
-                   float(arrays["weight"]))
+                   float(arrays["weight"]), arrays.get("frames", np.zeros(0)).astype(np.int64),
+                   tuple(str(d) for d in arrays.get("digests", ())))
 
 
 # --------------------------------------------------------------------------- the library and the precompute
@@ -529,6 +541,18 @@ def checked_library(clips: Mapping[str, object], src: str, dst: str) -> tuple[li
             m = m.resampled(ref.fps)
         out.append(m)
     return names, out, warnings
+
+
+def clip_digest(motion) -> str:
+    """A fingerprint of a clip's motion (its poses and rate, 16 hex digits of SHA-256): the same
+    file read the same way gives the same one, any edit of a pose another. Kept in the table in
+    place of paths, which say nothing about what a file holds now."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for array in (motion.rotations, motion.positions, np.float64(motion.fps)):
+        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def blend_frames_of(blend_seconds: float, fps: float) -> int:
@@ -680,4 +704,65 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     choices = np.concatenate([c for c, _ in found])
     costs = np.concatenate([c for _, c in found])
     return HopTable(triggers, choices, costs[:, 0].copy(), costs[:, 1].copy(), costs[:, 2].copy(), tuple(names), s,
-                    d, int(offset), length, float(fps), float(weight))
+                    d, int(offset), length, float(fps), float(weight), np.array([m.n_frames for m in motions]),
+                    tuple(clip_digest(m) for m in motions))
+
+
+# --------------------------------------------------------------------------- one trigger, no table
+
+
+def search_trigger(clouds: Sequence[np.ndarray], src: int, dst: int, trigger: int, *, offset: int, blend_frames: int,
+                   weight: float, max_stay: int | None = None) -> Found:
+    """:func:`search_one_hop` for one trigger frame of a library that was not precomputed (the add-on's Insert Hop).
+
+    clouds   every clip's point cloud (:func:`library_point_clouds`), each a hop candidate as in
+             :func:`search_one_hop`: ``clouds[src]`` the source, ``clouds[dst]`` the destination.
+    weight   w per frame; ``max_stay`` as :func:`search_one_hop` (required when ``weight`` is 0).
+
+    The same choice as :func:`search_one_hop` on whole matrices, from only the windows it can
+    reach: the direct transition's D costs ``wR`` no more than D, so the stays add up to at most
+    ``R_max = D / w`` frames, and the search reads source windows ``t .. t + R_max`` of
+    ``D(src, i)`` and destination windows ``t + L - offset ..`` (R_max further) of ``D(i, dst)``.
+    Only those rows and columns are computed (each a :func:`distance_matrix` of the clips cut to
+    them); the rest of each matrix is NaN, never read. Sums over other frames round differently,
+    so costs may differ from the whole matrices' in the last bits.
+    """
+    length = int(blend_frames)
+    n_windows = [max(len(c) - length + 1, 0) for c in clouds]
+    n_src, n_dst = n_windows[src], n_windows[dst]
+    k = trigger - offset
+    if not direct_fits(trigger, offset, n_src, n_dst):
+        raise ValueError(f"trigger {trigger}: the direct transition does not fit in the clips (a blend of {length} "
+                         f"frames from source frame {trigger} ({n_src + length - 1} frames) into destination frame "
+                         f"{k} ({n_dst + length - 1} frames))")
+    direct = float(distance_matrix(clouds[src][trigger:trigger + length], clouds[dst][k:k + length], length)[0, 0])
+    w = float(weight)
+    if w > 0:
+        most = int(math.floor(direct / w)) + 1  # (+1: floor of a rounded quotient may fall one short)
+    elif max_stay is not None:
+        most = 2 * int(max_stay)
+    else:
+        raise ValueError("with weight 0 the stays need a bound: give max_stay")
+    rows = slice(trigger, min(trigger + most + 1, n_src))  # source windows of the first blend
+    first_dst = trigger + length - offset  # destination window of the second blend with no stay
+    columns = slice(min(first_dst, n_dst), min(first_dst + most + 1, n_dst))
+    from_source, to_destination = [], []
+    for i, cloud in enumerate(clouds):
+        part = np.full((n_src, n_windows[i]), np.nan)
+        part[rows] = distance_matrix(clouds[src][rows.start:rows.stop + length - 1], cloud, length)
+        if i == src:  # a clip against itself on the same frames: 0 by construction (``same``)
+            _zero_on_diagonal(part, rows)
+        from_source.append(part)
+        part = np.full((n_windows[i], n_dst), np.nan)
+        part[:, columns] = distance_matrix(cloud, clouds[dst][columns.start:columns.stop + length - 1], length)
+        if i == dst:
+            _zero_on_diagonal(part, columns)
+        to_destination.append(part)
+    return search_one_hop(trigger, from_source, to_destination, offset=offset, blend_frames=length, dst=dst,
+                          weight=w, max_stay=max_stay)
+
+
+def _zero_on_diagonal(matrix: np.ndarray, span: slice) -> None:
+    """``matrix[j, j] = 0`` for ``j`` in ``span``, in place (where ``distance_matrix(..., same=True)`` has 0)."""
+    j = np.arange(span.start, span.stop)
+    matrix[j, j] = 0.0
