@@ -21,8 +21,8 @@ What the workers need is Python, numpy and Dask, not this project:
   whose module is itself registered. So the function is pickled here by
   cloudpickle with this project's package registered by value (its code and
   that of every function, class and module of the package it reaches at call
-  time), and sent once to every worker (``scatter(..., broadcast=True)``),
-  wrapped so that it unpickles as the function itself with ``pickle.loads``.
+  time), and sent once to every worker (``scatter(..., broadcast=True)``) in a
+  wrapper that ``pickle.loads`` alone unpickles.
 - ``shared`` (the large arrays every task reads) is sent once to every worker,
   never once per item; each task gets the worker's copy.
 - Items, shared values and results must be plain data (numpy arrays, numbers,
@@ -165,9 +165,9 @@ class DaskRunner:
     n_workers           worker processes of the local cluster (None: Dask's choice, one per core
                         with one thread each); not allowed with ``address``, whose workers are
                         the cluster's own.
-    threads_per_worker  threads per local worker process. One by default: the tasks are numpy
-                        on arrays of a few hundred frames, faster in processes than in threads
-                        that share one interpreter.
+    threads_per_worker  threads per local worker process. One by default: the search is many
+                        small numpy operations, which hold the interpreter's lock between them,
+                        so it is spread over processes rather than threads.
     progress            show a progress bar (tqdm, on stderr) for each map.
     timeout             seconds to wait for the cluster: connecting, and the first worker
                         (``ValueError`` saying what to start when either does not come).
@@ -213,9 +213,10 @@ class DaskRunner:
             try:
                 self.client.wait_for_workers(1, timeout=self.timeout)
             except TimeoutError:
+                where = self.address or self.cluster.scheduler_address
                 raise ValueError(
-                    f"no Dask worker joined the scheduler at {self.address} within {self.timeout:g} s: "
-                    f"start one with `dask worker {self.address}`") from None
+                    f"no Dask worker joined the scheduler at {where} within {self.timeout:g} s: "
+                    f"start one with `dask worker {where}`") from None
         except BaseException:
             self.close()
             raise
