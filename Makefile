@@ -103,6 +103,7 @@ bench: $(STAMP)
 	$(PY) tests/bench/live.py
 	$(PY) tests/bench/perform.py
 	$(PY) tests/bench/hops_quality.py
+	$(PY) tests/bench/hops_scaling.py
 	$(PY) tests/bench/insert_hop_blender.py
 
 zip: $(STAMP)

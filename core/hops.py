@@ -191,10 +191,13 @@ def distance_matrix(cloud_a: np.ndarray, cloud_b: np.ndarray, blend_frames: int,
 
     spread_u, sum_u = spread(u)
     spread_v, sum_v = spread(v)
-    cross = diagonal_window_sums(u @ v.conj().T, length) - np.outer(sum_u, sum_v.conj()) / n_points
+    # (frame-by-frame products by einsum, not BLAS: BLAS rounds them differently with the number of
+    # threads it runs on, and a Dask worker runs it on one; the table must be the same on any runner)
+    cross = (diagonal_window_sums(np.einsum("aj,bj->ab", u, v.conj()), length)
+             - np.outer(sum_u, sum_v.conj()) / n_points)
     horizontal = spread_u[:, None] + spread_v[None, :] - 2.0 * np.abs(cross)
     vertical = (window_sums((y ** 2).sum(axis=1), length)[:, None] + window_sums((z ** 2).sum(axis=1), length)[None, :]
-                - 2.0 * diagonal_window_sums(y @ z.T, length))
+                - 2.0 * diagonal_window_sums(np.einsum("aj,bj->ab", y, z), length))
     out = np.maximum(horizontal + vertical, 0.0) / n_points  # (rounding may leave -1e-16 where it is 0)
     if same:
         np.fill_diagonal(out, 0.0)
