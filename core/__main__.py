@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 
@@ -269,12 +270,12 @@ def cmd_hops_precompute(args) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     clips = dict(zip(names, motions))  # (now all at the source's rate)
     blend = BLEND_SECONDS if args.blend is None else args.blend
-    if args.workers is not None or args.scheduler is not None:
-        runner = _cluster_runner(args.workers, args.scheduler)
-    else:
+    if args.workers == 0 and args.scheduler is None:
         from contextlib import nullcontext
 
         runner = nullcontext(SerialRunner(progress=True))
+    else:  # local processes by default: a Dask LocalCluster, one worker per processor (one code path)
+        runner = _cluster_runner(args.workers or os.cpu_count() or 1, args.scheduler)
     rig = find_rig(clips[src], overrides=_overrides(args.map)) if args.map else None
     with runner as run:
         table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig)
@@ -285,14 +286,15 @@ def cmd_hops_precompute(args) -> int:
 
 
 def _cluster_runner(workers: int | None, scheduler: str | None):
-    """core.cluster's DaskRunner for --workers/--scheduler (Dask is needed only then)."""
-    if workers is not None and workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {workers}")
+    """core.cluster's DaskRunner: ``workers`` local processes, or the cluster at ``scheduler``."""
+    if workers < 0:
+        raise ValueError(f"--workers must be 0 (in this process) or more, got {workers}")
     try:
         from .cluster import DaskRunner
     except ImportError as exc:
-        raise ValueError(f"--workers and --scheduler run the precompute on Dask, which is not available here "
-                         f"({exc}); install dask[distributed], or leave both out to run it in this process") from None
+        raise ValueError(f"the precompute runs on Dask (local processes by default), which is not available here "
+                         f"({exc}); install dask[distributed] (make demo does), or give --workers 0 to run it in "
+                         "this process") from None
     return DaskRunner(address=scheduler, n_workers=workers)
 
 
@@ -424,7 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--weight", type=float, metavar="W",
                    help="w of eq. (2), per second of stays (it is divided by the frame rate, so the choices do not "
                         "change with it); default: eq. (5) on 100 seeded random conditions of the library")
-    q.add_argument("--workers", type=int, metavar="N", help="run on a local Dask cluster of N worker processes")
+    q.add_argument("--workers", type=int, metavar="N",
+                   help="run on a local Dask cluster of N worker processes (default: one per processor); "
+                        "0 runs it in this process")
     q.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (tcp://HOST:8786)")
     q.add_argument("--map", action="append", metavar="ROLE=JOINT",
                    help="override a joint role of the source's rig (repeatable)")

@@ -351,6 +351,14 @@ def test_precompute_then_show_json_lists_every_trigger(tmp_path, capsys, mocap):
         assert row["smoothness"] + row["responsiveness"] <= row["direct"]
     assert main(["hops", "show", str(out), "--trigger", str(rows[3]["trigger"]), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == [rows[3]]
+    # that ran in local processes (a Dask LocalCluster, by default); in this process it is the same file
+    serial = tmp_path / "serial.npz"
+    assert main(["hops", "precompute", str(folder), "--src", str(folder / "bye_normal_001.bvh"),
+                 "--dst", str(MOCAP / "bandai1" / "bow_normal_001.bvh"), "--offset", "5", "-o", str(serial),
+                 "--workers", "0"]) == 0
+    with np.load(out) as a, np.load(serial) as b:
+        assert sorted(a.files) == sorted(b.files)
+        assert all(np.array_equal(a[k], b[k]) for k in a.files)
 
 
 def test_the_command_line_refuses_bad_input_with_a_message(tmp_path, capsys, mocap):
