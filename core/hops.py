@@ -519,6 +519,8 @@ def checked_library(clips: Mapping[str, object], src: str, dst: str) -> tuple[li
     ``ValueError`` when the source or destination is not in it, a clip is on another skeleton,
     or a clip has no frames. A clip at another rate is resampled to the source's (a warning says so).
     """
+    from .motion import skeleton_mismatch  # (in the calling process: the tasks need numpy only)
+
     if not clips:
         raise ValueError("the library is empty: give a folder of BVH clips on the source's skeleton")
     for role, name in (("source", src), ("destination", dst)):
@@ -531,9 +533,8 @@ def checked_library(clips: Mapping[str, object], src: str, dst: str) -> tuple[li
         m = clips[name]
         if m.n_frames == 0:
             raise ValueError(f"clip {name!r} has no frames; remove it from the library")
-        if m.skeleton.names != ref.skeleton.names or not np.array_equal(m.skeleton.parents, ref.skeleton.parents):
-            only = sorted(set(ref.skeleton.names) ^ set(m.skeleton.names))
-            detail = f"joints only in one of them: {only[:6]}" if only else "the same joints in another hierarchy or order"
+        detail = skeleton_mismatch(m.skeleton, ref.skeleton)
+        if detail:
             raise ValueError(f"clip {name!r} is on another skeleton than the source {src!r} ({detail}); every clip "
                              f"of the library must share the source's skeleton: move it out of the library")
         if abs(m.fps - ref.fps) > 1e-4 * ref.fps:

@@ -49,7 +49,7 @@ import numpy as np
 from . import quat
 from .analysis import foot_contacts, horizontal, pelvis_facing, yaw_of
 from .contacts import SourceFeet, hold_feet, source_feet
-from .motion import Motion, forward_kinematics
+from .motion import Motion, forward_kinematics, skeleton_mismatch
 from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
 from .render import neighbours, sample, smoothstep
@@ -666,9 +666,8 @@ def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights
     for m, name in zip(motions, names):
         if m.n_frames < 2:
             raise ValueError(f"clip '{name}' has {m.n_frames} frame(s); a clip to blend needs at least two")
-        if m.skeleton.names != ref.skeleton.names or not np.array_equal(m.skeleton.parents, ref.skeleton.parents):
-            missing = sorted(set(ref.skeleton.names) ^ set(m.skeleton.names))
-            detail = f"joints only in one of them: {missing[:6]}" if missing else "the same joints, another hierarchy or order"
+        detail = skeleton_mismatch(m.skeleton, ref.skeleton)
+        if detail:
             raise ValueError(f"clip '{name}' is on another skeleton than '{names[0]}' ({detail}); all clips blended "
                              f"must share one skeleton")
         # (a clip at another frame rate plays at the first one's, in seconds)

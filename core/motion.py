@@ -132,6 +132,15 @@ class Skeleton:
         )
 
 
+def skeleton_mismatch(skeleton: Skeleton, reference: Skeleton) -> str:
+    """Why ``skeleton`` is not ``reference``'s (joint names and hierarchy), for a message saying what
+    to fix; "" when it is the same skeleton (bone lengths may differ)."""
+    if skeleton.names == reference.names and np.array_equal(skeleton.parents, reference.parents):
+        return ""
+    only = sorted(set(reference.names) ^ set(skeleton.names))
+    return f"joints only in one of them: {only[:6]}" if only else "the same joints in another hierarchy or order"
+
+
 @dataclass(frozen=True, eq=False)
 class Motion:
     """A clip: ``F`` frames of a ``J``-joint skeleton.

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PIN = re.compile(r"^([A-Za-z0-9_.-]+)==([0-9][0-9A-Za-z.]*)$")
+# a name, its extras if any (dask[distributed]: the name is what is pinned), one release
+PIN = re.compile(r"^([A-Za-z0-9_.-]+)(?:\[[A-Za-z0-9_.,-]+\])?==([0-9][0-9A-Za-z.]*)$")
 
 
 def requirement_files() -> dict[str, Path]:
