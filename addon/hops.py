@@ -34,8 +34,31 @@ Possible offers them, :func:`.convert.action_to_motion` refusing the others)
 or the BVH files of the folder set in the add-on's preferences, whose joints
 must be the armature's bones (:func:`.convert.motion_on_armature`). The source
 and destination strips are clips of it too (the action a strip plays whole is
-then not read twice). No table is precomputed: :func:`core.hops.search_trigger`
-searches this one trigger frame.
+then not read twice). A library that has not been precomputed is searched for
+this one trigger frame (:func:`core.hops.search_trigger`).
+
+Precomputed tables. In a folder library, the ``.npz`` files of the folder that
+``core.hops.HopTable.load`` reads (``python -m core hops precompute``) come
+first (:func:`folder_table`). A table holds file names, no paths, so it is the
+table of the two strips when
+
+* its offset, blend frames and frame rate are the scene's (``o_s->d``, Hop
+  Blend, the scene's rate): otherwise it is another transition's, passed over;
+* its source's and destination's file stems are the actions the source and
+  destination strips play (Blender's BVH importer names an action after its
+  file): otherwise it is another pair's, passed over;
+
+and it is used unless it is stale, which the report says with the table's name
+and what differs: a strip that does not play its action whole, a clip length
+(the strip's, or the chosen hop file's in the folder) other than the frame
+count the table keeps, a source or destination file of the folder whose poses,
+mapped onto the armature, lie further than ``POSE_TOLERANCE`` of the body's
+size from the strip's (RMS; an imported action is the file's up to rounding at
+best, not bit for bit, so the table's digests cannot tell), or a chosen hop
+file missing from the folder. The table's row at the trigger is then the choice (O(1)), its
+weight the one used; the hop is the folder's file, mapped onto the armature as
+in a search, or the strip's own action when the table chose the source or the
+destination. Several tables of the same transition: the first by file name.
 
 As in :mod:`.nla`, everything that can fail comes first, into plain values
 (:class:`HopChoice`); the writes (:func:`insert_hop`) follow and do not fail.
@@ -44,11 +67,13 @@ As in :mod:`.nla`, everything that can fail comes first, into plain values
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import bpy
+import numpy as np
 
 from .nla import is_preview_track, preview_actions, solo_track
 
@@ -99,6 +124,7 @@ class HopChoice:
     seconds: float  # the search's time: the point clouds (forward kinematics of every clip), then search_trigger
     skipped: tuple = ()  # BVH files left out, with why
     warnings: tuple = ()  # what Blender will play otherwise than the transition found
+    table: str = ""  # the precomputed table's file name the choice was read from; "" when searched
 
     @property
     def source_end(self) -> int:
@@ -130,7 +156,7 @@ class HopChoice:
                 "responsiveness": self.responsiveness, "direct": self.direct, "direct_won": self.direct_won, "weight": self.weight,
                 "blend_frames": self.blend_frames, "destination_offset": self.offset, "library": self.library,
                 "clips": self.n_clips, "seconds": self.seconds, "source_end": self.source_end,
-                "hop_span": list(self.hop_span) if not self.direct_won else None}
+                "hop_span": list(self.hop_span) if not self.direct_won else None, "table": self.table}
 
 
 # ---------------------------------------------------------------------------
@@ -187,8 +213,7 @@ def library_folder(obj: bpy.types.Object, folder: str, fps: float) -> tuple[list
     """``([HopClip], skipped)`` of the BVH files in ``folder`` whose joints are ``obj``'s bones, at ``fps``;
     ``skipped`` says which files were left out and why. ``ValueError`` when the folder is not set, not
     found, or has no such file."""
-    from ..core.bvh import read_bvh
-    from .convert import armature_skeleton, motion_on_armature
+    from .convert import armature_skeleton
 
     if not folder:
         raise ValueError("the hop library is a folder of BVH files, but none is set: set Hop Library Folder in the "
@@ -201,13 +226,9 @@ def library_folder(obj: bpy.types.Object, folder: str, fps: float) -> tuple[list
     clips, skipped = [], []
     for file in sorted(path.glob("*.bvh")):
         try:
-            motion = motion_on_armature(obj, read_bvh(file), file.name, armature)
+            clips.append(folder_clip(obj, file, fps, armature))
         except ValueError as error:  # BVHError too
             skipped.append(str(error))
-            continue
-        if abs(motion.fps - fps) > 1e-4 * fps:
-            motion = motion.resampled(fps)
-        clips.append(HopClip(file.name, motion, None, 1.0, path=str(file)))
     if not clips:
         raise ValueError(f"no BVH file of {str(path)!r} is on armature {obj.name!r}'s skeleton"
                          + (f" ({skipped[0]})" if skipped else " (it has no .bvh file)")
@@ -215,11 +236,107 @@ def library_folder(obj: bpy.types.Object, folder: str, fps: float) -> tuple[list
     return clips, skipped
 
 
+def folder_clip(obj: bpy.types.Object, file: Path, fps: float, armature: tuple | None = None) -> HopClip:
+    """The BVH ``file`` as a clip of ``obj`` at ``fps`` (:func:`.convert.motion_on_armature`, which
+    raises ``ValueError`` for a file on another skeleton)."""
+    from ..core.bvh import read_bvh
+    from .convert import motion_on_armature
+
+    motion = motion_on_armature(obj, read_bvh(file), file.name, armature)
+    if abs(motion.fps - fps) > 1e-4 * fps:
+        motion = motion.resampled(fps)
+    return HopClip(file.name, motion, None, 1.0, path=str(file))
+
+
 def plays_whole(strip: bpy.types.NlaStrip) -> bool:
     """Whether ``strip`` plays its action's whole range once, unscaled: what the action is as a clip."""
     start, end = strip.action.frame_range
     return (abs(strip.action_frame_start - start) < 1e-6 and abs(strip.action_frame_end - end) < 1e-6
             and abs(strip.scale - 1.0) < 1e-6)
+
+
+# ---------------------------------------------------------------------------
+# Precomputed tables
+
+
+#: RMS joint distance between a folder's file and what a strip plays, in body sizes, below which they are the
+#: same clip. Imported into this armature, a file and its action differ by rounding only (1e-6); imported
+#: into another armature of the same bones and played on this one, by a little more (the test scene's bow:
+#: 0.03, its bones' rest directions differ); another clip, even of the same kind of motion, by far more
+#: (a happy bow against that bow: 0.17).
+POSE_TOLERANCE = 0.05
+
+
+def folder_table(obj: bpy.types.Object, folder: str, strips: tuple, ends: list, trigger: int, offset: int,
+                 blend_frames: int, fps: float) -> tuple[tuple | None, list[str]]:
+    """``((file name, HopTable, hop HopClip), warnings)``: the first table of ``folder`` (by file name) of the
+    transition from ``strips[0]`` to ``strips[1]`` (whose clips are ``ends``) at ``offset``, ``blend_frames``
+    and ``fps`` that is not stale, with the hop of its row at ``trigger``; ``(None, warnings)`` when there is
+    none. ``warnings`` name each stale table and what differs (the rule: the module docstring)."""
+    from ..core.hops import HopTable
+
+    path = Path(bpy.path.abspath(folder))
+    warnings: list[str] = []
+    if not folder or not path.is_dir():
+        return None, warnings  # (library_folder says what to set)
+    for file in sorted(path.glob("*.npz")):
+        try:
+            table = HopTable.load(file)
+        except ValueError:  # another .npz: not a table
+            continue
+        if not (table.offset == offset and table.blend_frames == blend_frames and abs(table.fps - fps) <= 1e-4 * fps
+                and [Path(table.hops[k]).stem for k in (table.src, table.dst)] == [s.action.name for s in strips]):
+            continue  # another transition's table
+        try:
+            hop = table_hop(obj, path, table, strips, ends, trigger)
+        except ValueError as error:
+            warnings.append(f"hop table {file.name!r} is stale, not used: {error}; searched instead (precompute "
+                            "it again)")
+            continue
+        return (file.name, table, hop), warnings
+    return None, warnings
+
+
+def table_hop(obj: bpy.types.Object, folder: Path, table, strips: tuple, ends: list, trigger: int) -> HopClip:
+    """The hop clip of ``table``'s row at ``trigger`` (a file of ``folder``, or ``ends[0]`` / ``ends[1]`` when
+    it is the source or the destination), or ``ValueError`` saying what makes the table stale."""
+    if len(table.frames) == 0:
+        raise ValueError("it keeps no clip lengths (it was written before they were kept)")
+    for k, strip, end in zip((table.src, table.dst), strips, ends):
+        name = table.hops[k]
+        if not plays_whole(strip):
+            raise ValueError(f"strip {strip.name!r} plays part of action {strip.action.name!r}, the table the whole "
+                             f"of {name}")
+        if end.motion.n_frames != table.frames[k]:
+            raise ValueError(f"strip {strip.name!r} plays {end.motion.n_frames} frames, the table's {name} has "
+                             f"{table.frames[k]}")
+        if (folder / name).is_file():
+            away = pose_distance(end.motion, folder_clip(obj, folder / name, table.fps).motion)
+            if away > POSE_TOLERANCE:
+                raise ValueError(f"{name} of the folder is not what strip {strip.name!r} plays: their joints lie "
+                                 f"{away:.1%} of the body's size apart (RMS)")
+    hop = int(table.choices[table.index(trigger), 0])
+    if hop in (table.src, table.dst):
+        return ends[0 if hop == table.src else 1]
+    file = folder / table.hops[hop]
+    if not file.is_file():
+        raise ValueError(f"its hop at trigger {trigger}, {table.hops[hop]}, is not in the folder")
+    clip = folder_clip(obj, file, table.fps)
+    if clip.motion.n_frames != table.frames[hop]:
+        raise ValueError(f"{table.hops[hop]} of the folder has {clip.motion.n_frames} frames, the table's "
+                         f"{table.frames[hop]}")
+    return clip
+
+
+def pose_distance(a, b) -> float:
+    """The RMS distance of each joint of motion ``a`` from the same joint of ``b`` on the same frame (both
+    on one skeleton), over every frame and joint, as a fraction of the body's size (the rest joints' RMS
+    distance from their centre); inf when the frame counts differ."""
+    if a.n_frames != b.n_frames:
+        return math.inf
+    rest = a.skeleton.rest_positions()
+    size = np.sqrt(np.mean(np.sum((rest - rest.mean(axis=0)) ** 2, axis=1)))
+    return float(np.sqrt(np.mean(np.sum((a.global_positions() - b.global_positions()) ** 2, axis=-1))) / size)
 
 
 # ---------------------------------------------------------------------------
@@ -245,7 +362,9 @@ def library_weight(motions: list, clouds: list, blend_frames: int, fps: float) -
 def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float | None, blend_seconds: float,
              folder: str | None = None) -> HopChoice:
     """The best one-hop transition from the source to the destination of ``strips`` at the playhead
-    ``current`` (core.hops eq. 2), the library the file's actions or, with ``folder``, its BVH files.
+    ``current`` (core.hops eq. 2), the library the file's actions or, with ``folder``, its BVH files:
+    read from a precomputed table of the folder when one is made for this transition (:func:`folder_table`,
+    its weight then the one used), else searched for this trigger frame.
 
     weight   w per second (>= 0); stays are bounded by the clips, and by 1 s each when it is 0.
              None: eq. (5)'s default for this library (:func:`library_weight`).
@@ -271,6 +390,22 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
                          f"{length} frames and strip {short.name!r} ends at frame {round(short.frame_end)}, "
                          f"before frame {current + length - 1}; move the playhead earlier or lengthen the strip")
     skipped: list[str] = []
+    stale: list[str] = []  # tables of this transition not used, with why
+    if folder is not None:
+        began = time.perf_counter()
+        precomputed, stale = folder_table(obj, folder, (source, destination), ends, trigger, offset, length, fps)
+        if precomputed is not None:
+            name, table, hop = precomputed
+            row = table.index(trigger)  # O(1): the table's triggers are consecutive
+            hop_index, hop_offset, stay_src, stay_hop = (int(x) for x in table.choices[row])
+            return HopChoice(source.name, destination.name, start, trigger, offset, length, hop, hop_offset, stay_src,
+                             stay_hop, float(table.smoothness[row]), float(table.responsiveness[row]),
+                             float(table.direct[row]),
+                             hop_index == table.dst and hop_offset == offset and stay_hop == 0, table.weight,
+                             folder, len(table.hops), time.perf_counter() - began,
+                             warnings=tuple(stale + covered_source(obj, source, destination,
+                                                                   start + trigger + stay_src)),
+                             table=name)
     if folder is None:
         plain = {s.action for s in (source, destination) if plays_whole(s)}
         library = library_actions(obj, plain)
@@ -291,7 +426,7 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
     return HopChoice(source.name, destination.name, start, trigger, offset, length, clips[found.hop], found.hop_offset,
                      found.stay_src, found.stay_hop, found.smoothness, found.responsiveness, found.direct,
                      direct_won, float(weight), "actions" if folder is None else folder, len(clips), seconds, tuple(skipped),
-                     tuple(covered_source(obj, source, destination, start + trigger + found.stay_src)))
+                     tuple(stale + covered_source(obj, source, destination, start + trigger + found.stay_src)))
 
 
 def track_levels(obj: bpy.types.Object, *strips) -> list[int]:
@@ -416,6 +551,9 @@ def hop_text(choice: HopChoice) -> str:
         what = (f"hop {choice.hop.name!r} inserted over frames {first}-{last}, S + wR "
                 f"{choice.smoothness + choice.responsiveness:.4g} against direct {choice.direct:.4g}; "
                 f"{choice.source!r} trimmed to end at frame {choice.source_end}")
+    if choice.table:
+        return (f"{what} (from the precomputed table {choice.table!r} of {choice.n_clips} clips, not searched: its "
+                f"weight {choice.weight:.4g} per second; {choice.seconds:.2f} s)")
     return f"{what} (searched {choice.n_clips} clips in {choice.seconds:.2f} s)"
 
 
@@ -433,4 +571,6 @@ def hop_lines(hop: dict) -> list[str]:
         lines.append(f"    w {hop['weight']:.4g} per second")
     lines.append(f"    {hop['clips']} clips ({'file actions' if hop['library'] == 'actions' else 'folder'}), "
                  f"blends {hop['blend_frames']} frames, {hop['seconds']:.2f} s")
+    if hop.get("table"):
+        lines.append(f"    from table {hop['table']} (not searched)")
     return lines

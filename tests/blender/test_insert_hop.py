@@ -393,3 +393,124 @@ def test_the_library_is_the_actions_made_for_the_armature_but_smart_motions_own(
     library = extension("addon.hops").library_actions(scene, {strips["walk"].action})
     assert [clip.name for clip in library] == ["bow_happy_001", "bow_normal_001", "call_normal_001",
                                                "walk-left_normal_001"]
+
+
+# ---------------------------------------------------------------- a precomputed table in the folder
+
+
+TABLE = "walk_to_bow.npz"
+
+
+@pytest.fixture(scope="module")
+def table_folder(tmp_path_factory, blend_file):
+    """A folder of the four other clips, the walk and the bow as BVH files, and the table that
+    ``python -m core hops precompute`` writes for walk -> bow at the scene's offset, blend and weight."""
+    folder = tmp_path_factory.mktemp("table")
+    for name in (*OTHERS, "walk_normal_001", "bow_normal_001"):
+        shutil.copy(clip_path(name), folder / f"{name}.bvh")
+    hops, read_bvh = extension("core.hops"), extension("core.bvh").read_bvh
+    clips = {file.name: read_bvh(file) for file in sorted(folder.glob("*.bvh"))}
+    table = hops.precompute(clips, "walk_normal_001.bvh", "bow_normal_001.bvh", OFFSET, weight=0.01)
+    table.save(folder / TABLE)
+    return folder
+
+
+def use_folder(folder):
+    extension("addon.properties").preferences(bpy.context).hop_folder = str(folder)
+    bpy.context.scene.smart_motion.hop_library = 'FOLDER'
+
+
+def table_trigger(table) -> int:
+    """A trigger frame at which the table chose one of the other clips (a hop strip from a folder file)."""
+    others = [table.hops.index(f"{name}.bvh") for name in OTHERS]
+    return int(next(t for t, (hop, *_) in zip(table.triggers, table.choices) if t >= 100 and hop in others))
+
+
+def test_a_precomputed_table_of_the_folder_gives_its_choice_and_nothing_is_searched(scene, capfd, table_folder,
+                                                                                     monkeypatch):
+    hops, convert = core_modules()
+    table = hops.HopTable.load(table_folder / TABLE)
+    trigger = table_trigger(table)
+    entry = table.entry(trigger)
+    monkeypatch.setattr(hops, "search_trigger", lambda *a, **k: pytest.fail("searched despite the table"))
+    use_folder(table_folder)
+    bpy.context.scene.frame_current = trigger + 1
+    report = insert(capfd)
+    shown = json.loads(scene.smart_motion.hop_json)
+    assert shown["table"] == TABLE and shown["weight"] == table.weight == pytest.approx(0.01)
+    assert {k: shown[k] for k in entry} == entry, "the table's row, costs and all"
+    assert f"(from the precomputed table {TABLE!r} of {len(table.hops)} clips, not searched: its weight 0.01" in report
+    assert f"    from table {TABLE} (not searched)" in draw_panel().labels
+    # the hop strip plays the folder's file, mapped onto the armature, from where the table's timeline says
+    hop = next(s for n, s in strips_by_name(scene).items() if n not in ("walk", "bow"))
+    a = trigger + entry["stay_src"]
+    stem = entry["hop"].removesuffix(".bvh")
+    assert hop.action.name.startswith(stem) and hop.action != bpy.data.actions[stem], "keyed into a new action"
+    assert (hop.frame_start, hop.frame_end) == (1 + a, 1 + a + 2 * L + entry["stay_hop"] - 1)
+    assert strips_by_name(scene)["walk"].frame_end == 1 + a + L - 1
+    imported = convert.action_to_motion(scene, bpy.data.actions[stem])
+    assert np.abs(convert.action_to_motion(scene, hop.action).global_positions()
+                  - imported.global_positions()).max() < 1e-4
+
+
+def saved_variant(table_folder, tmp_path, **changes) -> str:
+    """A copy of the folder whose only table is the precomputed one with ``changes``; the folder's path."""
+    import dataclasses
+
+    hops, _ = core_modules()
+    folder = tmp_path / "variant"
+    shutil.copytree(table_folder, folder)
+    (folder / TABLE).unlink()
+    dataclasses.replace(hops.HopTable.load(table_folder / TABLE), **changes).save(folder / "variant.npz")
+    return folder
+
+
+def test_a_table_of_another_offset_is_passed_over_and_the_trigger_searched(scene, capfd, table_folder, tmp_path):
+    hops, _ = core_modules()
+    use_folder(saved_variant(table_folder, tmp_path, offset=OFFSET - 1))
+    bpy.context.scene.frame_current = 111
+    report = insert(capfd)
+    shown = json.loads(scene.smart_motion.hop_json)
+    # (8 clips: the folder's six files and the two strips)
+    assert shown["table"] == "" and "searched 8 clips" in report and "variant.npz" not in report
+
+
+def test_a_stale_table_is_not_used_and_the_report_says_what_differs(scene, capfd, table_folder, tmp_path):
+    hops, _ = core_modules()
+    table = hops.HopTable.load(table_folder / TABLE)
+    frames = table.frames.copy()
+    frames[table.src] += 1  # as if the walk file had a frame more than the walk action the strip plays
+    use_folder(saved_variant(table_folder, tmp_path, frames=frames))
+    bpy.context.scene.frame_current = 111
+    report = insert(capfd)
+    assert json.loads(scene.smart_motion.hop_json)["table"] == ""
+    assert "searched 8 clips" in report
+    assert (f"hop table 'variant.npz' is stale, not used: strip 'walk' plays {frames[table.src] - 1} frames, the "
+            f"table's walk_normal_001.bvh has {frames[table.src]}; searched instead") in report
+
+
+def test_a_table_whose_chosen_hop_file_left_the_folder_is_stale(scene, capfd, table_folder, tmp_path):
+    hops, _ = core_modules()
+    table = hops.HopTable.load(table_folder / TABLE)
+    trigger = table_trigger(table)
+    hop = table.entry(trigger)["hop"]
+    folder = saved_variant(table_folder, tmp_path)
+    (folder / hop).unlink()
+    use_folder(folder)
+    bpy.context.scene.frame_current = trigger + 1
+    report = insert(capfd)
+    assert json.loads(scene.smart_motion.hop_json)["table"] == ""
+    assert f"hop table 'variant.npz' is stale, not used: its hop at trigger {trigger}, {hop}, is not in the folder" \
+        in report
+
+
+def test_insert_hop_from_a_table_is_one_undo_step(scene, capfd, table_folder):
+    use_folder(table_folder)
+    bpy.context.scene.frame_current = table_trigger(core_modules()[0].HopTable.load(table_folder / TABLE)) + 1
+    before = snapshot()
+    bpy.ops.ed.undo_push(message="before Insert Hop")
+    insert(capfd, 'EXEC_DEFAULT', True)
+    assert json.loads(bpy.data.objects["walk_normal_001"].smart_motion.hop_json)["table"] == TABLE
+    assert snapshot() != before
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+    assert snapshot() == before
