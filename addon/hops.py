@@ -118,10 +118,11 @@ class HopChoice:
     responsiveness: float  # w R
     direct: float  # D of the direct transition
     direct_won: bool
-    weight: float  # w per second, as given or eq. (5)'s
+    weight: float  # w per second, as given, eq. (5)'s or the table's
     library: str  # "actions" or the folder
     n_clips: int
-    seconds: float  # the search's time: the point clouds (forward kinematics of every clip), then search_trigger
+    seconds: float  # the search's time: the point clouds (forward kinematics of every clip), then search_trigger;
+    # or the table's: reading the folder's tables and the files checked or used
     skipped: tuple = ()  # BVH files left out, with why
     warnings: tuple = ()  # what Blender will play otherwise than the transition found
     table: str = ""  # the precomputed table's file name the choice was read from; "" when searched

@@ -466,7 +466,6 @@ def saved_variant(table_folder, tmp_path, **changes) -> str:
 
 
 def test_a_table_of_another_offset_is_passed_over_and_the_trigger_searched(scene, capfd, table_folder, tmp_path):
-    hops, _ = core_modules()
     use_folder(saved_variant(table_folder, tmp_path, offset=OFFSET - 1))
     bpy.context.scene.frame_current = 111
     report = insert(capfd)
@@ -487,6 +486,41 @@ def test_a_stale_table_is_not_used_and_the_report_says_what_differs(scene, capfd
     assert "searched 8 clips" in report
     assert (f"hop table 'variant.npz' is stale, not used: strip 'walk' plays {frames[table.src] - 1} frames, the "
             f"table's walk_normal_001.bvh has {frames[table.src]}; searched instead") in report
+
+
+def test_a_table_whose_source_file_in_the_folder_moves_otherwise_than_the_strip_is_stale(scene, capfd, table_folder,
+                                                                                        tmp_path):
+    folder = saved_variant(table_folder, tmp_path)
+    header, frames = (folder / "walk_normal_001.bvh").read_text().split("Frame Time:")
+    time_line, *poses = frames.strip().split("\n")
+    # the walk played backwards: as many frames as the strip, other poses
+    (folder / "walk_normal_001.bvh").write_text(f"{header}Frame Time:{time_line}\n" + "\n".join(poses[::-1]) + "\n")
+    use_folder(folder)
+    bpy.context.scene.frame_current = 111
+    report = insert(capfd)
+    assert json.loads(scene.smart_motion.hop_json)["table"] == ""
+    assert re.search(r"hop table 'variant.npz' is stale, not used: walk_normal_001.bvh of the folder is not what "
+                     r"strip 'walk' plays: their joints lie \d+\.\d% of the body's size apart \(RMS\)", report)
+
+
+def test_where_the_table_chose_the_direct_transition_the_source_is_only_trimmed(scene, capfd, table_folder, tmp_path):
+    hops, read_bvh = extension("core.hops"), extension("core.bvh").read_bvh
+    folder = saved_variant(table_folder, tmp_path)
+    (folder / "variant.npz").unlink()
+    for name in OTHERS:  # a library of the walk and the bow only, and stays that cost much
+        (folder / f"{name}.bvh").unlink()
+    clips = {file.name: read_bvh(file) for file in sorted(folder.glob("*.bvh"))}
+    table = hops.precompute(clips, "walk_normal_001.bvh", "bow_normal_001.bvh", OFFSET, weight=10.0)
+    table.save(folder / "costly_stays.npz")
+    trigger = int(table.triggers[np.flatnonzero(table.is_direct() & (table.triggers >= 100))[0]])
+    use_folder(folder)
+    bpy.context.scene.frame_current = trigger + 1
+    report = insert(capfd)
+    shown = json.loads(scene.smart_motion.hop_json)
+    assert shown["table"] == "costly_stays.npz" and shown["direct_won"] and shown["weight"] == 10.0
+    assert "the direct transition wins" in report and "from the precomputed table 'costly_stays.npz'" in report
+    assert set(strips_by_name(scene)) == {"walk", "bow"}, "no hop strip"
+    assert strips_by_name(scene)["walk"].frame_end == 1 + trigger + L - 1
 
 
 def test_a_table_whose_chosen_hop_file_left_the_folder_is_stale(scene, capfd, table_folder, tmp_path):
