@@ -270,12 +270,17 @@ def cmd_hops_precompute(args) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     clips = dict(zip(names, motions))  # (now all at the source's rate)
     blend = BLEND_SECONDS if args.blend is None else args.blend
-    if args.workers == 0 and args.scheduler is None:
+    if args.scheduler is not None:
+        if args.workers is not None:
+            raise ValueError("--workers starts a cluster on this machine and --scheduler uses a running one, whose "
+                             "workers are its own: give one of the two")
+        runner = _cluster_runner(None, args.scheduler)
+    elif args.workers == 0:
         from contextlib import nullcontext
 
         runner = nullcontext(SerialRunner(progress=True))
     else:  # local processes by default: a Dask LocalCluster, one worker per processor (one code path)
-        runner = _cluster_runner(args.workers or os.cpu_count() or 1, args.scheduler)
+        runner = _cluster_runner(args.workers or os.cpu_count() or 1, None)
     rig = find_rig(clips[src], overrides=_overrides(args.map)) if args.map else None
     with runner as run:
         table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig)
@@ -286,8 +291,8 @@ def cmd_hops_precompute(args) -> int:
 
 
 def _cluster_runner(workers: int | None, scheduler: str | None):
-    """core.cluster's DaskRunner: ``workers`` local processes, or the cluster at ``scheduler``."""
-    if workers < 0:
+    """core.cluster's DaskRunner: ``workers`` local processes, or (``workers`` None) the cluster at ``scheduler``."""
+    if workers is not None and workers < 0:
         raise ValueError(f"--workers must be 0 (in this process) or more, got {workers}")
     try:
         from .cluster import DaskRunner

@@ -190,6 +190,27 @@ def test_a_worker_that_cannot_import_the_project_computes_the_hop_table(bare_wor
     assert_same_table(table, hops.precompute(*args, weight=0.05))
 
 
+def test_the_command_line_precomputes_on_a_running_scheduler_as_in_this_process(bare_worker, tmp_path, capsys):
+    from core.__main__ import main
+
+    mocap = Path(__file__).resolve().parents[3] / "shared" / "mocap" / "bandai1"
+    if not mocap.is_dir():
+        pytest.skip("no real capture")
+    folder = tmp_path / "library"
+    folder.mkdir()
+    for name in ("bye_normal_001", "guide_normal_001", "respond_normal_001"):
+        (folder / f"{name}.bvh").symlink_to(mocap / f"{name}.bvh")
+    args = ["hops", "precompute", str(folder), "--src", str(folder / "bye_normal_001.bvh"),
+            "--dst", str(folder / "respond_normal_001.bvh"), "--offset", "10", "--weight", "0.05"]
+    assert main([*args, "-o", str(tmp_path / "remote.npz"), "--scheduler", bare_worker]) == 0
+    assert main([*args, "-o", str(tmp_path / "here.npz"), "--workers", "0"]) == 0
+    with np.load(tmp_path / "remote.npz") as a, np.load(tmp_path / "here.npz") as b:
+        assert sorted(a.files) == sorted(b.files) and all(np.array_equal(a[k], b[k]) for k in a.files)
+    # a number of local workers beside a running scheduler is refused, saying to give one of the two
+    assert main([*args, "-o", str(tmp_path / "both.npz"), "--scheduler", bare_worker, "--workers", "2"]) == 2
+    assert "give one of the two" in capsys.readouterr().err
+
+
 # --- how the runner is asked for
 
 
