@@ -562,7 +562,7 @@ def hop_lines(hop: dict) -> list[str]:
     """The panel's lines of the last Insert Hop (``to_dict``)."""
     lines = [f"Hop at frame {hop['trigger_frame']}: {hop['source']} → {hop['destination']}"]
     if hop["direct_won"]:
-        lines.append(f"    direct wins (stay {hop['stay_src']} frames)")
+        lines.append(f"    direct wins" + (f", delayed by a stay of {hop['stay_src']} frames" if hop['stay_src'] else ""))
     else:
         lines.append(f"    via {hop['hop']}, offset {hop['offset']} frames")
         lines.append(f"    stays {hop['stay_src']} + {hop['stay_hop']} frames, frames {hop['hop_span'][0]}-"

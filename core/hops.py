@@ -454,18 +454,24 @@ class HopTable:
     def entries(self) -> list[dict]:
         return [self.entry(t) for t in self.triggers]
 
+    def at_own_timing(self) -> np.ndarray:
+        """(T,) bool: where the hop is the destination at its own timing (``o_sh = offset``, no
+        second stay): the direct transition, at the trigger or delayed by a first stay."""
+        return (self.choices[:, 0] == self.dst) & (self.choices[:, 1] == self.offset) & (self.choices[:, 3] == 0)
+
     def is_direct(self) -> np.ndarray:
-        """(T,) bool: where the direct transition won."""
-        return ((self.choices[:, 0] == self.dst) & (self.choices[:, 1] == self.offset)
-                & (self.choices[:, 2] == 0) & (self.choices[:, 3] == 0))
+        """(T,) bool: where the direct transition won at the trigger itself (no stay)."""
+        return self.at_own_timing() & (self.choices[:, 2] == 0)
 
     def summary(self) -> str:
-        direct = self.is_direct()
+        direct, own = self.is_direct(), self.at_own_timing()
+        delayed = int((own & ~direct).sum())
         lines = [f"{self.hops[self.src]} -> {self.hops[self.dst]}, offset {self.offset} frames, blends of "
                  f"{self.blend_frames} frames at {self.fps:g} fps, weight {self.weight:.6g} per second",
                  f"{len(self.triggers)} trigger frames"
                  + (f" ({self.triggers[0]}..{self.triggers[-1]})" if len(self.triggers) else "")
-                 + f": one hop at {int((~direct).sum())}, direct at {int(direct.sum())}"]
+                 + f": one hop at {int((~direct).sum())}, direct at {int(direct.sum())}"
+                 + (f" (of the hops, {delayed} the direct transition delayed by a first stay)" if delayed else "")]
         if len(self.triggers):
             total = self.smoothness + self.responsiveness
             lines.append(f"mean cost S + wR {total.mean():.4g} against direct {self.direct.mean():.4g}")
