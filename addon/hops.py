@@ -326,7 +326,29 @@ def table_hop(obj: bpy.types.Object, folder: Path, table, strips: tuple, ends: l
     if clip.motion.n_frames != table.frames[hop]:
         raise ValueError(f"{table.hops[hop]} of the folder has {clip.motion.n_frames} frames, the table's "
                          f"{table.frames[hop]}")
+    if len(table.digests) and file_digest(file, table.fps) != table.digests[hop]:
+        raise ValueError(f"{table.hops[hop]} of the folder is not the file the table was computed on (its poses "
+                         "differ); precompute the table again")
     return clip
+
+
+def file_digest(file: Path, fps: float) -> str:
+    """core.hops.clip_digest of a BVH file read as ``hops precompute`` reads it (at the table's rate)."""
+    from ..core.bvh import read_bvh
+    from ..core.hops import clip_digest
+
+    motion = read_bvh(file)
+    return clip_digest(motion if abs(motion.fps - fps) <= 1e-4 * fps else motion.resampled(fps))
+
+
+def overridden_weight(given: float | None, used: float, table: str) -> list[str]:
+    """A warning when a Stay Weight was given (Automatic Weight off) and the table's, which its
+    choices were made with, differs from it."""
+    if given is None or math.isclose(given, used, rel_tol=1e-6, abs_tol=1e-12):
+        return []
+    return [f"the hop table {table!r} was computed with weight {used:.4g} per second, not the Stay Weight "
+            f"{given:.4g} given: its choice is used; precompute it again with --weight {given:.4g}, or move it out "
+            "of the folder to search with the weight given"]
 
 
 def pose_distance(a, b) -> float:
@@ -404,8 +426,8 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
                              float(table.direct[row]),
                              hop_index == table.dst and hop_offset == offset and stay_hop == 0, table.weight,
                              folder, len(table.hops), time.perf_counter() - began,
-                             warnings=tuple(stale + covered_source(obj, source, destination,
-                                                                   start + trigger + stay_src)),
+                             warnings=tuple(stale + overridden_weight(weight, table.weight, name)
+                                            + covered_source(obj, source, destination, start + trigger + stay_src)),
                              table=name)
     if folder is None:
         plain = {s.action for s in (source, destination) if plays_whole(s)}

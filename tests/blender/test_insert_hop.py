@@ -538,6 +538,34 @@ def test_a_table_whose_chosen_hop_file_left_the_folder_is_stale(scene, capfd, ta
         in report
 
 
+def test_a_table_whose_chosen_hop_file_was_edited_is_stale(scene, capfd, table_folder, tmp_path):
+    hops, _ = core_modules()
+    table = hops.HopTable.load(table_folder / TABLE)
+    trigger = table_trigger(table)
+    hop = table.entry(trigger)["hop"]
+    folder = saved_variant(table_folder, tmp_path)
+    # the same frames, one pose moved a little: the frame count alone would not tell
+    lines = (folder / hop).read_text().splitlines()
+    last = lines[-1].split()
+    last[0] = f"{float(last[0]) + 1.0:.6f}"
+    (folder / hop).write_text("\n".join(lines[:-1] + [" ".join(last)]) + "\n")
+    use_folder(folder)
+    bpy.context.scene.frame_current = trigger + 1
+    report = insert(capfd)
+    assert json.loads(scene.smart_motion.hop_json)["table"] == ""
+    assert f"{hop} of the folder is not the file the table was computed on" in report
+
+
+def test_a_table_computed_with_another_weight_than_the_one_given_says_so(scene, capfd, table_folder):
+    table = extension("core.hops").HopTable.load(table_folder / TABLE)
+    use_folder(table_folder)
+    bpy.context.scene.smart_motion.hop_weight = 0.05  # (Automatic Weight off: the scene fixture)
+    bpy.context.scene.frame_current = table_trigger(table) + 1
+    report = insert(capfd)
+    assert json.loads(scene.smart_motion.hop_json)["table"] == TABLE
+    assert "was computed with weight 0.01 per second, not the Stay Weight 0.05 given" in report
+
+
 def test_insert_hop_from_a_table_is_one_undo_step(scene, capfd, table_folder):
     use_folder(table_folder)
     bpy.context.scene.frame_current = table_trigger(core_modules()[0].HopTable.load(table_folder / TABLE)) + 1
