@@ -9,6 +9,7 @@ whole distance matrices, and the strips against the timeline it implies.
 import json
 import re
 import shutil
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -523,37 +524,31 @@ def test_where_the_table_chose_the_direct_transition_the_source_is_only_trimmed(
     assert strips_by_name(scene)["walk"].frame_end == 1 + trigger + L - 1
 
 
-def test_a_table_whose_chosen_hop_file_left_the_folder_is_stale(scene, capfd, table_folder, tmp_path):
-    hops, _ = core_modules()
-    table = hops.HopTable.load(table_folder / TABLE)
-    trigger = table_trigger(table)
-    hop = table.entry(trigger)["hop"]
-    folder = saved_variant(table_folder, tmp_path)
-    (folder / hop).unlink()
-    use_folder(folder)
-    bpy.context.scene.frame_current = trigger + 1
-    report = insert(capfd)
-    assert json.loads(scene.smart_motion.hop_json)["table"] == ""
-    assert f"hop table 'variant.npz' is stale, not used: its hop at trigger {trigger}, {hop}, is not in the folder" \
-        in report
-
-
-def test_a_table_whose_chosen_hop_file_was_edited_is_stale(scene, capfd, table_folder, tmp_path):
-    hops, _ = core_modules()
-    table = hops.HopTable.load(table_folder / TABLE)
-    trigger = table_trigger(table)
-    hop = table.entry(trigger)["hop"]
-    folder = saved_variant(table_folder, tmp_path)
-    # the same frames, one pose moved a little: the frame count alone would not tell
-    lines = (folder / hop).read_text().splitlines()
+def moved_last_pose(file: Path) -> None:
+    """The same frames, the last pose's first channel moved a little: the frame count alone would not tell."""
+    lines = file.read_text().splitlines()
     last = lines[-1].split()
     last[0] = f"{float(last[0]) + 1.0:.6f}"
-    (folder / hop).write_text("\n".join(lines[:-1] + [" ".join(last)]) + "\n")
+    file.write_text("\n".join(lines[:-1] + [" ".join(last)]) + "\n")
+
+
+@pytest.mark.parametrize("change, why", [
+    (Path.unlink, "its hop at trigger {trigger}, {hop}, is not in the folder"),
+    (moved_last_pose, "{hop} of the folder is not the file the table was computed on"),
+], ids=["left the folder", "edited"])
+def test_a_table_whose_chosen_hop_file_left_the_folder_or_was_edited_is_stale(scene, capfd, table_folder, tmp_path,
+                                                                              change, why):
+    hops, _ = core_modules()
+    table = hops.HopTable.load(table_folder / TABLE)
+    trigger = table_trigger(table)
+    hop = table.entry(trigger)["hop"]
+    folder = saved_variant(table_folder, tmp_path)
+    change(folder / hop)
     use_folder(folder)
     bpy.context.scene.frame_current = trigger + 1
     report = insert(capfd)
     assert json.loads(scene.smart_motion.hop_json)["table"] == ""
-    assert f"{hop} of the folder is not the file the table was computed on" in report
+    assert f"hop table 'variant.npz' is stale, not used: {why.format(trigger=trigger, hop=hop)}" in report
 
 
 def test_a_table_computed_with_another_weight_than_the_one_given_says_so(scene, capfd, table_folder):
