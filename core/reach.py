@@ -1,0 +1,195 @@
+"""Reaching a target by blending examples of one action (Juang et al. 2009, section 3.1).
+
+Time alignment (section 3.1, after Kovar and Gleicher 2004): every example is
+placed to start where and as the reference starts (pelvis over the same ground
+point, facing the same way about the up axis), then registered to the
+reference by dynamic time warping over the summed squared distances between
+corresponding joints, and resampled onto the reference's frames.
+
+Conventions: a warping path is an ``(L, 2)`` int array of ``(reference frame,
+example frame)`` pairs from ``(0, 0)`` to ``(n - 1, m - 1)``, each step moving
+one frame on either side or both (monotone, no frame skipped). Lengths are in
+the motions' own unit; the up axis is found from the pose (core.rig.detect_up).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import quat
+from .analysis import horizontal, pelvis_facing, yaw_of
+from .motion import Motion, skeleton_mismatch
+from .rig import Rig, detect_up, find_rig
+
+# The three moves of a warping path, as (reference step, example step): the
+# order is the tie-break (a diagonal step first keeps paths short).
+_MOVES = np.array([[1, 1], [1, 0], [0, 1]])
+
+
+# --------------------------------------------------------------------------
+# Section 3.1: the distance grid and its minimum-cost path
+
+
+def frame_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The distance grid of section 3.1 (Fig. 2): ``(n, J, 3), (m, J, 3) -> (n, m)``,
+    cell ``(i, k)`` the sum over joints of the squared distance between ``a[i]`` and ``b[k]``.
+
+    Expanded as |a|^2 + |b|^2 - 2 a.b so that memory stays (n, m), not (n, m, J, 3);
+    rounding can make an exact match slightly negative, hence the clip at zero.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim != 3 or b.ndim != 3 or a.shape[1:] != b.shape[1:] or a.shape[2] != 3:
+        raise ValueError(f"need joint positions (n, J, 3) and (m, J, 3) of the same joints, got {a.shape} and {b.shape}")
+    fa, fb = a.reshape(len(a), -1), b.reshape(len(b), -1)
+    return np.maximum((fa * fa).sum(1)[:, None] + (fb * fb).sum(1)[None, :] - 2.0 * fa @ fb.T, 0.0)
+
+
+def accumulated_cost(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dynamic programming over the grid: ``(n, m) -> (total (n, m), move (n, m) int)``.
+
+    ``total[i, k]`` is the least summed cost of a monotone path from (0, 0) to
+    (i, k); ``move[i, k]`` indexes ``_MOVES``: the step that arrived there
+    (-1 at the start). Every cell of one anti-diagonal ``i + k = d`` depends only
+    on the two diagonals before it, so each diagonal is one array step; the
+    loop is over the n + m - 1 diagonals, never over cells.
+    """
+    cost = np.asarray(cost, dtype=np.float64)
+    if cost.ndim != 2 or 0 in cost.shape:
+        raise ValueError(f"need a non-empty (n, m) cost grid, got shape {cost.shape}")
+    n, m = cost.shape
+    # Padded by one row and column of +inf so the first row and column need no special case.
+    total = np.full((n + 1, m + 1), np.inf)
+    total[0, 0] = 0.0
+    move = np.full((n, m), -1, dtype=np.int64)
+    for d in range(n + m - 1):
+        i = np.arange(max(0, d - m + 1), min(d, n - 1) + 1)
+        k = d - i
+        before = np.stack([total[i, k], total[i, k + 1], total[i + 1, k]])  # diagonal, reference, example step
+        best = np.argmin(before, axis=0)
+        total[i + 1, k + 1] = cost[i, k] + before[best, np.arange(len(i))]
+        move[i, k] = best
+    move[0, 0] = -1
+    return total[1:, 1:], move
+
+
+def warping_path(move: np.ndarray) -> np.ndarray:
+    """The minimum-cost path ``(L, 2)`` from (0, 0) to the last cell, read back from ``move``.
+
+    Reading back is sequential (each step depends on the one after it); the
+    loop runs at most n + m - 1 times.
+    """
+    n, m = move.shape
+    cell = np.array([n - 1, m - 1])
+    path = [cell]
+    while move[cell[0], cell[1]] >= 0:
+        cell = cell - _MOVES[move[cell[0], cell[1]]]
+        path.append(cell)
+    return np.array(path[::-1])
+
+
+def dynamic_time_warping(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Section 3.1: the monotone path ``(L, 2)`` of least summed joint distance between joint
+    positions ``a (n, J, 3)`` and ``b (m, J, 3)``."""
+    _, move = accumulated_cost(frame_distances(a, b))
+    return warping_path(move)
+
+
+def example_times(path: np.ndarray, n_reference: int) -> np.ndarray:
+    """``(n_reference,)`` fractional example frame matched to each reference frame.
+
+    Where the path stays on one reference frame over several example frames,
+    the reference frame takes their mean; the result is non-decreasing because
+    the path is monotone.
+    """
+    ref, ex = path[:, 0], path[:, 1]
+    counts = np.bincount(ref, minlength=n_reference)
+    if (counts == 0).any():
+        raise ValueError("the warping path does not visit every reference frame")
+    return np.bincount(ref, weights=ex, minlength=n_reference) / counts
+
+
+def sampled_at(motion: Motion, times: np.ndarray, fps: float) -> Motion:
+    """``motion`` sampled at fractional frames ``times (T,)``: rotations by slerp, positions linearly."""
+    times = np.clip(np.asarray(times, dtype=np.float64), 0, motion.n_frames - 1)
+    if motion.n_frames < 2:
+        return Motion(motion.skeleton, motion.rotations[np.zeros(len(times), int)],
+                      motion.positions[np.zeros(len(times), int)], fps)
+    i0 = np.minimum(np.floor(times).astype(int), motion.n_frames - 2)
+    a = (times - i0)[:, None]
+    rot = quat.unroll(motion.rotations, axis=0)
+    rot = quat.slerp(rot[i0], rot[i0 + 1], np.broadcast_to(a, (len(times), len(motion.skeleton))))
+    pos = motion.positions[i0] + a[:, :, None] * (motion.positions[i0 + 1] - motion.positions[i0])
+    return Motion(motion.skeleton, rot, pos, fps)
+
+
+# --------------------------------------------------------------------------
+# Section 3.1: "aligned together in time and starting orientation"
+
+
+def start_placement(motion: Motion, rig: Rig, up: np.ndarray) -> tuple[float, np.ndarray]:
+    """The heading (radians about ``up``) and the ground point ``(3,)`` of the pelvis at frame 0."""
+    pos = motion[:1].global_positions()[0]
+    facing = pelvis_facing(pos[rig.leg("L").hip], pos[rig.leg("R").hip], up)
+    return float(yaw_of(facing, up)), horizontal(pos[rig.pelvis], up)
+
+
+def placed_like(motion: Motion, rig: Rig, reference: Motion, reference_rig: Rig) -> Motion:
+    """``motion`` turned about the up axis and moved on the ground so that its first frame's
+    pelvis stands where, and faces as, the reference's does. Nothing moves vertically."""
+    up = detect_up(reference, reference_rig)
+    if not np.allclose(detect_up(motion, rig), up):
+        raise ValueError("the examples do not share an up axis; convert them to one before aligning")
+    heading, ground = start_placement(motion, rig, up)
+    ref_heading, ref_ground = start_placement(reference, reference_rig, up)
+    turn = quat.from_axis_angle(up, ref_heading - heading)
+    return motion.transformed(turn, ref_ground - quat.mul_vec(turn, ground))
+
+
+@dataclass(frozen=True)
+class Registration:
+    """Examples of one action on the reference's time base (section 3.1).
+
+    motions  the examples placed like the reference and resampled onto its
+             frames: every motion has the reference's frame count and fps.
+    paths    per example, its warping path ``(L, 2)`` (reference, example frame)
+             over the example at the reference's rate.
+    times    per example, ``(F,)`` the example frame (at the reference's rate)
+             played at each reference frame.
+    """
+
+    motions: tuple[Motion, ...]
+    paths: tuple[np.ndarray, ...]
+    times: tuple[np.ndarray, ...]
+
+
+def register_examples(examples: list[Motion], reference: int = 0) -> Registration:
+    """Section 3.1: align every example to ``examples[reference]`` in start placement and time.
+
+    Examples must share one skeleton (the same joint names in the same order);
+    any up axis (shared), rate and place will do, in one unit. Each is first resampled to the
+    reference's rate, placed like it, then warped onto its frames.
+    """
+    if not examples:
+        raise ValueError("need at least one example to register")
+    ref = examples[reference]
+    for i, ex in enumerate(examples):
+        problem = skeleton_mismatch(ex.skeleton, ref.skeleton)
+        if problem:
+            raise ValueError(f"example {i} does not share the reference's skeleton: {problem}")
+        if not np.isclose(ex.skeleton.unit, ref.skeleton.unit):
+            raise ValueError(f"example {i} is in {ex.skeleton.unit} m per unit, the reference in "
+                             f"{ref.skeleton.unit}; scale the examples to one unit first")
+    ref_rig = find_rig(ref)
+    ref_pos = ref.global_positions()
+    motions, paths, times = [], [], []
+    for ex in examples:
+        placed = placed_like(ex.resampled(ref.fps), find_rig(ex), ref, ref_rig)
+        path = dynamic_time_warping(ref_pos, placed.global_positions())
+        t = example_times(path, ref.n_frames)
+        motions.append(sampled_at(placed, t, ref.fps))
+        paths.append(path)
+        times.append(t)
+    return Registration(tuple(motions), tuple(paths), tuple(times))

@@ -1,0 +1,118 @@
+"""Time alignment of examples of one action (Juang et al. 2009, section 3.1)."""
+
+import numpy as np
+import pytest
+
+from core import quat
+from core.reach import (
+    accumulated_cost,
+    dynamic_time_warping,
+    example_times,
+    frame_distances,
+    register_examples,
+    sampled_at,
+)
+
+RAISE = "bandai2-raise/raise-up-right-hand_normal_00{}"
+
+
+def plain_dynamic_programming(cost):
+    """The textbook O(n m) recurrence, one cell at a time: the reference for the anti-diagonal version."""
+    n, m = cost.shape
+    total = np.full((n, m), np.inf)
+    for i in range(n):
+        for k in range(m):
+            if i == 0 and k == 0:
+                total[i, k] = cost[0, 0]
+                continue
+            before = [total[i - 1, k - 1] if i and k else np.inf, total[i - 1, k] if i else np.inf,
+                      total[i, k - 1] if k else np.inf]
+            total[i, k] = cost[i, k] + min(before)
+    return total
+
+
+def warped(motion, times):
+    """``motion`` played at fractional frames ``times``: a known time warp of it."""
+    return sampled_at(motion, times, motion.fps)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 6), (5, 1), (7, 4), (9, 13)])
+def test_the_anti_diagonal_dynamic_programming_equals_the_cell_by_cell_one(shape):
+    cost = np.random.default_rng(sum(shape)).random(shape)
+    total, _ = accumulated_cost(cost)
+    np.testing.assert_allclose(total, plain_dynamic_programming(cost))
+
+
+def test_the_distance_grid_sums_squared_joint_distances():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(4, 5, 3)), rng.normal(size=(6, 5, 3))
+    slow = np.array([[((a[i] - b[k]) ** 2).sum() for k in range(6)] for i in range(4)])
+    np.testing.assert_allclose(frame_distances(a, b), slow, atol=1e-12)
+
+
+def test_the_warping_path_is_monotone_and_covers_both_ends():
+    rng = np.random.default_rng(7)
+    path = dynamic_time_warping(rng.normal(size=(23, 4, 3)), rng.normal(size=(31, 4, 3)))
+    assert tuple(path[0]) == (0, 0) and tuple(path[-1]) == (22, 30)
+    steps = np.diff(path, axis=0)
+    assert ((steps == 0) | (steps == 1)).all() and (steps.sum(axis=1) >= 1).all()
+
+
+def test_a_clip_registered_to_a_time_warped_copy_of_itself_recovers_the_warp(mocap):
+    clip = mocap(RAISE.format(1))
+    n = clip.n_frames
+    times = (np.linspace(0.0, 1.0, n + 20) ** 1.6) * (n - 1)  # slow start, then faster than the clip
+    copy = warped(clip, times)
+    found = example_times(dynamic_time_warping(copy.global_positions(), clip.global_positions()), copy.n_frames)
+    # Frames are whole on the clip's side; the warp is recovered to within about a frame.
+    assert np.abs(found - times).max() < 1.5
+    assert np.abs(found - times).mean() < 0.5
+
+
+def test_registration_puts_every_example_on_the_reference_frames_starting_where_it_starts(mocap):
+    examples = [mocap(RAISE.format(i)) for i in (1, 2, 3)]
+    reg = register_examples(examples)
+    ref = examples[0]
+    for motion, t in zip(reg.motions, reg.times):
+        assert motion.n_frames == ref.n_frames and motion.fps == ref.fps
+        assert (np.diff(t) >= 0).all()
+        np.testing.assert_allclose(motion[:1].global_positions()[0, 1, [0, 2]],
+                                   ref[:1].global_positions()[0, 1, [0, 2]], atol=1e-6)
+    np.testing.assert_allclose(reg.times[0], np.arange(ref.n_frames))
+
+
+TRANSFORMS = {
+    "renamed": lambda m: m.renamed({n: f"rig_{n}_x" for n in m.skeleton.names}),
+    "metres": lambda m: m.scaled(0.01),
+    "z up": lambda m: m.transformed(quat.from_axis_angle(np.array([1.0, 0, 0]), np.pi / 2)),
+    "60 fps": lambda m: m.resampled(60),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_registration_does_not_depend_on_names_unit_up_axis_or_rate(mocap, name):
+    change = TRANSFORMS[name]
+    examples = [mocap(RAISE.format(i)) for i in (1, 4)]
+    plain = register_examples(examples)
+    changed = register_examples([change(m) for m in examples])
+    if name == "60 fps":
+        # Times count the reference's frames, twice as many at 60 fps: every other one, halved,
+        # matches, up to the frame rounding of the warping path.
+        np.testing.assert_allclose(changed.times[1][::2] / 2, plain.times[1], atol=1.0)
+    else:
+        np.testing.assert_allclose(changed.times[1], plain.times[1], atol=1e-6)
+
+
+def test_registration_does_not_depend_on_where_each_example_starts(mocap):
+    examples = [mocap(RAISE.format(i)) for i in (1, 4)]
+    plain = register_examples(examples)
+    turn = quat.from_axis_angle(np.array([0, 1.0, 0]), 2.2)
+    moved = register_examples([examples[0], examples[1].transformed(turn, np.array([310.0, 0, -75.0]))])
+    np.testing.assert_allclose(moved.times[1], plain.times[1], atol=1e-6)
+    np.testing.assert_allclose(moved.motions[1].global_positions(), plain.motions[1].global_positions(), atol=1e-6)
+
+
+def test_examples_in_different_units_are_refused(mocap):
+    examples = [mocap(RAISE.format(i)) for i in (1, 2)]
+    with pytest.raises(ValueError, match="one unit"):
+        register_examples([examples[0], examples[1].scaled(0.01)])
