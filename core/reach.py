@@ -20,7 +20,7 @@ import numpy as np
 
 from . import quat
 from .analysis import horizontal, pelvis_facing, yaw_of
-from .motion import Motion, skeleton_mismatch
+from .motion import Motion, forward_kinematics, skeleton_mismatch
 from .rig import Rig, detect_up, find_rig
 
 # The three moves of a warping path, as (reference step, example step): the
@@ -136,16 +136,15 @@ def start_placement(motion: Motion, rig: Rig, up: np.ndarray) -> tuple[float, np
     return float(yaw_of(facing, up)), horizontal(pos[rig.pelvis], up)
 
 
-def placed_like(motion: Motion, rig: Rig, reference: Motion, reference_rig: Rig) -> Motion:
-    """``motion`` turned about the up axis and moved on the ground so that its first frame's
-    pelvis stands where, and faces as, the reference's does. Nothing moves vertically."""
-    up = detect_up(reference, reference_rig)
+def placed_like(motion: Motion, rig: Rig, up: np.ndarray, heading: float, ground: np.ndarray) -> Motion:
+    """``motion`` turned about ``up`` and moved on the ground so that its first frame's pelvis
+    stands on ``ground (3,)`` facing ``heading`` (:func:`start_placement` of the reference).
+    Nothing moves vertically."""
     if not np.allclose(detect_up(motion, rig), up):
         raise ValueError("the examples do not share an up axis; convert them to one before aligning")
-    heading, ground = start_placement(motion, rig, up)
-    ref_heading, ref_ground = start_placement(reference, reference_rig, up)
-    turn = quat.from_axis_angle(up, ref_heading - heading)
-    return motion.transformed(turn, ref_ground - quat.mul_vec(turn, ground))
+    own_heading, own_ground = start_placement(motion, rig, up)
+    turn = quat.from_axis_angle(up, heading - own_heading)
+    return motion.transformed(turn, ground - quat.mul_vec(turn, own_ground))
 
 
 @dataclass(frozen=True)
@@ -183,13 +182,165 @@ def register_examples(examples: list[Motion], reference: int = 0) -> Registratio
             raise ValueError(f"example {i} is in {ex.skeleton.unit} m per unit, the reference in "
                              f"{ref.skeleton.unit}; scale the examples to one unit first")
     ref_rig = find_rig(ref)
+    up = detect_up(ref, ref_rig)
+    heading, ground = start_placement(ref, ref_rig, up)
     ref_pos = ref.global_positions()
     motions, paths, times = [], [], []
     for ex in examples:
-        placed = placed_like(ex.resampled(ref.fps), find_rig(ex), ref, ref_rig)
+        placed = placed_like(ex.resampled(ref.fps), find_rig(ex), up, heading, ground)
         path = dynamic_time_warping(ref_pos, placed.global_positions())
         t = example_times(path, ref.n_frames)
         motions.append(sampled_at(placed, t, ref.fps))
         paths.append(path)
         times.append(t)
     return Registration(tuple(motions), tuple(paths), tuple(times))
+
+
+# --------------------------------------------------------------------------
+# Section 3.1: the parameter space of hit points (Fig. 3a)
+
+FEATURES = ("highest", "farthest")
+
+
+def hit_frame(effector: np.ndarray, pelvis: np.ndarray, up: np.ndarray, feature: str = "highest") -> np.ndarray:
+    """Section 3.1's feature: the frame ``(...)`` of the hit point along the last frame axis.
+
+    effector, pelvis  ``(..., F, 3)`` world positions.
+    feature  ``"highest"``: the effector furthest along ``up`` (a raise, a reach up);
+             ``"farthest"``: the effector furthest from the pelvis (the paper's
+             "farthest stretched position" of a punch).
+    """
+    if feature == "highest":
+        return np.argmax(effector @ up, axis=-1)
+    if feature == "farthest":
+        return np.argmax(np.linalg.norm(effector - pelvis, axis=-1), axis=-1)
+    raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
+
+
+def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Section 3.1's slerp blend of ``K`` aligned examples: ``(K, ..., 4), (S, K) -> (S, ..., 4)``.
+
+    Several rotations are blended by successive slerps: after the examples
+    before ``k`` hold the summed weight ``W``, example ``k`` enters with
+    ``t = w_k / (W + w_k)``, so each example's share ends as its weight (exact
+    for two, the usual approximation for more). Weights of each row sum to 1.
+    The loop is over examples; samples, frames and joints are one array.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim != 2 or weights.shape[1] != len(rotations):
+        raise ValueError(f"need weights (S, {len(rotations)}), one per example, got shape {weights.shape}")
+    if (weights < 0).any() or not np.allclose(weights.sum(axis=1), 1.0):
+        raise ValueError("blend weights must be non-negative and sum to 1 in every row")
+    extra = (1,) * (rotations.ndim - 2)
+    blend = np.broadcast_to(rotations[0], (len(weights),) + rotations.shape[1:]).copy()
+    held = np.zeros(len(weights))
+    for k in range(len(rotations)):
+        held = held + weights[:, k]
+        t = np.divide(weights[:, k], held, out=np.zeros_like(held), where=held > 0)
+        blend = quat.slerp(blend, rotations[k][None], t.reshape((-1,) + extra))
+    return blend
+
+
+def blended_motion(motions: tuple[Motion, ...] | list[Motion], weights: np.ndarray) -> Motion:
+    """One blend ``weights (K,)`` of registered examples (same frames): rotations by slerp
+    (:func:`blended_rotations`), joint translations as the weighted mean."""
+    weights = np.asarray(weights, dtype=np.float64)
+    rot = blended_rotations(np.stack([m.rotations for m in motions]), weights[None])[0]
+    pos = np.einsum("k,kfjc->fjc", weights, np.stack([m.positions for m in motions]))
+    return Motion(motions[0].skeleton, rot, pos, motions[0].fps)
+
+
+def blend_weights(n_examples: int, n_blends: int, *, per_blend: int = 3, seed: int = 0,
+                  include_examples: bool = True) -> np.ndarray:
+    """``(S, K)`` weights of the dense sampling of section 3.1.
+
+    Each blend mixes ``per_blend`` examples drawn at random (without
+    repetition) with weights uniform over their simplex (Dirichlet(1, ..., 1)),
+    seeded. Blends of a few examples spread over the space's whole extent,
+    where blends of all forty would crowd at the mean. With
+    ``include_examples`` the examples themselves come first (one-hot rows).
+    """
+    if n_examples < 1 or n_blends < 0:
+        raise ValueError(f"need at least one example and a non-negative blend count, got {n_examples}, {n_blends}")
+    rng = np.random.default_rng(seed)
+    per_blend = min(per_blend, n_examples)
+    chosen = np.argsort(rng.random((n_blends, n_examples)), axis=1)[:, :per_blend]
+    weights = np.zeros((n_blends, n_examples))
+    np.put_along_axis(weights, chosen, rng.dirichlet(np.ones(per_blend), size=n_blends), axis=1)
+    return np.concatenate([np.eye(n_examples), weights]) if include_examples else weights
+
+
+def _ancestors_of(parents: np.ndarray, joints: list[int]) -> np.ndarray:
+    """Sorted indices of ``joints`` and all their ancestors (parents come first)."""
+    keep = set()
+    for j in joints:
+        while j >= 0 and j not in keep:
+            keep.add(j)
+            j = int(parents[j])
+    return np.array(sorted(keep))
+
+
+@dataclass(frozen=True)
+class ParameterSpace:
+    """Hit points of blends of registered examples (section 3.1, Fig. 3a).
+
+    weights     (S, K) each blend's weight per example.
+    hit_points  (S, 3) where the effector is at the feature, world coordinates
+                of the reference's file.
+    hit_frames  (S,) at which reference frame.
+    effector    the effector's rig role; feature "highest" or "farthest".
+    """
+
+    weights: np.ndarray
+    hit_points: np.ndarray
+    hit_frames: np.ndarray
+    effector: str
+    feature: str
+
+    def nearest(self, target) -> int:
+        """Index of the blend whose hit point is nearest ``target (3,)``."""
+        target = np.asarray(target, dtype=np.float64)
+        if target.shape != (3,):
+            raise ValueError(f"a target is one point (x, y, z), got shape {target.shape}")
+        return int(np.argmin(((self.hit_points - target) ** 2).sum(axis=1)))
+
+
+def hit_points(registration: Registration, weights: np.ndarray, *, effector: str = "right.wrist",
+               feature: str = "highest") -> tuple[np.ndarray, np.ndarray]:
+    """Hit points ``(S, 3)`` and frames ``(S,)`` of the blends ``weights (S, K)``.
+
+    Only the effector's and the pelvis's chains are blended and posed: the
+    rest of the body cannot move them.
+    """
+    motions = registration.motions
+    rig = find_rig(motions[0])
+    joint = rig.roles.get(effector)
+    if not isinstance(joint, (int, np.integer)):
+        raise ValueError(f"effector must be a single-joint rig role present in this skeleton "
+                         f"(e.g. right.wrist), got {effector!r}")
+    up = detect_up(motions[0], rig)
+    skel = motions[0].skeleton
+    chain = _ancestors_of(skel.parents, [joint, rig.pelvis])
+    remap = np.full(len(skel), -1)
+    remap[chain] = np.arange(len(chain))
+    parents = np.where(skel.parents[chain] >= 0, remap[skel.parents[chain]], -1)
+    weights = np.asarray(weights, dtype=np.float64)
+    rot = blended_rotations(np.stack([m.rotations[:, chain] for m in motions]), weights)
+    pos = np.einsum("sk,kfjc->sfjc", weights, np.stack([m.positions[:, chain] for m in motions]))
+    s, f = rot.shape[:2]
+    world, _ = forward_kinematics(rot.reshape(s * f, len(chain), 4), pos.reshape(s * f, len(chain), 3), parents,
+                                  [remap[joint], remap[rig.pelvis]], rotations_out=False)
+    world = world.reshape(s, f, 2, 3)
+    frames = hit_frame(world[:, :, 0], world[:, :, 1], up, feature)
+    return world[np.arange(s), frames, 0], frames
+
+
+def parameter_space(registration: Registration, *, effector: str = "right.wrist", feature: str = "highest",
+                    n_blends: int = 2000, per_blend: int = 3, seed: int = 0,
+                    include_examples: bool = True) -> ParameterSpace:
+    """Section 3.1: sample blends of the registered examples densely
+    (:func:`blend_weights`) and record each one's hit point."""
+    weights = blend_weights(len(registration.motions), n_blends, per_blend=per_blend, seed=seed,
+                            include_examples=include_examples)
+    points, frames = hit_points(registration, weights, effector=effector, feature=feature)
+    return ParameterSpace(weights, points, frames, effector, feature)

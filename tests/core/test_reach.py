@@ -4,8 +4,15 @@ import numpy as np
 import pytest
 
 from core import quat
+from core.rig import find_rig
 from core.reach import (
     accumulated_cost,
+    blend_weights,
+    blended_motion,
+    blended_rotations,
+    hit_frame,
+    hit_points,
+    parameter_space,
     dynamic_time_warping,
     example_times,
     frame_distances,
@@ -116,3 +123,76 @@ def test_examples_in_different_units_are_refused(mocap):
     examples = [mocap(RAISE.format(i)) for i in (1, 2)]
     with pytest.raises(ValueError, match="one unit"):
         register_examples([examples[0], examples[1].scaled(0.01)])
+
+
+# --------------------------------------------------------------------------
+# The parameter space (section 3.1, Fig. 3a)
+
+
+@pytest.fixture(scope="module")
+def raises(mocap):
+    """Eight registered right-hand raises of two styles."""
+    names = [f"bandai2-raise/raise-up-right-hand_{style}_00{i}" for style in ("normal", "exhausted") for i in (1, 2, 3, 4)]
+    return register_examples([mocap(n) for n in names])
+
+
+def test_blend_weights_mix_a_few_examples_each_and_sum_to_one():
+    w = blend_weights(10, 500, per_blend=3, seed=4)
+    assert w.shape == (510, 10)
+    np.testing.assert_array_equal(w[:10], np.eye(10))
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+    assert ((w[10:] > 0).sum(axis=1) == 3).all()
+    np.testing.assert_array_equal(w, blend_weights(10, 500, per_blend=3, seed=4))
+
+
+def test_a_two_example_blend_is_their_slerp():
+    rng = np.random.default_rng(5)
+    rot = quat.normalize(rng.normal(size=(2, 6, 4)))
+    t = np.array([0.0, 0.25, 0.7, 1.0])
+    blends = blended_rotations(rot, np.stack([1 - t, t], axis=1))
+    for row, ti in zip(blends, t):
+        expected = quat.slerp(rot[0], rot[1], np.full(6, ti))
+        np.testing.assert_allclose(quat.standardize(row), quat.standardize(expected), atol=1e-12)
+
+
+def test_the_highest_and_the_farthest_feature_pick_their_frames():
+    up = np.array([0.0, 0.0, 1.0])
+    pelvis = np.zeros((4, 3))
+    effector = np.array([[0, 0, 1.0], [0, 0, 2.0], [3.0, 0, 1.0], [0, 0, 0.5]])
+    assert hit_frame(effector, pelvis, up, "highest") == 1
+    assert hit_frame(effector, pelvis, up, "farthest") == 2
+    with pytest.raises(ValueError, match="feature"):
+        hit_frame(effector, pelvis, up, "lowest")
+
+
+def test_hit_points_of_blends_are_where_the_blended_motion_puts_the_hand(raises):
+    weights = blend_weights(len(raises.motions), 5, seed=2, include_examples=False)
+    points, frames = hit_points(raises, weights)
+    rig = find_rig(raises.motions[0])
+    for w, point, frame in zip(weights, points, frames):
+        hand = blended_motion(raises.motions, w).global_positions()[:, rig.right_arm.wrist]
+        assert frame == np.argmax(hand[:, 1])  # these files are Y up
+        np.testing.assert_allclose(point, hand[frame], atol=1e-9)
+
+
+def test_targeting_an_examples_own_hit_point_returns_that_example(raises):
+    space = parameter_space(raises, n_blends=300, seed=1)
+    rig = find_rig(raises.motions[0])
+    for k, motion in enumerate(raises.motions):
+        hand = motion.global_positions()[:, rig.right_arm.wrist]
+        own = hand[np.argmax(hand[:, 1])]
+        chosen = space.weights[space.nearest(own)]
+        assert chosen[k] > 0.99
+
+
+def test_without_the_examples_themselves_a_blend_still_lands_near_each_examples_hit_point(raises):
+    space = parameter_space(raises, n_blends=600, seed=1, include_examples=False)
+    own = hit_points(raises, np.eye(len(raises.motions)))[0]
+    spread = np.linalg.norm(own - own.mean(axis=0), axis=1).max()
+    misses = [np.linalg.norm(space.hit_points[space.nearest(p)] - p) for p in own]
+    assert max(misses) < 0.15 * spread
+
+
+def test_an_effector_that_is_not_a_joint_role_is_refused(raises):
+    with pytest.raises(ValueError, match="effector"):
+        hit_points(raises, np.eye(len(raises.motions)), effector="right.tentacle")
