@@ -344,3 +344,16 @@ def parameter_space(registration: Registration, *, effector: str = "right.wrist"
                             include_examples=include_examples)
     points, frames = hit_points(registration, weights, effector=effector, feature=feature)
     return ParameterSpace(weights, points, frames, effector, feature)
+
+
+def blend_for_target(registration: Registration, space: ParameterSpace, target) -> tuple[Motion, np.ndarray, float]:
+    """Section 3.1: the sampled blend whose hit point is nearest ``target (3,)``, as
+    ``(motion, weights (K,), miss)``: the blended motion on the reference's frames, its
+    weights per example, and how far its hit point lies from the target (motion units).
+
+    Not yet refined onto the target: ``miss`` says how far the sampling left it.
+    """
+    index = space.nearest(target)
+    weights = space.weights[index]
+    miss = float(np.linalg.norm(space.hit_points[index] - np.asarray(target, dtype=np.float64)))
+    return blended_motion(registration.motions, weights), weights, miss

@@ -7,6 +7,7 @@ from core import quat
 from core.rig import find_rig
 from core.reach import (
     accumulated_cost,
+    blend_for_target,
     blend_weights,
     blended_motion,
     blended_rotations,
@@ -191,6 +192,34 @@ def test_without_the_examples_themselves_a_blend_still_lands_near_each_examples_
     spread = np.linalg.norm(own - own.mean(axis=0), axis=1).max()
     misses = [np.linalg.norm(space.hit_points[space.nearest(p)] - p) for p in own]
     assert max(misses) < 0.15 * spread
+
+
+def test_the_blend_returned_for_a_target_puts_the_hand_where_the_space_said(raises):
+    space = parameter_space(raises, n_blends=200, seed=3)
+    target = space.hit_points[:8].mean(axis=0) + np.array([0.0, 1.0, 0.0])
+    motion, weights, miss = blend_for_target(raises, space, target)
+    hand = motion.global_positions()[:, find_rig(motion).right_arm.wrist]
+    top = hand[np.argmax(hand[:, 1])]
+    np.testing.assert_allclose(top, space.hit_points[space.nearest(target)], atol=1e-9)
+    assert miss == pytest.approx(np.linalg.norm(top - target))
+    assert miss <= np.linalg.norm(space.hit_points - target, axis=1).min() + 1e-12
+
+
+SPACE_TRANSFORMS = {  # (the change, what it does to a point)
+    "renamed": (TRANSFORMS["renamed"], lambda p: p),
+    "metres": (TRANSFORMS["metres"], lambda p: p * 0.01),
+    "z up": (TRANSFORMS["z up"], lambda p: quat.mul_vec(quat.from_axis_angle(np.array([1.0, 0, 0]), np.pi / 2), p)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPACE_TRANSFORMS))
+def test_the_parameter_space_does_not_depend_on_names_unit_or_up_axis(mocap, name):
+    change, move_point = SPACE_TRANSFORMS[name]
+    examples = [mocap(RAISE.format(i)) for i in (1, 2, 3)]
+    plain = parameter_space(register_examples(examples), n_blends=50, seed=6)
+    changed = parameter_space(register_examples([change(m) for m in examples]), n_blends=50, seed=6)
+    np.testing.assert_array_equal(changed.hit_frames, plain.hit_frames)
+    np.testing.assert_allclose(changed.hit_points, move_point(plain.hit_points), atol=1e-6)
 
 
 def test_an_effector_that_is_not_a_joint_role_is_refused(raises):
