@@ -15,7 +15,7 @@ every limb has the same four kinds of question:
     leg:  ``foot_in_front``, ``foot_raised``, ``knee_bent``,  ``foot_fast``
 
 ``hand_out`` (the hand far out from the body's vertical axis) is there because a
-punch thrown from a fighting stance goes sideways to the hips: in bandai1's
+punch thrown from a fighting stance goes sideways to the body: in bandai1's
 punch the jab at its peak is 46 cm to the left of its shoulder and only 10 cm in
 front of it, so "in front of the body plane" alone does not see it.
 
@@ -46,7 +46,7 @@ from .rig import Rig, find_rig, leg_length
 
 __all__ = ["PARTS", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_features",
            "part_feature_names", "humerus_length", "flexion", "in_front", "above", "speed_in_body_units",
-           "window_mismatches", "best_window", "retrieve_part"]
+           "window_mismatches", "best_window", "FeatureLibrary", "retrieve_parts", "retrieve_part"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
@@ -55,12 +55,12 @@ _SIDES = {"left": "L", "right": "R"}
 # Thresholds (keyword arguments of relational_features), all unit-free; set from
 # bandai1's punch, walk and kick (the walk's knees flex 0-73 degrees, its elbows
 # at most 39, a punch's guard elbow 126-140; a walking hand swings up to 1.3
-# humerus lengths ahead of its shoulder, a jab reaches 2.2 out from the pelvis):
-HAND_IN_FRONT = 0.5   # hand this many humerus lengths ahead of its shoulder, across the body's frontal plane
+# humerus lengths ahead of its shoulder, a jab reaches 2.2 out from the chest):
+HAND_IN_FRONT = 0.5   # hand this many humerus lengths ahead of its shoulder, across the chest's frontal plane
 HAND_RAISED = 0.0     # hand above its shoulder (humerus lengths above the shoulder)
 ELBOW_BENT_DEG = 60.0  # forearm turned this far from the upper arm's direction (0 = stretched)
-HAND_FAST = 3.0       # humerus lengths per second
-HAND_OUT = 1.75       # hand this many humerus lengths out from the pelvis's vertical axis (a walk's swing: < 1.6)
+HAND_FAST = 8.0       # humerus lengths per second relative to the chest (a walk's swing: < 7.5, a jab: 11)
+HAND_OUT = 1.75       # hand this many humerus lengths out from the chest's vertical axis (a walk's swing: < 1.55)
 FOOT_IN_FRONT = 0.1   # ankle this many leg lengths ahead of the pelvis's frontal plane
 FOOT_RAISED = 0.1     # ankle this many leg lengths above the lower of the two ankles
 KNEE_BENT_DEG = 35.0  # shin turned this far from the thigh's direction
@@ -147,9 +147,13 @@ def relational_features(
 ) -> dict[str, np.ndarray]:
     """Boolean features ``{key: (F,) bool}`` of every pose (section 4.1, Table 1's F1-F4 and the others).
 
-    "In front" is across the frontal plane of the hips (the body plane of
-    Mueller et al.), through the shoulder for a hand and the pelvis for a foot;
-    the chest's own facing would turn with a punch. Arm lengths are in humerus
+    An arm is measured in the chest's frame (its facing from the shoulders, the
+    chest joint) and a leg in the hips' (facing from the hips, the pelvis), so
+    that a part's features stay what they were when assembly (4.2) puts it on
+    another body. "In front" is across that frame's frontal plane (the body
+    plane of Mueller et al.), through the shoulder for a hand and the pelvis
+    for a foot; a hand's speed is relative to the chest, a foot's is its speed
+    over the ground (planted or swinging). Arm lengths are in humerus
     lengths, leg lengths in leg lengths (hip to ankle), speeds per second.
     Raises ``ValueError`` for a skeleton without arms.
     """
@@ -160,18 +164,23 @@ def relational_features(
     up = np.asarray(motion.skeleton.up, dtype=np.float64)
     g = motion.global_positions()
     out: dict[str, np.ndarray] = {}
+    # the arms are measured in the chest's frame, the legs in the hips': a part's
+    # features then do not change when another part is swapped in (4.2 assembles them)
+    chest = g[:, rig.chest if rig.chest is not None else rig.pelvis]
+    chest_facing = pelvis_facing(g[:, rig.left_arm.shoulder], g[:, rig.right_arm.shoulder], up)
     facing = pelvis_facing(g[:, rig.left_leg.hip], g[:, rig.right_leg.hip], up)
     pelvis = g[:, rig.pelvis]
     for side, s in _SIDES.items():
         arm = rig.arm(s)
         unit = humerus_length(motion, rig, s)
         shoulder, elbow, wrist = g[:, arm.shoulder], g[:, arm.elbow], g[:, arm.wrist]
-        out[f"{side}.hand_in_front"] = in_front(wrist, shoulder, facing) > hand_in_front * unit
+        out[f"{side}.hand_in_front"] = in_front(wrist, shoulder, chest_facing) > hand_in_front * unit
         out[f"{side}.hand_raised"] = above(wrist, shoulder, up) > hand_raised * unit
         out[f"{side}.elbow_bent"] = flexion(  # Table 1, F3 (right) and F4 (left)
             shoulder, elbow, wrist) > elbow_bent_deg
-        out[f"{side}.hand_fast"] = speed_in_body_units(wrist, motion.fps, unit) > hand_fast
-        out[f"{side}.hand_out"] = quat.length(horizontal(wrist - pelvis, up)) > hand_out * unit
+        # relative to the chest: a walk's forward speed is no movement of its arms
+        out[f"{side}.hand_fast"] = speed_in_body_units(wrist - chest, motion.fps, unit) > hand_fast
+        out[f"{side}.hand_out"] = quat.length(horizontal(wrist - chest, up)) > hand_out * unit
     lower_ankle = np.minimum(above(g[:, rig.left_leg.ankle], 0.0, up), above(g[:, rig.right_leg.ankle], 0.0, up))
     for side, s in _SIDES.items():
         leg = rig.leg(s)
@@ -245,18 +254,51 @@ def best_window(query: np.ndarray, library: Mapping[str, np.ndarray]) -> Match:
     return best
 
 
-def retrieve_part(query: Motion, library: Mapping[str, Motion], part: str) -> Match:
-    """The library segment most similar to ``query`` in body part ``part`` (section 4.1).
+@dataclass(frozen=True, eq=False)
+class FeatureLibrary:
+    """The features of every pose of a library, computed once (section 4.1: the paper precomputes them).
 
-    Library clips at another frame rate are compared at the query's rate; the
-    match's ``start`` is given back in the library clip's own frames.
+    fps         frame rate the features were computed at (clips at other rates are resampled).
+    features    {clip: {feature key: (F,) bool}}.
+    clip_fps    {clip: the clip's own frame rate}, to give matches back in its own frames.
     """
-    part_feature_names(part)  # an unknown part fails before any features are computed
-    q = part_features(relational_features(query), part)
-    library_bits = {}
-    for clip, motion in library.items():
-        at_rate = motion if motion.fps == query.fps else motion.resampled(query.fps)
-        library_bits[clip] = part_features(relational_features(at_rate), part)
-    match = best_window(q, library_bits)
-    start = int(round(match.start * library[match.clip].fps / query.fps))
-    return Match(match.clip, start, match.cost)
+
+    fps: float
+    features: dict
+    clip_fps: dict
+
+    @classmethod
+    def build(cls, library: Mapping[str, Motion], fps: float) -> "FeatureLibrary":
+        """Features of every clip of ``library`` at frame rate ``fps``."""
+        if not library:
+            raise ValueError("the library is empty; give at least one clip")
+        features = {clip: relational_features(m if m.fps == fps else m.resampled(fps)) for clip, m in library.items()}
+        return cls(fps, features, {clip: m.fps for clip, m in library.items()})
+
+
+def retrieve_parts(query: Motion, library: Mapping[str, Motion] | FeatureLibrary, parts) -> dict[str, Match]:
+    """Per body part of ``parts``, the library segment most similar to ``query`` (section 4.1).
+
+    ``library`` is clips or a :class:`FeatureLibrary` built at the query's frame
+    rate. Each match's ``start`` is in the library clip's own frames.
+    """
+    for part in parts:
+        part_feature_names(part)  # an unknown part fails before any features are computed
+    if not isinstance(library, FeatureLibrary):
+        library = FeatureLibrary.build(library, query.fps)
+    elif library.fps != query.fps:
+        raise ValueError(f"the feature library was built at {library.fps:g} fps and the query is at "
+                         f"{query.fps:g} fps; build it at the query's rate")
+    query_features = relational_features(query)
+    matches = {}
+    for part in parts:
+        clips = {clip: part_features(f, part) for clip, f in library.features.items()}
+        match = best_window(part_features(query_features, part), clips)
+        start = int(round(match.start * library.clip_fps[match.clip] / library.fps))
+        matches[part] = Match(match.clip, start, match.cost)
+    return matches
+
+
+def retrieve_part(query: Motion, library: Mapping[str, Motion] | FeatureLibrary, part: str) -> Match:
+    """The library segment most similar to ``query`` in body part ``part`` (see :func:`retrieve_parts`)."""
+    return retrieve_parts(query, library, [part])[part]

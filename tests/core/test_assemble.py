@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from core import quat
-from core.assemble import (PARTS, best_window, flexion, part_features, relational_features, retrieve_part,
-                           window_mismatches)
+from core.assemble import (PARTS, FeatureLibrary, best_window, flexion, part_features, relational_features,
+                           retrieve_part, retrieve_parts, window_mismatches)
 from core.rig import find_rig
 
 PUNCH = "bandai1/punch_normal_001"
@@ -58,6 +58,16 @@ def test_a_walks_arms_swing_in_front_in_turn(mocap):
     assert left.any() and right.any()
     assert not (left & right).any()
     assert not (features["left.hand_out"] | features["right.hand_out"]).any()
+    assert not (features["left.hand_fast"] | features["right.hand_fast"]).any(), "a swing is not a punch"
+
+
+def test_a_walks_forward_speed_does_not_make_its_hands_fast(mocap):
+    walk = mocap(WALK)
+    # the pelvis (below bandai's fixed joint_Root) held where it starts: the arms move as before
+    pelvis = np.arange(len(walk.skeleton))[None, :, None] == find_rig(walk).pelvis
+    standing = walk.with_arrays(positions=np.where(pelvis, walk.positions[:1], walk.positions))
+    assert np.ptp(standing.global_positions()[:, find_rig(walk).pelvis], axis=0).max() < 1e-9
+    assert np.array_equal(relational_features(walk)["left.hand_fast"], relational_features(standing)["left.hand_fast"])
 
 
 def test_a_punch_is_fast_on_its_way_out(mocap):
@@ -202,6 +212,26 @@ def test_a_query_at_120_fps_retrieves_its_segment_in_the_library_clips_frames(mo
     assert match.clip == PUNCH
     assert abs(match.start - 120) <= 1
     assert match.cost < 0.05
+
+
+def test_several_parts_come_from_one_precomputed_library_each_from_its_own_clip(mocap):
+    library = {name: mocap(name) for name in (WALK, PUNCH, KICK)}
+    features = FeatureLibrary.build(library, library[WALK].fps)
+    # a query whose arms punch while its legs walk: the walk's legs under the punch's arms
+    punch, walk = library[PUNCH][120:181], library[WALK][40:101]
+    lower = find_rig(walk).lower_body_mask(walk.skeleton)[None, :, None]
+    query = punch.with_arrays(rotations=np.where(lower, walk.rotations, punch.rotations),
+                              positions=np.where(lower, walk.positions, punch.positions))
+    matches = retrieve_parts(query, features, ["upper", "lower"])
+    assert (matches["upper"].clip, matches["upper"].start) == (PUNCH, 120)
+    assert (matches["lower"].clip, matches["lower"].start) == (WALK, 40)
+
+
+def test_a_library_built_at_another_rate_is_refused(mocap):
+    library = {WALK: mocap(WALK)}
+    features = FeatureLibrary.build(library, 60)
+    with pytest.raises(ValueError, match="build it at the query's rate"):
+        retrieve_parts(mocap(WALK)[:30], features, ["lower"])
 
 
 def test_an_unknown_part_is_refused_naming_the_parts(mocap):
