@@ -164,8 +164,6 @@ def relational_features(
     up = np.asarray(motion.skeleton.up, dtype=np.float64)
     g = motion.global_positions()
     out: dict[str, np.ndarray] = {}
-    # the arms are measured in the chest's frame, the legs in the hips': a part's
-    # features then do not change when another part is swapped in (4.2 assembles them)
     chest = g[:, rig.chest if rig.chest is not None else rig.pelvis]
     chest_facing = pelvis_facing(g[:, rig.left_arm.shoulder], g[:, rig.right_arm.shoulder], up)
     facing = pelvis_facing(g[:, rig.left_leg.hip], g[:, rig.right_leg.hip], up)
@@ -178,7 +176,6 @@ def relational_features(
         out[f"{side}.hand_raised"] = above(wrist, shoulder, up) > hand_raised * unit
         out[f"{side}.elbow_bent"] = flexion(  # Table 1, F3 (right) and F4 (left)
             shoulder, elbow, wrist) > elbow_bent_deg
-        # relative to the chest: a walk's forward speed is no movement of its arms
         out[f"{side}.hand_fast"] = speed_in_body_units(wrist - chest, motion.fps, unit) > hand_fast
         out[f"{side}.hand_out"] = quat.length(horizontal(wrist - chest, up)) > hand_out * unit
     lower_ankle = np.minimum(above(g[:, rig.left_leg.ankle], 0.0, up), above(g[:, rig.right_leg.ankle], 0.0, up))
