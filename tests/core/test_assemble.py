@@ -6,6 +6,7 @@ import pytest
 from core import quat
 from core.assemble import (PARTS, FeatureLibrary, best_window, flexion, part_features, relational_features,
                            retrieve_part, retrieve_parts, window_mismatches)
+from core.motion import Motion, Skeleton
 from core.rig import find_rig
 
 PUNCH = "bandai1/punch_normal_001"
@@ -244,3 +245,15 @@ def test_rig_found_once_can_be_passed_in(mocap):
     a = relational_features(walk, find_rig(walk))
     b = relational_features(walk)
     assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_a_skeleton_without_arms_is_refused_saying_how_to_name_them(mocap):
+    walk = mocap(WALK)
+    skeleton = walk.skeleton
+    keep = [j for j, n in enumerate(skeleton.names)
+            if n in ("joint_Root", "Hips") or n.startswith(("UpperLeg", "LowerLeg", "Foot", "Toes"))]
+    parents = [-1] + [keep.index(skeleton.parents[j]) for j in keep[1:]]
+    legs_only = Skeleton(tuple(skeleton.names[j] for j in keep), parents, skeleton.offsets[keep])
+    motion = Motion(legs_only, walk.rotations[:, keep], walk.positions[:, keep], walk.fps)
+    with pytest.raises(ValueError, match="overrides"):
+        relational_features(motion)
