@@ -44,7 +44,7 @@ from .analysis import horizontal, pelvis_facing
 from .motion import Motion
 from .rig import Rig, find_rig, leg_length
 
-__all__ = ["PARTS", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_features",
+__all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_features",
            "part_feature_names", "humerus_length", "flexion", "in_front", "above", "speed_in_body_units",
            "window_mismatches", "best_window", "FeatureLibrary", "retrieve_parts", "retrieve_part"]
 
@@ -52,19 +52,23 @@ ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
 _SIDES = {"left": "L", "right": "R"}
 
-# Thresholds (keyword arguments of relational_features), all unit-free; set from
-# bandai1's punch, walk and kick (the walk's knees flex 0-73 degrees, its elbows
-# at most 39, a punch's guard elbow 126-140; a walking hand swings up to 1.3
-# humerus lengths ahead of its shoulder, a jab reaches 2.2 out from the chest):
-HAND_IN_FRONT = 0.5   # hand this many humerus lengths ahead of its shoulder, across the chest's frontal plane
-HAND_RAISED = 0.0     # hand above its shoulder (humerus lengths above the shoulder)
-ELBOW_BENT_DEG = 60.0  # forearm turned this far from the upper arm's direction (0 = stretched)
-HAND_FAST = 8.0       # humerus lengths per second relative to the chest (a walk's swing: < 7.5, a jab: 11)
-HAND_OUT = 1.75       # hand this many humerus lengths out from the chest's vertical axis (a walk's swing: < 1.55)
-FOOT_IN_FRONT = 0.1   # ankle this many leg lengths ahead of the pelvis's frontal plane
-FOOT_RAISED = 0.1     # ankle this many leg lengths above the lower of the two ankles
-KNEE_BENT_DEG = 35.0  # shin turned this far from the thigh's direction
-FOOT_FAST = 1.0       # leg lengths per second
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where each feature turns true; all unit-free. Set from bandai1's punch, walk
+    and kick: the walk's knees flex 0-73 degrees and its elbows at most 39, a
+    punch's guard elbow 126-140; a walking hand swings up to 1.3 humerus lengths
+    ahead of its shoulder and 1.53 out from the chest, a jab reaches 2.24 out."""
+
+    hand_in_front: float = 0.5   # humerus lengths ahead of the shoulder, across the chest's frontal plane
+    hand_raised: float = 0.0     # humerus lengths above the shoulder
+    elbow_bent_deg: float = 60.0  # forearm turned this far from the upper arm's direction (0 = stretched)
+    hand_fast: float = 8.0       # humerus lengths per second relative to the chest (a walk's swing: < 7.5, a jab: 11)
+    hand_out: float = 1.75       # humerus lengths out from the chest's vertical axis
+    foot_in_front: float = 0.1   # leg lengths ahead of the pelvis, across the hips' frontal plane
+    foot_raised: float = 0.1     # leg lengths above the lower of the two ankles
+    knee_bent_deg: float = 35.0  # shin turned this far from the thigh's direction
+    foot_fast: float = 1.0       # leg lengths per second over the ground
 
 
 def _parts() -> dict[str, tuple[str, ...]]:
@@ -131,20 +135,8 @@ def speed_in_body_units(x: np.ndarray, fps: float, body_unit: float) -> np.ndarr
 # section 4.1, Table 1 and its counterparts for the other limbs
 
 
-def relational_features(
-    motion: Motion,
-    rig: Rig | None = None,
-    *,
-    hand_in_front: float = HAND_IN_FRONT,
-    hand_raised: float = HAND_RAISED,
-    elbow_bent_deg: float = ELBOW_BENT_DEG,
-    hand_fast: float = HAND_FAST,
-    hand_out: float = HAND_OUT,
-    foot_in_front: float = FOOT_IN_FRONT,
-    foot_raised: float = FOOT_RAISED,
-    knee_bent_deg: float = KNEE_BENT_DEG,
-    foot_fast: float = FOOT_FAST,
-) -> dict[str, np.ndarray]:
+def relational_features(motion: Motion, rig: Rig | None = None, thresholds: Thresholds = Thresholds()
+                        ) -> dict[str, np.ndarray]:
     """Boolean features ``{key: (F,) bool}`` of every pose (section 4.1, Table 1's F1-F4 and the others).
 
     An arm is measured in the chest's frame (its facing from the shoulders, the
@@ -161,34 +153,44 @@ def relational_features(
     if rig.left_arm is None or rig.right_arm is None:
         raise ValueError("relational features need both arms; this skeleton has no arms the rig finder recognises "
                          "(give them as overrides, e.g. {'left.shoulder': ..., 'left.elbow': ..., 'left.wrist': ...})")
-    up = np.asarray(motion.skeleton.up, dtype=np.float64)
     g = motion.global_positions()
     out: dict[str, np.ndarray] = {}
+    for side, s in _SIDES.items():
+        out.update({f"{side}.{k}": v for k, v in arm_features(motion, rig, g, s, thresholds).items()})
+    for side, s in _SIDES.items():
+        out.update({f"{side}.{k}": v for k, v in leg_features(motion, rig, g, s, thresholds).items()})
+    return out
+
+
+def arm_features(motion: Motion, rig: Rig, g: np.ndarray, side: str, t: Thresholds) -> dict[str, np.ndarray]:
+    """{feature: (F,) bool} of one arm from world positions ``g (F, J, 3)``, in the chest's frame."""
+    up = np.asarray(motion.skeleton.up, dtype=np.float64)
+    arm, unit = rig.arm(side), humerus_length(motion, rig, side)
     chest = g[:, rig.chest if rig.chest is not None else rig.pelvis]
     chest_facing = pelvis_facing(g[:, rig.left_arm.shoulder], g[:, rig.right_arm.shoulder], up)
+    shoulder, elbow, wrist = g[:, arm.shoulder], g[:, arm.elbow], g[:, arm.wrist]
+    return {
+        "hand_in_front": in_front(wrist, shoulder, chest_facing) > t.hand_in_front * unit,
+        "hand_raised": above(wrist, shoulder, up) > t.hand_raised * unit,
+        "elbow_bent": flexion(shoulder, elbow, wrist) > t.elbow_bent_deg,  # Table 1, F3 (right) and F4 (left)
+        "hand_fast": speed_in_body_units(wrist - chest, motion.fps, unit) > t.hand_fast,
+        "hand_out": quat.length(horizontal(wrist - chest, up)) > t.hand_out * unit,
+    }
+
+
+def leg_features(motion: Motion, rig: Rig, g: np.ndarray, side: str, t: Thresholds) -> dict[str, np.ndarray]:
+    """{feature: (F,) bool} of one leg from world positions ``g (F, J, 3)``, in the hips' frame."""
+    up = np.asarray(motion.skeleton.up, dtype=np.float64)
+    leg, unit = rig.leg(side), leg_length(motion, rig, side)
     facing = pelvis_facing(g[:, rig.left_leg.hip], g[:, rig.right_leg.hip], up)
-    pelvis = g[:, rig.pelvis]
-    for side, s in _SIDES.items():
-        arm = rig.arm(s)
-        unit = humerus_length(motion, rig, s)
-        shoulder, elbow, wrist = g[:, arm.shoulder], g[:, arm.elbow], g[:, arm.wrist]
-        out[f"{side}.hand_in_front"] = in_front(wrist, shoulder, chest_facing) > hand_in_front * unit
-        out[f"{side}.hand_raised"] = above(wrist, shoulder, up) > hand_raised * unit
-        out[f"{side}.elbow_bent"] = flexion(  # Table 1, F3 (right) and F4 (left)
-            shoulder, elbow, wrist) > elbow_bent_deg
-        out[f"{side}.hand_fast"] = speed_in_body_units(wrist - chest, motion.fps, unit) > hand_fast
-        out[f"{side}.hand_out"] = quat.length(horizontal(wrist - chest, up)) > hand_out * unit
-    lower_ankle = np.minimum(above(g[:, rig.left_leg.ankle], 0.0, up), above(g[:, rig.right_leg.ankle], 0.0, up))
-    for side, s in _SIDES.items():
-        leg = rig.leg(s)
-        unit = leg_length(motion, rig, s)
-        hip, knee, ankle = g[:, leg.hip], g[:, leg.knee], g[:, leg.ankle]
-        out[f"{side}.foot_in_front"] = in_front(  # Table 1, F1 (right) and F2 (left)
-            ankle, pelvis, facing) > foot_in_front * unit
-        out[f"{side}.foot_raised"] = above(ankle, 0.0, up) - lower_ankle > foot_raised * unit
-        out[f"{side}.knee_bent"] = flexion(hip, knee, ankle) > knee_bent_deg
-        out[f"{side}.foot_fast"] = speed_in_body_units(ankle, motion.fps, unit) > foot_fast
-    return out
+    lower_ankle = np.minimum(g[:, rig.left_leg.ankle] @ up, g[:, rig.right_leg.ankle] @ up)
+    hip, knee, ankle = g[:, leg.hip], g[:, leg.knee], g[:, leg.ankle]
+    return {
+        "foot_in_front": in_front(ankle, g[:, rig.pelvis], facing) > t.foot_in_front * unit,  # Table 1, F1 and F2
+        "foot_raised": ankle @ up - lower_ankle > t.foot_raised * unit,
+        "knee_bent": flexion(hip, knee, ankle) > t.knee_bent_deg,
+        "foot_fast": speed_in_body_units(ankle, motion.fps, unit) > t.foot_fast,
+    }
 
 
 def part_feature_names(part: str) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core import quat
-from core.assemble import (PARTS, FeatureLibrary, best_window, flexion, part_features, relational_features,
+from core.assemble import (PARTS, FeatureLibrary, Thresholds, best_window, flexion, part_features, relational_features,
                            retrieve_part, retrieve_parts, window_mismatches)
 from core.motion import Motion, Skeleton
 from core.rig import find_rig
@@ -257,3 +257,10 @@ def test_a_skeleton_without_arms_is_refused_saying_how_to_name_them(mocap):
     motion = Motion(legs_only, walk.rotations[:, keep], walk.positions[:, keep], walk.fps)
     with pytest.raises(ValueError, match="overrides"):
         relational_features(motion)
+
+
+def test_thresholds_move_where_a_feature_turns_true(mocap):
+    walk = mocap(WALK)
+    usual = relational_features(walk)["left.knee_bent"]
+    stricter = relational_features(walk, thresholds=Thresholds(knee_bent_deg=55.0))["left.knee_bent"]
+    assert stricter.sum() < usual.sum() and not (stricter & ~usual).any()
