@@ -264,3 +264,16 @@ def test_thresholds_move_where_a_feature_turns_true(mocap):
     usual = relational_features(walk)["left.knee_bent"]
     stricter = relational_features(walk, thresholds=Thresholds(knee_bent_deg=55.0))["left.knee_bent"]
     assert stricter.sum() < usual.sum() and not (stricter & ~usual).any()
+
+
+WALK_STYLES = ["active", "angry", "childish", "feminine", "happy", "masculinity", "musical", "normal",
+               "not-confident", "proud", "sad"]
+
+
+@pytest.mark.parametrize("style", WALK_STYLES)
+def test_knees_bend_and_stretch_in_every_walking_style(mocap, style):
+    features = relational_features(mocap(f"bandai1/walk_{style}_001"))
+    for side in ("left", "right"):
+        bent = features[f"{side}.knee_bent"]
+        assert np.count_nonzero(np.diff(bent.astype(int)) == 1) >= 3, side
+        assert features[f"{side}.foot_in_front"].any() and not features[f"{side}.foot_in_front"].all()
