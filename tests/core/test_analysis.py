@@ -15,6 +15,7 @@ from core.analysis import (
 )
 from core.motion import Motion
 from core.rig import find_rig
+from rig_names import CMU_NAMES
 
 WALK = "bandai1/walk_normal_001"
 KICK = "bandai1/kick_normal_001"
@@ -146,13 +147,6 @@ def test_json_report_has_the_documented_keys(mocap):
 
 # ---------------------------------------------------------------- invariance to rig conventions
 
-CMU_NAMES = {
-    "Hips": "Hips", "Spine": "Spine", "Chest": "Spine1", "Neck": "Neck", "Head": "Head",
-    "Shoulder_L": "LeftShoulder", "UpperArm_L": "LeftArm", "LowerArm_L": "LeftForeArm", "Hand_L": "LeftHand",
-    "Shoulder_R": "RightShoulder", "UpperArm_R": "RightArm", "LowerArm_R": "RightForeArm", "Hand_R": "RightHand",
-    "UpperLeg_L": "LeftUpLeg", "LowerLeg_L": "LeftLeg", "Foot_L": "LeftFoot", "Toes_L": "LeftToeBase",
-    "UpperLeg_R": "RightUpLeg", "LowerLeg_R": "RightLeg", "Foot_R": "RightFoot", "Toes_R": "RightToeBase",
-}
 
 
 def rigify_names(skeleton):

@@ -8,18 +8,12 @@ from core.assemble import (PARTS, FeatureLibrary, Thresholds, best_window, flexi
                            retrieve_part, retrieve_parts, window_mismatches)
 from core.motion import Motion, Skeleton
 from core.rig import find_rig
+from rig_names import CMU_NAMES
 
 PUNCH = "bandai1/punch_normal_001"
 WALK = "bandai1/walk_normal_001"
 KICK = "bandai1/kick_normal_001"
 
-CMU_NAMES = {
-    "Hips": "Hips", "Spine": "Spine", "Chest": "Spine1", "Neck": "Neck", "Head": "Head",
-    "Shoulder_L": "LeftShoulder", "UpperArm_L": "LeftArm", "LowerArm_L": "LeftForeArm", "Hand_L": "LeftHand",
-    "Shoulder_R": "RightShoulder", "UpperArm_R": "RightArm", "LowerArm_R": "RightForeArm", "Hand_R": "RightHand",
-    "UpperLeg_L": "LeftUpLeg", "LowerLeg_L": "LeftLeg", "Foot_L": "LeftFoot", "Toes_L": "LeftToeBase",
-    "UpperLeg_R": "RightUpLeg", "LowerLeg_R": "RightLeg", "Foot_R": "RightFoot", "Toes_R": "RightToeBase",
-}
 EXACT_CHANGES = {
     "cmu names": lambda m: m.renamed(CMU_NAMES),
     "mixamo names": lambda m: m.renamed({k: "mixamorig:" + v for k, v in CMU_NAMES.items()}),
