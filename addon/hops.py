@@ -75,8 +75,6 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from .nla import is_preview_track, preview_actions, solo_track
-
 HOP_TRACK = "[Smart Motion] hops"
 
 
@@ -194,59 +192,33 @@ def library_actions(obj: bpy.types.Object, plain: set) -> list:
     """``[HopClip]`` of the file's actions that fit ``obj`` (by name), Smart Motion's previews and baked
     actions left out, and the actions in ``plain`` (played whole by the source or destination strip,
     which are clips already)."""
-    from .convert import action_to_motion
+    from .clips import file_actions
 
-    baked = {o.smart_motion.baked_action for o in bpy.data.objects if o.type == 'ARMATURE'}
-    left_out = preview_actions() | baked | set(plain)
-    clips = []
-    for action in sorted(bpy.data.actions, key=lambda a: a.name):
-        if action in left_out:
-            continue
-        try:
-            motion = action_to_motion(obj, action)
-        except ValueError:  # not an action of this armature: not in its library
-            continue
-        clips.append(HopClip(action.name, motion, action, float(action.frame_range[0])))
-    return clips
+    return [HopClip(action.name, motion, action, float(action.frame_range[0]))
+            for action, motion in file_actions(obj, plain)]
 
 
 def library_folder(obj: bpy.types.Object, folder: str, fps: float) -> tuple[list, list[str]]:
     """``([HopClip], skipped)`` of the BVH files in ``folder`` whose joints are ``obj``'s bones, at ``fps``;
     ``skipped`` says which files were left out and why. ``ValueError`` when the folder is not set, not
     found, or has no such file."""
-    from .convert import armature_skeleton
+    from .clips import folder_clips
 
-    if not folder:
-        raise ValueError("the hop library is a folder of BVH files, but none is set: set Hop Library Folder in the "
-                         "Smart Motion add-on's preferences, or use the file's actions")
-    path = Path(bpy.path.abspath(folder))
-    if not path.is_dir():
-        raise ValueError(f"the hop library folder {str(path)!r} is not found: set Hop Library Folder in the Smart "
-                         "Motion add-on's preferences to a folder of BVH files")
-    armature = armature_skeleton(obj)
-    clips, skipped = [], []
-    for file in sorted(path.glob("*.bvh")):
-        try:
-            clips.append(folder_clip(obj, file, fps, armature))
-        except ValueError as error:  # BVHError too
-            skipped.append(str(error))
-    if not clips:
-        raise ValueError(f"no BVH file of {str(path)!r} is on armature {obj.name!r}'s skeleton"
-                         + (f" ({skipped[0]})" if skipped else " (it has no .bvh file)")
-                         + "; only files whose joint names are the armature's bone names are read")
-    return clips, skipped
+    clips, skipped = folder_clips(obj, folder, fps, library="hop library", setting="Hop Library Folder")
+    return [_hop_clip(clip) for clip in clips], skipped
 
 
 def folder_clip(obj: bpy.types.Object, file: Path, fps: float, armature: tuple | None = None) -> HopClip:
-    """The BVH ``file`` as a clip of ``obj`` at ``fps`` (:func:`.convert.motion_on_armature`, which
-    raises ``ValueError`` for a file on another skeleton)."""
-    from ..core.bvh import read_bvh
-    from .convert import motion_on_armature
+    """The BVH ``file`` as a clip of ``obj`` at ``fps`` (:func:`.clips.folder_clip`, which raises
+    ``ValueError`` for a file on another skeleton)."""
+    from . import clips
 
-    motion = motion_on_armature(obj, read_bvh(file), file.name, armature)
-    if abs(motion.fps - fps) > 1e-4 * fps:
-        motion = motion.resampled(fps)
-    return HopClip(file.name, motion, None, 1.0, path=str(file))
+    return _hop_clip(clips.folder_clip(obj, file, fps, armature))
+
+
+def _hop_clip(clip) -> HopClip:
+    """A folder's clip (:class:`.clips.FolderClip`) as a hop clip: no action until it is chosen."""
+    return HopClip(clip.name, clip.motion, None, 1.0, path=str(clip.path))
 
 
 def plays_whole(strip: bpy.types.NlaStrip) -> bool:
@@ -483,6 +455,7 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
     when its track lies above the destination's: held, its last frame would cover the destination
     for good. The source's action is never written; a hop from a BVH file is keyed into a new action.
     """
+    from .clips import track_above
     from .convert import slot_for, write_action
     from .nla import core_offsets
     from .properties import find_strip
@@ -498,7 +471,7 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
         first, last = choice.hop_span
         # hop frame h plays at source frame h + o_sh, so the strip plays hop frames first - start - o_sh ..
         frames = [f - choice.source_start - choice.hop_offset for f in (first, last)]
-        track = _hop_track(obj, [source, destination], first, first + _action_length(action) / hop.scale)
+        track = track_above(obj, [source, destination], first, first + _action_length(action) / hop.scale, HOP_TRACK)
         strip = track.strips.new(hop.name, first, action)
         if strip.action_slot is None:
             strip.action_slot = slot_for(obj, action, None)
@@ -541,22 +514,6 @@ def _set_core(obj: bpy.types.Object, strip, offsets: tuple[int, int]) -> None:
 def _action_length(action) -> float:
     start, end = action.frame_range
     return end - start
-
-
-def _hop_track(obj: bpy.types.Object, strips: list, first: float, last: float) -> bpy.types.NlaTrack:
-    """The lowest track above both ``strips``' tracks that plays and has no strip over ``first..last``;
-    else a new one right above the higher of them (the NLA blends an upper strip over the lower ones)."""
-    anim = obj.animation_data
-    tracks = list(anim.nla_tracks)
-    above = max(k for k, t in enumerate(tracks) if any(s.name in t.strips for s in strips))
-    solo = solo_track(obj)
-    for track in tracks[above + 1:]:
-        if (not (is_preview_track(track) or track.mute or (solo is not None and track.name != solo))
-                and all(s.frame_end < first or s.frame_start > last for s in track.strips)):
-            return track
-    track = anim.nla_tracks.new(prev=tracks[above])
-    track.name = HOP_TRACK
-    return track
 
 
 # ---------------------------------------------------------------------------

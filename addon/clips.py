@@ -1,0 +1,149 @@
+"""Clip libraries and result tracks shared by Insert Hop, Reach Target and Assemble Parts.
+
+A library is either the file's actions made for the armature or the BVH files
+of a folder set in the add-on's preferences (Hop Library Folder, Reach
+Examples Folder, Assembly Library Folder). The add-on has no BVH importer of
+its own: a file is read only when its joints are the armature's bones, mapped
+onto it by :func:`.convert.motion_on_armature`; a file of another skeleton is
+either left out with the reason (a hop library may mix rigs) or refused with
+it (examples and assembly libraries, where the user picked the folder for
+this armature and a stray file is a mistake to fix).
+
+Results are written into new actions and played by new strips on a track
+above the strips they came from (:func:`track_above`), so that the NLA plays
+them over their sources, which are never written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import bpy
+
+from .nla import is_preview_track, preview_actions, solo_track
+
+
+@dataclass(frozen=True)
+class FolderClip:
+    """A BVH file of a library folder as a motion of the armature.
+
+    name    the file's name (``walk_normal_001.bvh``).
+    motion  its frames at the scene's rate, on the armature (core.motion.Motion).
+    path    the file.
+    """
+
+    name: str
+    motion: object
+    path: Path
+
+
+def file_actions(obj: bpy.types.Object, left_out=frozenset()) -> list[tuple[bpy.types.Action, object]]:
+    """``[(action, motion)]`` of the file's actions that fit ``obj`` (by name), Smart Motion's previews and
+    baked actions and the actions in ``left_out`` excepted. An action of another armature is not of this
+    one's library: it is passed over, not refused."""
+    from .convert import action_to_motion
+
+    baked = {o.smart_motion.baked_action for o in bpy.data.objects if o.type == 'ARMATURE'}
+    left_out = preview_actions() | baked | set(left_out)
+    found = []
+    for action in sorted(bpy.data.actions, key=lambda a: a.name):
+        if action in left_out:
+            continue
+        try:
+            found.append((action, action_to_motion(obj, action)))
+        except ValueError:  # not an action of this armature
+            continue
+    return found
+
+
+def library_path(folder: str, *, library: str, setting: str) -> Path:
+    """The folder ``folder`` (a preference, maybe relative to the .blend file) as a path;
+    ``ValueError`` naming the preference ``setting`` when it is not set or not found."""
+    if not folder:
+        raise ValueError(f"the {library} is a folder of BVH files, but none is set: set {setting} in the Smart "
+                         "Motion add-on's preferences, or use the file's actions")
+    path = Path(bpy.path.abspath(folder))
+    if not path.is_dir():
+        raise ValueError(f"the {library} folder {str(path)!r} is not found: set {setting} in the Smart Motion "
+                         "add-on's preferences to a folder of BVH files")
+    return path
+
+
+def folder_clips(obj: bpy.types.Object, folder: str, fps: float, *, library: str, setting: str,
+                 strict: bool = False) -> tuple[list[FolderClip], list[str]]:
+    """``([FolderClip], skipped)``: the BVH files of ``folder`` by name, mapped onto ``obj`` at ``fps``.
+
+    A file of another skeleton is left out with why (``skipped``), or with ``strict`` refused:
+    ``ValueError`` naming it and saying to take it out of the folder. ``ValueError`` also when
+    the folder is not set (``setting``: the preference's name), not found, or has no file on
+    ``obj``'s skeleton. ``library`` names the library in the messages ("hop library").
+    """
+    from .convert import armature_skeleton
+
+    path = library_path(folder, library=library, setting=setting)
+    armature = armature_skeleton(obj)
+    clips, skipped = [], []
+    for file in sorted(path.glob("*.bvh")):
+        try:
+            clips.append(folder_clip(obj, file, fps, armature))
+        except ValueError as error:  # BVHError too
+            if strict:
+                raise ValueError(f"{error}; in the {library} folder {str(path)!r} every file must be on armature "
+                                 f"{obj.name!r}'s skeleton: move it out of the folder") from None
+            skipped.append(str(error))
+    if not clips:
+        raise ValueError(f"no BVH file of {str(path)!r} is on armature {obj.name!r}'s skeleton"
+                         + (f" ({skipped[0]})" if skipped else " (it has no .bvh file)")
+                         + "; only files whose joint names are the armature's bone names are read")
+    return clips, skipped
+
+
+def folder_clip(obj: bpy.types.Object, file: Path, fps: float, armature: tuple | None = None) -> FolderClip:
+    """The BVH ``file`` as a clip of ``obj`` at ``fps`` (:func:`.convert.motion_on_armature`, which
+    raises ``ValueError`` for a file on another skeleton)."""
+    from ..core.bvh import read_bvh
+    from .convert import motion_on_armature
+
+    motion = motion_on_armature(obj, read_bvh(file), file.name, armature)
+    if abs(motion.fps - fps) > 1e-4 * fps:
+        motion = motion.resampled(fps)
+    return FolderClip(file.name, motion, file)
+
+
+def track_above(obj: bpy.types.Object, strips: list, first: float, last: float, name: str, *,
+                reuse: bool = True) -> bpy.types.NlaTrack:
+    """A track above every track holding one of ``strips`` (above all the sources when there is none), for
+    a strip over scene frames ``first..last``: with ``reuse``, the lowest such track that plays and has no
+    strip there; else (or without one) a new track called ``name`` right above them, below
+    Smart Motion's preview. The NLA plays an upper strip over the lower ones."""
+    anim = obj.animation_data or obj.animation_data_create()
+    tracks = list(anim.nla_tracks)
+    holding = [k for k, t in enumerate(tracks) if any(s.name in t.strips for s in strips)]
+    sources = [k for k, t in enumerate(tracks) if not is_preview_track(t)]
+    above = max(holding) if holding else (max(sources) if sources else -1)
+    if reuse:
+        solo = solo_track(obj)
+        for track in tracks[above + 1:]:
+            if (not (is_preview_track(track) or track.mute or (solo is not None and track.name != solo))
+                    and all(s.frame_end < first or s.frame_start > last for s in track.strips)):
+                return track
+    track = anim.nla_tracks.new(prev=tracks[above] if above >= 0 else None)
+    track.name = name
+    return track
+
+
+def add_result_strip(obj: bpy.types.Object, track: bpy.types.NlaTrack, action: bpy.types.Action,
+                     start: float) -> bpy.types.NlaStrip:
+    """A strip on ``track`` playing the whole of ``action`` (its object slot) from scene frame ``start``,
+    selected, the armature's other strips deselected: the new result is what the next operator works on."""
+    from .convert import slot_for
+
+    for other in obj.animation_data.nla_tracks:
+        for strip in other.strips:
+            strip.select = False
+    strip = track.strips.new(action.name, round(start), action)
+    if strip.action_slot is None:
+        strip.action_slot = slot_for(obj, action, None)
+    strip.select = True
+    return strip
