@@ -135,15 +135,23 @@ def track_above(obj: bpy.types.Object, strips: list, first: float, last: float, 
 
 def add_result_strip(obj: bpy.types.Object, track: bpy.types.NlaTrack, action: bpy.types.Action,
                      start: float) -> bpy.types.NlaStrip:
-    """A strip on ``track`` playing the whole of ``action`` (its object slot) from scene frame ``start``,
-    selected, the armature's other strips deselected: the new result is what the next operator works on."""
+    """A strip on ``track`` playing the whole of ``action`` (its object slot) from scene frame ``start``.
+
+    Not selected, and no other strip's selection changed: the operators that read the selected strips
+    (Synthesize, Assemble Parts) go on reading what the user chose."""
     from .convert import slot_for
 
-    for other in obj.animation_data.nla_tracks:
-        for strip in other.strips:
-            strip.select = False
     strip = track.strips.new(action.name, round(start), action)
     if strip.action_slot is None:
         strip.action_slot = slot_for(obj, action, None)
-    strip.select = True
+    strip.select = False
     return strip
+
+
+def active_action_warning(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> list[str]:
+    """A warning when ``obj`` has an active action: Blender plays it over every NLA track, ``strip`` included."""
+    anim = obj.animation_data
+    if anim is None or anim.action is None:
+        return []
+    return [f"armature {obj.name!r} plays its active action {anim.action.name!r} over the NLA, so strip "
+            f"{strip.name!r} does not show: push the action down to a strip, or unassign it, to see it"]

@@ -1,5 +1,5 @@
 """Analyze, Synthesize, Bake to Action and Clear, Add as Soon as Possible, Pack Selected Strips, Insert Hop,
-plus the two core-range buttons.
+Reach Target and Assemble Parts (with the Reach Examples list's add and remove), plus the two core-range buttons.
 
 Thin operators: ``execute`` reads the context (the active armature, the
 selected strips, the scene's responsiveness) and calls :mod:`.nla`, which
@@ -242,6 +242,122 @@ class SMART_MOTION_OT_insert_hop(_Reported, bpy.types.Operator):
         return {'FINISHED'}
 
 
+class SMART_MOTION_OT_reach_target(_Reported, bpy.types.Operator):
+    """Blend the armature's examples into a new action whose effector hits the target Empty, as a strip at the
+    playhead (Juang et al. 2009)"""
+
+    bl_idname = "smart_motion.reach_target"
+    bl_label = "Reach Target"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def run(self, context):
+        from . import reach
+        from .clips import active_action_warning
+
+        obj = nla.active_armature(context)
+        settings = context.scene.smart_motion
+        empty = reach.target_empty(obj, context.view_layer)
+        folder = _folder(context, "reach_folder") if settings.reach_library == 'FOLDER' else None
+        with _Progress(context) as progress:
+            progress(0.1)
+            found = reach.find_reach(obj, empty, effector=settings.reach_effector, feature=settings.reach_feature,
+                                     folder=folder)
+            progress(0.9)
+            strip = reach.insert_reach(obj, found, context.scene.frame_current)
+        self.report({'INFO'}, reach.reach_text(found, strip, context.scene))
+        for line in active_action_warning(obj, strip):
+            self.report({'WARNING'}, line)
+        return {'FINISHED'}
+
+
+class SMART_MOTION_OT_assemble_parts(_Reported, bpy.types.Operator):
+    """Replace a body part of the selected strip with the library's best match, as a new action in a strip above
+    it (Juang et al. 2009)"""
+
+    bl_idname = "smart_motion.assemble_parts"
+    bl_label = "Assemble Parts"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def run(self, context):
+        from . import assemble
+        from .clips import active_action_warning
+
+        obj = nla.active_armature(context)
+        settings = context.scene.smart_motion
+        strips = nla.selected_strips(obj, context.view_layer.objects)
+        folder = _folder(context, "assembly_folder") if settings.assembly_library == 'FOLDER' else None
+        found = assemble.find_assembly(obj, strips, settings.assembly_part, folder)
+        strip = assemble.insert_assembly(obj, found)
+        self.report({'INFO'}, assemble.assembly_text(found, strip))
+        for line in active_action_warning(obj, strip):
+            self.report({'WARNING'}, line)
+        return {'FINISHED'}
+
+
+def _folder(context, name: str) -> str:
+    """The add-on preference ``name`` (a folder), "" where the add-on is not registered as one."""
+    from .properties import preferences
+
+    prefs = preferences(context)
+    return getattr(prefs, name) if prefs is not None else ""
+
+
+# Blender keeps only pointers to an enum's strings: the items must outlive the callback (bpy.props docs).
+_example_items: list[tuple[str, str, str]] = []
+
+
+def _examples(self, context):
+    _example_items[:] = [(a.name, a.name, f"Add action {a.name!r} to Reach Examples") for a in nla.addable_actions()]
+    return _example_items or [("", "(no action)", "The file has no action to add")]
+
+
+class SMART_MOTION_OT_reach_example_add(_Reported, bpy.types.Operator):
+    """Add an action of this armature to its Reach Examples"""
+
+    bl_idname = "smart_motion.reach_example_add"
+    bl_label = "Add Reach Example"
+    bl_options = {'REGISTER', 'UNDO'}
+    bl_property = "action"
+
+    action: EnumProperty(name="Action", description="The example to add", items=_examples)
+
+    def invoke(self, context, event):
+        context.window_manager.invoke_search_popup(self)
+        return {'RUNNING_MODAL'}
+
+    def run(self, context):
+        from .convert import action_to_motion
+
+        obj = nla.active_armature(context)
+        action = bpy.data.actions.get(self.action)
+        if action is None:
+            raise ValueError(f"there is no action {self.action!r}; pick one from the list")
+        if any(row.action == action for row in obj.smart_motion.reach_examples):
+            raise ValueError(f"action {action.name!r} is in Reach Examples already")
+        action_to_motion(obj, action)  # (refuses an action of another skeleton, saying what to do)
+        examples = obj.smart_motion.reach_examples
+        examples.add().action = action
+        obj.smart_motion.reach_example_index = len(examples) - 1
+        return {'FINISHED'}
+
+
+class SMART_MOTION_OT_reach_example_remove(_Reported, bpy.types.Operator):
+    """Remove the selected row of Reach Examples (the action stays in the file)"""
+
+    bl_idname = "smart_motion.reach_example_remove"
+    bl_label = "Remove Reach Example"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def run(self, context):
+        obj = nla.active_armature(context)
+        settings = obj.smart_motion
+        if not 0 <= settings.reach_example_index < len(settings.reach_examples):
+            raise ValueError(f"no row of armature {obj.name!r}'s Reach Examples is selected")
+        settings.reach_examples.remove(settings.reach_example_index)
+        settings.reach_example_index = max(min(settings.reach_example_index, len(settings.reach_examples) - 1), 0)
+        return {'FINISHED'}
+
+
 def _strip_named(context, name: str):
     """``(armature, strip)``: the active armature and its NLA strip ``name``; ValueError when it has none."""
     obj = nla.active_armature(context)
@@ -313,6 +429,10 @@ CLASSES = (
     SMART_MOTION_OT_add_asap,
     SMART_MOTION_OT_pack,
     SMART_MOTION_OT_insert_hop,
+    SMART_MOTION_OT_reach_target,
+    SMART_MOTION_OT_assemble_parts,
+    SMART_MOTION_OT_reach_example_add,
+    SMART_MOTION_OT_reach_example_remove,
     SMART_MOTION_OT_edit_core,
     SMART_MOTION_OT_reset_core,
     SMART_MOTION_OT_blend_synchronized,

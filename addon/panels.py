@@ -3,7 +3,10 @@
 From top to bottom: the active armature, the responsiveness slider W, the
 four buttons, Add as Soon as Possible and Pack, Insert Hop (its library,
 weight and blend, and the last choice with its costs: hop, offset, stays, S,
-w·R, direct D), the Live Updates toggle (and why the last live update left
+w·R, direct D), Reach Target (the target Empty, the Reach Examples list or
+folder, effector and feature, and the last reach's hit error, whether it
+blended partially, its examples' weights), Assemble Parts (the body part and
+library, and the last assembly's clip and frames), the Live Updates toggle (and why the last live update left
 the preview, if it did), each strip of the armature (select flag, core range in scene
 frames, support phases once analysed, the option to blend synchronized with
 overlapping strips), the Bone Mapping field, and the plan
@@ -55,6 +58,8 @@ class SMART_MOTION_PT_main(bpy.types.Panel):
             return
         _draw_buttons(layout)
         _draw_hop(layout, context.scene, armature)
+        _draw_reach(layout, context.scene, armature)
+        _draw_assembly(layout, context.scene, armature)
         _draw_live(layout, context.scene, armature)
         _draw_strips(layout, armature)
         layout.prop(armature.smart_motion, "bone_mapping")
@@ -91,6 +96,64 @@ def _draw_hop(layout, scene, armature) -> None:
 
         for k, line in enumerate(hop_lines(json.loads(armature.smart_motion.hop_json))):
             box.label(text=line, icon='NLA' if k == 0 else 'NONE')
+
+
+class SMART_MOTION_UL_reach_examples(bpy.types.UIList):
+    """An armature's Reach Examples: one action per row, searchable (the list's filter field)."""
+
+    bl_idname = "SMART_MOTION_UL_reach_examples"
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_property, index=0, flt_flag=0):
+        layout.prop(item, "action", text="", emboss=False, icon='ACTION')
+
+    def filter_items(self, context, data, property):
+        # (the filter field searches the actions' names, not the rows' own empty names)
+        rows = getattr(data, property)
+        flags = [self.bitflag_filter_item] * len(rows)
+        if self.filter_name:
+            pattern = self.filter_name.lower()
+            flags = [self.bitflag_filter_item if row.action is not None and pattern in row.action.name.lower() else 0
+                     for row in rows]
+        return flags, []
+
+
+def _draw_reach(layout, scene, armature) -> None:
+    """Reach Target's target, examples, options and button, and the last result."""
+    settings = scene.smart_motion
+    box = layout.box()
+    box.prop(armature.smart_motion, "reach_target")
+    box.prop(settings, "reach_library")
+    if settings.reach_library == 'ACTIONS':
+        row = box.row()
+        row.template_list("SMART_MOTION_UL_reach_examples", "", armature.smart_motion, "reach_examples",
+                          armature.smart_motion, "reach_example_index", rows=3)
+        buttons = row.column(align=True)
+        buttons.operator("smart_motion.reach_example_add", text="", icon='ADD')
+        buttons.operator("smart_motion.reach_example_remove", text="", icon='REMOVE')
+    row = box.row(align=True)
+    row.prop(settings, "reach_effector", text="")
+    row.prop(settings, "reach_feature", text="")
+    box.operator("smart_motion.reach_target", icon='EMPTY_AXIS')
+    if armature.smart_motion.reach_json:
+        from .reach import reach_lines
+
+        for k, line in enumerate(reach_lines(json.loads(armature.smart_motion.reach_json), scene)):
+            box.label(text=line, icon='EMPTY_AXIS' if k == 0 else 'NONE')
+
+
+def _draw_assembly(layout, scene, armature) -> None:
+    """Assemble Parts' body part, library and button, and the last result."""
+    settings = scene.smart_motion
+    box = layout.box()
+    row = box.row(align=True)
+    row.prop(settings, "assembly_part", text="")
+    row.prop(settings, "assembly_library", text="")
+    box.operator("smart_motion.assemble_parts", icon='MOD_ARMATURE')
+    if armature.smart_motion.assembly_json:
+        from .assemble import assembly_lines
+
+        for k, line in enumerate(assembly_lines(json.loads(armature.smart_motion.assembly_json))):
+            box.label(text=line, icon='MOD_ARMATURE' if k == 0 else 'NONE')
 
 
 def _draw_live(layout, scene, armature) -> None:
@@ -238,4 +301,4 @@ def _draw_plan(layout, armature) -> None:
             box.label(text=line)
 
 
-CLASSES = (SMART_MOTION_PT_main,)
+CLASSES = (SMART_MOTION_UL_reach_examples, SMART_MOTION_PT_main)

@@ -56,6 +56,51 @@ class SmartMotionPalette(bpy.types.PropertyGroup):
         return getattr(self, f"action_{key}")
 
 
+def _is_empty(settings, obj: bpy.types.Object) -> bool:
+    """Poll of Reach Target's target field: Empties only (an Empty marks a point, nothing else)."""
+    return obj.type == 'EMPTY'
+
+
+class SmartMotionExample(bpy.types.PropertyGroup):
+    """One row of an armature's Reach Examples list: an action of that armature."""
+
+    action: PointerProperty(
+        type=bpy.types.Action,
+        name="Action",
+        description="An example of the action to reach with (a raise, a punch), made for this armature",
+        poll=_not_a_preview,
+    )
+
+
+#: Reach Target's effectors: rig roles (core.rig), the joints whose position the reach aims.
+REACH_EFFECTORS = (
+    ('right.wrist', "Right Wrist", "The right hand reaches the target"),
+    ('left.wrist', "Left Wrist", "The left hand reaches the target"),
+    ('right.ankle', "Right Ankle", "The right foot reaches the target (a kick)"),
+    ('left.ankle', "Left Ankle", "The left foot reaches the target (a kick)"),
+)
+
+#: Assemble Parts' body parts: core.assemble.PARTS (kept literal here, as registering must not import numpy;
+#: tests/blender/test_reach_assemble.py checks they agree).
+ASSEMBLY_PARTS = (
+    ('upper', "Upper Body", "Both arms"),
+    ('lower', "Lower Body", "Both legs"),
+    ('left.arm', "Left Arm", "The left arm"),
+    ('right.arm', "Right Arm", "The right arm"),
+    ('left.leg', "Left Leg", "The left leg"),
+    ('right.leg', "Right Leg", "The right leg"),
+)
+
+
+def _library_items(listed: str, listed_description: str, setting: str) -> tuple:
+    """The two kinds of library of an operator: ``listed`` actions of the file, or a folder preference's BVH files."""
+    return (
+        ('ACTIONS', listed, listed_description),
+        ('FOLDER', "Folder", f"The BVH files of the folder set as {setting} in the add-on's preferences, whose joint "
+                             "names are the armature's bone names"),
+    )
+
+
 class SmartMotionSettings(bpy.types.PropertyGroup):
     """Settings the synthesis reads for the whole scene, and Perform's palette."""
 
@@ -116,6 +161,42 @@ class SmartMotionSettings(bpy.types.PropertyGroup):
         soft_max=2.0,
         default=0.5,
         unit='TIME_ABSOLUTE',
+    )
+    reach_library: EnumProperty(
+        name="Reach Examples",
+        description="Where Reach Target takes its examples of one action",
+        items=_library_items("Listed Actions", "The actions of the armature's Reach Examples list",
+                             "Reach Examples Folder"),
+        default='ACTIONS',
+    )
+    reach_effector: EnumProperty(
+        name="Effector",
+        description="The joint Reach Target makes hit the target",
+        items=REACH_EFFECTORS,
+        default='right.wrist',
+    )
+    reach_feature: EnumProperty(
+        name="Feature",
+        description="Which moment of each example is its hit point (Juang et al. 2009, section 3.1)",
+        items=(
+            ('highest', "Highest", "The effector's highest point (a raise, a reach up)"),
+            ('farthest', "Farthest", "The effector's farthest point from the hips (a punch, a kick)"),
+        ),
+        default='highest',
+    )
+    assembly_part: EnumProperty(
+        name="Body Part",
+        description="The body part Assemble Parts replaces with the library's best match (Juang et al. 2009, "
+                    "section 4)",
+        items=ASSEMBLY_PARTS,
+        default='upper',
+    )
+    assembly_library: EnumProperty(
+        name="Assembly Library",
+        description="Where Assemble Parts looks for the body part",
+        items=_library_items("File's Actions", "The actions of this file made for the armature, but the "
+                             "selected strip's own (not Smart Motion's previews or bakes)", "Assembly Library Folder"),
+        default='ACTIONS',
     )
 
 
@@ -320,6 +401,24 @@ class SmartMotionObject(bpy.types.PropertyGroup):
         name="Hop",
         description="The last Insert Hop's choice and costs as JSON (addon.hops.HopChoice.to_dict)",
     )
+    reach_target: PointerProperty(
+        type=bpy.types.Object,
+        name="Target",
+        description="The Empty Reach Target makes the effector hit; when none is set, the selected Empty (or the "
+                    "scene's only one)",
+        poll=_is_empty,
+    )
+    reach_examples: CollectionProperty(type=SmartMotionExample, name="Reach Examples",
+                                       description="Examples of one action Reach Target blends")
+    reach_example_index: IntProperty(name="Active Example", description="The row of Reach Examples selected")
+    reach_json: StringProperty(
+        name="Reach",
+        description="The last Reach Target's result as JSON (addon.reach.ReachResult.to_dict)",
+    )
+    assembly_json: StringProperty(
+        name="Assembly",
+        description="The last Assemble Parts' result as JSON (addon.assemble.AssemblyResult.to_dict)",
+    )
 
 
 # The add-on's module name as Blender registers it (bl_ext.<repository>.smart_motion): this package's parent.
@@ -340,8 +439,26 @@ class SmartMotionPreferences(bpy.types.AddonPreferences):
         subtype='DIR_PATH',
     )
 
+    reach_folder: StringProperty(
+        name="Reach Examples Folder",
+        description=(
+            "A folder of BVH examples of one action (raises, punches) Reach Target blends when the scene's Reach "
+            "Examples is Folder; every file must have the armature's bone names and rest pose"
+        ),
+        subtype='DIR_PATH',
+    )
+    assembly_folder: StringProperty(
+        name="Assembly Library Folder",
+        description=(
+            "A folder of BVH clips Assemble Parts takes body parts from when the scene's Assembly Library is "
+            "Folder; every file must have the armature's bone names and rest pose"
+        ),
+        subtype='DIR_PATH',
+    )
+
     def draw(self, context):
-        self.layout.prop(self, "hop_folder")
+        for name in ("hop_folder", "reach_folder", "assembly_folder"):
+            self.layout.prop(self, name)
 
 
 def preferences(context) -> SmartMotionPreferences | None:
@@ -351,4 +468,4 @@ def preferences(context) -> SmartMotionPreferences | None:
 
 
 CLASSES = (SmartMotionPreferences, SmartMotionPalette, SmartMotionSettings, SmartMotionPhase, SmartMotionStrip,
-           SmartMotionObject)
+           SmartMotionExample, SmartMotionObject)

@@ -262,6 +262,9 @@ class RecordingLayout:
 
     column = box = row
 
+    def template_list(self, list_type, list_id, data, name, active_data, active_name, **options):
+        self.props.append((data, name))
+
 
 
 def refused(operator: str, message: str, **properties) -> None:

@@ -1,0 +1,148 @@
+"""Assemble Parts: a strip's motion with one body part taken from a library (Juang et al. 2009, section 4).
+
+The work behind the Assemble Parts operator, as plain functions (they run
+without an operator, headless). The selected strip of the active armature is
+the query (what it plays, :func:`.convert.strip_to_motion`, at the scene's
+rate); the library is the file's actions made for the armature but the
+query's own, or the BVH files of the Assembly Library Folder in the add-on's
+preferences. ``core.assemble.assemble`` retrieves the library segment whose
+part moves most like the query's (section 4.1) and puts it on the query
+(section 4.2); the result, on the query's frames, is keyed into a new action
+played by a new strip at the query strip's start, on a track above it, so
+the NLA plays it over the query. The query's strip and action are never written.
+
+As in :mod:`.hops`, everything that can fail comes first (:func:`find_assembly`);
+the writes (:func:`insert_assembly`) follow and do not fail.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import bpy
+
+ASSEMBLY_TRACK = "[Smart Motion] assembly"
+
+
+@dataclass(frozen=True)
+class AssemblyFound:
+    """What Assemble Parts found, before anything is written.
+
+    strip     the query strip's name; start its first scene frame.
+    part      the body part replaced (a key of core.assemble.PARTS).
+    assembly  core.assemble.Assembly: the new motion (the query's frames) and the match per part.
+    library   "actions" or the folder; clips how many clips it held.
+    seconds   the retrieval and assembly's time.
+    """
+
+    strip: str
+    start: int
+    part: str
+    assembly: object
+    library: str
+    clips: int
+    seconds: float
+
+    @property
+    def match(self):
+        """The library segment used for the part (core.assemble.Match)."""
+        return self.assembly.matches[self.part]
+
+    @property
+    def frames(self) -> tuple[int, int]:
+        """(first, last) frames of the library clip used, in its own frames."""
+        first = int(self.match.start)
+        return first, first + self.assembly.motion.n_frames - 1
+
+    def to_dict(self) -> dict:
+        """As the panel reads it (``Object.smart_motion.assembly_json``)."""
+        return {"strip": self.strip, "part": self.part, "clip": self.match.clip, "frames": list(self.frames),
+                "cost": float(self.match.cost), "library": self.library, "clips": self.clips,
+                "seconds": self.seconds}
+
+
+def query_strip(strips: list, obj: bpy.types.Object) -> bpy.types.NlaStrip:
+    """The one selected strip of ``obj`` (``strips``: the selected ones that play), or ``ValueError``."""
+    if len(strips) != 1:
+        raise ValueError(f"{len(strips)} NLA strips of armature {obj.name!r} are selected: Assemble Parts needs one, "
+                         "the strip whose body part to replace; select exactly one")
+    return strips[0]
+
+
+def library_motions(obj: bpy.types.Object, query: bpy.types.NlaStrip, fps: float,
+                    folder: str | None = None) -> dict:
+    """``{clip name: motion}``: the file's actions made for ``obj`` but ``query``'s own (by action name),
+    or with ``folder`` its BVH files (every one on ``obj``'s skeleton, by file name), at ``fps``."""
+    from .clips import file_actions, folder_clips
+
+    if folder is not None:
+        clips, _ = folder_clips(obj, folder, fps, library="assembly library", setting="Assembly Library Folder",
+                                strict=True)
+        return {clip.name: clip.motion for clip in clips}
+    library = {action.name: motion for action, motion in file_actions(obj, {query.action})}  # (at the scene's rate)
+    if not library:
+        raise ValueError(f"the file has no action for armature {obj.name!r} but the query's own "
+                         f"({query.action.name!r}): import clips onto it to take the part from, or set Assembly "
+                         "Library to Folder")
+    return library
+
+
+def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | None = None) -> AssemblyFound:
+    """The selected strip of ``strips`` with its body part ``part`` from the library's best match
+    (``core.assemble.assemble``). Changes nothing; ``ValueError`` saying what to fix."""
+    from ..core.assemble import PARTS, assemble
+    from .convert import scene_fps, strip_to_motion
+
+    if part not in PARTS:
+        raise ValueError(f"unknown body part {part!r}; pick one of {', '.join(PARTS)}")
+    strip = query_strip(strips, obj)
+    fps = scene_fps(bpy.context.scene)
+    query = strip_to_motion(obj, strip, fps)
+    library = library_motions(obj, strip, fps, folder)
+    began = time.perf_counter()
+    assembly = assemble(query, {part: library})
+    return AssemblyFound(strip.name, round(strip.frame_start), part, assembly,
+                         "actions" if folder is None else folder, len(library), time.perf_counter() - began)
+
+
+def insert_assembly(obj: bpy.types.Object, found: AssemblyFound) -> bpy.types.NlaStrip:
+    """Key the assembled motion into a new action and play it by a new strip at the query strip's start, on
+    a track above the query's; record the result for the panel. No other strip or action is changed."""
+    import json
+    from pathlib import Path
+
+    from .clips import add_result_strip, track_above
+    from .convert import write_action
+    from .properties import find_strip
+
+    motion = found.assembly.motion
+    clip = Path(found.match.clip).stem
+    action = write_action(obj, motion, f"{found.strip} {found.part} from {clip}", frame_start=found.start)
+    last = found.start + motion.n_frames - 1
+    track = track_above(obj, [find_strip(obj, found.strip)], found.start, last, ASSEMBLY_TRACK)
+    strip = add_result_strip(obj, track, action, found.start)
+    obj.smart_motion.assembly_json = json.dumps(found.to_dict() | {"new_strip": strip.name, "action": action.name})
+    return strip
+
+
+# ---------------------------------------------------------------------------
+# Reports and the panel
+
+
+def assembly_text(found: AssemblyFound, strip: bpy.types.NlaStrip) -> str:
+    """The operator's report."""
+    first, last = found.frames
+    return (f"{found.strip!r} with its {found.part} from {found.match.clip!r} frames {first}-{last} (features "
+            f"differing {found.match.cost:.0%}, best of {found.clips} clips): new action {strip.action.name!r} as "
+            f"strip {strip.name!r} above it ({found.seconds:.2f} s)")
+
+
+def assembly_lines(shown: dict) -> list[str]:
+    """The panel's lines of the last Assemble Parts (``to_dict`` and where it went)."""
+    first, last = shown["frames"]
+    return [f"Assembled {shown['strip']}: {shown['part']}",
+            f"    from {shown['clip']} frames {first}-{last}",
+            f"    features differing {shown['cost']:.0%}, {shown['clips']} clips "
+            f"({'file actions' if shown['library'] == 'actions' else 'folder'})",
+            f"    strip {shown.get('new_strip', '')}"]

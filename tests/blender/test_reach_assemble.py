@@ -1,0 +1,426 @@
+"""Reach Target and Assemble Parts (Juang et al. 2009) in Blender, headless, on real clips.
+
+Reach: eight captured raises of the right hand (bandai2-raise, one in five,
+every style) on the armature of the first, as the user imports them; the
+Empty is placed between their hit points. What Blender evaluates is
+measured: the hand's head, carried into the world by the armature's matrix,
+at the frame the reach reports.
+
+Assembly: bandai1's walk as a strip, its punch and kick as the file's other
+actions; the upper body comes from the punch, the legs stay the walk's.
+"""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, import_action, import_clip,
+                    refused, same_keys, snapshot, strips_by_name)
+
+RAISES = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai2-raise"
+_MODULE = ""  # the extension's package as Blender installed it (set by the fixtures)
+
+
+def extension(module: str):
+    """A module of the extension as Blender loaded it (``"core.reach"``, ``"addon.convert"``)."""
+    import importlib
+
+    return importlib.import_module(f"{_MODULE}.{module}")
+
+
+def raise_files() -> list[Path]:
+    """One raise in five of bandai2-raise, by name: eight examples, every style among them."""
+    files = sorted(RAISES.glob("*.bvh"))
+    assert len(files) == 40, f"bandai2-raise's 40 raises are expected in {RAISES}"
+    return files[::5]
+
+
+# ---------------------------------------------------------------- Reach Target: the scene
+
+
+@pytest.fixture(scope="module")
+def reach_file(tmp_path_factory, installed_extension):
+    """The first raise's armature, no action assigned, and the eight raises as its Reach Examples; saved."""
+    global _MODULE
+    _MODULE = installed_extension
+    bpy.ops.wm.read_homefile(use_empty=True)
+    files = raise_files()
+    actions = []
+    obj = None
+    for file in files:
+        result = bpy.ops.import_anim.bvh(filepath=str(file), global_scale=0.01, rotate_mode='NATIVE',
+                                         update_scene_fps=True)
+        assert result == {'FINISHED'}
+        imported = bpy.context.view_layer.objects.active
+        action = imported.animation_data.action
+        action.use_fake_user = True
+        actions.append(action)
+        if obj is None:
+            obj = imported
+            obj.animation_data.action = None
+        else:
+            data = imported.data
+            bpy.data.objects.remove(imported)
+            bpy.data.armatures.remove(data)
+    bpy.context.view_layer.objects.active = obj
+    for action in reversed(actions):  # (the list's order is not the examples' order: they go by name)
+        obj.smart_motion.reach_examples.add().action = action
+    bpy.ops.object.empty_add(location=(0, 0, 0))
+    bpy.context.view_layer.objects.active = obj
+    path = tmp_path_factory.mktemp("reach") / "reach.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return path
+
+
+@pytest.fixture
+def reach_scene(reach_file):
+    bpy.ops.wm.open_mainfile(filepath=str(reach_file))
+    obj = bpy.data.objects[raise_files()[0].stem]
+    bpy.context.view_layer.objects.active = obj
+    bpy.context.scene.frame_current = 20
+    return obj
+
+
+def example_motions(obj) -> list:
+    convert = extension("addon.convert")
+    return [convert.action_to_motion(obj, row.action)
+            for row in sorted(obj.smart_motion.reach_examples, key=lambda r: r.action.name)]
+
+
+def inside_target(obj) -> np.ndarray:
+    """A point among the examples' hit points, in the armature's space: the mean of the hit points
+    of the second and third examples once each is placed as the first starts (core.reach's registration)."""
+    reach = extension("core.reach")
+    registration = reach.register_examples(example_motions(obj))
+    space = reach.parameter_space(registration, n_blends=0)
+    return space.hit_points[1:3].mean(axis=0)
+
+
+def hand_bone(obj) -> str:
+    """The bone of the rig role right.wrist."""
+    rig = extension("core.rig").find_rig(example_motions(obj)[0])
+    return rig.names["right.wrist"]
+
+
+def evaluated_hand(obj, frame: int) -> np.ndarray:
+    """The right hand's head in the world, as Blender evaluates ``obj`` at scene ``frame``."""
+    bpy.context.scene.frame_set(frame)
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    head = evaluated.pose.bones[hand_bone(obj)].head
+    return np.array(evaluated.matrix_world @ head)
+
+
+def reach(capfd, *args) -> str:
+    capfd.readouterr()
+    assert bpy.ops.smart_motion.reach_target(*args) == {'FINISHED'}
+    return capfd.readouterr().out
+
+
+def place_empty(obj, local) -> bpy.types.Object:
+    """The scene's Empty at the point ``local (3,)`` of the armature's space."""
+    from mathutils import Vector
+
+    empty = bpy.data.objects["Empty"]
+    empty.location = obj.matrix_world @ Vector(tuple(local))
+    bpy.context.view_layer.update()
+    return empty
+
+
+def shown_reach(obj) -> dict:
+    return json.loads(obj.smart_motion.reach_json)
+
+
+# ---------------------------------------------------------------- Reach Target: what it makes
+
+
+def test_the_reached_hand_is_on_the_empty_within_the_reported_error_as_blender_evaluates_it(reach_scene, capfd):
+    empty = place_empty(reach_scene, inside_target(reach_scene))
+    tracks = len(reach_scene.animation_data.nla_tracks) if reach_scene.animation_data else 0
+    report = reach(capfd)
+    shown = shown_reach(reach_scene)
+    hand = evaluated_hand(reach_scene, shown["hit_scene_frame"])
+    away = np.linalg.norm(hand - np.array(empty.matrix_world.translation))
+    assert away <= shown["error"] + 1e-4, "Blender's hand is where the reach says it is"
+    assert shown["error"] < 0.01, "inside the examples' space the hand hits within 1 cm"
+    assert not shown["partial"]
+    assert f"right.wrist reaches 'Empty' within" in report and "whole-body blending of 8 examples" in report
+    strip = strips_by_name(reach_scene)[shown["strip"]]
+    assert strip.frame_start == 20, "at the playhead"
+    assert len(reach_scene.animation_data.nla_tracks) == tracks + 1, "on a new track"
+    assert strip.action.name == shown["action"] and shown["reference"] == raise_files()[0].stem
+    # the reach starts where the first example starts, relative to the armature: its hips over the same ground
+    convert = extension("addon.convert")
+    first = example_motions(reach_scene)[0]
+    pelvis = extension("core.rig").find_rig(first).pelvis
+    reached = convert.action_to_motion(reach_scene, strip.action).global_positions()[0, pelvis, :2]
+    assert np.abs(reached - first.global_positions()[0, pelvis, :2]).max() < 0.01
+
+
+def test_a_moved_turned_and_scaled_armature_still_reaches_the_empty_and_the_alignment_is_kept(reach_scene, capfd):
+    local = inside_target(reach_scene)
+    reach(capfd)  # aligned once (the Empty wherever it is)
+    reach_scene.location = (2.0, -1.0, 0.5)
+    reach_scene.rotation_euler = (0.0, 0.0, 2.0)
+    reach_scene.scale = (1.5, 1.5, 1.5)
+    bpy.context.view_layer.update()
+    empty = place_empty(reach_scene, local)
+    bpy.context.scene.frame_current = 80
+    report = reach(capfd)
+    shown = shown_reach(reach_scene)
+    assert shown["cached"] and "the examples' alignment kept from before" in report
+    hand = evaluated_hand(reach_scene, shown["hit_scene_frame"])
+    away = np.linalg.norm(hand - np.array(empty.matrix_world.translation))
+    assert away <= shown["error"] + 1e-4
+    assert shown["error"] < 0.015, "1 cm of the armature's space, scaled by 1.5 into the world's"
+    assert shown["seconds"] < 0.5, "a query of the kept alignment is quick"
+
+
+def test_reach_target_leaves_every_example_action_as_it_was(reach_scene, capfd):
+    keys = {a.name: all_keys(a) for a in bpy.data.actions}
+    place_empty(reach_scene, inside_target(reach_scene))
+    reach(capfd)
+    for name, before in keys.items():
+        assert same_keys(before, all_keys(bpy.data.actions[name])), f"action {name!r} was written"
+
+
+def test_reach_target_is_one_undo_step_that_removes_the_result(reach_scene, capfd):
+    assert bpy.types.SMART_MOTION_OT_reach_target.bl_options >= {'REGISTER', 'UNDO'}
+    place_empty(reach_scene, inside_target(reach_scene))
+    before = snapshot()
+    bpy.ops.ed.undo_push(message="before Reach Target")
+    reach(capfd, 'EXEC_DEFAULT', True)
+    assert snapshot() != before
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+    assert snapshot() == before
+
+
+def test_a_target_far_outside_the_examples_is_reached_by_partial_blending_and_says_so(reach_scene, capfd):
+    reach_module = extension("core.reach")
+    registration = reach_module.register_examples(example_motions(reach_scene))
+    points = reach_module.parameter_space(registration, n_blends=0).hit_points
+    # above the highest raise and out to the side of all of them
+    target = points.mean(axis=0) + np.array([0.0, 0.0, points[:, 2].max() - points[:, 2].mean() + 0.05])
+    place_empty(reach_scene, target)
+    report = reach(capfd)
+    shown = shown_reach(reach_scene)
+    assert shown["partial"] and "by partial blending (section 3.2" in report
+    hand = evaluated_hand(reach_scene, shown["hit_scene_frame"])
+    assert np.linalg.norm(hand - target) <= shown["error"] + 1e-4
+
+
+def test_the_panel_shows_the_last_reach(reach_scene, capfd):
+    place_empty(reach_scene, inside_target(reach_scene))
+    reach(capfd)
+    shown = shown_reach(reach_scene)
+    layout = draw_panel()
+    assert {"smart_motion.reach_target", "smart_motion.reach_example_add",
+            "smart_motion.reach_example_remove"} <= set(layout.operators)
+    assert (reach_scene.smart_motion, "reach_examples") in layout.props
+    text = "\n".join(layout.labels)
+    assert "Reach Empty: error " in text and "whole-body blending, hit at frame " in text
+    assert f"8 examples (listed), from {shown['reference']}" in text
+
+
+# ---------------------------------------------------------------- Reach Target: what it refuses
+
+
+def test_no_target_no_examples_and_no_armature_each_say_what_to_do(reach_scene):
+    bpy.data.objects.remove(bpy.data.objects["Empty"])
+    refused("reach_target", r"no target: add an Empty where the hand should reach \(Add > Empty\) and pick it as "
+                            r"Reach Target in the Smart Motion panel")
+    bpy.ops.object.empty_add(location=(0, 0, 1))
+    bpy.context.view_layer.objects.active = reach_scene
+    reach_scene.smart_motion.reach_examples.clear()
+    refused("reach_target", r"no examples: add actions of armature '.*' to Reach Examples in the Smart Motion panel")
+    bpy.context.view_layer.objects.active = bpy.data.objects["Empty"]
+    refused("reach_target", r"the active object 'Empty' is a empty, not an armature")
+
+
+def test_an_example_of_another_skeleton_is_refused_when_added_and_when_listed(reach_scene, tmp_path):
+    cmu = cmu_named_walk(tmp_path)
+    bpy.context.view_layer.objects.active = reach_scene
+    refused("reach_example_add", r"action 'cmu_walk' animates 4 of the 21 body bones .* it is not an action for this "
+                                 r"armature", action=cmu.name)
+    reach_scene.smart_motion.reach_examples.add().action = cmu
+    refused("reach_target", r"Reach example 'cmu_walk': action 'cmu_walk' animates .* it is not an action for this "
+                            r"armature.*; remove it from Reach Examples")
+
+
+def test_the_examples_list_adds_and_removes_actions_of_the_armature(reach_scene):
+    examples = reach_scene.smart_motion.reach_examples
+    name = examples[0].action.name
+    reach_scene.smart_motion.reach_example_index = 0
+    assert bpy.ops.smart_motion.reach_example_remove() == {'FINISHED'}
+    assert name not in [row.action.name for row in examples] and name in bpy.data.actions
+    assert bpy.ops.smart_motion.reach_example_add(action=name) == {'FINISHED'}
+    assert examples[len(examples) - 1].action.name == name and reach_scene.smart_motion.reach_example_index == 7
+    refused("reach_example_add", rf"action '{name}' is in Reach Examples already", action=name)
+
+
+# ---------------------------------------------------------------- Reach Target: a folder of examples
+
+
+def test_a_folder_of_examples_reaches_as_the_listed_actions_do(reach_scene, capfd, tmp_path):
+    for file in raise_files():
+        shutil.copy(file, tmp_path / file.name)
+    place_empty(reach_scene, inside_target(reach_scene))
+    reach(capfd)
+    listed = shown_reach(reach_scene)
+    reach_scene.smart_motion.reach_examples.clear()  # the folder's files only
+    extension("addon.properties").preferences(bpy.context).reach_folder = str(tmp_path)
+    bpy.context.scene.smart_motion.reach_library = 'FOLDER'
+    reach(capfd)
+    shown = shown_reach(reach_scene)
+    assert shown["library"] == str(tmp_path) and shown["examples"] == 8
+    assert shown["reference"] == raise_files()[0].name
+    assert abs(shown["error"] - listed["error"]) < 1e-3, "the files mapped onto the armature are its actions"
+    hand = evaluated_hand(reach_scene, shown["hit_scene_frame"])
+    assert np.linalg.norm(hand - np.array(bpy.data.objects["Empty"].matrix_world.translation)) <= shown["error"] + 1e-4
+
+
+def test_a_folder_with_a_file_of_another_skeleton_is_refused_naming_it(reach_scene, tmp_path):
+    for file in raise_files()[:3]:
+        shutil.copy(file, tmp_path / file.name)
+    text = raise_files()[0].read_text()
+    (tmp_path / "renamed.bvh").write_text(text.replace("Hand_R", "RightHand"))
+    extension("addon.properties").preferences(bpy.context).reach_folder = str(tmp_path)
+    bpy.context.scene.smart_motion.reach_library = 'FOLDER'
+    refused("reach_target", r"renamed.bvh: its joints are not the bones of armature .*; in the reach examples folder "
+                            r".* every file must be on armature .*'s skeleton: move it out of the folder")
+    extension("addon.properties").preferences(bpy.context).reach_folder = ""
+    refused("reach_target", r"set Reach Examples Folder in the Smart Motion add-on's preferences")
+
+
+# ---------------------------------------------------------------- Assemble Parts
+
+
+ASSEMBLY = (("walk_normal_001", 1, None),)
+LIBRARY = ("punch_normal_001", "kick_normal_001")
+
+
+@pytest.fixture(scope="module")
+def assembly_file(tmp_path_factory, installed_extension):
+    """The walk as a strip of its armature (selected), the punch and the kick as the file's other actions."""
+    global _MODULE
+    _MODULE = installed_extension
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj = clips_on_one_armature(ASSEMBLY, tracks=1)
+    for name in LIBRARY:
+        import_action(name)
+    bpy.context.view_layer.objects.active = obj
+    path = tmp_path_factory.mktemp("assembly") / "assembly.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return path
+
+
+@pytest.fixture
+def walk(assembly_file):
+    bpy.ops.wm.open_mainfile(filepath=str(assembly_file))
+    obj = bpy.data.objects["walk_normal_001"]
+    bpy.context.view_layer.objects.active = obj
+    bpy.context.scene.smart_motion.assembly_part = 'upper'
+    return obj
+
+
+def assemble(capfd, *args) -> str:
+    capfd.readouterr()
+    assert bpy.ops.smart_motion.assemble_parts(*args) == {'FINISHED'}
+    return capfd.readouterr().out
+
+
+def leg_joints(obj, motion) -> list[int]:
+    rig = extension("core.rig").find_rig(motion)
+    return [j for side in "LR" for j in rig.leg(side).joints]
+
+
+def test_the_parts_are_core_assembles_and_the_walks_legs_stay(walk, capfd):
+    convert = extension("addon.convert")
+    source = strips_by_name(walk)["walk"]
+    keys = {a.name: all_keys(a) for a in bpy.data.actions}
+    report = assemble(capfd)
+    shown = json.loads(walk.smart_motion.assembly_json)
+    assert shown["clip"] == "punch_normal_001", "a punch's arms are a punch's"
+    first, last = shown["frames"]
+    assert f"'walk' with its upper from 'punch_normal_001' frames {first}-{last}" in report
+    strips = strips_by_name(walk)
+    new = strips[shown["new_strip"]]
+    tracks = list(walk.animation_data.nla_tracks)
+    level = {name: next(k for k, t in enumerate(tracks) if name in t.strips) for name in ("walk", new.name)}
+    assert level[new.name] > level["walk"], "above the source strip, which the NLA then plays it over"
+    assert (new.frame_start, new.frame_end) == (source.frame_start, source.frame_end)
+    query = convert.strip_to_motion(walk, source)
+    assembled = convert.action_to_motion(walk, new.action)
+    legs = leg_joints(walk, query)
+    g_query, g_new = query.global_positions(), assembled.global_positions()
+    hips = [extension("core.rig").find_rig(query).pelvis]
+    # the legs are the walk's, relative to the hips (the contact stage may hold a foot by a few millimetres)
+    relative_query = g_query[:, legs] - g_query[:, hips]
+    relative_new = g_new[:, legs] - g_new[:, hips]
+    assert np.abs(relative_new - relative_query).max() < 0.02
+    for name, before in keys.items():
+        assert same_keys(before, all_keys(bpy.data.actions[name])), f"action {name!r} was written"
+    assert source.select and not new.select, "the selection is the user's"
+
+
+def test_assemble_parts_is_one_undo_step(walk, capfd):
+    assert bpy.types.SMART_MOTION_OT_assemble_parts.bl_options >= {'REGISTER', 'UNDO'}
+    before = snapshot()
+    bpy.ops.ed.undo_push(message="before Assemble Parts")
+    assemble(capfd, 'EXEC_DEFAULT', True)
+    assert snapshot() != before
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+    assert snapshot() == before
+
+
+def test_the_body_parts_offered_are_core_assembles(walk):
+    items = bpy.context.scene.smart_motion.bl_rna.properties["assembly_part"].enum_items.keys()
+    assert sorted(items) == sorted(extension("core.assemble").PARTS)
+
+
+def test_the_panel_shows_the_last_assembly(walk, capfd):
+    assemble(capfd)
+    shown = json.loads(walk.smart_motion.assembly_json)
+    layout = draw_panel()
+    assert "smart_motion.assemble_parts" in layout.operators
+    text = "\n".join(layout.labels)
+    assert f"from {shown['clip']} frames {shown['frames'][0]}-{shown['frames'][1]}" in text
+
+
+def test_anything_but_one_selected_strip_or_a_strip_of_another_skeleton_is_refused(walk, tmp_path):
+    strips_by_name(walk)["walk"].select = False
+    refused("assemble_parts", r"0 NLA strips of armature 'walk_normal_001' are selected: Assemble Parts needs one")
+    cmu = cmu_named_walk(tmp_path)
+    bpy.context.view_layer.objects.active = walk
+    strip = strips_by_name(walk)["walk"]
+    strip.select = True
+    strip.action = cmu
+    refused("assemble_parts", r"\(action 'cmu_walk'\) animates 4 of the 21 body bones .* not an action for this "
+                              r"armature")
+
+
+def test_a_library_of_no_other_action_says_what_to_do(walk):
+    for name in LIBRARY:
+        bpy.data.actions.remove(bpy.data.actions[name])
+    refused("assemble_parts", r"the file has no action for armature 'walk_normal_001' but the query's own "
+                              r"\('walk_normal_001'\): import clips onto it")
+
+
+def test_a_folder_library_gives_the_files_part(walk, capfd, tmp_path):
+    for name in LIBRARY:
+        shutil.copy(clip_path(name), tmp_path / f"{name}.bvh")
+    for name in LIBRARY:  # the folder's files only
+        bpy.data.actions.remove(bpy.data.actions[name])
+    extension("addon.properties").preferences(bpy.context).assembly_folder = str(tmp_path)
+    bpy.context.scene.smart_motion.assembly_library = 'FOLDER'
+    report = assemble(capfd)
+    shown = json.loads(walk.smart_motion.assembly_json)
+    assert shown["clip"] == "punch_normal_001.bvh" and shown["library"] == str(tmp_path) and shown["clips"] == 2
+    assert "from 'punch_normal_001.bvh' frames" in report
+    (tmp_path / "renamed.bvh").write_text(clip_path("walk_normal_001").read_text().replace("UpperLeg_L", "LeftUpLeg"))
+    refused("assemble_parts", r"renamed.bvh: its joints are not the bones of armature 'walk_normal_001'.*move it out "
+                              r"of the folder")
