@@ -1,10 +1,15 @@
 """Partial-figure retrieval and assembly (Juang et al. 2009, 4.1 and 4.2): relational features, segment
 retrieval, segment alignment, eq. (1) at the junctures, the contact stage under a replaced lower body."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from core import quat
+from core.__main__ import main
+from core.bvh import format_bvh, read_bvh
 from core.assemble import (PARTS, FeatureLibrary, Thresholds, assemble, best_window, euler_order, feature_changes, flexion,
                            juncture_angles, juncture_joints, monotone_time_curve, paired_feature_poses, part_features,
                            part_joints, relational_features, retrieve_part, retrieve_parts, standardized_angles,
@@ -539,3 +544,57 @@ def test_parts_are_the_joints_their_names_say(mocap):
     assert names("upper") == {"Spine", "Chest", "Neck", "Head"} | names("left.arm") | names("right.arm")
     assert names("lower") == names("left.leg") | names("right.leg")
     assert "Hips" not in names("upper") | names("lower")
+
+
+# --- the command line ----------------------------------------------------------------------
+
+BANDAI1 = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai1"
+
+
+def library_folder(tmp_path, names):
+    folder = tmp_path / "library"
+    folder.mkdir()
+    for name in names:
+        (folder / f"{name}.bvh").symlink_to(BANDAI1 / f"{name}.bvh")
+    return folder
+
+
+def test_the_assemble_command_writes_the_assembly_and_its_report(mocap, tmp_path, capsys):
+    folder = library_folder(tmp_path, ["punch_normal_002", "kick_normal_001", "walk_angry_001"])
+    query = tmp_path / "query.bvh"
+    query.write_text(format_bvh(mocap(WALK)[WALK_FRAMES]))
+    out, report = tmp_path / "out.bvh", tmp_path / "report.json"
+    assert main(["assemble", str(query), "--part", f"upper={folder}", "--part", f"lower={folder}", "-o", str(out),
+                 "--report", str(report)]) == 0
+    written = read_bvh(out)
+    assert written.n_frames == WALK_FRAMES.stop - WALK_FRAMES.start
+    assert written.skeleton.names == mocap(WALK).skeleton.names
+    parts = json.loads(report.read_text())["parts"]
+    assert set(parts) == {"upper", "lower"}
+    assert set(parts["upper"]) == {"clip", "start", "length", "frames", "cost", "feature_poses"}
+    assert parts["lower"]["clip"] == "walk_angry_001.bvh"
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("part, message", [("uper", "unknown body part 'uper'; give one of left.arm"),
+                                           ("upper", "no .bvh files"),
+                                           ("upper=", "expects PART=LIBRARY_DIR")])
+def test_the_assemble_command_says_what_to_fix_in_a_bad_part(mocap, tmp_path, capsys, part, message):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    query = tmp_path / "query.bvh"
+    query.write_text(format_bvh(mocap(WALK)[WALK_FRAMES]))
+    spec = part if part.endswith("=") else f"{part}={empty}"
+    assert main(["assemble", str(query), "--part", spec, "-o", str(tmp_path / "out.bvh")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out.bvh").exists()
+
+
+def test_the_assemble_command_refuses_a_library_clip_of_another_skeleton_naming_it(mocap, tmp_path, capsys):
+    folder = library_folder(tmp_path, ["kick_normal_001"])
+    (folder / "cmu.bvh").write_text(format_bvh(mocap(KICK).renamed(CMU_NAMES)))
+    query = tmp_path / "query.bvh"
+    query.write_text(format_bvh(mocap(WALK)[WALK_FRAMES]))
+    assert main(["assemble", str(query), "--part", f"upper={folder}", "-o", str(tmp_path / "out.bvh")]) == 2
+    err = capsys.readouterr().err
+    assert "'cmu.bvh'" in err and "another skeleton" in err
