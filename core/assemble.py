@@ -448,6 +448,14 @@ def feature_changes(features: np.ndarray) -> np.ndarray:
     return out
 
 
+# A feature pose pairs only with one this share of the segments' length (in each one's own
+# frames) from the same place: the window was retrieved as a whole, so a pose's counterpart
+# lies near it; a look-alike far off would make many frames play in one (a kick retrieved
+# for a punch paired a pose 15 of its 51 frames away and played them in one query frame;
+# tests/bench/assemble_quality.py measures the difference).
+POSE_WINDOW = 0.15
+
+
 def paired_feature_poses(query: np.ndarray, segment: np.ndarray) -> np.ndarray:
     """Section 4.2.1: feature poses of ``query (n, K)`` paired with those of ``segment (L, K)``
     (a part's bits), ``(P, 2)`` int of (query frame, segment frame), strictly increasing in both.
@@ -455,8 +463,9 @@ def paired_feature_poses(query: np.ndarray, segment: np.ndarray) -> np.ndarray:
     A feature pose is a frame where one of the part's bits changes. Two poses may pair when
     they share a change (the same bit, the same direction); the pairs are in order and chosen
     to share the most changes, each pair counting less the farther apart the two poses lie in
-    their segments (a weight from 1, the same place, to 0, opposite ends), so a logically
-    similar segment pairs each pose with its counterpart and not with a later one. Poses
+    their segments (a weight from 1, the same place, to 0, :data:`POSE_WINDOW` of the length
+    apart, beyond which they do not pair), so a logically similar segment pairs each pose with
+    its counterpart and not with a later one. Poses
     without a partner are left unpaired: the time curve passes between its neighbours'
     pairs. Only poses strictly inside both segments pair: the segments' ends meet anyway.
     """
@@ -467,8 +476,8 @@ def paired_feature_poses(query: np.ndarray, segment: np.ndarray) -> np.ndarray:
     if not len(qf) or not len(sf):
         return np.zeros((0, 2), dtype=np.int64)
     shared = np.count_nonzero((q[qf][:, None] == s[sf][None]) & (q[qf][:, None] != 0), axis=2)
-    near = 1.0 - np.abs(qf[:, None] / (n - 1) - sf[None, :] / (L - 1))
-    gain = np.where(shared > 0, shared * near, -np.inf)
+    near = 1.0 - np.abs(qf[:, None] / (n - 1) - sf[None, :] / (L - 1)) / POSE_WINDOW
+    gain = np.where((shared > 0) & (near > 0), shared * near, -np.inf)
     # the most gain over pairs in order: a longest-common-subsequence table, one row per query
     # pose (each row needs the one before it: the one sequential step, over a few dozen poses)
     best = np.zeros((len(qf) + 1, len(sf) + 1))
