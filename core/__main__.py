@@ -425,7 +425,8 @@ def cmd_assemble(args) -> int:
     folders = _assembly_parts(args.part)
     files = {part: _bvh_folder(folder, f"--part {part}") for part, folder in folders.items()}
     outputs = {"-o": args.output, **({"--report": args.report} if args.report else {})}
-    inputs = {"the query": args.query} | {f"clip '{name}'": path for clips in files.values() for name, path in clips.items()}
+    inputs = {"the query": args.query} | {f"clip '{name}'": path
+                                          for clips in files.values() for name, path in clips.items()}
     check_outputs(inputs, outputs)
     query = read_bvh(args.query)
     # one library per folder: two parts from one folder share its clips (and their features)
@@ -450,7 +451,8 @@ def cmd_assemble(args) -> int:
         print(f"{part}: {m.clip} frames {m.start}-{m.start + m.length - 1} ({m.length} frames over the query's "
               f"{query.n_frames}), {report['parts'][part]['feature_poses']} feature poses paired, "
               f"cost {m.cost:.3f}")
-    print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the report to {args.report}" if args.report else ""))
+    print(f"wrote {result.motion.n_frames} frames to {args.output}"
+          + (f" and the report to {args.report}" if args.report else ""))
     return 0
 
 
@@ -544,7 +546,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="override a joint role of the source's rig (repeatable), as given to precompute")
     q.set_defaults(func=cmd_hops_render)
 
-    p = sub.add_parser("assemble", help="replace body parts of a clip by the most similar ones of a library (Juang et al. 2009)",
+    p = sub.add_parser("assemble", help="replace body parts of a clip by the most similar ones of a library "
+                                        "(Juang et al. 2009)",
                        description="Each --part PART=DIR replaces that body part of the query (left.arm, right.arm, "
                                    "left.leg, right.leg, upper, lower) with the library segment most like it, aligned "
                                    "on feature poses, its juncture joints standardised to the query's mean and "
@@ -552,7 +555,8 @@ def main(argv: list[str] | None = None) -> int:
                                    "them down. The output has the query's skeleton, frame rate and frames.")
     p.add_argument("query", metavar="QUERY.bvh", help="the motion whose parts are replaced")
     p.add_argument("--part", action="append", required=True, metavar="PART=LIBRARY_DIR",
-                   help="a body part and the folder of BVH clips (on the query's skeleton) to take it from (repeatable)")
+                   help="a body part and the folder of BVH clips (on the query's skeleton) to take it from "
+                        "(repeatable)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.bvh", help="the BVH file to write")
     p.add_argument("--report", metavar="R.json",
                    help="also write JSON: per part the clip, start and length (its own frames), the query's frames, "

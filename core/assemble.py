@@ -1,4 +1,9 @@
-"""Partial-figure retrieval by Boolean relational features (Juang et al. 2009, section 4.1).
+"""Partial-figure retrieval and assembly (Juang et al. 2009, section 4).
+
+Retrieval (4.1) by Boolean relational features; assembly (4.2) of the retrieved
+parts onto the query: segment alignment on feature poses with a monotone Bezier
+time curve (4.2.1), eq. (1) at the juncture joints (4.2.2), and the project's
+feet-planted contact stage under a replaced leg (:func:`assemble`).
 
 The paper precomputes, for every pose of a library, Boolean geometric features
 in the manner of Mueller et al.'s relational motion features (its Table 1):
@@ -28,8 +33,16 @@ Body parts (:data:`PARTS`): ``left.arm``, ``right.arm``, ``left.leg``,
 ``right.leg``, ``upper`` (both arms) and ``lower`` (both legs). Feature keys are
 ``"{side}.{feature}"`` such as ``"right.elbow_bent"``.
 
+Assembly puts each part's joints (:func:`part_joints`) on the query's skeleton:
+their local rotations, time-warped, with the query's bone lengths; the pelvis
+(the root's translation and rotation) stays the query's. The juncture joints
+(:func:`juncture_joints`, where a part meets the rest of the body) are then
+standardised per Euler axis to the query's statistics, in the joint's BVH
+channel order (:func:`euler_order`).
+
 Conventions as in :mod:`core.motion`; frames are indexed from 0 and a match's
-``start`` is the first library frame of the matched window.
+``start`` is the first library frame of the matched window, ``length`` the
+library frames it spans.
 """
 
 from __future__ import annotations
@@ -306,19 +319,21 @@ class FeatureLibrary:
     thresholds: Thresholds = Thresholds()
 
     @classmethod
-    def build(cls, library: Mapping[str, Motion], fps: float, thresholds: Thresholds = Thresholds()) -> "FeatureLibrary":
-        """Features of every clip of ``library`` at frame rate ``fps``."""
+    def build(cls, library: Mapping[str, Motion], fps: float, thresholds: Thresholds = Thresholds(),
+              rig: Rig | None = None) -> "FeatureLibrary":
+        """Features of every clip of ``library`` at frame rate ``fps``; ``rig``: the joint roles of
+        every clip (all on one skeleton) when known, else each clip's own are found."""
         if not library:
             raise ValueError("the library is empty; give at least one clip")
-        features = {clip: relational_features(m if m.fps == fps else m.resampled(fps), thresholds=thresholds)
+        features = {clip: relational_features(m if m.fps == fps else m.resampled(fps), rig, thresholds)
                     for clip, m in library.items()}
         return cls(fps, features, {clip: m.fps for clip, m in library.items()}, dict(library), thresholds)
 
 
 def _feature_library(library: Mapping[str, Motion] | FeatureLibrary, fps: float,
-                     thresholds: Thresholds = Thresholds()) -> FeatureLibrary:
+                     thresholds: Thresholds = Thresholds(), rig: Rig | None = None) -> FeatureLibrary:
     if not isinstance(library, FeatureLibrary):
-        return FeatureLibrary.build(library, fps, thresholds)
+        return FeatureLibrary.build(library, fps, thresholds, rig)
     if library.fps != fps:
         raise ValueError(f"the feature library was built at {library.fps:g} fps and the query is at "
                          f"{fps:g} fps; build it at the query's rate")
@@ -604,8 +619,9 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     names = list(parts)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            if (masks[a] & masks[b]).any():
-                raise ValueError(f"the parts {a} and {b} overlap (both replace {skeleton.names[np.argmax(masks[a] & masks[b])]}); "
+            both = masks[a] & masks[b]
+            if both.any():
+                raise ValueError(f"the parts {a} and {b} overlap (both replace {skeleton.names[np.argmax(both)]}); "
                                  f"give one of them")
     query_features = relational_features(query, rig, thresholds)
     libraries: dict[int, FeatureLibrary] = {}  # one feature library per library given (several parts may share it)
@@ -615,7 +631,8 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     for part, given in parts.items():
         library = libraries.get(id(given))
         if library is None:
-            library = libraries[id(given)] = _feature_library(given, query.fps, thresholds)
+            # (the library's clips are on the query's skeleton: the query's joint roles are theirs)
+            library = libraries[id(given)] = _feature_library(given, query.fps, thresholds, rig)
         if library.thresholds != thresholds:
             raise ValueError(f"the feature library of {part} was built with other thresholds than the ones given; "
                              f"build it with these")
@@ -709,5 +726,5 @@ def _own_feet(source: Motion, floors: np.ndarray, heading: np.ndarray, rig: Rig,
     wanted = [legs[0].ankle, legs[1].ankle] + ([legs[0].toe, legs[1].toe] if has_toes else [])
     gpos, grot = forward_kinematics(source.rotations, source.positions, source.skeleton.parents, wanted)
     yaw = np.unwrap(body_yaw(source, rig, up)[2])
-    return source_feet(gpos[None, :, :2], grot[None, :, :2], gpos[None, :, 2:] if has_toes else None, np.ones((1, source.n_frames)),
-                       floors[None], yaw[None], heading, up=up, leg=leg, options=options)
+    return source_feet(gpos[None, :, :2], grot[None, :, :2], gpos[None, :, 2:] if has_toes else None,
+                       np.ones((1, source.n_frames)), floors[None], yaw[None], heading, up=up, leg=leg, options=options)

@@ -10,10 +10,10 @@ import pytest
 from core import quat
 from core.__main__ import main
 from core.bvh import format_bvh, read_bvh
-from core.assemble import (PARTS, FeatureLibrary, Thresholds, assemble, best_window, euler_order, feature_changes, flexion,
-                           juncture_angles, juncture_joints, monotone_time_curve, paired_feature_poses, part_features,
-                           part_joints, relational_features, retrieve_part, retrieve_parts, standardized_angles,
-                           window_mismatches, window_offsets)
+from core.assemble import (PARTS, FeatureLibrary, Thresholds, assemble, best_window, euler_order, feature_changes,
+                           flexion, juncture_angles, juncture_joints, monotone_time_curve, paired_feature_poses,
+                           part_features, part_joints, relational_features, retrieve_part, retrieve_parts,
+                           standardized_angles, window_mismatches)
 from core.motion import Motion, Skeleton
 from core.quality import foot_levels, foot_positions, gap_skate
 from core.rig import find_rig
@@ -296,7 +296,8 @@ def plain_scaled_mismatches(query, library, scale):
 def test_a_scaled_window_compares_the_nearest_library_frames_as_a_plain_loop_does(scale):
     rng = np.random.default_rng(int(scale * 100))
     query, library = rng.random((9, 3)) < 0.5, rng.random((30, 3)) < 0.5
-    np.testing.assert_array_equal(window_mismatches(query, library, scale), plain_scaled_mismatches(query, library, scale))
+    np.testing.assert_array_equal(window_mismatches(query, library, scale),
+                                  plain_scaled_mismatches(query, library, scale))
 
 
 def test_a_slower_playing_of_a_library_segment_is_retrieved_as_the_longer_segment_it_plays(mocap):
