@@ -599,3 +599,18 @@ def test_the_assemble_command_refuses_a_library_clip_of_another_skeleton_naming_
     assert main(["assemble", str(query), "--part", f"upper={folder}", "-o", str(tmp_path / "out.bvh")]) == 2
     err = capsys.readouterr().err
     assert "'cmu.bvh'" in err and "another skeleton" in err
+
+
+@pytest.mark.parametrize("part", ["left.arm", "right.arm", "lower"])
+def test_every_juncture_of_an_arm_or_of_the_legs_has_the_querys_statistics_before_the_contact_stage(mocap, part):
+    query, library = punch_over_walk(mocap)
+    result = assemble(query, {part: library}, contacts=None)
+    skeleton = query.skeleton
+    junctures = juncture_joints(skeleton, part_joints(skeleton, find_rig(query), part))
+    assert len(junctures) == (2 if part == "lower" else 1)
+    for j in junctures:
+        order = euler_order(skeleton, j)
+        out = juncture_angles(result.motion.rotations[:, j], order)
+        want = juncture_angles(query.rotations[:, j], order)
+        np.testing.assert_allclose(out.mean(axis=0), want.mean(axis=0), atol=1e-9)
+        np.testing.assert_allclose(out.std(axis=0), want.std(axis=0), atol=1e-9)
