@@ -268,14 +268,24 @@ def window_mismatches(query: np.ndarray, library: np.ndarray, scale: float = 1.0
     span = int(offsets[-1]) + 1
     if m < span:
         return np.zeros(0, dtype=np.int64)
-    if span == n:
-        # every window compared at once: (m - n + 1, K, n) booleans, a view until the
-        # comparison, a few megabytes for clips of a few thousand frames
-        windows = np.lib.stride_tricks.sliding_window_view(library, n, axis=0)  # (m - n + 1, K, n)
-        return np.count_nonzero(windows != query.T[None], axis=(1, 2))
-    # a scaled window: its n frames gathered for every start at once, (m - span + 1, n, K)
+    if query.shape[1] <= PACKED_BITS:
+        # each frame's bits as one small integer: a window's differing bits are the popcounts of
+        # its n frames' codes xor the query's, a tenth of the data of comparing bit by bit
+        weights = 1 << np.arange(query.shape[1], dtype=np.uint16)
+        q, lib = (query @ weights).astype(np.uint16), (library @ weights).astype(np.uint16)
+        if span == n:  # (every window a view, until the xor)
+            windows = np.lib.stride_tricks.sliding_window_view(lib, n)
+        else:  # a scaled window: its n frames gathered for every start at once
+            windows = lib[np.arange(m - span + 1)[:, None] + offsets[None, :]]
+        return _POPCOUNT[windows ^ q].sum(axis=1, dtype=np.int64)
+    # every window compared at once, (m - span + 1, n, K) booleans
     windows = library[np.arange(m - span + 1)[:, None] + offsets[None, :]]
     return np.count_nonzero(windows != query[None], axis=(1, 2))
+
+
+# parts of up to this many features compare windows by popcounts of packed bits (a part has at most 10)
+PACKED_BITS = 12
+_POPCOUNT = np.array([bin(i).count("1") for i in range(1 << PACKED_BITS)], dtype=np.int64)
 
 
 def best_window(query: np.ndarray, library: Mapping[str, np.ndarray], scales=(1.0,)) -> Match:

@@ -292,10 +292,11 @@ def plain_scaled_mismatches(query, library, scale):
                      for s in range(len(library) - offsets[-1])])
 
 
-@pytest.mark.parametrize("scale", [0.7, 0.84, 1.19, 1.5])
-def test_a_scaled_window_compares_the_nearest_library_frames_as_a_plain_loop_does(scale):
-    rng = np.random.default_rng(int(scale * 100))
-    query, library = rng.random((9, 3)) < 0.5, rng.random((30, 3)) < 0.5
+@pytest.mark.parametrize("scale", [0.7, 0.84, 1.0, 1.19, 1.5])
+@pytest.mark.parametrize("bits", [3, 14])  # (packed into integers up to PACKED_BITS, compared bit by bit beyond)
+def test_a_scaled_window_compares_the_nearest_library_frames_as_a_plain_loop_does(scale, bits):
+    rng = np.random.default_rng(int(scale * 100) + bits)
+    query, library = rng.random((9, bits)) < 0.5, rng.random((30, bits)) < 0.5
     np.testing.assert_array_equal(window_mismatches(query, library, scale),
                                   plain_scaled_mismatches(query, library, scale))
 
