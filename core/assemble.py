@@ -66,7 +66,7 @@ __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES"
            "window_mismatches", "window_offsets", "best_window", "FeatureLibrary", "retrieve_parts", "retrieve_part",
            "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "euler_order", "juncture_angles",
            "standardized_angles", "feature_changes", "paired_feature_poses", "monotone_time_curve", "segment_time_map",
-           "held_assembled_feet", "EULER_ORDER", "STILL_AXIS"]
+           "held_assembled_feet", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
