@@ -21,6 +21,14 @@ the earliest), synchronized on their support phases and blended (Ménardais
     python -m core hops render TABLE.npz --trigger FRAME -o OUT.bvh [--plain] [--direct]
                        [--library DIR] [--src A.bvh] [--dst B.bvh] [--map ROLE=JOINT ...]
 
+    python -m core assemble QUERY.bvh --part PART=LIBRARY_DIR [--part PART=DIR ...] -o OUT.bvh
+                            [--report R.json] [--map ROLE=JOINT ...]
+
+assemble replaces body parts of the query (left.arm, right.arm, left.leg,
+right.leg, upper, lower) with the most similar segment of a folder of clips on
+its skeleton, time-aligned on feature poses, the junctures standardised to the
+query's statistics (Juang et al. 2009, section 4, core.assemble).
+
 hops precompute finds, for every trigger frame of A, the best one-hop
 transition to B through a clip of the library (Koyama & Goto 2019, core.hops),
 B's frame k playing at A's frame k + FRAMES; show prints the table; render
@@ -376,6 +384,78 @@ def cmd_hops_render(args) -> int:
     return 0
 
 
+def _bvh_folder(folder: str, flag: str) -> dict[str, str]:
+    """``{file name: path}`` of the BVH files of ``folder``; ``ValueError`` for a missing or empty folder."""
+    from pathlib import Path
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise ValueError(f"{flag}: the library {folder} is not a folder: give a folder of BVH clips")
+    files = sorted(p for p in root.iterdir() if p.suffix.lower() == ".bvh" and p.is_file())
+    if not files:
+        raise ValueError(f"{flag}: the library {folder} has no .bvh files: give a folder of BVH clips on the query's "
+                         f"skeleton")
+    return {p.name: str(p) for p in files}
+
+
+def _assembly_parts(specs: list[str]) -> dict[str, str]:
+    """``["upper=DIR", ...]`` -> ``{part: folder}``; ``ValueError`` saying what to give."""
+    from .assemble import PARTS
+
+    parts = {}
+    for spec in specs:
+        part, sep, folder = spec.partition("=")
+        part, folder = part.strip(), folder.strip()
+        if not sep or not part or not folder:
+            raise ValueError(f"--part expects PART=LIBRARY_DIR (for example upper=clips/punches), got {spec!r}")
+        if part not in PARTS:
+            raise ValueError(f"--part {spec}: unknown body part {part!r}; give one of {', '.join(PARTS)}")
+        if part in parts:
+            raise ValueError(f"--part {part} is given twice: give each body part once")
+        parts[part] = folder
+    return parts
+
+
+def cmd_assemble(args) -> int:
+    from .assemble import assemble
+    from .bvh import format_bvh, read_bvh
+    from .files import check_outputs, write_atomically
+    from .rig import find_rig
+
+    folders = _assembly_parts(args.part)
+    files = {part: _bvh_folder(folder, f"--part {part}") for part, folder in folders.items()}
+    outputs = {"-o": args.output, **({"--report": args.report} if args.report else {})}
+    inputs = {"the query": args.query} | {f"clip '{name}'": path
+                                          for clips in files.values() for name, path in clips.items()}
+    check_outputs(inputs, outputs)
+    query = read_bvh(args.query)
+    # one library per folder: two parts from one folder share its clips (and their features)
+    by_folder: dict[str, dict] = {}
+    libraries = {}
+    for part, folder in folders.items():
+        key = os.path.realpath(folder)
+        if key not in by_folder:
+            by_folder[key] = {name: read_bvh(path) for name, path in files[part].items()}
+        libraries[part] = by_folder[key]
+    rig = find_rig(query, overrides=_overrides(args.map))
+    result = assemble(query, libraries, rig=rig)
+    report = {"parts": {part: {"clip": m.clip, "start": m.start, "length": m.length, "frames": query.n_frames,
+                               "cost": m.cost, "feature_poses": len(result.knots[part]) - 2}
+                        for part, m in result.matches.items()}}
+    texts = {args.output: format_bvh(result.motion)}
+    if args.report:
+        texts[args.report] = json.dumps(report, indent=2)
+    for path, text in texts.items():
+        write_atomically(path, text)
+    for part, m in result.matches.items():
+        print(f"{part}: {m.clip} frames {m.start}-{m.start + m.length - 1} ({m.length} frames over the query's "
+              f"{query.n_frames}), {report['parts'][part]['feature_poses']} feature poses paired, "
+              f"cost {m.cost:.3f}")
+    print(f"wrote {result.motion.n_frames} frames to {args.output}"
+          + (f" and the report to {args.report}" if args.report else ""))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description="Smart Motion core tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -465,6 +545,24 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--map", action="append", metavar="ROLE=JOINT",
                    help="override a joint role of the source's rig (repeatable), as given to precompute")
     q.set_defaults(func=cmd_hops_render)
+
+    p = sub.add_parser("assemble", help="replace body parts of a clip by the most similar ones of a library "
+                                        "(Juang et al. 2009)",
+                       description="Each --part PART=DIR replaces that body part of the query (left.arm, right.arm, "
+                                   "left.leg, right.leg, upper, lower) with the library segment most like it, aligned "
+                                   "on feature poses, its juncture joints standardised to the query's mean and "
+                                   "standard deviation (eq. 1), a replaced leg's feet held where its source has "
+                                   "them down. The output has the query's skeleton, frame rate and frames.")
+    p.add_argument("query", metavar="QUERY.bvh", help="the motion whose parts are replaced")
+    p.add_argument("--part", action="append", required=True, metavar="PART=LIBRARY_DIR",
+                   help="a body part and the folder of BVH clips (on the query's skeleton) to take it from "
+                        "(repeatable)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.bvh", help="the BVH file to write")
+    p.add_argument("--report", metavar="R.json",
+                   help="also write JSON: per part the clip, start and length (its own frames), the query's frames, "
+                        "the feature poses paired and the cost")
+    p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role of the query (repeatable)")
+    p.set_defaults(func=cmd_assemble)
 
     args = parser.parse_args(argv)
     try:

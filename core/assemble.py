@@ -1,4 +1,9 @@
-"""Partial-figure retrieval by Boolean relational features (Juang et al. 2009, section 4.1).
+"""Partial-figure retrieval and assembly (Juang et al. 2009, section 4).
+
+Retrieval (4.1) by Boolean relational features; assembly (4.2) of the retrieved
+parts onto the query: segment alignment on feature poses with a monotone Bezier
+time curve (4.2.1), eq. (1) at the juncture joints (4.2.2), and the project's
+feet-planted contact stage under a replaced leg (:func:`assemble`).
 
 The paper precomputes, for every pose of a library, Boolean geometric features
 in the manner of Mueller et al.'s relational motion features (its Table 1):
@@ -28,25 +33,40 @@ Body parts (:data:`PARTS`): ``left.arm``, ``right.arm``, ``left.leg``,
 ``right.leg``, ``upper`` (both arms) and ``lower`` (both legs). Feature keys are
 ``"{side}.{feature}"`` such as ``"right.elbow_bent"``.
 
+Assembly puts each part's joints (:func:`part_joints`) on the query's skeleton:
+their local rotations, time-warped, with the query's bone lengths; the pelvis
+(the root's translation and rotation) stays the query's. The juncture joints
+(:func:`juncture_joints`, where a part meets the rest of the body) are then
+standardised per Euler axis to the query's statistics, in the joint's BVH
+channel order (:func:`euler_order`).
+
 Conventions as in :mod:`core.motion`; frames are indexed from 0 and a match's
-``start`` is the first library frame of the matched window.
+``start`` is the first library frame of the matched window, ``length`` the
+library frames it spans.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
 
 from . import quat
-from .analysis import horizontal, pelvis_facing
-from .motion import Motion
+from .analysis import foot_contacts, horizontal, pelvis_facing
+from .contacts import SourceFeet, hold_feet, source_feet
+from .mkm import body_yaw, clip_floors
+from .motion import Motion, Skeleton, forward_kinematics, skeleton_mismatch
+from .options import ContactOptions
+from .render import sample
 from .rig import Rig, find_rig, leg_length
 
 __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_features",
            "part_feature_names", "humerus_length", "flexion", "in_front", "above", "speed_in_body_units",
-           "window_mismatches", "best_window", "FeatureLibrary", "retrieve_parts", "retrieve_part"]
+           "window_mismatches", "window_offsets", "best_window", "FeatureLibrary", "retrieve_parts", "retrieve_part",
+           "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "euler_order", "juncture_angles",
+           "standardized_angles", "feature_changes", "paired_feature_poses", "monotone_time_curve", "segment_time_map",
+           "held_assembled_feet", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
@@ -88,11 +108,14 @@ class Match:
     clip   key of the library clip.
     start  first frame of the matched window, in the library clip's own frames.
     cost   share of the part's feature bits that differ over the window, 0..1.
+    length frames of the library clip the window spans, in its own frames (section 4.2.1: a
+           segment may be shorter or longer than the query, see :data:`SEGMENT_SCALES`).
     """
 
     clip: str
     start: int
     cost: float
+    length: int = 0
 
 
 # --------------------------------------------------------------------------
@@ -207,17 +230,32 @@ def part_features(features: Mapping[str, np.ndarray], part: str) -> np.ndarray:
 
 # --------------------------------------------------------------------------
 # section 4.1: retrieval. The paper does not say how feature sequences are
-# compared; here the query's (n, K) bits slide over each library clip and the
+# compared; here the query's (n, K) bits are laid over each library clip and the
 # cost of a window is the share of bits that differ (a normalised Hamming
-# distance). A window of the query's own length keeps the query's timing, which
-# assembly (4.2.1) then refines on feature poses; it is exact, cheap (one
-# whole-array comparison per clip), and ties break to the earliest window.
+# distance). Section 4.2.1 says the query and the retrieved motion need not have
+# the same length or speed, so a window may also span the query's length scaled
+# by SEGMENT_SCALES, sampled at n frames (the nearest library frame to each);
+# assembly then aligns the two on feature poses. It is exact, cheap (one
+# whole-array comparison per clip and scale), and ties break to the scale
+# nearest 1 (listed first), the first clip given, the earliest window.
+
+# How much longer (> 1) or shorter a library segment may be than the query: the
+# time scaling the 2008 synthesis allows a segment (0.7 .. 1.5, SynthesisOptions
+# s_min, s_max) in steps of a quarter octave, nearest 1 first (ties go to it).
+SEGMENT_SCALES = (1.0, 2 ** -0.25, 2 ** 0.25, 2 ** -0.5, 2 ** 0.5)
 
 
-def window_mismatches(query: np.ndarray, library: np.ndarray) -> np.ndarray:
-    """``(m - n + 1,)`` int: differing bits between ``query (n, K)`` and each window of ``library (m, K)``.
+def window_offsets(n: int, scale: float = 1.0) -> np.ndarray:
+    """``(n,)`` int: the library frames, from a window's first, compared with the query's ``n`` frames
+    when the window spans ``scale`` times the query's length (the nearest frame to each)."""
+    return np.rint(np.arange(n) * float(scale)).astype(np.int64)
 
-    Empty when the library clip is shorter than the query.
+
+def window_mismatches(query: np.ndarray, library: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """``(m - L + 1,)`` int: differing bits between ``query (n, K)`` and each window of ``library (m, K)``
+    spanning ``L`` frames (:func:`window_offsets` ``(n, scale)[-1] + 1``; ``n`` at scale 1).
+
+    Empty when the library clip is shorter than the window.
     """
     query, library = np.asarray(query, bool), np.asarray(library, bool)
     n, m = len(query), len(library)
@@ -226,27 +264,46 @@ def window_mismatches(query: np.ndarray, library: np.ndarray) -> np.ndarray:
                          f"and {library.shape}")
     if n == 0:
         raise ValueError("the query has no frames")
-    if m < n:
+    offsets = window_offsets(n, scale)
+    span = int(offsets[-1]) + 1
+    if m < span:
         return np.zeros(0, dtype=np.int64)
-    # every window compared at once: (m - n + 1, K, n) booleans, a view until the
-    # comparison, a few megabytes for clips of a few thousand frames
-    windows = np.lib.stride_tricks.sliding_window_view(library, n, axis=0)  # (m - n + 1, K, n)
-    return np.count_nonzero(windows != query.T[None], axis=(1, 2))
+    if query.shape[1] <= PACKED_BITS:
+        # each frame's bits as one small integer: a window's differing bits are the popcounts of
+        # its n frames' codes xor the query's, a tenth of the data of comparing bit by bit
+        weights = 1 << np.arange(query.shape[1], dtype=np.uint16)
+        q, lib = (query @ weights).astype(np.uint16), (library @ weights).astype(np.uint16)
+        if span == n:  # (every window a view, until the xor)
+            windows = np.lib.stride_tricks.sliding_window_view(lib, n)
+        else:  # a scaled window: its n frames gathered for every start at once
+            windows = lib[np.arange(m - span + 1)[:, None] + offsets[None, :]]
+        return _POPCOUNT[windows ^ q].sum(axis=1, dtype=np.int64)
+    # every window compared at once, (m - span + 1, n, K) booleans
+    windows = library[np.arange(m - span + 1)[:, None] + offsets[None, :]]
+    return np.count_nonzero(windows != query[None], axis=(1, 2))
 
 
-def best_window(query: np.ndarray, library: Mapping[str, np.ndarray]) -> Match:
-    """The library window of least :func:`window_mismatches` over all clips (the first clip, earliest
-    start on ties); ``ValueError`` when no clip is as long as the query."""
+# parts of up to this many features compare windows by popcounts of packed bits (a part has at most 10)
+PACKED_BITS = 12
+_POPCOUNT = np.array([bin(i).count("1") for i in range(1 << PACKED_BITS)], dtype=np.int64)
+
+
+def best_window(query: np.ndarray, library: Mapping[str, np.ndarray], scales=(1.0,)) -> Match:
+    """The library window of least :func:`window_mismatches` over all clips and ``scales`` (see the
+    comment above for ties), its ``start`` and ``length`` in the library's frames; ``ValueError``
+    when no clip is as long as the query at any scale."""
     best: Match | None = None
     bits = np.asarray(query).size
-    for clip, features in library.items():
-        costs = window_mismatches(query, features)
-        if len(costs) == 0:
-            continue
-        start = int(np.argmin(costs))
-        cost = float(costs[start]) / bits
-        if best is None or cost < best.cost:
-            best = Match(clip, start, cost)
+    for scale in scales:
+        span = int(window_offsets(len(query), scale)[-1]) + 1
+        for clip, features in library.items():
+            costs = window_mismatches(query, features, scale)
+            if len(costs) == 0:
+                continue
+            start = int(np.argmin(costs))
+            cost = float(costs[start]) / bits
+            if best is None or cost < best.cost:
+                best = Match(clip, start, cost, span)
     if best is None:
         raise ValueError(f"every library clip is shorter than the query ({len(query)} frames); give a shorter "
                          f"query or longer library clips")
@@ -260,44 +317,424 @@ class FeatureLibrary:
     fps         frame rate the features were computed at (clips at other rates are resampled).
     features    {clip: {feature key: (F,) bool}}.
     clip_fps    {clip: the clip's own frame rate}, to give matches back in its own frames.
+    motions     {clip: Motion} the clips themselves, as given (assembly, section 4.2, takes the
+                retrieved parts from them); empty for a library of features alone.
+    thresholds  the :class:`Thresholds` the features were computed with.
     """
 
     fps: float
     features: dict
     clip_fps: dict
+    motions: dict = field(default_factory=dict)
+    thresholds: Thresholds = Thresholds()
 
     @classmethod
-    def build(cls, library: Mapping[str, Motion], fps: float) -> "FeatureLibrary":
-        """Features of every clip of ``library`` at frame rate ``fps``."""
+    def build(cls, library: Mapping[str, Motion], fps: float, thresholds: Thresholds = Thresholds(),
+              rig: Rig | None = None) -> "FeatureLibrary":
+        """Features of every clip of ``library`` at frame rate ``fps``; ``rig``: the joint roles of
+        every clip (all on one skeleton) when known, else each clip's own are found."""
         if not library:
             raise ValueError("the library is empty; give at least one clip")
-        features = {clip: relational_features(m if m.fps == fps else m.resampled(fps)) for clip, m in library.items()}
-        return cls(fps, features, {clip: m.fps for clip, m in library.items()})
+        features = {clip: relational_features(m if m.fps == fps else m.resampled(fps), rig, thresholds)
+                    for clip, m in library.items()}
+        return cls(fps, features, {clip: m.fps for clip, m in library.items()}, dict(library), thresholds)
 
 
-def retrieve_parts(query: Motion, library: Mapping[str, Motion] | FeatureLibrary, parts) -> dict[str, Match]:
-    """Per body part of ``parts``, the library segment most similar to ``query`` (section 4.1).
+def _feature_library(library: Mapping[str, Motion] | FeatureLibrary, fps: float,
+                     thresholds: Thresholds = Thresholds(), rig: Rig | None = None) -> FeatureLibrary:
+    if not isinstance(library, FeatureLibrary):
+        return FeatureLibrary.build(library, fps, thresholds, rig)
+    if library.fps != fps:
+        raise ValueError(f"the feature library was built at {library.fps:g} fps and the query is at "
+                         f"{fps:g} fps; build it at the query's rate")
+    return library
+
+
+def _matches_in_library_frames(query_features: Mapping[str, np.ndarray], library: FeatureLibrary, parts,
+                               scales) -> dict[str, Match]:
+    """Per part, :func:`best_window` over ``library``: start and length in its frames (at ``library.fps``)."""
+    return {part: best_window(part_features(query_features, part),
+                              {clip: part_features(f, part) for clip, f in library.features.items()}, scales)
+            for part in parts}
+
+
+def _in_own_frames(match: Match, library: FeatureLibrary) -> Match:
+    """``match`` with its start and length in the library clip's own frames."""
+    ratio = library.clip_fps[match.clip] / library.fps
+    if ratio == 1.0:
+        return match
+    start = int(round(match.start * ratio))
+    return Match(match.clip, start, match.cost, int(round((match.start + match.length - 1) * ratio)) - start + 1)
+
+
+def retrieve_parts(query: Motion, library: Mapping[str, Motion] | FeatureLibrary, parts, *,
+                   scales=SEGMENT_SCALES) -> dict[str, Match]:
+    """Per body part of ``parts``, the library segment most similar to ``query`` (section 4.1), among
+    windows of the query's length times each of ``scales`` (section 4.2.1).
 
     ``library`` is clips or a :class:`FeatureLibrary` built at the query's frame
-    rate. Each match's ``start`` is in the library clip's own frames.
+    rate. Each match's ``start`` and ``length`` are in the library clip's own frames.
     """
     for part in parts:
         part_feature_names(part)  # an unknown part fails before any features are computed
-    if not isinstance(library, FeatureLibrary):
-        library = FeatureLibrary.build(library, query.fps)
-    elif library.fps != query.fps:
-        raise ValueError(f"the feature library was built at {library.fps:g} fps and the query is at "
-                         f"{query.fps:g} fps; build it at the query's rate")
-    query_features = relational_features(query)
-    matches = {}
-    for part in parts:
-        clips = {clip: part_features(f, part) for clip, f in library.features.items()}
-        match = best_window(part_features(query_features, part), clips)
-        start = int(round(match.start * library.clip_fps[match.clip] / library.fps))
-        matches[part] = Match(match.clip, start, match.cost)
-    return matches
+    library = _feature_library(library, query.fps)
+    matches = _matches_in_library_frames(relational_features(query, thresholds=library.thresholds), library, parts,
+                                         scales)
+    return {part: _in_own_frames(match, library) for part, match in matches.items()}
 
 
-def retrieve_part(query: Motion, library: Mapping[str, Motion] | FeatureLibrary, part: str) -> Match:
+def retrieve_part(query: Motion, library: Mapping[str, Motion] | FeatureLibrary, part: str, *,
+                  scales=SEGMENT_SCALES) -> Match:
     """The library segment most similar to ``query`` in body part ``part`` (see :func:`retrieve_parts`)."""
-    return retrieve_parts(query, library, [part])[part]
+    return retrieve_parts(query, library, [part], scales=scales)[part]
+
+
+# --------------------------------------------------------------------------
+# section 4.2: assembly
+
+
+def part_joints(skeleton: Skeleton, rig: Rig, part: str) -> np.ndarray:
+    """``(J,)`` bool: the joints body part ``part`` replaces. An arm is its collar (or its shoulder
+    where the rig has no collar) and every joint below it, a leg its hip and below; ``upper`` is
+    the spine above the pelvis and everything above it (chest, neck, head, both arms), ``lower``
+    both legs. The pelvis (the root's translation and rotation) is never part of one."""
+    part_feature_names(part)
+    if part in ("upper", "lower"):
+        if part == "upper":
+            return rig.upper_body_mask(skeleton)
+        return rig.subtree_mask(skeleton, rig.left_leg.hip) | rig.subtree_mask(skeleton, rig.right_leg.hip)
+    side, limb = part.split(".")
+    if limb == "leg":
+        return rig.subtree_mask(skeleton, rig.leg(side).hip)
+    arm = rig.arm(side)
+    if arm is None:
+        raise ValueError(f"this skeleton has no {side} arm the rig finder recognises; give it as overrides "
+                         f"({side}.shoulder, {side}.elbow, {side}.wrist)")
+    return rig.subtree_mask(skeleton, arm.clavicle if arm.clavicle is not None else arm.shoulder)
+
+
+def juncture_joints(skeleton: Skeleton, joints: np.ndarray) -> np.ndarray:
+    """Indices of the joints of mask ``joints (J,)`` whose parent is not among them: where a part
+    meets the rest of the body (section 4.2.2's critical joints): an arm's collar or shoulder,
+    a leg's hip, the lowest spine joint of the upper body, both hips of the lower body."""
+    parents = skeleton.parents
+    outside = np.ones(len(parents), dtype=bool)
+    outside[1:] = ~joints[parents[1:]]
+    return np.flatnonzero(joints & outside)
+
+
+# the Euler order of eq. (1) where a joint's BVH channels do not give one (the BVH writer's own)
+EULER_ORDER = "ZXY"
+
+
+def euler_order(skeleton: Skeleton, joint: int) -> str:
+    """The Euler order of ``joint``'s rotation channels in its BVH file (``"ZXY"`` for
+    ``Zrotation Xrotation Yrotation``), or :data:`EULER_ORDER` where the skeleton has no
+    channels or fewer than three rotation channels for it."""
+    if not skeleton.channels:
+        return EULER_ORDER
+    axes = "".join(c[0].upper() for c in skeleton.channels[joint] if c.endswith("rotation"))
+    return axes if sorted(axes) == ["X", "Y", "Z"] else EULER_ORDER
+
+
+def juncture_angles(rotations: np.ndarray, order: str) -> np.ndarray:
+    """Euler angles ``(F, 3)`` in radians of local rotations ``(F, 4)`` (``quat.to_euler``'s ``order``),
+    each axis unwrapped along time and shifted by whole turns so its mean lies in [-pi, pi]: the
+    same motion read twice gives the same angles, whatever turn its first frame started on."""
+    angles = np.unwrap(quat.to_euler(rotations, order), axis=0)
+    return angles - 2.0 * np.pi * np.round(angles.mean(axis=0) / (2.0 * np.pi))
+
+
+# below this standard deviation (radians) an axis of the retrieved juncture counts as still
+STILL_AXIS = 1e-6
+
+
+def standardized_angles(retrieved: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Section 4.2.2, eq. (1): ``S_i = (R_i - M_R) / sigma_R * sigma_Q + M_Q``, per Euler axis, of the
+    retrieved juncture angles ``retrieved (F, 3)`` against the query's ``query (F, 3)``
+    (:func:`juncture_angles`). S keeps the retrieved motion's local variation with the query's
+    mean and standard deviation. An axis the retrieved motion holds still (sigma_R under
+    :data:`STILL_AXIS`) is only moved to the query's mean: scaling it up to sigma_Q would
+    turn rounding noise into motion."""
+    m_r, s_r = retrieved.mean(axis=0), retrieved.std(axis=0)
+    m_q, s_q = query.mean(axis=0), query.std(axis=0)
+    still = s_r < STILL_AXIS
+    scale = np.where(still, 1.0, s_q / np.where(still, 1.0, s_r))
+    return (retrieved - m_r) * scale + m_q
+
+
+def feature_changes(features: np.ndarray) -> np.ndarray:
+    """``(F, K)`` int8 of ``features (F, K)`` bool: +1 where a bit turns true at that frame, -1 where
+    it turns false, 0 elsewhere (and at frame 0)."""
+    features = np.asarray(features, dtype=bool)
+    out = np.zeros(features.shape, dtype=np.int8)
+    turned = features[1:] != features[:-1]
+    out[1:] = np.where(turned, np.where(features[1:], 1, -1), 0)
+    return out
+
+
+# A feature pose pairs only with one this share of the segments' length (in each one's own
+# frames) from the same place: the window was retrieved as a whole, so a pose's counterpart
+# lies near it; a look-alike far off would make many frames play in one (a kick retrieved
+# for a punch paired a pose 15 of its 51 frames away and played them in one query frame;
+# tests/bench/assemble_quality.py measures the difference).
+POSE_WINDOW = 0.15
+
+
+def paired_feature_poses(query: np.ndarray, segment: np.ndarray) -> np.ndarray:
+    """Section 4.2.1: feature poses of ``query (n, K)`` paired with those of ``segment (L, K)``
+    (a part's bits), ``(P, 2)`` int of (query frame, segment frame), strictly increasing in both.
+
+    A feature pose is a frame where one of the part's bits changes. Two poses may pair when
+    they share a change (the same bit, the same direction); the pairs are in order and chosen
+    to share the most changes, each pair counting less the farther apart the two poses lie in
+    their segments (a weight from 1, the same place, to 0, :data:`POSE_WINDOW` of the length
+    apart, beyond which they do not pair), so a logically similar segment pairs each pose with
+    its counterpart and not with a later one. Poses
+    without a partner are left unpaired: the time curve passes between its neighbours'
+    pairs. Only poses strictly inside both segments pair: the segments' ends meet anyway.
+    """
+    q, s = feature_changes(query), feature_changes(segment)
+    n, L = len(q), len(s)
+    qf = np.flatnonzero(q[1:-1].any(axis=1)) + 1
+    sf = np.flatnonzero(s[1:-1].any(axis=1)) + 1
+    if not len(qf) or not len(sf):
+        return np.zeros((0, 2), dtype=np.int64)
+    shared = np.count_nonzero((q[qf][:, None] == s[sf][None]) & (q[qf][:, None] != 0), axis=2)
+    near = 1.0 - np.abs(qf[:, None] / (n - 1) - sf[None, :] / (L - 1)) / POSE_WINDOW
+    gain = np.where((shared > 0) & (near > 0), shared * near, -np.inf)
+    # the most gain over pairs in order: a longest-common-subsequence table, one row per query
+    # pose (each row needs the one before it: the one sequential step, over a few dozen poses)
+    best = np.zeros((len(qf) + 1, len(sf) + 1))
+    for i in range(1, len(qf) + 1):
+        best[i, 1:] = np.maximum.accumulate(np.maximum(best[i - 1, 1:], best[i - 1, :-1] + gain[i - 1]))
+    pairs = []
+    i, j = len(qf), len(sf)
+    while i > 0 and j > 0:
+        if best[i, j] == best[i - 1, j]:
+            i -= 1
+        elif best[i, j] == best[i, j - 1]:
+            j -= 1
+        else:
+            pairs.append((qf[i - 1], sf[j - 1]))
+            i, j = i - 1, j - 1
+    return np.array(pairs[::-1], dtype=np.int64).reshape(-1, 2)
+
+
+def monotone_time_curve(knots: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """Section 4.2.1's Bezier time curve: at query frames ``frames (T,)``, the segment frame
+    ``(T,)`` through ``knots (P, 2)`` of (query frame, segment frame), both strictly increasing.
+
+    Between two knots the curve is a cubic Bezier whose four control values are the two
+    knots' segment frames and, a third of the way in from each, the knot's plus (minus) a
+    third of its tangent times the step. Tangents are the harmonic mean of the slopes either
+    side (Fritsch and Butland), within 1.5 times the smaller: the control values then never
+    decrease, and a Bezier curve whose control values do not decrease does not either (its
+    derivative is a Bezier curve of their differences), so the map is monotone, with C1 joins.
+    """
+    knots = np.asarray(knots, dtype=np.float64)
+    x, y = knots[:, 0], knots[:, 1]
+    if len(x) < 2 or np.any(np.diff(x) <= 0) or np.any(np.diff(y) <= 0):
+        raise ValueError("the time curve needs two or more knots increasing in both frames")
+    step = np.diff(x)
+    slope = np.diff(y) / step
+    tangent = np.empty(len(x))
+    tangent[[0, -1]] = slope[[0, -1]]
+    a, b = slope[:-1], slope[1:]
+    tangent[1:-1] = np.minimum(2.0 * a * b / (a + b), 1.5 * np.minimum(a, b))
+    frames = np.asarray(frames, dtype=np.float64)
+    k = np.clip(np.searchsorted(x, frames, side="right") - 1, 0, len(x) - 2)
+    h = step[k]
+    u = np.clip((frames - x[k]) / h, 0.0, 1.0)
+    b0, b3 = y[k], y[k + 1]
+    b1, b2 = b0 + h * tangent[k] / 3.0, b3 - h * tangent[k + 1] / 3.0
+    v = 1.0 - u
+    return v ** 3 * b0 + 3.0 * v * v * u * b1 + 3.0 * v * u * u * b2 + u ** 3 * b3
+
+
+def segment_time_map(query: np.ndarray, segment: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(frames (n,), knots (P, 2))``: the segment frame (fractional) each of the query's ``n``
+    frames plays, along :func:`monotone_time_curve` through the segments' first frames, their
+    :func:`paired_feature_poses` and their last frames (section 4.2.1), and those knots."""
+    n, L = len(query), len(segment)
+    if n == 1 or L == 1:
+        return np.zeros(n), np.zeros((1, 2), dtype=np.int64)
+    knots = np.concatenate([[[0, 0]], paired_feature_poses(query, segment), [[n - 1, L - 1]]]).astype(np.int64)
+    return monotone_time_curve(knots, np.arange(n)), knots
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """A query motion with body parts replaced by retrieved ones (section 4.2).
+
+    motion      the query with the parts replaced: the query's skeleton, frame rate and frames.
+    matches     {part: :class:`Match`}: the library segment each part came from (start and
+                length in the clip's own frames).
+    time_maps   {part: (F,)} the segment frame (at the query's rate, from the segment's first)
+                each query frame plays (section 4.2.1).
+    knots       {part: (P, 2)} the (query frame, segment frame) pairs the time map passes
+                through: the ends and the paired feature poses.
+    """
+
+    motion: Motion
+    matches: dict
+    time_maps: dict = field(default_factory=dict)
+    knots: dict = field(default_factory=dict)
+
+
+def _checked_library(query: Motion, part: str, library) -> None:
+    motions = library.motions if isinstance(library, FeatureLibrary) else library
+    if isinstance(library, FeatureLibrary) and not motions:
+        raise ValueError(f"the library of {part} holds features only; build it with FeatureLibrary.build(clips, fps) "
+                         f"so that it holds the clips too")
+    if not motions:
+        raise ValueError(f"the library of {part} is empty; give at least one clip")
+    for clip, motion in motions.items():
+        why = skeleton_mismatch(motion.skeleton, query.skeleton)
+        if why:
+            raise ValueError(f"library clip {clip!r} (for {part}) is on another skeleton than the query ({why}); "
+                             f"give clips of the query's skeleton")
+
+
+def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLibrary], *,
+             thresholds: Thresholds = Thresholds(), scales=SEGMENT_SCALES, rig: Rig | None = None,
+             contacts: ContactOptions | None = ContactOptions()) -> Assembly:
+    """``query`` with each body part of ``parts`` taken from the library given for it (section 4.2).
+
+    parts   {part (a key of :data:`PARTS`): library}: clips ``{name: Motion}`` of the query's
+            skeleton (any frame rate: resampled to the query's), or a :class:`FeatureLibrary`
+            built from them at the query's rate. Parts may not overlap.
+
+    Per part: the library segment most like the query in that part's features (section 4.1;
+    its length the query's times one of ``scales``); its feature poses paired with the
+    query's and every frame mapped along a monotone Bezier time curve through them (4.2.1);
+    the part's joints' local rotations sampled along it by slerp and put on the query's
+    skeleton (the query's bone lengths; the pelvis stays the query's); the juncture joints
+    standardised per Euler axis to the query's mean and standard deviation (4.2.2, eq. (1)).
+    Where a leg is replaced, the feet-planted contact stage (core.contacts) holds the feet
+    that leg's source has down: a foot the assembly slides is held where it touches down, one
+    it leaves where its source's own steps take it is left as assembled. Legs left as the
+    query's are the query's, bit for bit (they hang from the pelvis, which is the query's).
+    ``contacts=None`` leaves the contact stage out (for comparison).
+    """
+    if not parts:
+        raise ValueError(f"give at least one body part to replace, one of {', '.join(PARTS)}")
+    for part in parts:
+        part_feature_names(part)
+    for part, library in parts.items():
+        _checked_library(query, part, library)
+    rig = find_rig(query) if rig is None else rig
+    skeleton = query.skeleton
+    masks = {part: part_joints(skeleton, rig, part) for part in parts}
+    names = list(parts)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            both = masks[a] & masks[b]
+            if both.any():
+                raise ValueError(f"the parts {a} and {b} overlap (both replace {skeleton.names[np.argmax(both)]}); "
+                                 f"give one of them")
+    query_features = relational_features(query, rig, thresholds)
+    libraries: dict[int, FeatureLibrary] = {}  # one feature library per library given (several parts may share it)
+    clips: dict[tuple[int, str], Motion] = {}
+    rotations = query.rotations.copy()
+    matches, time_maps, all_knots, leg_sources = {}, {}, {}, {}
+    for part, given in parts.items():
+        library = libraries.get(id(given))
+        if library is None:
+            # (the library's clips are on the query's skeleton: the query's joint roles are theirs)
+            library = libraries[id(given)] = _feature_library(given, query.fps, thresholds, rig)
+        if library.thresholds != thresholds:
+            raise ValueError(f"the feature library of {part} was built with other thresholds than the ones given; "
+                             f"build it with these")
+        match = _matches_in_library_frames(query_features, library, [part], scales)[part]
+        clip = clips.get((id(library), match.clip))
+        if clip is None:
+            own = library.motions[match.clip]
+            clip = clips[(id(library), match.clip)] = own if own.fps == query.fps else own.resampled(query.fps)
+        frames = slice(match.start, match.start + match.length)
+        segment = clip[frames]
+        times, knots = segment_time_map(part_features(query_features, part),
+                                        part_features(library.features[match.clip], part)[frames])
+        sampled, sampled_positions = sample(segment.rotations, segment.positions, times)
+        mask = masks[part]
+        rotations[:, mask] = sampled[:, mask]
+        for j in juncture_joints(skeleton, mask):  # section 4.2.2, eq. (1)
+            order = euler_order(skeleton, j)
+            angles = standardized_angles(juncture_angles(sampled[:, j], order),
+                                         juncture_angles(query.rotations[:, j], order))
+            rotations[:, j] = quat.from_euler(angles, order)
+        matches[part] = _in_own_frames(match, library)
+        time_maps[part], all_knots[part] = times, knots
+        for side, leg in (("L", rig.left_leg), ("R", rig.right_leg)):
+            if mask[leg.hip]:
+                leg_sources[side] = (clip, match.start + times,
+                                     Motion._trusted(clip.skeleton, sampled, sampled_positions, query.fps))
+    # (every rotation is a unit quaternion already: the query's, slerped or from Euler angles;
+    # made again by Motion, the query's untouched joints would change in their last bits)
+    motion = Motion._trusted(skeleton, rotations, query.positions, query.fps)
+    if leg_sources and contacts is not None:
+        motion = held_assembled_feet(motion, query, leg_sources, rig, options=contacts)
+    return Assembly(motion, matches, time_maps, all_knots)
+
+
+def held_assembled_feet(motion: Motion, query: Motion, leg_sources: Mapping[str, tuple[Motion, np.ndarray, Motion]],
+                        rig: Rig, *, options: ContactOptions = ContactOptions()) -> Motion:
+    """The contact stage (core.contacts.hold_feet) over an assembled ``motion``, for its replaced legs.
+
+    leg_sources  {side ("L", "R"): (the whole library clip at the query's rate, the clip frame
+                 (fractional) each output frame plays, the clip sampled there)}; a side not given
+                 keeps the query's leg.
+
+    Each foot is held as its leg's source has it down (core.analysis.foot_contacts of the
+    source clip, at the nearest frame), on the query's floors, with the source's own steps
+    and swings as what the stage compares against (core.contacts.SourceFeet): a foot the
+    query's pelvis carries along while the source had it planted is held where it touches
+    down; a foot its source moves, or a leg left as the query's, is left as it is.
+    """
+    up = np.asarray(query.skeleton.up, dtype=np.float64)
+    leg = 0.5 * (leg_length(query.skeleton, rig, "L") + leg_length(query.skeleton, rig, "R"))
+    query_floors = clip_floors([query.global_positions()], [query], rig, up)[0]
+    contacts = foot_contacts(query, rig, up=up)
+    # hold_feet keeps a gap's first and last frames as they are (there synthesis has its
+    # cores); here every frame may be held, so the stage runs over the motion with its first
+    # and last frames repeated once, and those two copies are dropped again after it
+    padded = _padded(query)
+    heading = np.unwrap(body_yaw(padded, rig, up)[2])
+    query_feet = _own_feet(padded, query_floors, heading, rig, up, leg, options)
+    per_side = []
+    for k, side in enumerate("LR"):
+        if side not in leg_sources:
+            per_side.append(query_feet)
+            continue
+        clip, played, sampled = leg_sources[side]
+        clip_joints = clip.global_positions()
+        own_contacts = foot_contacts(clip, rig, up=up, positions=clip_joints)
+        contacts[:, k] = own_contacts[np.clip(np.rint(played).astype(np.int64), 0, clip.n_frames - 1), k]
+        floors = clip_floors([clip_joints], [clip], rig, up)[0]
+        per_side.append(_own_feet(_padded(sampled), floors, heading, rig, up, leg, options))
+    # each foot's figures from its own leg's source; the floors the output stands on are the query's
+    own = SourceFeet(*(np.stack([getattr(per_side[k], name)[:, k] for k in range(2)], axis=1)
+                       for name in ("steps", "turns", "clearance", "reach")), query_floors)
+    contacts = np.concatenate([contacts[:1], contacts, contacts[-1:]])
+    held = hold_feet(_padded(motion), 0, contacts, [(0, motion.n_frames + 1)], rig, up=up, leg=leg,
+                     floors=query_floors, sources=own, options=options)
+    return held[1:-1]
+
+
+def _padded(motion: Motion) -> Motion:
+    """``motion`` with its first and last frames repeated once."""
+    frames = np.concatenate([[0], np.arange(motion.n_frames), [motion.n_frames - 1]])
+    return motion[frames]
+
+
+def _own_feet(source: Motion, floors: np.ndarray, heading: np.ndarray, rig: Rig, up: np.ndarray, leg: float,
+              options: ContactOptions) -> SourceFeet:
+    """core.contacts.SourceFeet of one source motion played at the output's frames, its steps turned
+    from its body's heading to the output's ``heading``."""
+    legs = rig.left_leg, rig.right_leg
+    has_toes = all(leg.toe is not None for leg in legs)
+    wanted = [legs[0].ankle, legs[1].ankle] + ([legs[0].toe, legs[1].toe] if has_toes else [])
+    gpos, grot = forward_kinematics(source.rotations, source.positions, source.skeleton.parents, wanted)
+    yaw = np.unwrap(body_yaw(source, rig, up)[2])
+    return source_feet(gpos[None, :, :2], grot[None, :, :2], gpos[None, :, 2:] if has_toes else None,
+                       np.ones((1, source.n_frames)), floors[None], yaw[None], heading, up=up, leg=leg, options=options)

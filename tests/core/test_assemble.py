@@ -1,12 +1,21 @@
-"""Partial-figure retrieval (Juang et al. 2009, 4.1): relational features and segment retrieval."""
+"""Partial-figure retrieval and assembly (Juang et al. 2009, 4.1 and 4.2): relational features, segment
+retrieval, segment alignment, eq. (1) at the junctures, the contact stage under a replaced lower body."""
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from core import quat
-from core.assemble import (PARTS, FeatureLibrary, Thresholds, best_window, flexion, part_features, relational_features,
-                           retrieve_part, retrieve_parts, window_mismatches)
+from core.__main__ import main
+from core.bvh import format_bvh, read_bvh
+from core.assemble import (PARTS, FeatureLibrary, Thresholds, assemble, best_window, euler_order, feature_changes,
+                           flexion, juncture_angles, juncture_joints, monotone_time_curve, paired_feature_poses,
+                           part_features, part_joints, relational_features, retrieve_part, retrieve_parts,
+                           standardized_angles, window_mismatches)
 from core.motion import Motion, Skeleton
+from core.quality import foot_levels, foot_positions, gap_skate
 from core.rig import find_rig
 from rig_names import CMU_NAMES
 
@@ -271,3 +280,338 @@ def test_knees_bend_and_stretch_in_every_walking_style(mocap, style):
         bent = features[f"{side}.knee_bent"]
         assert np.count_nonzero(np.diff(bent.astype(int)) == 1) >= 3, side
         assert features[f"{side}.foot_in_front"].any() and not features[f"{side}.foot_in_front"].all()
+
+
+# --- retrieval of segments of another length (4.2.1) -----------------------------------
+
+
+def plain_scaled_mismatches(query, library, scale):
+    offsets = [int(round(i * scale)) for i in range(len(query))]
+    return np.array([sum(query[i, k] != library[s + offsets[i], k] for i in range(len(query))
+                         for k in range(query.shape[1]))
+                     for s in range(len(library) - offsets[-1])])
+
+
+@pytest.mark.parametrize("scale", [0.7, 0.84, 1.0, 1.19, 1.5])
+@pytest.mark.parametrize("bits", [3, 14])  # (packed into integers up to PACKED_BITS, compared bit by bit beyond)
+def test_a_scaled_window_compares_the_nearest_library_frames_as_a_plain_loop_does(scale, bits):
+    rng = np.random.default_rng(int(scale * 100) + bits)
+    query, library = rng.random((9, bits)) < 0.5, rng.random((30, bits)) < 0.5
+    np.testing.assert_array_equal(window_mismatches(query, library, scale),
+                                  plain_scaled_mismatches(query, library, scale))
+
+
+def test_a_slower_playing_of_a_library_segment_is_retrieved_as_the_longer_segment_it_plays(mocap):
+    library = {name: mocap(name) for name in (WALK, PUNCH, KICK)}
+    # 72 frames played over 61: the query is 2^(1/4) (one of SEGMENT_SCALES) times faster
+    segment = library[PUNCH][100:172]
+    query = segment[np.rint(np.arange(61) * 71 / 60).astype(int)]
+    match = retrieve_part(query, library, "upper")
+    # (a hand played faster is faster: a few speed bits differ, so the window may sit a frame or two off)
+    assert match.clip == PUNCH and abs(match.start - 100) <= 3
+    assert match.length == 72
+    assert match.cost < retrieve_part(query, library, "upper", scales=(1.0,)).cost
+
+
+# --- segment alignment (4.2.1) ------------------------------------------------------
+
+
+def test_feature_changes_mark_each_bit_turning_on_and_off():
+    bits = np.array([[0, 1], [1, 1], [1, 0], [0, 0]], bool)
+    np.testing.assert_array_equal(feature_changes(bits), [[0, 0], [1, 0], [0, -1], [-1, 0]])
+
+
+def test_feature_poses_pair_in_order_each_with_the_same_change_of_the_same_bit():
+    rng = np.random.default_rng(3)
+    query = np.repeat(rng.random((12, 4)) < 0.5, 5, axis=0)  # 60 frames, bits held 5 frames each
+    segment = query[np.rint(np.arange(80) * 59 / 79).astype(int)]  # the same, played slower
+    pairs = paired_feature_poses(query, segment)
+    assert len(pairs) >= 8
+    assert np.all(np.diff(pairs, axis=0) > 0), "pairs strictly in order in both"
+    q, s = feature_changes(query), feature_changes(segment)
+    for a, b in pairs:
+        assert ((q[a] == s[b]) & (q[a] != 0)).any()
+    # each query pose pairs with the frame the slower playing shows it at
+    np.testing.assert_allclose(pairs[:, 1], pairs[:, 0] * 79 / 59, atol=1.0)
+
+
+def test_the_bezier_time_curve_is_monotone_and_passes_through_the_paired_feature_poses():
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        x = np.concatenate([[0], np.sort(rng.choice(np.arange(1, 59), 8, replace=False)), [59]])
+        y = np.concatenate([[0], np.sort(rng.choice(np.arange(1, 89), 8, replace=False)), [89]])
+        knots = np.stack([x, y], axis=1)
+        np.testing.assert_allclose(monotone_time_curve(knots, x), y, atol=1e-9)
+        dense = monotone_time_curve(knots, np.linspace(0, 59, 5000))
+        assert np.all(np.diff(dense) >= -1e-12)
+        assert dense[0] == 0 and abs(dense[-1] - 89) < 1e-9
+
+
+def test_a_straight_line_of_knots_gives_a_uniform_time_map():
+    knots = np.array([[0, 0], [10, 15], [20, 30], [40, 60]])
+    np.testing.assert_allclose(monotone_time_curve(knots, np.arange(41)), 1.5 * np.arange(41), atol=1e-9)
+
+
+def test_a_time_curve_through_knots_out_of_order_is_refused():
+    with pytest.raises(ValueError, match="increasing"):
+        monotone_time_curve(np.array([[0, 0], [5, 7], [4, 9]]), np.arange(5))
+
+
+# --- eq. (1) ---------------------------------------------------------------------------
+
+
+def test_eq1_gives_the_query_mean_and_standard_deviation_per_axis():
+    rng = np.random.default_rng(11)
+    retrieved, query = rng.normal(0.3, 0.2, (50, 3)), rng.normal(-0.1, 0.05, (50, 3))
+    s = standardized_angles(retrieved, query)
+    np.testing.assert_allclose(s.mean(axis=0), query.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(s.std(axis=0), query.std(axis=0), atol=1e-12)
+    # the retrieved local variation is kept, scaled: S is an increasing affine map of R per axis
+    assert all(np.corrcoef(s[:, k], retrieved[:, k])[0, 1] > 1 - 1e-12 for k in range(3))
+
+
+def test_eq1_moves_an_axis_the_retrieved_motion_holds_still_to_the_query_mean_only():
+    retrieved = np.zeros((20, 3))
+    retrieved[:, 0] = np.linspace(0, 1, 20)
+    query = np.random.default_rng(2).normal(0.5, 0.1, (20, 3))
+    s = standardized_angles(retrieved, query)
+    np.testing.assert_allclose(s[:, 1:], np.broadcast_to(query[:, 1:].mean(axis=0), (20, 2)), atol=1e-12)
+
+
+def test_juncture_angles_do_not_depend_on_the_turn_the_motion_starts_on():
+    angles = np.stack([np.linspace(3.0, 3.4, 30), np.zeros(30), np.zeros(30)], axis=1)  # across +-pi
+    a = juncture_angles(quat.from_euler(angles, "ZXY"), "ZXY")
+    assert np.all(np.abs(np.diff(a[:, 0])) < 0.1), "unwrapped along time"
+    np.testing.assert_allclose(np.cos(a), np.cos(angles), atol=1e-12)
+
+
+# --- assembly (4.2) --------------------------------------------------------------------
+
+PUNCH_FRAMES = slice(120, 181)   # two jabs of the left hand in bandai1's punch
+WALK_FRAMES = slice(40, 101)     # two steps of the normal walk
+LIBRARY = ["bandai1/punch_normal_002", KICK, "bandai1/walk_happy_001", "bandai1/walk_angry_001",
+           "bandai1/slash_normal_001", "bandai1/run_normal_001", "bandai1/bye_normal_001"]
+# the features the assembled arms keep from the retrieved segment: those measured in the chest's
+# frame (hand_raised is against the world's up, which the query's walking posture tilts)
+CHEST_FEATURES = [k for k in PARTS["upper"] if not k.endswith("hand_raised")]
+
+
+def punch_over_walk(mocap, change=lambda m: m):
+    """A crude query (a bandai1 punch's upper-body rotations copied over a walk) and a library
+    without those punch frames. bandai1 has two punch takes, one left-handed (this one) and one
+    right-handed, so the library's left-handed jabs are the same take's other jabs, the query's
+    frames and half a second either side cut out; the right-handed take, a kick, walks, a
+    slash, a run and a wave are there too."""
+    walk, punch = change(mocap(WALK))[WALK_FRAMES], change(mocap(PUNCH))
+    upper = find_rig(walk).upper_body_mask(walk.skeleton)[None, :, None]
+    query = walk.with_arrays(rotations=np.where(upper, punch[PUNCH_FRAMES].rotations, walk.rotations))
+    library = {name: change(mocap(name)) for name in LIBRARY}
+    library["punch before"], library["punch after"] = punch[:PUNCH_FRAMES.start - 15], punch[PUNCH_FRAMES.stop + 15:]
+    return query, library
+
+
+def skate(motion):
+    rig, up = find_rig(motion), motion.skeleton.up
+    feet = foot_positions(motion, rig)
+    return gap_skate(feet, 0, (0, motion.n_frames - 1), foot_levels(feet @ up, motion.fps), up, motion.fps)
+
+
+@pytest.fixture(scope="module")
+def punch_assembly(mocap):
+    query, library = punch_over_walk(mocap)
+    return query, library, assemble(query, {"upper": library})
+
+
+def test_the_upper_body_retrieved_for_a_punch_over_a_walk_is_a_punch(punch_assembly):
+    _, _, result = punch_assembly
+    assert result.matches["upper"].clip in ("punch before", "punch after")
+    assert result.matches["upper"].cost < 0.1
+
+
+def test_assembling_the_upper_body_leaves_the_walks_legs_and_pelvis_bit_for_bit(punch_assembly):
+    query, _, result = punch_assembly
+    kept = ~part_joints(query.skeleton, find_rig(query), "upper")
+    assert np.array_equal(result.motion.rotations[:, kept], query.rotations[:, kept])
+    assert np.array_equal(result.motion.positions, query.positions)
+    # so the feet skate exactly as the walk's own (the feet-planted measure)
+    assert skate(result.motion) == pytest.approx(skate(query), abs=1e-9)
+
+
+def test_the_arms_follow_the_retrieved_punch_time_aligned_on_feature_poses(punch_assembly):
+    query, library, result = punch_assembly
+    match = result.matches["upper"]
+    clip = library[match.clip]
+    aligned = np.rint(match.start + result.time_maps["upper"]).astype(int)
+    out, own = relational_features(result.motion), relational_features(clip)
+    agree = np.all([out[k] == own[k][aligned] for k in CHEST_FEATURES], axis=0)
+    assert agree.mean() >= 0.9
+    # the time map goes through the paired feature poses, where the retrieved bits change as the query's
+    knots = result.knots["upper"]
+    assert len(knots) >= 6
+    np.testing.assert_allclose(result.time_maps["upper"][knots[:, 0]], knots[:, 1], atol=1e-9)
+
+
+def test_the_juncture_has_the_querys_mean_and_standard_deviation_per_euler_axis(punch_assembly):
+    query, _, result = punch_assembly
+    rig = find_rig(query)
+    junctures = juncture_joints(query.skeleton, part_joints(query.skeleton, rig, "upper"))
+    assert list(junctures) == [rig.spine[0]]
+    j = junctures[0]
+    order = euler_order(query.skeleton, j)
+    assert order == "ZXY"  # bandai's channels
+    out = juncture_angles(result.motion.rotations[:, j], order)
+    want = juncture_angles(query.rotations[:, j], order)
+    np.testing.assert_allclose(out.mean(axis=0), want.mean(axis=0), atol=1e-9)
+    np.testing.assert_allclose(out.std(axis=0), want.std(axis=0), atol=1e-9)
+
+
+def test_the_same_assembly_renamed_in_metres_z_up(mocap, punch_assembly):
+    query, _, expected = punch_assembly
+    def change(m):
+        m = m.renamed(CMU_NAMES).scaled(0.01)
+        return m.transformed(quat.from_axis_angle(np.array([1.0, 0, 0]), np.pi / 2))
+    changed, library = punch_over_walk(mocap, change)
+    result = assemble(changed, {"upper": library})
+    assert result.matches == expected.matches
+    np.testing.assert_allclose(result.time_maps["upper"], expected.time_maps["upper"], atol=1e-9)
+    # local rotations below the root are the same numbers
+    np.testing.assert_allclose(result.motion.rotations[:, 1:], expected.motion.rotations[:, 1:], atol=1e-9)
+    assert skate(result.motion) == pytest.approx(skate(changed), abs=1e-9)
+
+
+def test_a_swapped_lower_body_keeps_its_feet_planted(mocap):
+    walk = mocap(WALK)[WALK_FRAMES]
+    library = {name: mocap(name) for name in ("bandai1/walk_angry_001", "bandai1/walk_happy_001", KICK)}
+    held = assemble(walk, {"lower": library})
+    sliding = assemble(walk, {"lower": library}, contacts=None)
+    assert held.matches["lower"].clip.startswith("bandai1/walk")
+    # the legs come from the other walk, time-aligned (not the query's legs)
+    legs = part_joints(walk.skeleton, find_rig(walk), "lower")
+    assert not np.allclose(held.motion.rotations[:, legs], walk.rotations[:, legs], atol=1e-3)
+    # the same legs with the contact stage left out slide with the walk's pelvis; held, most of it is gone
+    assert skate(held.motion) < 0.3 * skate(sliding.motion)
+    # the upper body stays the walk's
+    upper = part_joints(walk.skeleton, find_rig(walk), "upper")
+    assert np.array_equal(held.motion.rotations[:, upper], walk.rotations[:, upper])
+
+
+def test_a_library_clip_at_another_rate_is_resampled_and_its_match_given_in_its_own_frames(mocap, punch_assembly):
+    query, library, expected = punch_assembly
+    clip = expected.matches["upper"].clip
+    fast = dict(library)
+    fast[clip] = library[clip].resampled(60)
+    match = assemble(query, {"upper": fast}).matches["upper"]
+    assert match.clip == clip
+    assert abs(match.start - 2 * expected.matches["upper"].start) <= 2
+
+
+def test_the_output_has_the_querys_skeleton_rate_and_frames(punch_assembly):
+    query, _, result = punch_assembly
+    assert result.motion.skeleton is query.skeleton
+    assert (result.motion.fps, result.motion.n_frames) == (query.fps, query.n_frames)
+
+
+# --- bad input ---------------------------------------------------------------------------
+
+
+def test_a_library_clip_of_another_skeleton_is_refused_naming_it(mocap):
+    walk = mocap(WALK)[WALK_FRAMES]
+    other = mocap(KICK).renamed({"Hand_L": "LeftHand"})
+    with pytest.raises(ValueError, match="'the odd one'.*another skeleton"):
+        assemble(walk, {"upper": {"kick": mocap(KICK), "the odd one": other}})
+
+
+def test_unknown_overlapping_or_missing_parts_are_refused_saying_what_to_give(mocap):
+    walk = mocap(WALK)[WALK_FRAMES]
+    library = {"kick": mocap(KICK)}
+    with pytest.raises(ValueError, match="left.arm"):
+        assemble(walk, {"arms": library})
+    with pytest.raises(ValueError, match="overlap"):
+        assemble(walk, {"upper": library, "left.arm": library})
+    with pytest.raises(ValueError, match="at least one body part"):
+        assemble(walk, {})
+    with pytest.raises(ValueError, match="empty"):
+        assemble(walk, {"upper": {}})
+    features_only = FeatureLibrary(walk.fps, FeatureLibrary.build(library, walk.fps).features, {"kick": walk.fps})
+    with pytest.raises(ValueError, match="holds the clips too|so that it holds"):
+        assemble(walk, {"upper": features_only})
+
+
+def test_parts_are_the_joints_their_names_say(mocap):
+    walk = mocap(WALK)
+    rig, skeleton = find_rig(walk), walk.skeleton
+    names = lambda part: {skeleton.names[j] for j in np.flatnonzero(part_joints(skeleton, rig, part))}  # noqa: E731
+    assert names("left.arm") == {"Shoulder_L", "UpperArm_L", "LowerArm_L", "Hand_L"}
+    assert names("right.leg") == {"UpperLeg_R", "LowerLeg_R", "Foot_R", "Toes_R"}
+    assert names("upper") == {"Spine", "Chest", "Neck", "Head"} | names("left.arm") | names("right.arm")
+    assert names("lower") == names("left.leg") | names("right.leg")
+    assert "Hips" not in names("upper") | names("lower")
+
+
+# --- the command line ----------------------------------------------------------------------
+
+BANDAI1 = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai1"
+
+
+def library_folder(tmp_path, names):
+    folder = tmp_path / "library"
+    folder.mkdir()
+    for name in names:
+        (folder / f"{name}.bvh").symlink_to(BANDAI1 / f"{name}.bvh")
+    return folder
+
+
+def test_the_assemble_command_writes_the_assembly_and_its_report(mocap, tmp_path, capsys):
+    folder = library_folder(tmp_path, ["punch_normal_002", "kick_normal_001", "walk_angry_001"])
+    query = tmp_path / "query.bvh"
+    query.write_text(format_bvh(mocap(WALK)[WALK_FRAMES]))
+    out, report = tmp_path / "out.bvh", tmp_path / "report.json"
+    assert main(["assemble", str(query), "--part", f"upper={folder}", "--part", f"lower={folder}", "-o", str(out),
+                 "--report", str(report)]) == 0
+    written = read_bvh(out)
+    assert written.n_frames == WALK_FRAMES.stop - WALK_FRAMES.start
+    assert written.skeleton.names == mocap(WALK).skeleton.names
+    parts = json.loads(report.read_text())["parts"]
+    assert set(parts) == {"upper", "lower"}
+    assert set(parts["upper"]) == {"clip", "start", "length", "frames", "cost", "feature_poses"}
+    assert parts["lower"]["clip"] == "walk_angry_001.bvh"
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("part, message", [("uper", "unknown body part 'uper'; give one of left.arm"),
+                                           ("upper", "no .bvh files"),
+                                           ("upper=", "expects PART=LIBRARY_DIR")])
+def test_the_assemble_command_says_what_to_fix_in_a_bad_part(mocap, tmp_path, capsys, part, message):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    query = tmp_path / "query.bvh"
+    query.write_text(format_bvh(mocap(WALK)[WALK_FRAMES]))
+    spec = part if part.endswith("=") else f"{part}={empty}"
+    assert main(["assemble", str(query), "--part", spec, "-o", str(tmp_path / "out.bvh")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out.bvh").exists()
+
+
+def test_the_assemble_command_refuses_a_library_clip_of_another_skeleton_naming_it(mocap, tmp_path, capsys):
+    folder = library_folder(tmp_path, ["kick_normal_001"])
+    (folder / "cmu.bvh").write_text(format_bvh(mocap(KICK).renamed(CMU_NAMES)))
+    query = tmp_path / "query.bvh"
+    query.write_text(format_bvh(mocap(WALK)[WALK_FRAMES]))
+    assert main(["assemble", str(query), "--part", f"upper={folder}", "-o", str(tmp_path / "out.bvh")]) == 2
+    err = capsys.readouterr().err
+    assert "'cmu.bvh'" in err and "another skeleton" in err
+
+
+@pytest.mark.parametrize("part", ["left.arm", "right.arm", "lower"])
+def test_every_juncture_of_an_arm_or_of_the_legs_has_the_querys_statistics_before_the_contact_stage(mocap, part):
+    query, library = punch_over_walk(mocap)
+    result = assemble(query, {part: library}, contacts=None)
+    skeleton = query.skeleton
+    junctures = juncture_joints(skeleton, part_joints(skeleton, find_rig(query), part))
+    assert len(junctures) == (2 if part == "lower" else 1)
+    for j in junctures:
+        order = euler_order(skeleton, j)
+        out = juncture_angles(result.motion.rotations[:, j], order)
+        want = juncture_angles(query.rotations[:, j], order)
+        np.testing.assert_allclose(out.mean(axis=0), want.mean(axis=0), atol=1e-9)
+        np.testing.assert_allclose(out.std(axis=0), want.std(axis=0), atol=1e-9)
