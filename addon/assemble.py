@@ -51,9 +51,10 @@ class AssemblyFound:
 
     @property
     def frames(self) -> tuple[int, int]:
-        """(first, last) frames of the library clip used, in its own frames."""
+        """(first, last) frames of the library clip used, in its own frames (section 4.2.1 maps the query's
+        frames onto them along the time curve: the segment may be shorter or longer than the query)."""
         first = int(self.match.start)
-        return first, first + self.assembly.motion.n_frames - 1
+        return first, first + int(self.match.length) - 1
 
     def to_dict(self) -> dict:
         """As the panel reads it (``Object.smart_motion.assembly_json``)."""

@@ -333,35 +333,33 @@ def assemble(capfd, *args) -> str:
     return capfd.readouterr().out
 
 
-def leg_joints(obj, motion) -> list[int]:
-    rig = extension("core.rig").find_rig(motion)
-    return [j for side in "LR" for j in rig.leg(side).joints]
-
-
-def test_the_parts_are_core_assembles_and_the_walks_legs_stay(walk, capfd):
+def test_the_part_is_core_assembles_choice_over_the_walks_own_legs_in_a_strip_above_it(walk, capfd):
     convert = extension("addon.convert")
     source = strips_by_name(walk)["walk"]
+    query = convert.strip_to_motion(walk, source)
+    library = {name: convert.action_to_motion(walk, bpy.data.actions[name]) for name in LIBRARY}
+    expected = extension("core.assemble").assemble(query, {"upper": library})
+    match = expected.matches["upper"]
     keys = {a.name: all_keys(a) for a in bpy.data.actions}
     report = assemble(capfd)
     shown = json.loads(walk.smart_motion.assembly_json)
-    assert shown["clip"] == "punch_normal_001", "a punch's arms are a punch's"
-    first, last = shown["frames"]
-    assert f"'walk' with its upper from 'punch_normal_001' frames {first}-{last}" in report
+    assert (shown["clip"], shown["frames"]) == (match.clip, [match.start, match.start + match.length - 1])
+    assert (f"'walk' with its upper from {match.clip!r} frames {match.start}-{match.start + match.length - 1}"
+            in report)
     strips = strips_by_name(walk)
     new = strips[shown["new_strip"]]
     tracks = list(walk.animation_data.nla_tracks)
     level = {name: next(k for k, t in enumerate(tracks) if name in t.strips) for name in ("walk", new.name)}
     assert level[new.name] > level["walk"], "above the source strip, which the NLA then plays it over"
     assert (new.frame_start, new.frame_end) == (source.frame_start, source.frame_end)
-    query = convert.strip_to_motion(walk, source)
-    assembled = convert.action_to_motion(walk, new.action)
-    legs = leg_joints(walk, query)
-    g_query, g_new = query.global_positions(), assembled.global_positions()
-    hips = [extension("core.rig").find_rig(query).pelvis]
-    # the legs are the walk's, relative to the hips (the contact stage may hold a foot by a few millimetres)
-    relative_query = g_query[:, legs] - g_query[:, hips]
-    relative_new = g_new[:, legs] - g_new[:, hips]
-    assert np.abs(relative_new - relative_query).max() < 0.02
+    keyed = convert.action_to_motion(walk, new.action).global_positions()
+    assert np.abs(keyed - expected.motion.global_positions()).max() < 1e-4, "the assembly, keyed"
+    # the lower body is the walk's: the pelvis and the legs where the walk has them
+    rig = extension("core.rig").find_rig(query)
+    lower = [rig.pelvis, *(j for side in "LR" for j in rig.leg(side).joints)]
+    assert np.abs(keyed[:, lower] - query.global_positions()[:, lower]).max() < 1e-4
+    arms = [j for side in "LR" for j in rig.arm(side).joints]
+    assert np.abs(keyed[:, arms] - query.global_positions()[:, arms]).max() > 0.05, "the arms are another clip's"
     for name, before in keys.items():
         assert same_keys(before, all_keys(bpy.data.actions[name])), f"action {name!r} was written"
     assert source.select and not new.select, "the selection is the user's"
@@ -411,6 +409,8 @@ def test_a_library_of_no_other_action_says_what_to_do(walk):
 
 
 def test_a_folder_library_gives_the_files_part(walk, capfd, tmp_path):
+    assemble(capfd)
+    chosen = json.loads(walk.smart_motion.assembly_json)
     for name in LIBRARY:
         shutil.copy(clip_path(name), tmp_path / f"{name}.bvh")
     for name in LIBRARY:  # the folder's files only
@@ -419,8 +419,10 @@ def test_a_folder_library_gives_the_files_part(walk, capfd, tmp_path):
     bpy.context.scene.smart_motion.assembly_library = 'FOLDER'
     report = assemble(capfd)
     shown = json.loads(walk.smart_motion.assembly_json)
-    assert shown["clip"] == "punch_normal_001.bvh" and shown["library"] == str(tmp_path) and shown["clips"] == 2
-    assert "from 'punch_normal_001.bvh' frames" in report
+    assert shown["library"] == str(tmp_path) and shown["clips"] == 2
+    # the files mapped onto the armature are its actions: the same clip and frames
+    assert shown["clip"] == f"{chosen['clip']}.bvh" and shown["frames"] == chosen["frames"]
+    assert f"from '{chosen['clip']}.bvh' frames" in report
     (tmp_path / "renamed.bvh").write_text(clip_path("walk_normal_001").read_text().replace("UpperLeg_L", "LeftUpLeg"))
     refused("assemble_parts", r"renamed.bvh: its joints are not the bones of armature 'walk_normal_001'.*move it out "
                               r"of the folder")
