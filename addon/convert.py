@@ -1045,7 +1045,8 @@ def motion_on_armature(obj: bpy.types.Object, motion: Motion, what: str, armatur
     bones, by name, with the same parents, and whose rest pose is the armature's up to a turn and
     a scale (a file the armature was imported from, in its own axes and unit, for example). The
     turn ``A`` and scale ``s`` are the least-squares fit of the armature's rest heads to the
-    file's rest joints (Umeyama's closed form, no reflection); then every joint rotation
+    file's rest joints (Umeyama's closed form, no reflection), an origin joint left out
+    (:func:`body_joints`: a file of the same bones captured elsewhere fits); then every joint rotation
     becomes ``A R inv(A)`` and every joint's translation ``s A p`` (the root's plus the fitted
     shift; connected bones keep their rest offsets, as Blender plays them). ``tolerance``: the
     fit's RMS error, as a fraction of the rest pose's size, above which the rest poses differ
@@ -1074,8 +1075,11 @@ def motion_on_armature(obj: bpy.types.Object, motion: Motion, what: str, armatur
                          f"{obj.name!r} of the same names")
     rest_armature = (skeleton.offsets[0] + skeleton.rest_positions())[joints]
     rest_file = motion.skeleton.offsets[0] + motion.skeleton.rest_positions()
-    turn, scale, shift, error = _similarity_fit(rest_file, rest_armature)
-    size = np.sqrt(np.mean(np.sum((rest_armature - rest_armature.mean(axis=0)) ** 2, axis=1)))
+    body = body_joints(motion.skeleton)
+    # (the shift puts the file's body at rest on the armature's, as the file imported by Blender and its
+    # action played on this armature stands)
+    turn, scale, shift, error = _similarity_fit(rest_file[body], rest_armature[body])
+    size = np.sqrt(np.mean(np.sum((rest_armature[body] - rest_armature[body].mean(axis=0)) ** 2, axis=1)))
     if not error <= tolerance * size:
         raise ValueError(f"{what}: its rest pose is not armature {obj.name!r}'s (after the best turn and scale the "
                          f"joints are {error / size:.0%} of the body's size away); only a clip in the armature's rest "
@@ -1091,6 +1095,19 @@ def motion_on_armature(obj: bpy.types.Object, motion: Motion, what: str, armatur
     root = joints[0]  # the file's joint 0, the armature's root bone (joint 0, or 1 under a several-root origin)
     positions[:, root] += shift - (skeleton.offsets[0] if root != 0 else 0.0)
     return Motion(skeleton, rotations, positions, motion.fps)
+
+
+def body_joints(skeleton: Skeleton) -> np.ndarray:
+    """The joints whose rest positions give a skeleton's rest pose: all of them, but an origin joint.
+
+    A joint 0 with a single child (Bandai's ``joint_Root``) is an origin: its child's rest offset is
+    where the body stood at the capture, not its shape. Files of one capture set differ there by
+    metres and nowhere else (bandai2-raise's styles), so the rest pose is the child's subtree.
+    """
+    parents = np.asarray(skeleton.parents)
+    if len(parents) > 2 and np.count_nonzero(parents == 0) == 1:
+        return np.arange(1, len(parents))
+    return np.arange(len(parents))
 
 
 def _similarity_fit(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, float]:

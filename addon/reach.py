@@ -235,8 +235,7 @@ def length_text(value: float, scene: bpy.types.Scene) -> str:
 
 def reach_text(found: ReachFound, strip: bpy.types.NlaStrip, scene: bpy.types.Scene) -> str:
     """The operator's report."""
-    blend = ("partial blending (section 3.2: the target lies outside the examples' whole-body blends)"
-             if found.reach.partial else "whole-body blending")
+    blend = "partial blending (section 3.2)" if found.reach.partial else "whole-body blending (section 3.1)"
     weights = ", ".join(f"{name} {w:.2f}" for name, w in found.weights())
     timing = ("the examples' alignment kept from before" if found.cached else "examples aligned")
     return (f"{found.effector} reaches {found.target!r} within {length_text(found.error, scene)} at frame "
