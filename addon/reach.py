@@ -252,7 +252,10 @@ def reach_lines(shown: dict, scene: bpy.types.Scene) -> list[str]:
              f"    {shown['examples']} examples ({'listed' if shown['library'] == 'actions' else 'folder'}), "
              f"from {shown['reference']}"]
     if shown["weights"]:
-        lines.append("    " + ", ".join(f"{name} {w:.2f}" for name, w in shown["weights"]))
+        from .nla import wrapped
+
+        weights = ", ".join(f"{name} {w:.2f}" for name, w in shown["weights"])
+        lines += [f"    {line}" for line in wrapped(f"weights {weights}", 40)]
     if shown.get("strip"):
         lines.append(f"    strip {shown['strip']}")
     return lines

@@ -242,6 +242,24 @@ def test_no_target_no_examples_and_no_armature_each_say_what_to_do(reach_scene):
     refused("reach_target", r"the active object 'Empty' is a empty, not an armature")
 
 
+def test_the_target_is_the_one_set_else_the_selected_empty_else_the_only_one(reach_scene, capfd):
+    first = bpy.data.objects["Empty"]
+    place_empty(reach_scene, inside_target(reach_scene))
+    bpy.ops.object.empty_add(location=(0, 0, 1.5))
+    second = bpy.context.active_object
+    bpy.context.view_layer.objects.active = reach_scene
+    for empty in (first, second):
+        empty.select_set(False)
+    refused("reach_target", r"no target: 2 Empties are in the scene and no Reach Target is set; pick one as Reach "
+                            r"Target in the Smart Motion panel, or select only it")
+    second.select_set(True)
+    reach(capfd)
+    assert shown_reach(reach_scene)["target"] == second.name
+    reach_scene.smart_motion.reach_target = first
+    reach(capfd)
+    assert shown_reach(reach_scene)["target"] == first.name
+
+
 def test_an_example_of_another_skeleton_is_refused_when_added_and_when_listed(reach_scene, tmp_path):
     cmu = cmu_named_walk(tmp_path)
     bpy.context.view_layer.objects.active = reach_scene
