@@ -92,26 +92,26 @@ def example_motions(obj) -> list:
             for row in sorted(obj.smart_motion.reach_examples, key=lambda r: r.action.name)]
 
 
-def inside_target(obj) -> np.ndarray:
+def inside_target(obj, effector: str = "right.wrist", feature: str = "highest") -> np.ndarray:
     """A point among the examples' hit points, in the armature's space: the mean of the hit points
     of the second and third examples once each is placed as the first starts (core.reach's registration)."""
     reach = extension("core.reach")
     registration = reach.register_examples(example_motions(obj))
-    space = reach.parameter_space(registration, n_blends=0)
+    space = reach.parameter_space(registration, effector=effector, feature=feature, n_blends=0)
     return space.hit_points[1:3].mean(axis=0)
 
 
-def hand_bone(obj) -> str:
-    """The bone of the rig role right.wrist."""
+def effector_bone(obj, effector: str = "right.wrist") -> str:
+    """The bone of the rig role ``effector``."""
     skeleton, _ = extension("addon.convert").armature_skeleton(obj)
-    return extension("core.rig").find_rig(skeleton).names["right.wrist"]
+    return extension("core.rig").find_rig(skeleton).names[effector]
 
 
-def evaluated_hand(obj, frame: int) -> np.ndarray:
-    """The right hand's head in the world, as Blender evaluates ``obj`` at scene ``frame``."""
+def evaluated_hand(obj, frame: int, effector: str = "right.wrist") -> np.ndarray:
+    """The effector's (the right hand's) head in the world, as Blender evaluates ``obj`` at scene ``frame``."""
     bpy.context.scene.frame_set(frame)
     evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    head = evaluated.pose.bones[hand_bone(obj)].head
+    head = evaluated.pose.bones[effector_bone(obj, effector)].head
     return np.array(evaluated.matrix_world @ head)
 
 
@@ -178,6 +178,18 @@ def test_a_moved_turned_and_scaled_armature_still_reaches_the_empty_and_the_alig
     assert away <= shown["error"] + 1e-4
     assert shown["error"] < 0.015, "1 cm of the armature's space, scaled by 1.5 into the world's"
     assert shown["seconds"] < 0.5, "a query of the kept alignment is quick"
+
+
+def test_the_effector_and_feature_chosen_are_the_ones_reaching(reach_scene, capfd):
+    bpy.context.scene.smart_motion.reach_effector = 'left.wrist'
+    bpy.context.scene.smart_motion.reach_feature = 'farthest'
+    empty = place_empty(reach_scene, inside_target(reach_scene, "left.wrist", "farthest"))
+    report = reach(capfd)
+    shown = shown_reach(reach_scene)
+    assert (shown["effector"], shown["feature"]) == ("left.wrist", "farthest") and shown["error"] < 0.01
+    assert "left.wrist reaches 'Empty'" in report
+    hand = evaluated_hand(reach_scene, shown["hit_scene_frame"], "left.wrist")
+    assert np.linalg.norm(hand - np.array(empty.matrix_world.translation)) <= shown["error"] + 1e-4
 
 
 def test_reach_target_leaves_every_example_action_as_it_was(reach_scene, capfd):
