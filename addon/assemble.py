@@ -17,7 +17,9 @@ the writes (:func:`insert_assembly`) follow and do not fail.
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from dataclasses import dataclass
 
 import bpy
@@ -110,9 +112,6 @@ def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | 
 def insert_assembly(obj: bpy.types.Object, found: AssemblyFound) -> bpy.types.NlaStrip:
     """Key the assembled motion into a new action and play it by a new strip at the query strip's start, on
     a track above the query's; record the result for the panel. No other strip or action is changed."""
-    import json
-    from pathlib import Path
-
     from .clips import add_result_strip, track_above
     from .convert import write_action
     from .properties import find_strip

@@ -31,6 +31,7 @@ As in :mod:`.hops`, everything that can fail comes first, into plain values
 
 from __future__ import annotations
 
+import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -189,16 +190,10 @@ def find_reach(obj: bpy.types.Object, empty: bpy.types.Object, *, effector: str,
     reach = space.reach(target_in_armature(obj, empty))
     seconds = time.perf_counter() - began
     target_world = np.array(empty.matrix_world.translation, dtype=np.float64)
-    hit_world = np.array(obj.matrix_world @ _vector(reach.hit_point), dtype=np.float64)
+    hit_world = (np.array(obj.matrix_world) @ np.append(reach.hit_point, 1.0))[:3]
     return ReachFound(empty.name, target_world, tuple(name for name, _ in examples),
                       "actions" if folder is None else folder, reach, hit_world,
                       float(np.linalg.norm(hit_world - target_world)), effector, feature, seconds, cached)
-
-
-def _vector(point):
-    from mathutils import Vector
-
-    return Vector(tuple(float(x) for x in point))
 
 
 # ---------------------------------------------------------------------------
@@ -209,8 +204,6 @@ def insert_reach(obj: bpy.types.Object, found: ReachFound, start: int) -> bpy.ty
     """Key the reach into a new action (from scene frame ``start``) and play it by a new strip at ``start``
     on a new track above the armature's strips; record the result for the panel. No other strip or action
     is changed."""
-    import json
-
     from .clips import add_result_strip, track_above
     from .convert import write_action
 
