@@ -258,12 +258,9 @@ class SMART_MOTION_OT_reach_target(_Reported, bpy.types.Operator):
         settings = context.scene.smart_motion
         empty = reach.target_empty(obj, context.view_layer)
         folder = _folder(context, "reach_folder") if settings.reach_library == 'FOLDER' else None
-        with _Progress(context) as progress:
-            progress(0.1)
-            found = reach.find_reach(obj, empty, effector=settings.reach_effector, feature=settings.reach_feature,
-                                     folder=folder)
-            progress(0.9)
-            strip = reach.insert_reach(obj, found, context.scene.frame_current)
+        found = reach.find_reach(obj, empty, effector=settings.reach_effector, feature=settings.reach_feature,
+                                 folder=folder)
+        strip = reach.insert_reach(obj, found, context.scene.frame_current)
         self.report({'INFO'}, reach.reach_text(found, strip, context.scene))
         for line in active_action_warning(obj, strip):
             self.report({'WARNING'}, line)

@@ -83,8 +83,8 @@ REACH_EFFECTORS = (
 #: Assemble Parts' body parts: core.assemble.PARTS (kept literal here, as registering must not import numpy;
 #: tests/blender/test_reach_assemble.py checks they agree).
 ASSEMBLY_PARTS = (
-    ('upper', "Upper Body", "Both arms"),
-    ('lower', "Lower Body", "Both legs"),
+    ('upper', "Upper Body", "The spine above the pelvis and all above it: chest, neck, head, both arms"),
+    ('lower', "Lower Body", "Both legs (the pelvis stays the strip's)"),
     ('left.arm', "Left Arm", "The left arm"),
     ('right.arm', "Right Arm", "The right arm"),
     ('left.leg', "Left Leg", "The left leg"),

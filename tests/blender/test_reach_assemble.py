@@ -225,6 +225,15 @@ def test_a_target_far_outside_the_examples_is_reached_by_partial_blending_and_sa
     assert np.linalg.norm(hand - target) <= shown["error"] + 1e-4
 
 
+def test_an_active_action_playing_over_the_result_is_warned_of(reach_scene, capfd):
+    place_empty(reach_scene, inside_target(reach_scene))
+    reach_scene.animation_data.action = reach_scene.smart_motion.reach_examples[0].action
+    report = reach(capfd)
+    strip = shown_reach(reach_scene)["strip"]
+    assert (f"plays its active action {reach_scene.animation_data.action.name!r} over the NLA, so strip {strip!r} "
+            "does not show: push the action down to a strip, or unassign it") in report
+
+
 def test_the_panel_shows_the_last_reach(reach_scene, capfd):
     place_empty(reach_scene, inside_target(reach_scene))
     reach(capfd)
