@@ -14,6 +14,7 @@ the motions' own unit; the up axis is found from the pose (core.rig.detect_up).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -655,42 +656,52 @@ def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndar
     after Fig. 14's discussion), damped, over ``iterations`` linearisations. A world rotation
     ``R`` of joint ``j`` is the local ``G_parent^-1 R G_parent`` put before its own.
     """
-    rot = motion.rotations[frame].copy()
+    rot = motion.rotations[frame]
     pos = motion.positions[frame]
     parents = motion.skeleton.parents
-    columns = [(k, axis) for k, (_, axes, _) in enumerate(joints) for axis in np.atleast_2d(axes)]
-    scale = np.array([joints[k][2] for k, _ in columns])
-    owner = np.array([k for k, _ in columns])
-    axes = np.array([axis for _, axis in columns])
+    moved = np.array([j for j, _, _ in joints])
+    owner = np.concatenate([np.full(len(np.atleast_2d(axes)), k) for k, (_, axes, _) in enumerate(joints)])
+    axes = np.concatenate([np.atleast_2d(axes) for _, axes, _ in joints])
+    scale = np.array([joints[k][2] for k in owner])
     deltas = quat.identity((len(joints),))
+    fractions = np.array([1.0, 0.5, 0.25, 0.125])
+    # only the joints the step needs are posed: the effector, the turned joints and their parents
+    wanted = np.unique(np.concatenate([[effector], moved, np.maximum(parents[moved], 0)]))
+    column = {int(j): c for c, j in enumerate(wanted)}
+    effector_c, moved_c = column[effector], np.array([column[int(j)] for j in moved])
+    parent_c = np.array([column[int(max(parents[j], 0))] for j in moved])
 
     def posed(rot):
-        world, wrot = forward_kinematics(rot[None], pos[None], parents)
-        return world[0], wrot[0]
+        return forward_kinematics(rot, np.broadcast_to(pos, rot.shape[:-1] + (3,)), parents, wanted)
 
-    world, wrot = posed(rot)
+    world, wrot = posed(rot[None])
+    world, wrot = world[0], wrot[0]
     for _ in range(iterations):
-        miss = target - world[effector]
+        miss = target - world[effector_c]
         if np.linalg.norm(miss) <= tolerance:
             break
-        jac = np.cross(axes, world[effector] - world[[joints[k][0] for k in owner]]).T * scale
+        jac = np.cross(axes, world[effector_c] - world[moved_c[owner]]).T * scale
         gram = jac @ jac.T
         angles = scale * (jac.T @ np.linalg.solve(gram + 1e-3 * np.trace(gram) * np.eye(3) + 1e-300, miss))
-        # a step the linearisation overshoots (a target the turns can only approach) is halved
-        for fraction in (1.0, 0.5, 0.25, 0.125):
-            trial_rot, trial_deltas = rot.copy(), deltas.copy()
-            for k, (joint, _, _) in enumerate(joints):
-                vector = fraction * (angles[owner == k] @ axes[owner == k])
-                turn = quat.from_axis_angle(vector / max(np.linalg.norm(vector), 1e-300), np.linalg.norm(vector))
-                parent = wrot[parents[joint]] if parents[joint] >= 0 else quat.identity()
-                local = quat.mul(quat.inv(parent), quat.mul(turn, parent))
-                trial_rot[joint] = quat.mul(local, rot[joint])
-                trial_deltas[k] = quat.mul(local, deltas[k])
-            trial_world, trial_wrot = posed(trial_rot)
-            if np.linalg.norm(target - trial_world[effector]) < np.linalg.norm(miss):
-                rot, deltas, world, wrot = trial_rot, trial_deltas, trial_world, trial_wrot
-                break
-        else:
+        vectors = np.zeros((len(joints), 3))
+        np.add.at(vectors, owner, angles[:, None] * axes)
+        length = np.linalg.norm(vectors, axis=1)
+        # the step and its halves at once: one that the linearisation overshoots (a target the
+        # turns can only approach) gives way to the longest shorter one that still helps
+        turns = quat.from_axis_angle(vectors / np.maximum(length, 1e-300)[:, None], fractions[:, None] * length)
+        parent = np.where((parents[moved] >= 0)[:, None], wrot[parent_c], quat.identity())
+        local = quat.mul(quat.inv(parent), quat.mul(turns, parent))  # (4, n, 4)
+        trial_rot = np.broadcast_to(rot, (len(fractions),) + rot.shape).copy()
+        trial_rot[:, moved] = quat.mul(local, rot[moved])
+        trial_world, trial_wrot = posed(trial_rot)
+        misses = np.linalg.norm(target - trial_world[:, effector_c], axis=1)
+        better = np.flatnonzero(misses < np.linalg.norm(miss))
+        if not len(better):
+            break
+        pick = better[0]
+        rot, world, wrot = trial_rot[pick], trial_world[pick], trial_wrot[pick]
+        deltas = quat.mul(local[pick], deltas)
+        if misses[pick] > 0.99 * np.linalg.norm(miss):  # (creeping: the turns cannot take it much nearer)
             break
     return quat.standardize(deltas)
 
@@ -821,7 +832,8 @@ class ReachSpace:
         millionth of the body size): the geometric meaning of "inside the space"."""
         return hull_combination(self.space.hit_points, self._target(target), scale=self.scale)[1] <= 1e-6 * self.scale
 
-    def blend_towards(self, point: np.ndarray, metric: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def blend_towards(self, point: np.ndarray, metric: np.ndarray | None = None, *,
+                      iterations: int = 8) -> tuple[np.ndarray, np.ndarray]:
         """The blend ``(weights (K,), hit point (3,))`` hitting ``point``, or as near as the space
         allows in ``metric``: the hull's nearest convex combination of sampled blends (its goal),
         then :func:`refined_weights` onto that goal from the better of the combination's weights
@@ -835,7 +847,7 @@ class ReachSpace:
         support = np.flatnonzero((starts > 0).any(axis=0) | (self.space.weights[nearest] > 0).any(axis=0))
         start = starts[np.argmin(np.linalg.norm(self.chains.hits(starts, between_frames=True)[0] - goal, axis=1))]
         return refined_weights(self.chains, start, goal, support=support, scale=self.scale,
-                               tolerance=0.02 * self.tolerance)
+                               tolerance=0.1 * self.tolerance, iterations=iterations)
 
     def _target(self, target) -> np.ndarray:
         target = np.asarray(target, dtype=np.float64)
@@ -910,8 +922,9 @@ class ReachSpace:
         target = self._target(target)
         up = self.up
         level = np.outer(up, up)
-        weights_h, _ = self.blend_towards(target, (np.eye(3) - level) + _FIRM * level)
-        weights_v, _ = self.blend_towards(target, _FIRM * (np.eye(3) - level) + level)
+        # (P_H refined twice, P_V not at all: the adjustments below take up what they leave)
+        weights_h, _ = self.blend_towards(target, (np.eye(3) - level) + _FIRM * level, iterations=2)
+        weights_v, _ = self.blend_towards(target, _FIRM * (np.eye(3) - level) + level, iterations=0)
         motion_h, motion_v = self.blend(weights_h), self.blend(weights_v)
         _, times = self.chains.hits(weights_h[None], between_frames=True)
         side, _, part = self.effector.partition(".")
@@ -953,7 +966,10 @@ class ReachSpace:
             deltas = quat.mul(quat.power(more, 1.0 / max(profile[found.hit_frame], 0.05)), deltas)
             found = self._measured(with_adjustments(motion, joints, deltas, profile), target, weights_h, True,
                                    weights_v)
-            best = found if found.error < best.error else best
+            if found.error > 0.9 * best.error:  # (no longer getting closer: the turns cannot reach it)
+                best = found if found.error < best.error else best
+                break
+            best = found
         return best
 
 
@@ -968,7 +984,8 @@ class LeftOut:
     example   its index among the examples; outside: whether its hit lies outside the
     shrunk space's hull; regular, product: the hit errors of regular blending alone and of
     :meth:`ReachSpace.reach` (partial blending where regular misses); partial: whether the
-    product used partial blending; scale: the body size (errors / scale are unit-free).
+    product used partial blending; scale: the body size (errors / scale are unit-free);
+    seconds: how long the product's query took.
     """
 
     example: int
@@ -977,6 +994,7 @@ class LeftOut:
     product: float
     partial: bool
     scale: float
+    seconds: float = 0.0
 
 
 def cross_validation(examples: list[Motion], left_out, *, effector: str = "right.wrist", feature: str = "highest",
@@ -995,6 +1013,9 @@ def cross_validation(examples: list[Motion], left_out, *, effector: str = "right
         target = full.chains.hits(np.eye(len(examples))[k][None], between_frames=True)[0][0]
         shrunk = full.without(k, n_blends=n_blends, seed=seed)
         regular = shrunk.regular_reach(target)
+        start = time.perf_counter()
         product = shrunk.reach(target)
-        rows.append(LeftOut(k, not shrunk.inside(target), regular.error, product.error, product.partial, shrunk.scale))
+        seconds = time.perf_counter() - start
+        rows.append(LeftOut(k, not shrunk.inside(target), regular.error, product.error, product.partial, shrunk.scale,
+                            seconds))
     return rows

@@ -344,7 +344,7 @@ def test_a_target_beyond_the_space_is_reached_by_partial_blending(raise_space):
     regular, product = space.regular_reach(target), space.reach(target)
     assert product.partial and product.vertical_weights is not None
     # 8 cm beyond, farther than the cross-validation's left-out examples lie: within section 5.2's 3 cm
-    assert product.error < 0.25 * regular.error and product.error < 3.0
+    assert product.error < 0.5 * regular.error and product.error < 3.0
 
 
 def test_reach_refuses_bad_input(all_raises, raise_space):
