@@ -1,10 +1,20 @@
-"""Reaching a target by blending examples of one action (Juang et al. 2009, section 3.1).
+"""Reaching a target by blending examples of one action (Juang et al. 2009, sections 3 and 5.2).
 
 Time alignment (section 3.1, after Kovar and Gleicher 2004): every example is
 placed to start where and as the reference starts (pelvis over the same ground
 point, facing the same way about the up axis), then registered to the
 reference by dynamic time warping over the summed squared distances between
 corresponding joints, and resampled onto the reference's frames.
+
+The parameter space (section 3.1): hit points of densely sampled slerp blends.
+A target is inside the space when it lies in the convex hull of those hit
+points (non-negative least squares, Lawson and Hanson); the blend for a target
+is refined onto it by Gauss-Newton on the weights, kept on the simplex. Where
+that misses, section 3.2's partial blending: the body blended with P_H's
+weights, the adjustment joints from P_V's blend, turned hierarchically onto the
+target (a punch or raise), or the kicking leg spliced and its hip turned (a
+kick). :class:`ReachSpace` is the product; :func:`cross_validation` is section
+5.2's experiment.
 
 Conventions: a warping path is an ``(L, 2)`` int array of ``(reference frame,
 example frame)`` pairs from ``(0, 0)`` to ``(n - 1, m - 1)``, each step moving
@@ -314,10 +324,10 @@ class ParameterSpace:
 
 def hit_points(registration: Registration, weights: np.ndarray, *, effector: str = "right.wrist",
                feature: str = "highest") -> tuple[np.ndarray, np.ndarray]:
-    """Hit points ``(S, 3)`` and frames ``(S,)`` of the blends ``weights (S, K)``.
+    """Hit points ``(S, 3)`` and frames ``(S,)`` of the blends ``weights (S, K)``, over whole frames.
 
-    Only the effector's and the pelvis's chains are blended and posed: the
-    rest of the body cannot move them.
+    Only the effector's and the pelvis's chains are blended and posed
+    (:class:`EffectorChains`): the rest of the body cannot move them.
     """
     motions = registration.motions
     rig = find_rig(motions[0])
@@ -325,21 +335,7 @@ def hit_points(registration: Registration, weights: np.ndarray, *, effector: str
     if not isinstance(joint, (int, np.integer)):
         raise ValueError(f"effector must be a single-joint rig role present in this skeleton "
                          f"(e.g. right.wrist), got {effector!r}")
-    up = detect_up(motions[0], rig)
-    skel = motions[0].skeleton
-    chain = _ancestors_of(skel.parents, [joint, rig.pelvis])
-    remap = np.full(len(skel), -1)
-    remap[chain] = np.arange(len(chain))
-    parents = np.where(skel.parents[chain] >= 0, remap[skel.parents[chain]], -1)
-    weights = np.asarray(weights, dtype=np.float64)
-    rot = blended_rotations(np.stack([m.rotations[:, chain] for m in motions]), weights)
-    pos = np.einsum("sk,kfjc->sfjc", weights, np.stack([m.positions[:, chain] for m in motions]))
-    s, f = rot.shape[:2]
-    world, _ = forward_kinematics(rot.reshape(s * f, len(chain), 4), pos.reshape(s * f, len(chain), 3), parents,
-                                  [remap[joint], remap[rig.pelvis]], rotations_out=False)
-    world = world.reshape(s, f, 2, 3)
-    frames = hit_frame(world[:, :, 0], world[:, :, 1], up, feature)
-    return world[np.arange(s), frames, 0], frames
+    return EffectorChains.of(motions, rig, detect_up(motions[0], rig), int(joint), feature).hits(weights)
 
 
 def parameter_space(registration: Registration, *, effector: str = "right.wrist", feature: str = "highest",
