@@ -485,6 +485,8 @@ class EffectorChains:
 
     rotations (K, F, C, 4), positions (K, F, C, 3)  the examples' local transforms of the ``C``
     joints (ancestors first); parents (C,) within them; effector, pelvis: their columns.
+    start   (3,) or None: where a blend's first-frame pelvis is put on the ground (the
+            reference's), the hit moving with it (:meth:`ReachSpace.placed`); None: left as blended.
     """
 
     rotations: np.ndarray
@@ -494,16 +496,18 @@ class EffectorChains:
     pelvis: int
     up: np.ndarray
     feature: str
+    start: np.ndarray | None = None
 
     @classmethod
-    def of(cls, motions, rig: Rig, up: np.ndarray, effector: int, feature: str) -> "EffectorChains":
+    def of(cls, motions, rig: Rig, up: np.ndarray, effector: int, feature: str,
+           start: np.ndarray | None = None) -> "EffectorChains":
         skel = motions[0].skeleton
         chain = _ancestors_of(skel.parents, [effector, rig.pelvis])
         remap = np.full(len(skel), -1)
         remap[chain] = np.arange(len(chain))
         parents = np.where(skel.parents[chain] >= 0, remap[skel.parents[chain]], -1)
         return cls(np.stack([m.rotations[:, chain] for m in motions]), np.stack([m.positions[:, chain] for m in motions]),
-                   parents, int(remap[effector]), int(remap[rig.pelvis]), up, feature)
+                   parents, int(remap[effector]), int(remap[rig.pelvis]), up, feature, start)
 
     def hits(self, weights: np.ndarray, *, between_frames: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Hit points ``(S, 3)`` and frames ``(S,)`` of the blends ``weights (S, K)``.
@@ -522,8 +526,9 @@ class EffectorChains:
         world = world.reshape(s, f, 2, 3)
         frames = hit_frame(world[:, :, 0], world[:, :, 1], self.up, self.feature)
         rows = np.arange(s)
+        shift = 0.0 if self.start is None else horizontal(self.start - world[:, 0, 1], self.up)
         if not between_frames or f < 3:
-            return world[rows, frames, 0], frames
+            return world[rows, frames, 0] + shift, frames
         if self.feature == "highest":
             value = world[:, :, 0] @ self.up
         else:
@@ -534,7 +539,7 @@ class EffectorChains:
         posed_rot = quat.slerp(rot[rows, start], rot[rows, start + 1], np.broadcast_to(share[:, None], (s, c)))
         posed_pos = pos[rows, start] + share[:, None, None] * (pos[rows, start + 1] - pos[rows, start])
         point, _ = forward_kinematics(posed_rot, posed_pos, self.parents, [self.effector], rotations_out=False)
-        return point[:, 0], times
+        return point[:, 0] + shift, times
 
 
 def refined_weights(chains: EffectorChains, weights: np.ndarray, target: np.ndarray, *, support: np.ndarray,
@@ -790,7 +795,8 @@ class ReachSpace:
         self.tolerance = HIT_TOLERANCE * self.scale
         self.rotations = np.stack([m.rotations for m in registration.motions])
         self.positions = np.stack([m.positions for m in registration.motions])
-        self.chains = EffectorChains.of(registration.motions, rig, self.up, self.effector_joint, feature)
+        self.start = horizontal(reference[:1].global_positions()[0, rig.pelvis], self.up)
+        self.chains = EffectorChains.of(registration.motions, rig, self.up, self.effector_joint, feature, self.start)
         weights = blend_weights(len(registration.motions), n_blends, seed=seed)
         points, frames = self.chains.hits(weights, between_frames=True)
         self.space = ParameterSpace(weights, points, frames, effector, feature)
@@ -822,6 +828,14 @@ class ReachSpace:
         pos = np.einsum("k,kfjc->fjc", weights, self.positions)
         ref = self.registration.motions[self.reference]
         return Motion(ref.skeleton, rot, pos, ref.fps)
+
+    def placed(self, motion: Motion) -> Motion:
+        """``motion`` moved on the ground so that its first frame's pelvis stands where the
+        reference's does: every example starts there, but a blend starts where the blended pelvis
+        is, off by the example frames the warping paths match to the reference's first."""
+        pelvis = forward_kinematics(motion.rotations[:1], motion.positions[:1], motion.skeleton.parents,
+                                    [self.rig.pelvis], rotations_out=False)[0][0, 0]
+        return motion.transformed(quat.identity(), horizontal(self.start - pelvis, self.up))
 
     def inside(self, target) -> bool:
         """Whether ``target`` lies in the convex hull of the sampled hit points (to a
@@ -888,7 +902,8 @@ class ReachSpace:
         target = self._target(target)
         weights, _ = self.blend_towards(target)
         _, times = self.chains.hits(weights[None], between_frames=True)
-        return self._measured(self._retimed(self.blend(weights), weights, times[0])[0], target, weights, False)
+        return self._measured(self._retimed(self.placed(self.blend(weights)), weights, times[0])[0], target,
+                              weights, False)
 
     def without(self, k: int, **kwargs) -> "ReachSpace":
         """The space of the same examples but the ``k``-th, on the same registration (section
@@ -927,7 +942,7 @@ class ReachSpace:
         skel = motion_h.skeleton
         if part in _LEG_PARTS:
             hip = self.rig.leg(side).hip
-            motion, frame = self._retimed(spliced(motion_v, motion_h, self.rig.subtree_mask(skel, hip)),
+            motion, frame = self._retimed(self.placed(spliced(motion_v, motion_h, self.rig.subtree_mask(skel, hip))),
                                           weights_h, times[0])
             world = motion[frame].global_positions()[0]
             legs = self.rig.leg("R").hip, self.rig.leg("L").hip
@@ -942,7 +957,7 @@ class ReachSpace:
             adjusted_roles = [(role, j) for role, j in adjusted_roles if j is not None]
             mask = np.zeros(len(skel), dtype=bool)
             mask[[j for _, j in adjusted_roles]] = True
-            motion, frame = self._retimed(spliced(motion_h, motion_v, mask), weights_h, times[0])
+            motion, frame = self._retimed(self.placed(spliced(motion_h, motion_v, mask)), weights_h, times[0])
             adjusted = [(j, up[None] if role == "pelvis" else np.eye(3), _STIFFNESS[role]) for role, j in adjusted_roles]
         joints = [j for j, _, _ in adjusted]
         world, _ = forward_kinematics(motion.rotations, motion.positions, skel.parents,
