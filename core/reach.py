@@ -969,7 +969,7 @@ class ReachSpace:
         found = best
         # The adjustment changes which frame is the hit (a lower hand at the peak, a higher one
         # elsewhere): solved again at the frame the result hits from, a few times; the best kept.
-        for _ in range(4):
+        for _ in range(5):
             if found.error <= 0.02 * self.tolerance:
                 break
             more = joint_adjustments(found.motion, found.hit_frame, self.effector_joint, target, adjusted,
@@ -977,10 +977,9 @@ class ReachSpace:
             deltas = quat.mul(quat.power(more, 1.0 / max(profile[found.hit_frame], 0.05)), deltas)
             found = self._measured(with_adjustments(motion, joints, deltas, profile), target, weights_h, True,
                                    weights_v)
-            if found.error > 0.9 * best.error:  # (no longer getting closer: the turns cannot reach it)
-                best = found if found.error < best.error else best
-                break
-            best = found
+            if found.error > 0.9 * best.error and found.hit_frame == best.hit_frame:
+                break  # (no longer getting closer at the same frame: the turns cannot reach it)
+            best = found if found.error < best.error else best
         return best
 
 
