@@ -47,3 +47,4 @@ def test_partial_blending_reaches_the_left_out_examples_outside_the_shrunk_space
     # elsewhere no worse: the product keeps regular blending unless partial blending misses less
     assert all(r.product <= r.regular + 1e-9 for r in inside)
     assert np.median([r.product for r in inside]) <= np.median([r.regular for r in inside])
+    assert max(r.product for r in inside) * cm < 1.0  # inside the space: within a centimetre
