@@ -555,7 +555,7 @@ def refined_weights(chains: EffectorChains, weights: np.ndarray, target: np.ndar
     problem is the convex combination of the points ``h + d_k`` nearest the target,
     :func:`hull_combination` again, whose weights are never negative. A step that does not
     reduce the miss is halved (at most three times). Stops when the miss is below
-    ``tolerance`` or stops shrinking. ``scale``: a length of the motion's size.
+    ``tolerance`` or shrinks by less than 2 % in a step. ``scale``: a length of the motion's size.
     """
     weights = np.asarray(weights, dtype=np.float64)
     vertices = np.eye(len(weights))[support]
@@ -577,6 +577,8 @@ def refined_weights(chains: EffectorChains, weights: np.ndarray, target: np.ndar
         if misses[best] >= miss:
             break
         weights, point = trials[best], points[best]
+        if misses[best] > 0.98 * miss:  # (creeping: the target is beyond what these examples reach)
+            break
     return weights, point
 
 

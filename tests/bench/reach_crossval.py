@@ -30,10 +30,10 @@ def main() -> None:
     files = sorted((MOCAP / "bandai2-raise").glob("*.bvh"))
     examples = [read_bvh(f) for f in files]
     rows = cross_validation(examples, range(len(examples)))
-    print(f"{'left out':<40} {'space':>8} {'regular':>9} {'product':>9}  (cm)")
+    print(f"{'left out':<40} {'space':>8} {'regular':>9} {'product':>9}  (cm) {'query':>6} (ms)")
     for row in rows:
         print(f"{files[row.example].stem:<40} {'outside' if row.outside else 'inside':>8} {row.regular:9.3f} "
-              f"{row.product:9.3f}" + ("  partial" if row.partial else ""))
+              f"{row.product:9.3f}      {1000 * row.seconds:6.1f}" + ("  partial" if row.partial else ""))
     for name, outside in (("outside", True), ("inside", False)):
         group = [r for r in rows if r.outside == outside]
         if group:
