@@ -679,13 +679,14 @@ def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndar
 
     world, wrot = posed(rot[None])
     world, wrot = world[0], wrot[0]
+    damping = 1e-3  # Levenberg-Marquardt: less after a full step, more after a shortened one
     for _ in range(iterations):
         miss = target - world[effector_c]
         if np.linalg.norm(miss) <= tolerance:
             break
         jac = np.cross(axes, world[effector_c] - world[moved_c[owner]]).T * scale
         gram = jac @ jac.T
-        angles = scale * (jac.T @ np.linalg.solve(gram + 1e-3 * np.trace(gram) * np.eye(3) + 1e-300, miss))
+        angles = scale * (jac.T @ np.linalg.solve(gram + damping * np.trace(gram) * np.eye(3) + 1e-300, miss))
         vectors = np.zeros((len(joints), 3))
         np.add.at(vectors, owner, angles[:, None] * axes)
         length = np.linalg.norm(vectors, axis=1)
@@ -702,6 +703,7 @@ def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndar
         if not len(better):
             break
         pick = better[0]
+        damping = max(damping * 0.1, 1e-7) if pick == 0 else min(damping * 10.0, 1.0)
         rot, world, wrot = trial_rot[pick], trial_world[pick], trial_wrot[pick]
         deltas = quat.mul(local[pick], deltas)
         if misses[pick] > 0.99 * np.linalg.norm(miss):  # (creeping: the turns cannot take it much nearer)
@@ -965,23 +967,25 @@ class ReachSpace:
         world, _ = forward_kinematics(motion.rotations, motion.positions, skel.parents,
                                       [self.effector_joint, self.rig.pelvis], rotations_out=False)
         value = world[:, 0] @ up if self.feature == "highest" else np.linalg.norm(world[:, 0] - world[:, 1], axis=-1)
-        profile = adjustment_profile(value, frame)
         deltas = quat.identity((len(joints),))
-        best = self._measured(motion, target, weights_h, True, weights_v)
-        found = best
+        best = found = self._measured(motion, target, weights_h, True, weights_v)
         # The adjustment changes which frame is the hit (a lower hand at the peak, a higher one
-        # elsewhere): solved again at the frame the result hits from, a few times; the best kept.
+        # elsewhere): solved again at the frame the result hits from, a few times, the profile
+        # peaking there (so the solution holds in full at that frame); the best kept.
         for _ in range(5):
             if found.error <= 0.02 * self.tolerance:
                 break
-            more = joint_adjustments(found.motion, found.hit_frame, self.effector_joint, target, adjusted,
+            profile = adjustment_profile(value, found.hit_frame)
+            centred = with_adjustments(motion, joints, deltas, profile)
+            more = joint_adjustments(centred, found.hit_frame, self.effector_joint, target, adjusted,
                                      tolerance=0.01 * self.tolerance)
-            deltas = quat.mul(quat.power(more, 1.0 / max(profile[found.hit_frame], 0.05)), deltas)
+            deltas = quat.mul(more, deltas)
+            before = found
             found = self._measured(with_adjustments(motion, joints, deltas, profile), target, weights_h, True,
                                    weights_v)
-            if found.error > 0.9 * best.error and found.hit_frame == best.hit_frame:
-                break  # (no longer getting closer at the same frame: the turns cannot reach it)
             best = found if found.error < best.error else best
+            if found.error > 0.9 * before.error and found.hit_frame == before.hit_frame:
+                break  # (no longer getting closer at the same frame: the turns cannot reach it)
         return best
 
 
