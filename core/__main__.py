@@ -37,6 +37,13 @@ synthesis engine, with the paper's plain blends (--plain), or the plain direct
 transition (--direct). The clips are read from DIR (default: the table's
 folder), the source and destination from --src/--dst when given.
 
+    python -m core reach EXAMPLES_DIR --target X,Y,Z [--effector ROLE] [--feature highest|farthest]
+                         -o OUT.bvh [--report R.json]
+
+reach blends the examples of one action (Juang et al. 2009, core.reach) so that
+the effector's hit point lands on the target, given in the first example's file
+coordinates (by file name); the output starts where and as that example starts.
+
 
 Errors in the input (a malformed file, a rig whose legs cannot be found) end
 the program with a one-line message saying what to fix and exit status 2.
@@ -456,6 +463,61 @@ def cmd_assemble(args) -> int:
     return 0
 
 
+def _target_point(text: str) -> "list[float]":
+    """``X,Y,Z`` -> three numbers; ``ValueError`` saying what to write otherwise."""
+    parts = text.split(",")
+    try:
+        point = [float(p) for p in parts]
+    except ValueError:
+        point = []
+    if len(point) != 3 or not all(abs(v) < float("inf") for v in point):
+        raise ValueError(f"--target expects three numbers X,Y,Z in the first example's file coordinates (for a "
+                         f"negative first one write --target=-15.7,128.4,18.6), got {text!r}")
+    return point
+
+
+def cmd_reach(args) -> int:
+    from pathlib import Path
+
+    import numpy as np
+
+    from .bvh import format_bvh, read_bvh
+    from .files import check_outputs, write_atomically
+    from .reach import ReachSpace
+
+    target = _target_point(args.target)
+    folder = Path(args.examples)
+    if not folder.is_dir():
+        raise ValueError(f"{args.examples} is not a folder: give a folder of BVH examples of one action")
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".bvh" and p.is_file())
+    if not files:
+        raise ValueError(f"{args.examples} has no .bvh files: give a folder of BVH examples of one action")
+    outputs = {"-o": args.output} | ({"--report": args.report} if args.report else {})
+    check_outputs({f"example '{p.name}'": p for p in files}, outputs)
+    examples = [read_bvh(p) for p in files]
+    space = ReachSpace.build(examples, effector=args.effector, feature=args.feature)
+    result = space.reach(np.array(target))
+    write_atomically(args.output, format_bvh(result.motion))
+    report = {
+        "error": result.error,
+        "weights": {p.name: float(w) for p, w in zip(files, result.weights)},
+        "partial": result.partial,
+        "hit_point": [float(v) for v in result.hit_point],
+        "hit_frame": result.hit_frame,
+        "target": target,
+        "effector": args.effector,
+        "feature": args.feature,
+    }
+    if args.report:
+        write_atomically(args.report, json.dumps(report, indent=2))
+    used = sorted(((w, p.name) for p, w in zip(files, result.weights) if w > 1e-3), reverse=True)
+    print(f"reach of {args.effector} ({args.feature}) to {target}: hit at frame {result.hit_frame}, "
+          f"error {result.error:.4g} (file units)" + (", with partial blending (section 3.2)" if result.partial else ""))
+    print("blend: " + ", ".join(f"{name} {w:.3f}" for w, name in used))
+    print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the report to {args.report}" if args.report else ""))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description="Smart Motion core tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -563,6 +625,23 @@ def main(argv: list[str] | None = None) -> int:
                         "the feature poses paired and the cost")
     p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role of the query (repeatable)")
     p.set_defaults(func=cmd_assemble)
+    p = sub.add_parser("reach", help="a motion whose effector hits a target, by blending examples (Juang et al. 2009)",
+                       description="Blend examples of one action (the .bvh files of a folder, sorted by name) so that "
+                                   "the effector's hit point (its highest or farthest point) lands on the target; "
+                                   "beyond what whole-body blending reaches, partial blending (section 3.2).")
+    p.add_argument("examples", metavar="EXAMPLES_DIR", help="a folder of BVH examples of one action, on one skeleton")
+    p.add_argument("--target", required=True, metavar="X,Y,Z",
+                   help="the point to hit, in the first example's file coordinates (by file name); the output "
+                        "starts where and as that example starts. Negative first coordinate: --target=-15.7,128.4,18.6")
+    p.add_argument("--effector", default="right.wrist", metavar="ROLE",
+                   help="the rig role that hits (default right.wrist; e.g. left.wrist, right.ankle)")
+    p.add_argument("--feature", default="highest", choices=("highest", "farthest"),
+                   help="the hit point: the effector's highest point (default) or its farthest from the pelvis")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.bvh", help="the BVH file to write")
+    p.add_argument("--report", metavar="R.json",
+                   help="also write JSON: error (file units), weights (file name -> weight), partial, hit_point, "
+                        "hit_frame")
+    p.set_defaults(func=cmd_reach)
 
     args = parser.parse_args(argv)
     try:

@@ -1,10 +1,20 @@
-"""Reaching a target by blending examples of one action (Juang et al. 2009, section 3.1).
+"""Reaching a target by blending examples of one action (Juang et al. 2009, sections 3 and 5.2).
 
 Time alignment (section 3.1, after Kovar and Gleicher 2004): every example is
 placed to start where and as the reference starts (pelvis over the same ground
 point, facing the same way about the up axis), then registered to the
 reference by dynamic time warping over the summed squared distances between
 corresponding joints, and resampled onto the reference's frames.
+
+The parameter space (section 3.1): hit points of densely sampled slerp blends.
+A target is inside the space when it lies in the convex hull of those hit
+points (non-negative least squares, Lawson and Hanson); the blend for a target
+is refined onto it by Gauss-Newton on the weights, kept on the simplex. Where
+that misses, section 3.2's partial blending: the body blended with P_H's
+weights, the adjustment joints from P_V's blend, turned hierarchically onto the
+target (a punch or raise), or the kicking leg spliced and its hip turned (a
+kick). :class:`ReachSpace` is the product; :func:`cross_validation` is section
+5.2's experiment.
 
 Conventions: a warping path is an ``(L, 2)`` int array of ``(reference frame,
 example frame)`` pairs from ``(0, 0)`` to ``(n - 1, m - 1)``, each step moving
@@ -14,6 +24,7 @@ the motions' own unit; the up axis is found from the pose (core.rig.detect_up).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +32,7 @@ import numpy as np
 from . import quat
 from .analysis import horizontal, pelvis_facing, yaw_of
 from .motion import Motion, forward_kinematics, skeleton_mismatch
-from .rig import Rig, detect_up, find_rig
+from .rig import Rig, body_height, detect_up, find_rig
 
 # The three moves of a warping path, as (reference step, example step): the
 # order is the tie-break (a diagonal step first keeps paths short).
@@ -224,7 +235,10 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     before ``k`` hold the summed weight ``W``, example ``k`` enters with
     ``t = w_k / (W + w_k)``, so each example's share ends as its weight (exact
     for two, the usual approximation for more). Weights of each row sum to 1.
-    The loop is over examples; samples, frames and joints are one array.
+    Only the examples a row weights enter it (in example order): a blend of 3
+    among 40 costs 3 slerps, not 40 (the 2000 blends of the parameter space in
+    a tenth of the time). The loop is over the most examples one row mixes;
+    samples, frames and joints are one array.
     """
     weights = np.asarray(weights, dtype=np.float64)
     if weights.ndim != 2 or weights.shape[1] != len(rotations):
@@ -232,12 +246,15 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     if (weights < 0).any() or not np.allclose(weights.sum(axis=1), 1.0):
         raise ValueError("blend weights must be non-negative and sum to 1 in every row")
     extra = (1,) * (rotations.ndim - 2)
-    blend = np.broadcast_to(rotations[0], (len(weights),) + rotations.shape[1:]).copy()
-    held = np.zeros(len(weights))
-    for k in range(len(rotations)):
-        held = held + weights[:, k]
-        t = np.divide(weights[:, k], held, out=np.zeros_like(held), where=held > 0)
-        blend = quat.slerp(blend, rotations[k][None], t.reshape((-1,) + extra))
+    # per row, the weighted examples first, in example order (a stable sort of "weight is zero")
+    order = np.argsort(weights == 0, axis=1, kind="stable")[:, :max(1, int((weights > 0).sum(axis=1).max()))]
+    share = np.take_along_axis(weights, order, axis=1)
+    blend = rotations[order[:, 0]]
+    held = share[:, 0].copy()
+    for i in range(1, order.shape[1]):
+        held = held + share[:, i]
+        t = np.divide(share[:, i], held, out=np.zeros_like(held), where=held > 0)
+        blend = quat.slerp(blend, rotations[order[:, i]], t.reshape((-1,) + extra))
     return blend
 
 
@@ -307,10 +324,10 @@ class ParameterSpace:
 
 def hit_points(registration: Registration, weights: np.ndarray, *, effector: str = "right.wrist",
                feature: str = "highest") -> tuple[np.ndarray, np.ndarray]:
-    """Hit points ``(S, 3)`` and frames ``(S,)`` of the blends ``weights (S, K)``.
+    """Hit points ``(S, 3)`` and frames ``(S,)`` of the blends ``weights (S, K)``, over whole frames.
 
-    Only the effector's and the pelvis's chains are blended and posed: the
-    rest of the body cannot move them.
+    Only the effector's and the pelvis's chains are blended and posed
+    (:class:`EffectorChains`): the rest of the body cannot move them.
     """
     motions = registration.motions
     rig = find_rig(motions[0])
@@ -318,21 +335,7 @@ def hit_points(registration: Registration, weights: np.ndarray, *, effector: str
     if not isinstance(joint, (int, np.integer)):
         raise ValueError(f"effector must be a single-joint rig role present in this skeleton "
                          f"(e.g. right.wrist), got {effector!r}")
-    up = detect_up(motions[0], rig)
-    skel = motions[0].skeleton
-    chain = _ancestors_of(skel.parents, [joint, rig.pelvis])
-    remap = np.full(len(skel), -1)
-    remap[chain] = np.arange(len(chain))
-    parents = np.where(skel.parents[chain] >= 0, remap[skel.parents[chain]], -1)
-    weights = np.asarray(weights, dtype=np.float64)
-    rot = blended_rotations(np.stack([m.rotations[:, chain] for m in motions]), weights)
-    pos = np.einsum("sk,kfjc->sfjc", weights, np.stack([m.positions[:, chain] for m in motions]))
-    s, f = rot.shape[:2]
-    world, _ = forward_kinematics(rot.reshape(s * f, len(chain), 4), pos.reshape(s * f, len(chain), 3), parents,
-                                  [remap[joint], remap[rig.pelvis]], rotations_out=False)
-    world = world.reshape(s, f, 2, 3)
-    frames = hit_frame(world[:, :, 0], world[:, :, 1], up, feature)
-    return world[np.arange(s), frames, 0], frames
+    return EffectorChains.of(motions, rig, detect_up(motions[0], rig), int(joint), feature).hits(weights)
 
 
 def parameter_space(registration: Registration, *, effector: str = "right.wrist", feature: str = "highest",
@@ -357,3 +360,678 @@ def blend_for_target(registration: Registration, space: ParameterSpace, target) 
     weights = space.weights[index]
     miss = float(np.linalg.norm(space.hit_points[index] - np.asarray(target, dtype=np.float64)))
     return blended_motion(registration.motions, weights), weights, miss
+
+
+# --------------------------------------------------------------------------
+# Inside the space: the convex hull of the sampled hit points
+
+
+def nonnegative_least_squares(a: np.ndarray, b: np.ndarray, *, max_iterations: int | None = None) -> np.ndarray:
+    """``x (n,) >= 0`` minimising ``|a x - b|`` for ``a (m, n)``, ``b (m,)``: Lawson and Hanson's
+    active-set method (Solving Least Squares Problems, 1974, ch. 23), numpy only.
+
+    Variables enter the passive (free) set one at a time, the one whose gradient
+    is the most positive first; a least-squares step that would make a passive
+    variable negative is cut short where the first one reaches zero, and that
+    one leaves. With ``m`` rows at most about ``m`` variables stay passive, so a
+    few hundred columns cost a handful of small solves.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim != 2 or b.shape != (a.shape[0],):
+        raise ValueError(f"need a (m, n) matrix and a (m,) vector, got {a.shape} and {b.shape}")
+    m, n = a.shape
+    x = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    tolerance = 10 * np.finfo(float).eps * np.abs(a).sum(axis=0).max(initial=0.0) * max(m, n)
+    gradient = a.T @ b
+    refused = np.zeros(n, dtype=bool)  # entered and at once pushed out again: not tried again until x moves
+    for _ in range(max_iterations or 3 * n):
+        free = np.where(passive | refused, -np.inf, gradient)
+        if passive.all() or free.max() <= tolerance:
+            break
+        entering = int(np.argmax(free))
+        passive[entering] = True
+        trial = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+        if trial[np.flatnonzero(passive) == entering][0] <= tolerance:
+            # rounding: its gradient says it should grow, the solve says it cannot (degenerate columns)
+            passive[entering] = False
+            refused[entering] = True
+            continue
+        refused[:] = False
+        while True:
+            step = np.zeros(n)
+            step[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if (step[passive] > tolerance).all():
+                break
+            # the step leaves the feasible set: go as far as the first variable that reaches zero
+            blocking = passive & (step <= tolerance)
+            alpha = np.min(x[blocking] / np.maximum(x[blocking] - step[blocking], 1e-300))
+            x = x + alpha * (step - x)
+            passive &= x > tolerance
+            x[~passive] = 0.0
+            if not passive.any():
+                step = x
+                break
+        x = step
+        gradient = a.T @ (b - a @ x)
+    return np.maximum(x, 0.0)
+
+
+# How much more the "weights sum to 1" row counts than a coordinate, and a coordinate that must
+# be matched than one only to be approached: large enough that the solution keeps the first
+# within 1e-6 of exact, small enough that the least-squares steps stay well conditioned.
+_EXACT = 1e4
+_FIRM = 1e2
+
+
+def hull_combination(points: np.ndarray, target, *, metric: np.ndarray | None = None,
+                     scale: float = 1.0) -> tuple[np.ndarray, float]:
+    """The convex combination ``lambda (S,)`` of ``points (S, 3)`` nearest ``target (3,)``, and its
+    distance to the target: zero (to rounding) when the target lies inside their convex hull.
+
+    Non-negative least squares (:func:`nonnegative_least_squares`) on
+    ``[G P^T; c 1^T] lambda = [G t; c]``, ``c`` large, so that ``lambda >= 0``
+    and (nearly exactly) sums to 1, then normalised. ``metric`` (3, 3),
+    ``G``, weighs directions: the identity (default) is the Euclidean nearest
+    point; the queries of section 3.2 weigh height or the ground plane firmly.
+    ``scale`` is a length of the motion's size (coordinates are divided by it).
+    """
+    points = np.asarray(points, dtype=np.float64)
+    target = np.asarray(target, dtype=np.float64)
+    metric = np.eye(3) if metric is None else np.asarray(metric, dtype=np.float64)
+    centre = points.mean(axis=0)
+    a = np.vstack([metric @ ((points - centre) / scale).T, np.full((1, len(points)), _EXACT)])
+    b = np.concatenate([metric @ ((target - centre) / scale), [_EXACT]])
+    lam = nonnegative_least_squares(a, b)
+    lam = lam / lam.sum()
+    return lam, float(np.linalg.norm(lam @ points - target))
+
+
+# --------------------------------------------------------------------------
+# Section 3.1: the hit point as a function of the blend weights, and its refinement
+
+
+def peak_between_frames(value: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """``(S,)`` fractional frame where the Catmull-Rom spline through ``value (S, F)`` peaks
+    within a frame of the best whole frame ``frames (S,)``.
+
+    The spline has a continuous slope, so its peak moves continuously as the values change,
+    also when the best whole frame changes (a parabola through three frames jumps there).
+    On each of the two segments next to the best frame, the cubic's slope is a quadratic:
+    its roots in the segment and the segment's ends are the candidates.
+    """
+    s, f = value.shape
+    rows = np.arange(s)[:, None]
+    first = np.clip(frames[:, None] + np.array([-1, 0]), 0, f - 2)  # (S, 2) segment starts
+    p0, p1, p2, p3 = (value[rows, np.clip(first + d, 0, f - 1)] for d in (-1, 0, 1, 2))
+    m1, m2 = 0.5 * (p2 - p0), 0.5 * (p3 - p1)
+    a, b, c = 6 * p1 + 3 * m1 - 6 * p2 + 3 * m2, -6 * p1 - 4 * m1 + 6 * p2 - 2 * m2, m1
+    disc = np.sqrt(np.maximum(b * b - 4 * a * c, 0.0))
+    safe = np.where(np.abs(a) > 1e-12, a, 1.0)
+    roots = np.stack([(-b + disc) / (2 * safe), (-b - disc) / (2 * safe),
+                      np.where(np.abs(a) > 1e-12, 0.0, -c / np.where(np.abs(b) > 1e-12, b, 1.0))], axis=-1)
+    u = np.clip(np.concatenate([np.zeros((s, 2, 1)), np.ones((s, 2, 1)), roots], axis=-1), 0.0, 1.0)  # (S, 2, 5)
+    spline = ((2 * u**3 - 3 * u**2 + 1) * p1[..., None] + (u**3 - 2 * u**2 + u) * m1[..., None]
+              + (-2 * u**3 + 3 * u**2) * p2[..., None] + (u**3 - u**2) * m2[..., None])
+    best = np.argmax(spline.reshape(s, -1), axis=1)
+    return (first[:, :, None] + u).reshape(s, -1)[np.arange(s), best]
+
+
+@dataclass(frozen=True, eq=False)
+class EffectorChains:
+    """The joints that place the effector and the pelvis, stacked over the registered examples:
+    enough to find the hit point of any blend without posing the whole body.
+
+    rotations (K, F, C, 4), positions (K, F, C, 3)  the examples' local transforms of the ``C``
+    joints (ancestors first); parents (C,) within them; effector, pelvis: their columns.
+    start   (3,) or None: where a blend's first-frame pelvis is put on the ground (the
+            reference's), the hit moving with it (:meth:`ReachSpace.placed`); None: left as blended.
+    """
+
+    rotations: np.ndarray
+    positions: np.ndarray
+    parents: np.ndarray
+    effector: int
+    pelvis: int
+    up: np.ndarray
+    feature: str
+    start: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, motions, rig: Rig, up: np.ndarray, effector: int, feature: str,
+           start: np.ndarray | None = None) -> "EffectorChains":
+        skel = motions[0].skeleton
+        chain = _ancestors_of(skel.parents, [effector, rig.pelvis])
+        remap = np.full(len(skel), -1)
+        remap[chain] = np.arange(len(chain))
+        parents = np.where(skel.parents[chain] >= 0, remap[skel.parents[chain]], -1)
+        return cls(np.stack([m.rotations[:, chain] for m in motions]), np.stack([m.positions[:, chain] for m in motions]),
+                   parents, int(remap[effector]), int(remap[rig.pelvis]), up, feature, start)
+
+    def hits(self, weights: np.ndarray, *, between_frames: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Hit points ``(S, 3)`` and frames ``(S,)`` of the blends ``weights (S, K)``.
+
+        ``between_frames``: the feature's peak between frames (:func:`peak_between_frames`),
+        the chain posed there as :func:`sampled_at` would pose it; frames are then fractional.
+        Over whole frames the hit point jumps when the best frame changes with the weights;
+        between frames it moves continuously, which the refinement needs.
+        """
+        weights = np.asarray(weights, dtype=np.float64)
+        rot = blended_rotations(self.rotations, weights)
+        pos = np.einsum("sk,kfjc->sfjc", weights, self.positions)
+        s, f, c = rot.shape[:3]
+        world, _ = forward_kinematics(rot.reshape(s * f, c, 4), pos.reshape(s * f, c, 3), self.parents,
+                                      [self.effector, self.pelvis], rotations_out=False)
+        world = world.reshape(s, f, 2, 3)
+        frames = hit_frame(world[:, :, 0], world[:, :, 1], self.up, self.feature)
+        rows = np.arange(s)
+        shift = 0.0 if self.start is None else horizontal(self.start - world[:, 0, 1], self.up)
+        if not between_frames or f < 3:
+            return world[rows, frames, 0] + shift, frames
+        if self.feature == "highest":
+            value = world[:, :, 0] @ self.up
+        else:
+            value = np.linalg.norm(world[:, :, 0] - world[:, :, 1], axis=-1)
+        times = peak_between_frames(value, frames)
+        start = np.minimum(np.floor(times).astype(int), f - 2)
+        share = times - start
+        posed_rot = quat.slerp(rot[rows, start], rot[rows, start + 1], np.broadcast_to(share[:, None], (s, c)))
+        posed_pos = pos[rows, start] + share[:, None, None] * (pos[rows, start + 1] - pos[rows, start])
+        point, _ = forward_kinematics(posed_rot, posed_pos, self.parents, [self.effector], rotations_out=False)
+        return point[:, 0] + shift, times
+
+
+def refined_weights(chains: EffectorChains, weights: np.ndarray, target: np.ndarray, *, support: np.ndarray,
+                    scale: float, tolerance: float, iterations: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """Issue item 2, "refined to hit the target": Gauss-Newton on the blend weights, kept on the
+    simplex, from ``weights (K,)`` towards ``target (3,)``; returns ``(weights, hit point)``.
+
+    Between frames (:meth:`EffectorChains.hits`) the hit point is a smooth function of the
+    weights, nearly linear over a neighbourhood of blends. Each step linearises it over the
+    examples of ``support`` (indices): moving the blend towards example ``k`` moves the hit
+    along the derivative ``d_k`` (finite differences, one batched evaluation), so a blend
+    ``sum_k a_k e_k`` (``a`` on the simplex) hits about ``sum_k a_k (h + d_k)``: the linearised
+    problem is the convex combination of the points ``h + d_k`` nearest the target,
+    :func:`hull_combination` again, whose weights are never negative. A step that does not
+    reduce the miss is halved (at most three times). Stops when the miss is below
+    ``tolerance`` or shrinks by less than 2 % in a step. ``scale``: a length of the motion's size.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    vertices = np.eye(len(weights))[support]
+    point = chains.hits(weights[None], between_frames=True)[0][0]
+    for _ in range(iterations):
+        miss = float(np.linalg.norm(target - point))
+        if miss <= tolerance:
+            break
+        probe = 1e-3
+        moved = chains.hits(weights + probe * (vertices - weights), between_frames=True)[0]
+        images = point + (moved - point) / probe  # (m, 3): where each support example's vertex would hit
+        share, _ = hull_combination(images, target, scale=scale)
+        goal = share @ vertices
+        fractions = np.array([1.0, 0.5, 0.25, 0.125])
+        trials = weights + fractions[:, None] * (goal - weights)
+        points = chains.hits(trials, between_frames=True)[0]
+        misses = np.linalg.norm(target - points, axis=1)
+        best = int(np.argmin(misses))
+        if misses[best] >= miss:
+            break
+        weights, point = trials[best], points[best]
+        if misses[best] > 0.98 * miss:  # (creeping: the target is beyond what these examples reach)
+            break
+    return weights, point
+
+
+# --------------------------------------------------------------------------
+# Playing a blend on its own timing ("shortened and time-warped", section 3.2)
+
+
+def blended_timing(times, weights: np.ndarray) -> np.ndarray:
+    """``(F,)`` when the blend plays each reference frame, in frames of the blend's own clock:
+    the weighted mean of its examples' own frame times along the registration (Kovar and
+    Gleicher's registration curves), counted from its first frame; strictly increasing."""
+    timing = np.einsum("k,kf->f", np.asarray(weights, dtype=np.float64), np.stack(times))
+    timing = timing - timing[0]
+    # (a registration may hold one example frame over several reference frames: keep the order strict)
+    return timing + 1e-6 * np.arange(len(timing))
+
+
+def retimed(motion: Motion, timing: np.ndarray, pinned: float) -> tuple[Motion, int]:
+    """``motion`` (on the reference's frames) played on ``timing (F,)`` (:func:`blended_timing`),
+    one output frame per unit of it, as ``(motion, output frame of the hit)``.
+
+    The (fractional) reference frame ``pinned``, the hit, is sampled exactly by an output
+    frame: the clock before it and the clock after it are each scaled linearly (by at most
+    half a frame over their length) to put it on a whole frame.
+    """
+    n = motion.n_frames
+    if n < 2:
+        return motion, 0
+    reference = np.arange(n, dtype=np.float64)
+    at, last = float(np.interp(pinned, reference, timing)), float(timing[-1])
+    out_pinned = int(round(at))
+    if pinned > 0:
+        out_pinned = max(out_pinned, 1)
+    n_out = max(int(round(last)) + 1, out_pinned + (2 if pinned < n - 1 else 1), 2)
+    before = out_pinned / at if at > 0 else 1.0
+    after = (n_out - 1 - out_pinned) / (last - at) if last > at else 1.0
+    fitted = np.where(timing <= at, timing * before, out_pinned + (timing - at) * after)
+    frames = np.interp(np.arange(n_out, dtype=np.float64), fitted, reference)
+    frames[out_pinned] = pinned
+    return sampled_at(motion, frames, motion.fps), out_pinned
+
+
+# --------------------------------------------------------------------------
+# Section 3.2: runtime motion tuning by partial blending
+
+
+def adjustment_profile(value: np.ndarray, peak: int, *, hold: float = 0.2) -> np.ndarray:
+    """``(F,)`` how much of an adjustment solved at frame ``peak`` applies at each frame.
+
+    value  ``(F,)`` the feature over the frames (the effector's height, or its distance from the
+           pelvis). The adjustment holds in full over the frames around ``peak`` where the
+           feature stays within ``hold`` of its range below the peak (the hand held up), so that
+           no frame of that stretch, adjusted less, rises above the adjusted hit; it rises from 0
+           at the first frame and falls to 0 at the last by smoothstep (zero slope at the
+           joins), so the adjusted motion starts and ends as the blend does, without a jump.
+    """
+    n = len(value)
+    high = value >= value[peak] - hold * (value.max() - value.min())
+    low = np.flatnonzero(~high)
+    start = low[low < peak].max() + 1 if (low < peak).any() else 0
+    end = low[low > peak].min() - 1 if (low > peak).any() else n - 1
+    t = np.arange(n, dtype=np.float64)
+    rise = np.clip(t / start, 0.0, 1.0) if start > 0 else np.ones(n)
+    fall = np.clip((n - 1 - t) / (n - 1 - end), 0.0, 1.0) if end < n - 1 else np.ones(n)
+    u = np.minimum(rise, fall)
+    return u * u * (3.0 - 2.0 * u)
+
+
+def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndarray,
+                      joints: list[tuple[int, np.ndarray, float]], *, iterations: int = 12,
+                      tolerance: float = 0.0) -> np.ndarray:
+    """Section 3.2's adjustments of joint orientations, solved at one frame: local rotations
+    ``(n, 4)``, one per ``(joint, world axes (a, 3), stiffness)`` of ``joints``, that, applied
+    before each joint's own local rotation, bring the ``effector`` to ``target (3,)`` at ``frame``.
+
+    Each joint turns about its world axes; the least-norm Gauss-Newton step weighs joint
+    ``j``'s angles by its stiffness squared (a small one moves little: the hips in a punch,
+    after Fig. 14's discussion), damped, over ``iterations`` linearisations. A world rotation
+    ``R`` of joint ``j`` is the local ``G_parent^-1 R G_parent`` put before its own.
+    """
+    rot = motion.rotations[frame]
+    pos = motion.positions[frame]
+    parents = motion.skeleton.parents
+    moved = np.array([j for j, _, _ in joints])
+    owner = np.concatenate([np.full(len(np.atleast_2d(axes)), k) for k, (_, axes, _) in enumerate(joints)])
+    axes = np.concatenate([np.atleast_2d(axes) for _, axes, _ in joints])
+    scale = np.array([joints[k][2] for k in owner])
+    deltas = quat.identity((len(joints),))
+    fractions = np.array([1.0, 0.5, 0.25, 0.125])
+    # only the joints the step needs are posed: the effector, the turned joints and their parents
+    wanted = np.unique(np.concatenate([[effector], moved, np.maximum(parents[moved], 0)]))
+    column = {int(j): c for c, j in enumerate(wanted)}
+    effector_c, moved_c = column[effector], np.array([column[int(j)] for j in moved])
+    parent_c = np.array([column[int(max(parents[j], 0))] for j in moved])
+
+    def posed(rot):
+        return forward_kinematics(rot, np.broadcast_to(pos, rot.shape[:-1] + (3,)), parents, wanted)
+
+    world, wrot = posed(rot[None])
+    world, wrot = world[0], wrot[0]
+    damping = 1e-3  # Levenberg-Marquardt: less after a full step, more after a shortened one
+    for _ in range(iterations):
+        miss = target - world[effector_c]
+        if np.linalg.norm(miss) <= tolerance:
+            break
+        jac = np.cross(axes, world[effector_c] - world[moved_c[owner]]).T * scale
+        gram = jac @ jac.T
+        angles = scale * (jac.T @ np.linalg.solve(gram + damping * np.trace(gram) * np.eye(3) + 1e-300, miss))
+        vectors = np.zeros((len(joints), 3))
+        np.add.at(vectors, owner, angles[:, None] * axes)
+        length = np.linalg.norm(vectors, axis=1)
+        # the step and its halves at once: one that the linearisation overshoots (a target the
+        # turns can only approach) gives way to the longest shorter one that still helps
+        turns = quat.from_axis_angle(vectors / np.maximum(length, 1e-300)[:, None], fractions[:, None] * length)
+        parent = np.where((parents[moved] >= 0)[:, None], wrot[parent_c], quat.identity())
+        local = quat.mul(quat.inv(parent), quat.mul(turns, parent))  # (4, n, 4)
+        trial_rot = np.broadcast_to(rot, (len(fractions),) + rot.shape).copy()
+        trial_rot[:, moved] = quat.mul(local, rot[moved])
+        trial_world, trial_wrot = posed(trial_rot)
+        misses = np.linalg.norm(target - trial_world[:, effector_c], axis=1)
+        better = np.flatnonzero(misses < np.linalg.norm(miss))
+        if not len(better):
+            break
+        pick = better[0]
+        damping = max(damping * 0.1, 1e-7) if pick == 0 else min(damping * 10.0, 1.0)
+        rot, world, wrot = trial_rot[pick], trial_world[pick], trial_wrot[pick]
+        deltas = quat.mul(local[pick], deltas)
+        if misses[pick] > 0.99 * np.linalg.norm(miss):  # (creeping: the turns cannot take it much nearer)
+            break
+    return quat.standardize(deltas)
+
+
+def with_adjustments(motion: Motion, joints: list[int], deltas: np.ndarray, profile: np.ndarray) -> Motion:
+    """``motion`` with each local rotation ``deltas[k] (4,)`` put before joint ``joints[k]``'s own,
+    by the fraction ``profile (F,)`` of its angle at each frame."""
+    rot = motion.rotations.copy()
+    for joint, delta in zip(joints, deltas):
+        rot[:, joint] = quat.mul(quat.power(np.broadcast_to(delta, (len(profile), 4)), profile), rot[:, joint])
+    return motion.with_arrays(rotations=rot)
+
+
+def spliced(base: Motion, donor: Motion, mask: np.ndarray) -> Motion:
+    """``base`` with the local transforms of the joints of ``mask (J,)`` taken from ``donor`` (same frames)."""
+    rot = np.where(mask[None, :, None], donor.rotations, base.rotations)
+    pos = np.where(mask[None, :, None], donor.positions, base.positions)
+    return base.with_arrays(rotations=rot, positions=pos)
+
+
+# --------------------------------------------------------------------------
+# The product: a reach for a target
+
+
+@dataclass(frozen=True)
+class Reach:
+    """A motion whose effector hits a target (section 3).
+
+    motion     whole body, in the reference example's coordinates, starting where and as it
+               starts, at its fps, played on the blend's own timing.
+    hit_point  (3,) where the effector is at the feature (highest or farthest), same coordinates.
+    hit_frame  the frame of ``motion`` at which it is there.
+    error      |hit_point - target| in the motion's units.
+    weights    (K,) per example in the order given: the blend (with partial blending, P_H's,
+               which the effector's limb and the body other than the adjustment joints follow).
+    partial    True when section 3.2's partial blending was needed.
+    vertical_weights  (K,) P_V's weights with partial blending, else None.
+    """
+
+    motion: Motion
+    hit_point: np.ndarray
+    hit_frame: int
+    error: float
+    weights: np.ndarray
+    partial: bool
+    vertical_weights: np.ndarray | None = None
+
+
+# The largest miss of the refined regular blend taken as a hit, as a fraction of the body size
+# (core.rig.body_height, about 0.78 of standing height): 0.4 cm for the raises' performer
+# (body height 128 cm), 0.4 cm for a 1.75 m adult; a good deal above what the refinement
+# leaves inside the space (hundredths of a millimetre) and below what the eye sees on a hand.
+HIT_TOLERANCE = 0.003
+
+# How stiff each adjustment joint of a punch is (section 3.2): the hips least, as the
+# discussion of Fig. 14 says ("only slightly adjustments at Hips", the chest compensating).
+_STIFFNESS = {"pelvis": 0.25, "chest": 1.0, "collar": 0.8}
+
+_LEG_PARTS = ("hip", "knee", "ankle", "toe")
+
+
+class ReachSpace:
+    """Examples of one action aligned once (section 3.1); reaching a target is then a query.
+
+    registration  the examples on the reference's frames (:func:`register_examples`), in the
+                  order given; ``reference`` indexes the one the others were registered to.
+    space         the sampled blends and their hit points (:class:`ParameterSpace`).
+    rig, up       of the reference; ``effector`` (role), ``effector_joint`` (index), ``feature``.
+    scale         the reference's body size (core.rig.body_height), in its unit.
+    tolerance     the miss accepted from regular blending (HIT_TOLERANCE times ``scale``).
+    """
+
+    def __init__(self, registration: Registration, *, reference: int = 0, effector: str = "right.wrist",
+                 feature: str = "highest", n_blends: int = 2000, seed: int = 0):
+        if feature not in FEATURES:
+            raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
+        self.reference = reference
+        reference = registration.motions[reference]
+        rig = find_rig(reference)
+        joint = rig.roles.get(effector)
+        if not isinstance(joint, (int, np.integer)):
+            singles = sorted(k for k, v in rig.roles.items() if isinstance(v, (int, np.integer)))
+            raise ValueError(f"effector must be a single-joint rig role present in this skeleton, one of "
+                             f"{', '.join(singles)}; got {effector!r}")
+        self.registration = registration
+        self.rig = rig
+        self.up = detect_up(reference, rig)
+        self.effector, self.effector_joint, self.feature = effector, int(joint), feature
+        self.scale = body_height(reference, rig)
+        self.tolerance = HIT_TOLERANCE * self.scale
+        self.rotations = np.stack([m.rotations for m in registration.motions])
+        self.positions = np.stack([m.positions for m in registration.motions])
+        self.start = horizontal(reference[:1].global_positions()[0, rig.pelvis], self.up)
+        self.chains = EffectorChains.of(registration.motions, rig, self.up, self.effector_joint, feature, self.start)
+        weights = blend_weights(len(registration.motions), n_blends, seed=seed)
+        points, frames = self.chains.hits(weights, between_frames=True)
+        self.space = ParameterSpace(weights, points, frames, effector, feature)
+
+    @classmethod
+    def build(cls, examples: list[Motion], *, effector: str = "right.wrist", feature: str = "highest",
+              reference: int = 0, seed: int = 0, n_blends: int = 2000) -> "ReachSpace":
+        """Section 3.1 once: register ``examples`` to ``examples[reference]`` and sample
+        ``n_blends`` blends of them. Weights of every reach follow the order of ``examples``."""
+        if not examples:
+            raise ValueError("need at least one example motion to reach by blending")
+        if not 0 <= reference < len(examples):
+            raise ValueError(f"reference must index one of the {len(examples)} examples, got {reference}")
+        if feature not in FEATURES:
+            raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
+        order = [reference] + [k for k in range(len(examples)) if k != reference]
+        reg = register_examples([examples[k] for k in order])
+        back = np.argsort(order)  # registered position of each example given
+        reg = Registration(tuple(reg.motions[k] for k in back), tuple(reg.paths[k] for k in back),
+                           tuple(reg.times[k] for k in back))
+        return cls(reg, reference=reference, effector=effector, feature=feature, n_blends=n_blends, seed=seed)
+
+    # -- pieces of a query
+
+    def blend(self, weights: np.ndarray) -> Motion:
+        """The whole-body blend ``weights (K,)`` on the reference's frames."""
+        weights = np.asarray(weights, dtype=np.float64)
+        rot = blended_rotations(self.rotations, weights[None])[0]
+        pos = np.einsum("k,kfjc->fjc", weights, self.positions)
+        ref = self.registration.motions[self.reference]
+        return Motion(ref.skeleton, rot, pos, ref.fps)
+
+    def placed(self, motion: Motion) -> Motion:
+        """``motion`` moved on the ground so that its first frame's pelvis stands where the
+        reference's does: every example starts there, but a blend starts where the blended pelvis
+        is, off by the example frames the warping paths match to the reference's first."""
+        pelvis = forward_kinematics(motion.rotations[:1], motion.positions[:1], motion.skeleton.parents,
+                                    [self.rig.pelvis], rotations_out=False)[0][0, 0]
+        return motion.transformed(quat.identity(), horizontal(self.start - pelvis, self.up))
+
+    def inside(self, target) -> bool:
+        """Whether ``target`` lies in the convex hull of the sampled hit points (to a
+        millionth of the body size): the geometric meaning of "inside the space"."""
+        return hull_combination(self.space.hit_points, self._target(target), scale=self.scale)[1] <= 1e-6 * self.scale
+
+    def blend_towards(self, point: np.ndarray, metric: np.ndarray | None = None, *,
+                      iterations: int = 8) -> tuple[np.ndarray, np.ndarray]:
+        """The blend ``(weights (K,), hit point (3,))`` hitting ``point``, or as near as the space
+        allows in ``metric``: the hull's nearest convex combination of sampled blends (its goal),
+        then :func:`refined_weights` onto that goal from the better of the combination's weights
+        and the sampled blend nearest the goal, over the examples of both and of the next two
+        nearest blends."""
+        lam, _ = hull_combination(self.space.hit_points, point, metric=metric, scale=self.scale)
+        goal = lam @ self.space.hit_points
+        nearest = np.argsort(((self.space.hit_points - goal) ** 2).sum(axis=1))[:3]
+        mixed = lam @ self.space.weights
+        starts = np.stack([mixed / mixed.sum(), self.space.weights[nearest[0]]])
+        support = np.flatnonzero((starts > 0).any(axis=0) | (self.space.weights[nearest] > 0).any(axis=0))
+        start = starts[np.argmin(np.linalg.norm(self.chains.hits(starts, between_frames=True)[0] - goal, axis=1))]
+        return refined_weights(self.chains, start, goal, support=support, scale=self.scale,
+                               tolerance=0.1 * self.tolerance, iterations=iterations)
+
+    def _target(self, target) -> np.ndarray:
+        target = np.asarray(target, dtype=np.float64)
+        if target.shape != (3,) or not np.isfinite(target).all():
+            raise ValueError(f"a target is one finite point (x, y, z), got {np.asarray(target).tolist()!r}")
+        return target
+
+    def _retimed(self, motion: Motion, weights: np.ndarray, pinned: float) -> tuple[Motion, int]:
+        """Section 3.2's "shortened and time-warped to get a smoother result", read as: the
+        motion (on the reference's frames) played on its blend's own timing (the weighted mean
+        of the examples' own clocks, :func:`blended_timing`), the hit on a whole output frame."""
+        return retimed(motion, blended_timing(self.registration.times, weights), pinned)
+
+    def _measured(self, motion: Motion, target: np.ndarray, weights: np.ndarray, partial: bool,
+                  vertical: np.ndarray | None = None) -> Reach:
+        """The reach of ``motion``, its hit found on it (the feature over its whole frames)."""
+        world, _ = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents,
+                                      [self.effector_joint, self.rig.pelvis], rotations_out=False)
+        frame = int(hit_frame(world[:, 0], world[:, 1], self.up, self.feature))
+        point = world[frame, 0]
+        return Reach(motion, point, frame, float(np.linalg.norm(point - target)), weights, partial, vertical)
+
+    # -- the query
+
+    def reach(self, target) -> Reach:
+        """A motion whose effector hits ``target (3,)`` (reference example's coordinates).
+
+        Regular blending first (section 3.1, refined); when it misses by more than
+        :attr:`tolerance` (the target outside the space, or the refinement short of it),
+        section 3.2's partial blending, kept when it misses less.
+        """
+        target = self._target(target)
+        regular = self.regular_reach(target)
+        if regular.error <= self.tolerance:
+            return regular
+        partial = self.partial_reach(target)
+        return partial if partial.error < regular.error else regular
+
+    def regular_reach(self, target) -> Reach:
+        """Section 3.1 alone: the whole-body blend refined towards ``target`` (:meth:`blend_towards`),
+        however far it stays from a target outside the space."""
+        target = self._target(target)
+        weights, _ = self.blend_towards(target)
+        _, times = self.chains.hits(weights[None], between_frames=True)
+        return self._measured(self._retimed(self.placed(self.blend(weights)), weights, times[0])[0], target,
+                              weights, False)
+
+    def without(self, k: int, **kwargs) -> "ReachSpace":
+        """The space of the same examples but the ``k``-th, on the same registration (section
+        5.2's cross-validation); ``k`` must not be the reference. Weights then count the others."""
+        if k == self.reference:
+            raise ValueError("the reference cannot be left out of its own registration: build the space again "
+                             "with another reference")
+        keep = [i for i in range(len(self.registration.motions)) if i != k]
+        reg = Registration(*(tuple(part[i] for i in keep) for part in
+                             (self.registration.motions, self.registration.paths, self.registration.times)))
+        return ReachSpace(reg, reference=keep.index(self.reference), effector=self.effector, feature=self.feature,
+                          **kwargs)
+
+    def partial_reach(self, target) -> Reach:
+        """Section 3.2 (Figs. 4-5): partial blending for a target the space does not reach.
+
+        P_H: the blend hitting at the target's height, nearest it horizontally; P_V: the blend
+        nearest the target's vertical line (whose hit lies in the target's direction from the
+        body, hence the waist turn that direction asks for). Both are points of the hull with
+        one direction matched firmly, refined onto by their blends. A punch or raise (the
+        effector on an arm, or the trunk): the body with P_H's weights, the adjustment joints
+        (hips, chest, the reaching side's collar, its shoulder without one) from M_V, then
+        turned hierarchically so the effector reaches the target. A kick (the effector on a
+        leg): the kicking leg of M_H spliced onto M_V, its hip turned about up (direction) and
+        about the body's lateral axis (height).
+        """
+        target = self._target(target)
+        up = self.up
+        level = np.outer(up, up)
+        # (P_H refined twice, P_V not at all: the adjustments below take up what they leave)
+        weights_h, _ = self.blend_towards(target, (np.eye(3) - level) + _FIRM * level, iterations=2)
+        weights_v, _ = self.blend_towards(target, _FIRM * (np.eye(3) - level) + level, iterations=0)
+        motion_h, motion_v = self.blend(weights_h), self.blend(weights_v)
+        _, times = self.chains.hits(weights_h[None], between_frames=True)
+        side, _, part = self.effector.partition(".")
+        skel = motion_h.skeleton
+        if part in _LEG_PARTS:
+            hip = self.rig.leg(side).hip
+            motion, frame = self._retimed(self.placed(spliced(motion_v, motion_h, self.rig.subtree_mask(skel, hip))),
+                                          weights_h, times[0])
+            world = motion[frame].global_positions()[0]
+            legs = self.rig.leg("R").hip, self.rig.leg("L").hip
+            lateral = horizontal(world[legs[0]] - world[legs[1]], up)
+            lateral = lateral / max(np.linalg.norm(lateral), 1e-300)
+            adjusted = [(hip, np.stack([up, lateral]), 1.0)]
+        else:
+            adjusted_roles = [("pelvis", self.rig.pelvis), ("chest", self.rig.chest)]
+            arm = self.rig.arm(side) if side in ("left", "right") else None
+            if arm is not None and self.effector_joint in arm.joints:
+                adjusted_roles.append(("collar", arm.clavicle if arm.clavicle is not None else arm.shoulder))
+            adjusted_roles = [(role, j) for role, j in adjusted_roles if j is not None]
+            mask = np.zeros(len(skel), dtype=bool)
+            mask[[j for _, j in adjusted_roles]] = True
+            motion, frame = self._retimed(self.placed(spliced(motion_h, motion_v, mask)), weights_h, times[0])
+            adjusted = [(j, up[None] if role == "pelvis" else np.eye(3), _STIFFNESS[role]) for role, j in adjusted_roles]
+        joints = [j for j, _, _ in adjusted]
+        world, _ = forward_kinematics(motion.rotations, motion.positions, skel.parents,
+                                      [self.effector_joint, self.rig.pelvis], rotations_out=False)
+        value = world[:, 0] @ up if self.feature == "highest" else np.linalg.norm(world[:, 0] - world[:, 1], axis=-1)
+        deltas = quat.identity((len(joints),))
+        best = found = self._measured(motion, target, weights_h, True, weights_v)
+        # The adjustment changes which frame is the hit (a lower hand at the peak, a higher one
+        # elsewhere): solved again at the frame the result hits from, a few times, the profile
+        # peaking there (so the solution holds in full at that frame); the best kept.
+        for _ in range(5):
+            if found.error <= 0.02 * self.tolerance:
+                break
+            profile = adjustment_profile(value, found.hit_frame)
+            centred = with_adjustments(motion, joints, deltas, profile)
+            more = joint_adjustments(centred, found.hit_frame, self.effector_joint, target, adjusted,
+                                     tolerance=0.01 * self.tolerance)
+            deltas = quat.mul(more, deltas)
+            before = found
+            found = self._measured(with_adjustments(motion, joints, deltas, profile), target, weights_h, True,
+                                   weights_v)
+            best = found if found.error < best.error else best
+            if found.error > 0.9 * before.error and found.hit_frame == before.hit_frame:
+                break  # (no longer getting closer at the same frame: the turns cannot reach it)
+        return best
+
+
+# --------------------------------------------------------------------------
+# Section 5.2: the cross-validation
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """One example left out of the space and its hit point targeted (section 5.2).
+
+    example   its index among the examples; outside: whether its hit lies outside the
+    shrunk space's hull; regular, product: the hit errors of regular blending alone and of
+    :meth:`ReachSpace.reach` (partial blending where regular misses); partial: whether the
+    product used partial blending; scale: the body size (errors / scale are unit-free);
+    seconds: how long the product's query took.
+    """
+
+    example: int
+    outside: bool
+    regular: float
+    product: float
+    partial: bool
+    scale: float
+    seconds: float = 0.0
+
+
+def cross_validation(examples: list[Motion], left_out, *, effector: str = "right.wrist", feature: str = "highest",
+                     n_blends: int = 2000, seed: int = 0) -> list[LeftOut]:
+    """Section 5.2: for each index of ``left_out``, the space of the other examples, and the
+    left-out example's own hit point (on the full registration, in its coordinates) as the
+    target. Example 0 is the reference; when it is the one left out, example 1 is."""
+    spaces = {}
+    rows = []
+    for k in left_out:
+        reference = 1 if k == 0 else 0
+        if reference not in spaces:
+            spaces[reference] = ReachSpace.build(examples, effector=effector, feature=feature, reference=reference,
+                                                 seed=seed, n_blends=0)
+        full = spaces[reference]
+        target = full.chains.hits(np.eye(len(examples))[k][None], between_frames=True)[0][0]
+        shrunk = full.without(k, n_blends=n_blends, seed=seed)
+        regular = shrunk.regular_reach(target)
+        start = time.perf_counter()
+        product = shrunk.reach(target)
+        seconds = time.perf_counter() - start
+        rows.append(LeftOut(k, not shrunk.inside(target), regular.error, product.error, product.partial, shrunk.scale,
+                            seconds))
+    return rows

@@ -19,6 +19,7 @@ from core.reach import (
     frame_distances,
     register_examples,
     sampled_at,
+    start_placement,
 )
 
 RAISE = "bandai2-raise/raise-up-right-hand_normal_00{}"
@@ -233,3 +234,239 @@ def test_the_parameter_space_does_not_depend_on_names_unit_or_up_axis(mocap, nam
 def test_an_effector_that_is_not_a_joint_role_is_refused(raises):
     with pytest.raises(ValueError, match="effector"):
         hit_points(raises, np.eye(len(raises.motions)), effector="right.tentacle")
+
+
+# --------------------------------------------------------------------------
+# Inside the space: the hull test (Lawson-Hanson), the refinement, the product (ReachSpace)
+
+import json  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from rig_names import CMU_NAMES  # noqa: E402
+
+from core.__main__ import main  # noqa: E402
+from core.bvh import read_bvh  # noqa: E402
+from core.reach import ReachSpace, hull_combination, nonnegative_least_squares  # noqa: E402
+
+RAISES = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai2-raise"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nonnegative_least_squares_meets_the_optimality_conditions(seed):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(4, 30)), rng.normal(size=4) * 3
+    x = nonnegative_least_squares(a, b)
+    gradient = a.T @ (b - a @ x)  # of -|ax - b|^2 / 2: no free direction may still descend
+    assert (x >= 0).all()
+    assert (gradient <= 1e-9).all()
+    np.testing.assert_allclose(gradient[x > 0], 0.0, atol=1e-9)
+
+
+def test_the_hull_of_a_cubes_corners_holds_its_inside_and_measures_its_outside():
+    corners = np.array([[x, y, z] for x in (0.0, 1) for y in (0.0, 1) for z in (0.0, 1)])
+    lam, distance = hull_combination(corners, [0.3, 0.9, 0.5])
+    assert distance < 1e-9 and (lam >= 0).all() and lam.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(lam @ corners, [0.3, 0.9, 0.5], atol=1e-9)
+    _, distance = hull_combination(corners, [1.5, 0.5, 2.0])
+    assert distance == pytest.approx(np.hypot(0.5, 1.0), abs=1e-5)
+
+
+@pytest.fixture(scope="module")
+def all_raises():
+    if not RAISES.is_dir():
+        pytest.skip(f"real motion capture not found at {RAISES}")
+    return [read_bvh(p) for p in sorted(RAISES.glob("*.bvh"))]
+
+
+@pytest.fixture(scope="module")
+def raise_space(all_raises):
+    start = time.perf_counter()
+    space = ReachSpace.build(all_raises)
+    return space, time.perf_counter() - start
+
+
+def held_out_targets(space, n, seed):
+    """Hit points of random blends the space did not sample (another seed), and convex
+    combinations of its sampled hit points: targets inside the space either way."""
+    k = len(space.registration.motions)
+    blends = blend_weights(k, n, seed=seed, include_examples=False)
+    points = space.chains.hits(blends, between_frames=True)[0]
+    mix = np.random.default_rng(seed).dirichlet(np.ones(4), size=n)
+    chosen = np.random.default_rng(seed + 1).integers(0, len(space.space.hit_points), size=(n, 4))
+    return np.concatenate([points, np.einsum("nc,ncd->nd", mix, space.space.hit_points[chosen])])
+
+
+def test_inside_the_space_the_hand_hits_the_target_within_a_centimetre(raise_space):
+    space, _ = raise_space
+    for target in held_out_targets(space, 6, seed=11):
+        assert space.inside(target)
+        result = space.reach(target)
+        assert result.error < 1.0  # cm
+        np.testing.assert_allclose(np.linalg.norm(result.hit_point - target), result.error)
+
+
+def test_a_reach_hits_at_its_highest_frame_and_starts_where_the_reference_starts(raise_space, all_raises):
+    space, _ = raise_space
+    target = held_out_targets(space, 1, seed=3)[0]
+    result = space.reach(target)
+    rig = find_rig(result.motion)
+    pos = result.motion.global_positions()
+    hand = pos[:, rig.right_arm.wrist]
+    assert result.hit_frame == np.argmax(hand[:, 1])  # these files are Y up
+    np.testing.assert_allclose(hand[result.hit_frame], result.hit_point, atol=1e-9)
+    start = all_raises[0].global_positions()[0, rig.pelvis]
+    np.testing.assert_allclose(pos[0, rig.pelvis, [0, 2]], start[[0, 2]], atol=1e-6)  # on the ground (Y up)
+    # facing as the reference does, to the blend of the examples' headings (each placed facing so)
+    heading, _ = start_placement(result.motion, rig, space.up)
+    assert abs(heading - start_placement(all_raises[0], rig, space.up)[0]) < np.radians(2.0)
+    assert result.motion.fps == all_raises[0].fps
+    assert result.weights.shape == (40,) and result.weights.sum() == pytest.approx(1.0)
+
+
+def test_aligning_forty_examples_takes_under_five_seconds_and_a_reach_under_fifty_milliseconds(raise_space):
+    space, build_seconds = raise_space
+    assert build_seconds < 5.0
+    targets = held_out_targets(space, 4, seed=5)
+    targets = np.concatenate([targets, targets[:2] + np.array([[0.0, 0, 12.0], [15.0, 0, 0]])])  # two outside
+    times = []
+    for target in targets:
+        start = time.perf_counter()
+        space.reach(target)
+        times.append(time.perf_counter() - start)
+    assert np.median(times) < 0.05
+
+
+def test_a_target_beyond_the_space_is_reached_by_partial_blending(raise_space):
+    space, _ = raise_space
+    points = space.space.hit_points
+    # beyond the side of the space (by a rule: 8 cm past the hit furthest along -X, at its height)
+    target = points[np.argmin(points[:, 0])] + np.array([-8.0, 0, 0])
+    assert not space.inside(target)
+    regular, product = space.regular_reach(target), space.reach(target)
+    assert product.partial and product.vertical_weights is not None
+    # 8 cm beyond, farther than the cross-validation's left-out examples lie: within section 5.2's 3 cm
+    assert product.error < 0.5 * regular.error and product.error < 3.0
+
+
+def test_reach_refuses_bad_input(all_raises, raise_space):
+    space, _ = raise_space
+    with pytest.raises(ValueError, match="target"):
+        space.reach([1.0, 2.0])
+    with pytest.raises(ValueError, match="example"):
+        ReachSpace.build([])
+    with pytest.raises(ValueError, match="effector"):
+        ReachSpace.build(all_raises[:2], effector="right.tentacle")
+    with pytest.raises(ValueError, match="feature"):
+        ReachSpace.build(all_raises[:2], feature="lowest")
+    with pytest.raises(ValueError, match="skeleton"):
+        ReachSpace.build([all_raises[0], all_raises[1].renamed({"Hips": "Pelvis"})])
+
+
+REACH_TRANSFORMS = {  # (the change of the examples, of a point, of a length)
+    "renamed": (lambda m: m.renamed(CMU_NAMES), lambda p: p, 1.0),
+    "metres": (lambda m: m.scaled(0.01), lambda p: p * 0.01, 0.01),
+    "z up": (TRANSFORMS["z up"], SPACE_TRANSFORMS["z up"][1], 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REACH_TRANSFORMS))
+def test_reaching_does_not_depend_on_names_unit_or_up_axis(all_raises, name):
+    change, move_point, unit = REACH_TRANSFORMS[name]
+    examples = all_raises[::5]
+    plain = ReachSpace.build(examples, n_blends=400)
+    changed = ReachSpace.build([change(m) for m in examples], n_blends=400)
+    inside = held_out_targets(plain, 2, seed=8)[:2]
+    outside = plain.space.hit_points[np.argmin(plain.space.hit_points[:, 0])] + np.array([-8.0, 0, 0])
+    for target in list(inside) + [outside]:
+        a, b = plain.reach(target), changed.reach(move_point(target))
+        assert b.partial == a.partial
+        assert b.error / unit == pytest.approx(a.error, abs=0.05)
+        np.testing.assert_allclose(b.hit_point, move_point(a.hit_point), atol=0.05 * unit)
+    assert a.partial and a.error < 3.0
+
+
+# --------------------------------------------------------------------------
+# Kicks (section 3.2's second case): the kicking leg spliced, its hip turned
+
+
+def kicks_of(motion):
+    """The kicks of one clip as separate examples, by a rule: each stretch where the right ankle
+    rises above half its height range is a kick; the clip is cut halfway between their peaks."""
+    rig = find_rig(motion)
+    height = motion.global_positions()[:, rig.right_leg.ankle, 1]  # Y up
+    high = (height - height.min()) > 0.5 * (height.max() - height.min())
+    edges = np.flatnonzero(np.diff(high.astype(int)))
+    peaks = [int(a + np.argmax(height[a:b + 1])) for a, b in zip(edges[::2], edges[1::2])]
+    cuts = [0] + [(a + b) // 2 for a, b in zip(peaks, peaks[1:])] + [motion.n_frames]
+    return [motion[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+def test_a_kick_beyond_its_examples_is_reached_by_turning_the_kicking_hip(mocap):
+    kicks = kicks_of(mocap("bandai1/kick_normal_001"))
+    assert len(kicks) == 3
+    space = ReachSpace.build(kicks, effector="right.ankle")
+    own = space.chains.hits(np.eye(3), between_frames=True)[0]
+    for offset in ([0.0, 10, 0], [0, -10, 0], [10, 0, 0]):
+        target = own[0] + np.array(offset)
+        regular, product = space.regular_reach(target), space.reach(target)
+        assert product.partial
+        assert product.error < 0.7 * regular.error
+        rig = find_rig(product.motion)
+        foot = product.motion.global_positions()[:, rig.right_leg.ankle]
+        np.testing.assert_allclose(foot[product.hit_frame], product.hit_point, atol=1e-9)
+
+
+# --------------------------------------------------------------------------
+# The command line
+
+
+@pytest.fixture()
+def raise_folder(tmp_path):
+    """Ten of the raises (every fourth by file name), linked into a folder of their own."""
+    if not RAISES.is_dir():
+        pytest.skip(f"real motion capture not found at {RAISES}")
+    folder = tmp_path / "raises"
+    folder.mkdir()
+    for path in sorted(RAISES.glob("*.bvh"))[::4]:
+        (folder / path.name).symlink_to(path)
+    return folder
+
+
+def test_the_reach_command_writes_a_motion_that_hits_the_target_in_the_first_files_coordinates(raise_folder, tmp_path):
+    out, report_path = tmp_path / "out.bvh", tmp_path / "r.json"
+    target = [-15.7, 128.4, 18.6]
+    assert main(["reach", str(raise_folder), "--target=-15.7,128.4,18.6", "-o", str(out),
+                 "--report", str(report_path)]) == 0
+    report = json.loads(report_path.read_text())
+    assert {"error", "weights", "partial", "hit_point", "hit_frame"} <= set(report)
+    assert isinstance(report["partial"], bool) and isinstance(report["error"], float)
+    assert sorted(report["weights"]) == sorted(p.name for p in raise_folder.iterdir())
+    motion = read_bvh(out)
+    hand = motion.global_positions()[:, find_rig(motion).right_arm.wrist]
+    np.testing.assert_allclose(hand[report["hit_frame"]], report["hit_point"], atol=1e-3)
+    assert np.linalg.norm(hand[report["hit_frame"]] - target) == pytest.approx(report["error"], abs=1e-3)
+    assert report["error"] < 1.0
+    first = read_bvh(sorted(raise_folder.iterdir())[0])
+    pelvis = find_rig(first).pelvis
+    np.testing.assert_allclose(motion.global_positions()[0, pelvis, [0, 2]],
+                               first.global_positions()[0, pelvis, [0, 2]], atol=1e-3)  # (as written in the file)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "1,2"], "three numbers"),
+    (["--target", "1,2,x"], "three numbers"),
+    (["--target", "1,2,3", "--effector", "right.tentacle"], "effector"),
+])
+def test_the_reach_command_says_what_to_fix(raise_folder, tmp_path, capsys, args, message):
+    assert main(["reach", str(raise_folder), *args, "-o", str(tmp_path / "o.bvh")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "o.bvh").exists()
+
+
+def test_the_reach_command_refuses_a_folder_without_examples(tmp_path, capsys):
+    assert main(["reach", str(tmp_path), "--target", "1,2,3", "-o", str(tmp_path / "o.bvh")]) == 2
+    assert "no .bvh files" in capsys.readouterr().err
+    assert main(["reach", str(tmp_path / "missing"), "--target", "1,2,3", "-o", str(tmp_path / "o.bvh")]) == 2
+    assert "not a folder" in capsys.readouterr().err
