@@ -221,8 +221,12 @@ def insert_reach(obj: bpy.types.Object, found: ReachFound, start: int) -> bpy.ty
 
 
 def length_text(value: float, scene: bpy.types.Scene) -> str:
-    """A length in Blender units as the scene shows lengths (its unit system and scale)."""
+    """A length in Blender units as the scene shows lengths (its unit system and scale); "under 1 µm" (or
+    its equivalent) where the unit system would round it to nothing."""
     units = scene.unit_settings
+    least = 1e-6 / units.scale_length if units.system != 'NONE' else 1e-6  # (1 µm, or 1e-6 units)
+    if value < least:
+        return f"under {length_text(least, scene)}"
     return bpy.utils.units.to_string(units.system, 'LENGTH', value * units.scale_length, precision=3)
 
 
@@ -231,7 +235,8 @@ def reach_text(found: ReachFound, strip: bpy.types.NlaStrip, scene: bpy.types.Sc
     blend = "partial blending (section 3.2)" if found.reach.partial else "whole-body blending (section 3.1)"
     weights = ", ".join(f"{name} {w:.2f}" for name, w in found.weights())
     timing = ("the examples' alignment kept from before" if found.cached else "examples aligned")
-    return (f"{found.effector} reaches {found.target!r} within {length_text(found.error, scene)} at frame "
+    error = length_text(found.error, scene)
+    return (f"{found.effector} reaches {found.target!r} with a hit error of {error} at frame "
             f"{round(strip.frame_start) + int(found.reach.hit_frame)}, by {blend} of {len(found.examples)} "
             f"examples ({weights}); new action {strip.action.name!r} as strip {strip.name!r} from frame "
             f"{round(strip.frame_start)} ({timing}, {found.seconds:.2f} s)")
@@ -244,11 +249,7 @@ def reach_lines(shown: dict, scene: bpy.types.Scene) -> list[str]:
              f"{shown.get('hit_scene_frame', shown['hit_frame'])}",
              f"    {shown['examples']} examples ({'listed' if shown['library'] == 'actions' else 'folder'}), "
              f"from {shown['reference']}"]
-    if shown["weights"]:
-        from .nla import wrapped
-
-        weights = ", ".join(f"{name} {w:.2f}" for name, w in shown["weights"])
-        lines += [f"    {line}" for line in wrapped(f"weights {weights}", 40)]
+    lines += [f"    {weight:.2f} {name}" for name, weight in shown["weights"]]
     if shown.get("strip"):
         lines.append(f"    strip {shown['strip']}")
     return lines
