@@ -308,6 +308,8 @@ def test_the_examples_list_adds_and_removes_actions_of_the_armature(reach_scene)
 
 
 def test_a_folder_of_examples_reaches_as_the_listed_actions_do(reach_scene, capfd, tmp_path):
+    # (the eight files come from five capture sessions whose Hips rest where each began, metres apart; the
+    # rest of their bones are the armature's: every one maps onto it)
     for file in raise_files():
         shutil.copy(file, tmp_path / file.name)
     place_empty(reach_scene, inside_target(reach_scene))
