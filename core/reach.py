@@ -243,7 +243,8 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     weights = np.asarray(weights, dtype=np.float64)
     if weights.ndim != 2 or weights.shape[1] != len(rotations):
         raise ValueError(f"need weights (S, {len(rotations)}), one per example, got shape {weights.shape}")
-    if (weights < 0).any() or not np.allclose(weights.sum(axis=1), 1.0):
+    # (np.allclose(sums, 1.0)'s test, without its dispatch: the refinement blends a few rows, often)
+    if (weights < 0).any() or not (np.abs(weights.sum(axis=1) - 1.0) <= 1e-5 + 1e-8).all():
         raise ValueError("blend weights must be non-negative and sum to 1 in every row")
     extra = (1,) * (rotations.ndim - 2)
     # per row, the weighted examples first, in example order (a stable sort of "weight is zero")
@@ -567,9 +568,13 @@ NEAR_FRAMES = 4
 
 
 def refined_weights(chains: EffectorChains, weights: np.ndarray, target: np.ndarray, *, support: np.ndarray,
-                    scale: float, tolerance: float, iterations: int = 8) -> tuple[np.ndarray, np.ndarray]:
+                    scale: float, tolerance: float, iterations: int = 8,
+                    hit: tuple[np.ndarray, float] | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """Issue item 2, "refined to hit the target": Gauss-Newton on the blend weights, kept on the
-    simplex, from ``weights (K,)`` towards ``target (3,)``; returns ``(weights, hit point)``.
+    simplex, from ``weights (K,)`` towards ``target (3,)``; returns ``(weights, hit point (3,),
+    hit frame)``, the frame fractional (:meth:`EffectorChains.hits` between frames). ``hit``:
+    the start's hit point and frame when the caller has them already (posing them again costs
+    as much as a step's trials).
 
     Between frames (:meth:`EffectorChains.hits`) the hit point is a smooth function of the
     weights, nearly linear over a neighbourhood of blends. Each step linearises it over the
@@ -583,8 +588,10 @@ def refined_weights(chains: EffectorChains, weights: np.ndarray, target: np.ndar
     """
     weights = np.asarray(weights, dtype=np.float64)
     vertices = np.eye(len(weights))[support]
-    points, times = chains.hits(weights[None], between_frames=True)
-    point, peak = points[0], times[0]
+    if hit is None:
+        points, times = chains.hits(weights[None], between_frames=True)
+        hit = points[0], times[0]
+    point, peak = hit
     for _ in range(iterations):
         miss = float(np.linalg.norm(target - point))
         if miss <= tolerance:
@@ -604,7 +611,7 @@ def refined_weights(chains: EffectorChains, weights: np.ndarray, target: np.ndar
         weights, point, peak = trials[best], points[best], times[best]
         if misses[best] > 0.98 * miss:  # (creeping: the target is beyond what these examples reach)
             break
-    return weights, point
+    return weights, point, peak
 
 
 # --------------------------------------------------------------------------
@@ -878,15 +885,26 @@ class ReachSpace:
         then :func:`refined_weights` onto that goal from the better of the combination's weights
         and the sampled blend nearest the goal, over the examples of both and of the next two
         nearest blends."""
+        weights, hit, _ = self._refined_towards(point, metric, iterations=iterations)
+        return weights, hit
+
+    def _refined_towards(self, point: np.ndarray, metric: np.ndarray | None = None, *,
+                         iterations: int = 8) -> tuple[np.ndarray, np.ndarray, float]:
+        """:meth:`blend_towards`, with the blend's (fractional) hit frame."""
         lam, _ = hull_combination(self.space.hit_points, point, metric=metric, scale=self.scale)
         goal = lam @ self.space.hit_points
         nearest = np.argsort(((self.space.hit_points - goal) ** 2).sum(axis=1))[:3]
         mixed = lam @ self.space.weights
         starts = np.stack([mixed / mixed.sum(), self.space.weights[nearest[0]]])
         support = np.flatnonzero((starts > 0).any(axis=0) | (self.space.weights[nearest] > 0).any(axis=0))
-        start = starts[np.argmin(np.linalg.norm(self.chains.hits(starts, between_frames=True)[0] - goal, axis=1))]
-        return refined_weights(self.chains, start, goal, support=support, scale=self.scale,
-                               tolerance=0.1 * self.tolerance, iterations=iterations)
+        points, times = self.chains.hits(starts, between_frames=True)
+        better = int(np.argmin(np.linalg.norm(points - goal, axis=1)))
+        counts = (starts > 0).sum(axis=1)
+        # (a blend posed beside one of more examples takes zero-weight slerps that change its last
+        # bits: its hit is reused only when it has the most examples, the bits of it posed alone)
+        hit = (points[better], times[better]) if counts[better] == counts.max() else None
+        return refined_weights(self.chains, starts[better], goal, support=support, scale=self.scale,
+                               tolerance=0.1 * self.tolerance, iterations=iterations, hit=hit)
 
     def _target(self, target) -> np.ndarray:
         target = np.asarray(target, dtype=np.float64)
@@ -929,9 +947,8 @@ class ReachSpace:
         """Section 3.1 alone: the whole-body blend refined towards ``target`` (:meth:`blend_towards`),
         however far it stays from a target outside the space."""
         target = self._target(target)
-        weights, _ = self.blend_towards(target)
-        _, times = self.chains.hits(weights[None], between_frames=True)
-        return self._measured(self._retimed(self.placed(self.blend(weights)), weights, times[0])[0], target,
+        weights, _, frame = self._refined_towards(target)
+        return self._measured(self._retimed(self.placed(self.blend(weights)), weights, frame)[0], target,
                               weights, False)
 
     def without(self, k: int, **kwargs) -> "ReachSpace":
@@ -963,16 +980,15 @@ class ReachSpace:
         up = self.up
         level = np.outer(up, up)
         # (P_H refined twice, P_V not at all: the adjustments below take up what they leave)
-        weights_h, _ = self.blend_towards(target, (np.eye(3) - level) + _FIRM * level, iterations=2)
-        weights_v, _ = self.blend_towards(target, _FIRM * (np.eye(3) - level) + level, iterations=0)
+        weights_h, _, frame_h = self._refined_towards(target, (np.eye(3) - level) + _FIRM * level, iterations=2)
+        weights_v, _, _ = self._refined_towards(target, _FIRM * (np.eye(3) - level) + level, iterations=0)
         motion_h, motion_v = self.blend(weights_h), self.blend(weights_v)
-        _, times = self.chains.hits(weights_h[None], between_frames=True)
         side, _, part = self.effector.partition(".")
         skel = motion_h.skeleton
         if part in _LEG_PARTS:
             hip = self.rig.leg(side).hip
             motion, frame = self._retimed(self.placed(spliced(motion_v, motion_h, self.rig.subtree_mask(skel, hip))),
-                                          weights_h, times[0])
+                                          weights_h, frame_h)
             world = motion[frame].global_positions()[0]
             legs = self.rig.leg("R").hip, self.rig.leg("L").hip
             lateral = horizontal(world[legs[0]] - world[legs[1]], up)
@@ -986,7 +1002,7 @@ class ReachSpace:
             adjusted_roles = [(role, j) for role, j in adjusted_roles if j is not None]
             mask = np.zeros(len(skel), dtype=bool)
             mask[[j for _, j in adjusted_roles]] = True
-            motion, frame = self._retimed(self.placed(spliced(motion_h, motion_v, mask)), weights_h, times[0])
+            motion, frame = self._retimed(self.placed(spliced(motion_h, motion_v, mask)), weights_h, frame_h)
             adjusted = [(j, up[None] if role == "pelvis" else np.eye(3), _STIFFNESS[role]) for role, j in adjusted_roles]
         joints = [j for j, _, _ in adjusted]
         world, _ = forward_kinematics(motion.rotations, motion.positions, skel.parents,
