@@ -888,10 +888,11 @@ class ReachSpace:
         weights, hit, _ = self._refined_towards(point, metric, iterations=iterations)
         return weights, hit
 
-    def _refined_towards(self, point: np.ndarray, metric: np.ndarray | None = None, *,
-                         iterations: int = 8) -> tuple[np.ndarray, np.ndarray, float]:
-        """:meth:`blend_towards`, with the blend's (fractional) hit frame."""
-        lam, _ = hull_combination(self.space.hit_points, point, metric=metric, scale=self.scale)
+    def _refined_towards(self, point: np.ndarray, metric: np.ndarray | None = None, *, iterations: int = 8,
+                         hull: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+        """:meth:`blend_towards`, with the blend's (fractional) hit frame; ``hull``: the
+        :func:`hull_combination` of ``point`` in ``metric`` when the caller has it already."""
+        lam = hull_combination(self.space.hit_points, point, metric=metric, scale=self.scale)[0] if hull is None else hull
         goal = lam @ self.space.hit_points
         nearest = np.argsort(((self.space.hit_points - goal) ** 2).sum(axis=1))[:3]
         mixed = lam @ self.space.weights
@@ -935,19 +936,32 @@ class ReachSpace:
         Regular blending first (section 3.1, refined); when it misses by more than
         :attr:`tolerance` (the target outside the space, or the refinement short of it),
         section 3.2's partial blending, kept when it misses less.
+
+        A target farther than :attr:`tolerance` outside the hull of the sampled hit points
+        cannot be hit by regular blending: partial blending comes first there, and regular
+        blending is not tried when partial blending already misses by less than the target's
+        distance from the hull less a tolerance, since no refined blend comes that close (on
+        the 40 raises' cross-validation the refined blends reach at most 0.05 tolerance beyond
+        the hull). The product is the same; the query saves the regular refinement.
         """
         target = self._target(target)
-        regular = self.regular_reach(target)
+        hull, beyond = hull_combination(self.space.hit_points, target, scale=self.scale)
+        partial = self.partial_reach(target) if beyond > self.tolerance else None
+        if partial is not None and partial.error < beyond - self.tolerance:
+            return partial
+        regular = self._regular(target, hull)
         if regular.error <= self.tolerance:
             return regular
-        partial = self.partial_reach(target)
+        partial = self.partial_reach(target) if partial is None else partial
         return partial if partial.error < regular.error else regular
 
     def regular_reach(self, target) -> Reach:
         """Section 3.1 alone: the whole-body blend refined towards ``target`` (:meth:`blend_towards`),
         however far it stays from a target outside the space."""
-        target = self._target(target)
-        weights, _, frame = self._refined_towards(target)
+        return self._regular(self._target(target))
+
+    def _regular(self, target: np.ndarray, hull: np.ndarray | None = None) -> Reach:
+        weights, _, frame = self._refined_towards(target, hull=hull)
         return self._measured(self._retimed(self.placed(self.blend(weights)), weights, frame)[0], target,
                               weights, False)
 
