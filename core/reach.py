@@ -920,13 +920,19 @@ class ReachSpace:
         return retimed(motion, blended_timing(self.registration.times, weights), pinned)
 
     def _measured(self, motion: Motion, target: np.ndarray, weights: np.ndarray, partial: bool,
-                  vertical: np.ndarray | None = None) -> Reach:
-        """The reach of ``motion``, its hit found on it (the feature over its whole frames)."""
-        world, _ = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents,
-                                      [self.effector_joint, self.rig.pelvis], rotations_out=False)
+                  vertical: np.ndarray | None = None, world: np.ndarray | None = None) -> Reach:
+        """The reach of ``motion``, its hit found on it (the feature over its whole frames);
+        ``world``: its effector's and pelvis's positions ``(F, 2, 3)`` when the caller has them."""
+        if world is None:
+            world = self._effector_and_pelvis(motion)
         frame = int(hit_frame(world[:, 0], world[:, 1], self.up, self.feature))
         point = world[frame, 0]
         return Reach(motion, point, frame, float(np.linalg.norm(point - target)), weights, partial, vertical)
+
+    def _effector_and_pelvis(self, motion: Motion) -> np.ndarray:
+        """``(F, 2, 3)`` world positions of the effector and the pelvis over ``motion``."""
+        return forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents,
+                                  [self.effector_joint, self.rig.pelvis], rotations_out=False)[0]
 
     # -- the query
 
@@ -1019,11 +1025,10 @@ class ReachSpace:
             motion, frame = self._retimed(self.placed(spliced(motion_h, motion_v, mask)), weights_h, frame_h)
             adjusted = [(j, up[None] if role == "pelvis" else np.eye(3), _STIFFNESS[role]) for role, j in adjusted_roles]
         joints = [j for j, _, _ in adjusted]
-        world, _ = forward_kinematics(motion.rotations, motion.positions, skel.parents,
-                                      [self.effector_joint, self.rig.pelvis], rotations_out=False)
+        world = self._effector_and_pelvis(motion)
         value = world[:, 0] @ up if self.feature == "highest" else np.linalg.norm(world[:, 0] - world[:, 1], axis=-1)
         deltas = quat.identity((len(joints),))
-        best = found = self._measured(motion, target, weights_h, True, weights_v)
+        best = found = self._measured(motion, target, weights_h, True, weights_v, world)
         # The adjustment changes which frame is the hit (a lower hand at the peak, a higher one
         # elsewhere): solved again at the frame the result hits from, a few times, the profile
         # peaking there (so the solution holds in full at that frame); the best kept.
