@@ -892,6 +892,14 @@ class ReachSpace:
                          hull: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
         """:meth:`blend_towards`, with the blend's (fractional) hit frame; ``hull``: the
         :func:`hull_combination` of ``point`` in ``metric`` when the caller has it already."""
+        start, goal, support, hit = self._start_towards(point, metric, hull=hull)
+        return refined_weights(self.chains, start, goal, support=support, scale=self.scale,
+                               tolerance=0.1 * self.tolerance, iterations=iterations, hit=hit)
+
+    def _start_towards(self, point: np.ndarray, metric: np.ndarray | None = None, *,
+                       hull: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple | None]:
+        """Where :meth:`blend_towards` starts: ``(weights (K,), goal (3,), support, hit)``, the
+        hit ``(point, frame)`` of those weights, or None when it is to be posed again."""
         lam = hull_combination(self.space.hit_points, point, metric=metric, scale=self.scale)[0] if hull is None else hull
         goal = lam @ self.space.hit_points
         nearest = np.argsort(((self.space.hit_points - goal) ** 2).sum(axis=1))[:3]
@@ -904,8 +912,7 @@ class ReachSpace:
         # (a blend posed beside one of more examples takes zero-weight slerps that change its last
         # bits: its hit is reused only when it has the most examples, the bits of it posed alone)
         hit = (points[better], times[better]) if counts[better] == counts.max() else None
-        return refined_weights(self.chains, starts[better], goal, support=support, scale=self.scale,
-                               tolerance=0.1 * self.tolerance, iterations=iterations, hit=hit)
+        return starts[better], goal, support, hit
 
     def _target(self, target) -> np.ndarray:
         target = np.asarray(target, dtype=np.float64)
@@ -1001,7 +1008,7 @@ class ReachSpace:
         level = np.outer(up, up)
         # (P_H refined twice, P_V not at all: the adjustments below take up what they leave)
         weights_h, _, frame_h = self._refined_towards(target, (np.eye(3) - level) + _FIRM * level, iterations=2)
-        weights_v, _, _ = self._refined_towards(target, _FIRM * (np.eye(3) - level) + level, iterations=0)
+        weights_v = self._start_towards(target, _FIRM * (np.eye(3) - level) + level)[0]
         motion_h, motion_v = self.blend(weights_h), self.blend(weights_v)
         side, _, part = self.effector.partition(".")
         skel = motion_h.skeleton
