@@ -901,7 +901,9 @@ class ReachSpace:
                        hull: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple | None]:
         """Where :meth:`blend_towards` starts: ``(weights (K,), goal (3,), support, hit)``, the
         hit ``(point, frame)`` of those weights, or None when it is to be posed again."""
-        lam = hull_combination(self.space.hit_points, point, metric=metric, scale=self.scale)[0] if hull is None else hull
+        if hull is None:
+            hull = hull_combination(self.space.hit_points, point, metric=metric, scale=self.scale)[0]
+        lam = hull
         goal = lam @ self.space.hit_points
         nearest = np.argsort(((self.space.hit_points - goal) ** 2).sum(axis=1))[:3]
         mixed = lam @ self.space.weights
