@@ -12,11 +12,13 @@ error of regular whole-body blending (refined), and the product's (partial blend
 regular misses by more than its tolerance); then the medians of both over the examples
 outside and over those inside, and the speed: ReachSpace.build for all 40 (median of 3)
 and the median and largest time of one query, over the 40 examples' own hit points (the
-full space) and over the 40 left-out targets (the product's query in the shrunk spaces).
+full space) and over the 40 left-out targets (the product's query in the shrunk spaces),
+each query's time the median of 5 runs; and the machine's load average while it ran.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -29,7 +31,7 @@ from core.reach import ReachSpace, cross_validation
 def main() -> None:
     files = sorted((MOCAP / "bandai2-raise").glob("*.bvh"))
     examples = [read_bvh(f) for f in files]
-    rows = cross_validation(examples, range(len(examples)))
+    rows = cross_validation(examples, range(len(examples)), repeats=5)
     print(f"{'left out':<40} {'space':>8} {'regular':>9} {'product':>9}  (cm) {'query':>6} (ms)")
     for row in rows:
         print(f"{files[row.example].stem:<40} {'outside' if row.outside else 'inside':>8} {row.regular:9.3f} "
@@ -50,15 +52,19 @@ def main() -> None:
     space.reach(targets[0])  # (the first query pays for numpy's first calls)
     queries = []
     for target in targets:
-        start = time.perf_counter()
-        space.reach(target)
-        queries.append(time.perf_counter() - start)
+        runs = []
+        for _ in range(5):
+            start = time.perf_counter()
+            space.reach(target)
+            runs.append(time.perf_counter() - start)
+        queries.append(statistics.median(runs))
     print(f"ReachSpace.build, 40 examples: {statistics.median(builds):.2f} s (median of 3)")
     print(f"one reach, the 40 examples' own hit points (inside): median {1000 * statistics.median(queries):.1f} ms, "
           f"largest {1000 * max(queries):.1f} ms")
     left = [r.seconds for r in rows]
     print(f"one reach, the 40 left-out targets (39 examples, partial where needed): median "
           f"{1000 * statistics.median(left):.1f} ms, largest {1000 * max(left):.1f} ms")
+    print(f"(each query the median of 5 runs; load average over the last minute: {os.getloadavg()[0]:.2f})")
 
 
 if __name__ == "__main__":

@@ -349,6 +349,19 @@ def test_a_target_beyond_the_space_is_reached_by_partial_blending(raise_space):
     assert product.error < 0.5 * regular.error and product.error < 3.0
 
 
+def test_far_beyond_the_space_partial_blending_answers_without_regular_blending(raise_space, monkeypatch):
+    space, _ = raise_space
+    points = space.space.hit_points
+    target = points[np.argmin(points[:, 0])] + np.array([-8.0, 0, 0])  # (as above: 8 cm beyond the side)
+    regular, partial = space.regular_reach(target), space.partial_reach(target)
+    # regular blending first would give the same product: partial blending misses less
+    assert partial.error < regular.error
+    monkeypatch.setattr(space, "_regular", lambda *args: pytest.fail("regular blending was tried"))
+    product = space.reach(target)
+    assert product.partial and product.error == partial.error
+    assert np.array_equal(product.weights, partial.weights)
+
+
 def test_reach_refuses_bad_input(all_raises, raise_space):
     space, _ = raise_space
     with pytest.raises(ValueError, match="target"):
