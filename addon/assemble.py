@@ -152,6 +152,13 @@ def assembly_text(found: AssemblyFound, strip: bpy.types.NlaStrip) -> str:
             f"strip {strip.name!r} above it ({found.seconds:.2f} s)")
 
 
+def left_out_warnings(found: AssemblyFound) -> list[str]:
+    """A warning per library clip left out because it holds the query strip's own poses (core.assemble
+    would retrieve the query itself)."""
+    return [f"library clip {clip!r} plays what strip {found.strip!r} plays: left out of the library, it would give "
+            f"the strip's own {found.part} back" for clip in found.assembly.left_out.get(found.part, ())]
+
+
 def assembly_lines(shown: dict) -> list[str]:
     """The panel's lines of the last Assemble Parts (``to_dict`` and where it went)."""
     first, last = shown["frames"]

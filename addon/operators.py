@@ -286,7 +286,7 @@ class SMART_MOTION_OT_assemble_parts(_Reported, bpy.types.Operator):
         found = assemble.find_assembly(obj, strips, settings.assembly_part, folder)
         strip = assemble.insert_assembly(obj, found)
         self.report({'INFO'}, assemble.assembly_text(found, strip))
-        for line in active_action_warning(obj, strip):
+        for line in assemble.left_out_warnings(found) + active_action_warning(obj, strip):
             self.report({'WARNING'}, line)
         return {'FINISHED'}
 

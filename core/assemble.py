@@ -66,7 +66,7 @@ __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES"
            "window_mismatches", "window_offsets", "best_window", "FeatureLibrary", "retrieve_parts", "retrieve_part",
            "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "euler_order", "juncture_angles",
            "standardized_angles", "feature_changes", "paired_feature_poses", "monotone_time_curve", "segment_time_map",
-           "held_assembled_feet", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS"]
+           "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
@@ -574,12 +574,41 @@ class Assembly:
                 each query frame plays (section 4.2.1).
     knots       {part: (P, 2)} the (query frame, segment frame) pairs the time map passes
                 through: the ends and the paired feature poses.
+    left_out    {part: (clip, ...)} library clips left out because they hold the query's own
+                poses (:func:`is_the_query`): the query would retrieve itself, at cost 0.
     """
 
     motion: Motion
     matches: dict
     time_maps: dict = field(default_factory=dict)
     knots: dict = field(default_factory=dict)
+    left_out: dict = field(default_factory=dict)
+
+    def feature_poses(self, part: str) -> int:
+        """How many feature poses of ``part`` were paired: its knots but the segments' two ends
+        (one knot, both ends at once, for a one-frame query)."""
+        return max(len(self.knots[part]) - 2, 0)
+
+
+def is_the_query(motion: Motion, query: Motion) -> bool:
+    """Whether library clip ``motion`` holds ``query``'s own poses: the same frames, rate,
+    rotations and positions (a query kept in its own library)."""
+    return (motion.n_frames == query.n_frames and motion.fps == query.fps
+            and np.array_equal(motion.rotations, query.rotations) and np.array_equal(motion.positions, query.positions))
+
+
+def _without_the_query(library: FeatureLibrary, query: Motion, part: str) -> tuple[FeatureLibrary, tuple[str, ...]]:
+    """``library`` without its clips that are the query (:func:`is_the_query`), and their names;
+    ``ValueError`` when nothing else is left."""
+    own = tuple(clip for clip, motion in library.motions.items() if is_the_query(motion, query))
+    if not own:
+        return library, own
+    if len(own) == len(library.motions):
+        raise ValueError(f"the library of {part} holds only the query itself ({', '.join(own)}); give other clips "
+                         f"to take the {part} from")
+    kept = [clip for clip in library.motions if clip not in own]
+    return FeatureLibrary(library.fps, {c: library.features[c] for c in kept}, {c: library.clip_fps[c] for c in kept},
+                          {c: library.motions[c] for c in kept}, library.thresholds), own
 
 
 def _checked_library(query: Motion, part: str, library) -> None:
@@ -615,7 +644,9 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     that leg's source has down: a foot the assembly slides is held where it touches down, one
     it leaves where its source's own steps take it is left as assembled. Legs left as the
     query's are the query's, bit for bit (they hang from the pelvis, which is the query's).
-    ``contacts=None`` leaves the contact stage out (for comparison).
+    ``contacts=None`` leaves the contact stage out (for comparison). A library clip that is the
+    query itself (:func:`is_the_query`) is left out (``Assembly.left_out`` names it): it would be
+    retrieved at cost 0 and the query written back out.
     """
     if not parts:
         raise ValueError(f"give at least one body part to replace, one of {', '.join(PARTS)}")
@@ -637,12 +668,15 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     libraries: dict[int, FeatureLibrary] = {}  # one feature library per library given (several parts may share it)
     clips: dict[tuple[int, str], Motion] = {}
     rotations = query.rotations.copy()
-    matches, time_maps, all_knots, leg_sources = {}, {}, {}, {}
+    matches, time_maps, all_knots, leg_sources, left_out = {}, {}, {}, {}, {}
     for part, given in parts.items():
         library = libraries.get(id(given))
         if library is None:
             # (the library's clips are on the query's skeleton: the query's joint roles are theirs)
             library = libraries[id(given)] = _feature_library(given, query.fps, thresholds, rig)
+        library, own = _without_the_query(library, query, part)
+        if own:
+            left_out[part] = own
         if library.thresholds != thresholds:
             raise ValueError(f"the feature library of {part} was built with other thresholds than the ones given; "
                              f"build it with these")
@@ -674,7 +708,7 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     motion = Motion._trusted(skeleton, rotations, query.positions, query.fps)
     if leg_sources and contacts is not None:
         motion = held_assembled_feet(motion, query, leg_sources, rig, options=contacts)
-    return Assembly(motion, matches, time_maps, all_knots)
+    return Assembly(motion, matches, time_maps, all_knots, left_out)
 
 
 def held_assembled_feet(motion: Motion, query: Motion, leg_sources: Mapping[str, tuple[Motion, np.ndarray, Motion]],

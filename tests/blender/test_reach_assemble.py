@@ -620,3 +620,14 @@ def test_the_bone_mapping_chooses_the_bones_of_the_part(walk, capfd):
     assert np.abs(keyed.global_positions() - expected.global_positions()).max() < 1e-4
     walk.smart_motion.bone_mapping = "left.wrist=NoSuchBone"
     refused("assemble_parts", r"names joint 'NoSuchBone'.*map the bones in the Smart Motion panel's Bone Mapping")
+
+
+def test_a_copy_of_the_query_in_the_library_is_left_out_and_warned_of(walk, capfd):
+    assemble(capfd)
+    plain = json.loads(walk.smart_motion.assembly_json)
+    copy = bpy.data.actions["walk_normal_001"].copy()
+    copy.use_fake_user = True
+    report = assemble(capfd)
+    shown = json.loads(walk.smart_motion.assembly_json)
+    assert (shown["clip"], shown["frames"]) == (plain["clip"], plain["frames"]) and shown["clip"] != copy.name
+    assert f"library clip {copy.name!r} plays what strip 'walk' plays: left out of the library" in report

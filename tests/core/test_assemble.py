@@ -13,7 +13,7 @@ from core.bvh import format_bvh, read_bvh
 from core.assemble import (PARTS, FeatureLibrary, Thresholds, assemble, best_window, euler_order, feature_changes,
                            flexion, juncture_angles, juncture_joints, monotone_time_curve, paired_feature_poses,
                            part_features, part_joints, relational_features, retrieve_part, retrieve_parts,
-                           standardized_angles, window_mismatches)
+                           is_the_query, standardized_angles, window_mismatches)
 from core.motion import Motion, Skeleton
 from core.quality import foot_levels, foot_positions, gap_skate
 from core.rig import find_rig
@@ -503,6 +503,26 @@ def test_a_library_clip_at_another_rate_is_resampled_and_its_match_given_in_its_
     match = assemble(query, {"upper": fast}).matches["upper"]
     assert match.clip == clip
     assert abs(match.start - 2 * expected.matches["upper"].start) <= 2
+    assert abs(match.length - 2 * expected.matches["upper"].length) <= 2, "the segment's 60 fps frames"
+
+
+def test_a_query_inside_its_own_library_is_left_out_not_retrieved(mocap, punch_assembly):
+    query, library, expected = punch_assembly
+    with_itself = dict(library, itself=query)
+    result = assemble(query, {"upper": with_itself})
+    assert result.left_out == {"upper": ("itself",)} and expected.left_out == {}
+    assert result.matches == expected.matches
+    assert np.array_equal(result.motion.rotations, expected.motion.rotations)
+    # the same poses at another rate, or another motion of as many frames, are clips like any other
+    assert not is_the_query(query.resampled(60), query) and not is_the_query(mocap(WALK)[:query.n_frames], query)
+    with pytest.raises(ValueError, match="holds only the query itself"):
+        assemble(query, {"upper": {"itself": query}})
+
+
+def test_a_one_frame_query_pairs_no_feature_poses(mocap, punch_assembly):
+    query, library, _ = punch_assembly
+    result = assemble(query[:1], {"upper": library})
+    assert result.motion.n_frames == 1 and result.feature_poses("upper") == 0
 
 
 def test_the_output_has_the_querys_skeleton_rate_and_frames(punch_assembly):
@@ -573,9 +593,50 @@ def test_the_assemble_command_writes_the_assembly_and_its_report(mocap, tmp_path
     assert written.skeleton.names == mocap(WALK).skeleton.names
     parts = json.loads(report.read_text())["parts"]
     assert set(parts) == {"upper", "lower"}
-    assert set(parts["upper"]) == {"clip", "start", "length", "frames", "cost", "feature_poses"}
-    assert parts["lower"]["clip"] == "walk_angry_001.bvh"
+    assert set(parts["upper"]) == {"clip", "start", "length", "frames", "cost", "feature_poses", "left_out"}
+    assert parts["lower"]["clip"] == "walk_angry_001.bvh" and parts["lower"]["left_out"] == []
     assert "wrote" in capsys.readouterr().out
+
+
+def test_the_assemble_command_leaves_the_query_out_of_its_own_library_and_warns(mocap, tmp_path, capsys):
+    folder = library_folder(tmp_path, ["punch_normal_002", "kick_normal_001"])
+    query = folder / "query.bvh"
+    query.write_text(format_bvh(mocap(WALK)[WALK_FRAMES]))
+    report = tmp_path / "report.json"
+    assert main(["assemble", str(query), "--part", f"upper={folder}", "-o", str(tmp_path / "out.bvh"),
+                 "--report", str(report)]) == 0
+    upper = json.loads(report.read_text())["parts"]["upper"]
+    assert upper["left_out"] == ["query.bvh"] and upper["clip"] != "query.bvh"
+    assert "query.bvh in the library of upper is the query itself; left out" in capsys.readouterr().err
+
+
+def test_the_assemble_command_takes_the_joint_roles_of_map(mocap, tmp_path):
+    """--map exchanging the arms: the left arm replaced is the one the map names, bones Shoulder_R and below."""
+    folder = library_folder(tmp_path, ["punch_normal_002", "kick_normal_001"])
+    walk = mocap(WALK)[WALK_FRAMES]
+    query = tmp_path / "query.bvh"
+    query.write_text(format_bvh(walk))
+    roles = [f"{side}.{role}={bone}_{other}" for side, other in (("left", "R"), ("right", "L"))
+             for role, bone in (("clavicle", "Shoulder"), ("shoulder", "UpperArm"), ("elbow", "LowerArm"),
+                                ("wrist", "Hand"))]
+    out = tmp_path / "out.bvh"
+    assert main(["assemble", str(query), "--part", f"left.arm={folder}", "-o", str(out),
+                 *(a for r in roles for a in ("--map", r))]) == 0
+    written, read = read_bvh(out), read_bvh(query)
+    names = written.skeleton.names
+    changed = {names[j] for j in range(len(names)) if quat.angle(written.rotations[:, j], read.rotations[:, j]).max() > 1e-3}
+    assert changed and all(name.endswith("_R") for name in changed), sorted(changed)
+
+
+def test_the_assemble_command_refuses_to_write_over_an_input(mocap, tmp_path, capsys):
+    folder = library_folder(tmp_path, ["kick_normal_001"])
+    query = tmp_path / "query.bvh"
+    query.write_text(format_bvh(mocap(WALK)[WALK_FRAMES]))
+    before = query.read_text()
+    for output in (query, folder / "kick_normal_001.bvh"):
+        assert main(["assemble", str(query), "--part", f"upper={folder}", "-o", str(output)]) == 2
+        assert "writing there would destroy it" in capsys.readouterr().err
+    assert query.read_text() == before
 
 
 @pytest.mark.parametrize("part, message", [("uper", "unknown body part 'uper'; give one of left.arm"),
