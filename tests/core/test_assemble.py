@@ -2,6 +2,7 @@
 retrieval, segment alignment, eq. (1) at the junctures, the contact stage under a replaced lower body."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,8 @@ import pytest
 from core import quat
 from core.__main__ import main
 from core.bvh import format_bvh, read_bvh
-from core.assemble import (PARTS, FeatureLibrary, Thresholds, assemble, best_window, euler_order, feature_changes,
+from core.assemble import (EULER_ORDER, PARTS, FeatureLibrary, Thresholds, anatomical_frame, assemble, best_window,
+                           feature_changes,
                            flexion, juncture_angles, juncture_joints, monotone_time_curve, paired_feature_poses,
                            part_features, part_joints, relational_features, retrieve_part, retrieve_parts,
                            is_the_query, standardized_angles, window_mismatches)
@@ -380,7 +382,7 @@ def test_eq1_moves_an_axis_the_retrieved_motion_holds_still_to_the_query_mean_on
 
 def test_juncture_angles_do_not_depend_on_the_turn_the_motion_starts_on():
     angles = np.stack([np.linspace(3.0, 3.4, 30), np.zeros(30), np.zeros(30)], axis=1)  # across +-pi
-    a = juncture_angles(quat.from_euler(angles, "ZXY"), "ZXY")
+    a = juncture_angles(quat.from_euler(angles, EULER_ORDER), quat.identity())
     assert np.all(np.abs(np.diff(a[:, 0])) < 0.1), "unwrapped along time"
     np.testing.assert_allclose(np.cos(a), np.cos(angles), atol=1e-12)
 
@@ -457,12 +459,63 @@ def test_the_juncture_has_the_querys_mean_and_standard_deviation_per_euler_axis(
     junctures = juncture_joints(query.skeleton, part_joints(query.skeleton, rig, "upper"))
     assert list(junctures) == [rig.spine[0]]
     j = junctures[0]
-    order = euler_order(query.skeleton, j)
-    assert order == "ZXY"  # bandai's channels
-    out = juncture_angles(result.motion.rotations[:, j], order)
-    want = juncture_angles(query.rotations[:, j], order)
+    frame = anatomical_frame(query, rig)
+    out = juncture_angles(result.motion.rotations[:, j], frame)
+    want = juncture_angles(query.rotations[:, j], frame)
     np.testing.assert_allclose(out.mean(axis=0), want.mean(axis=0), atol=1e-9)
     np.testing.assert_allclose(out.std(axis=0), want.std(axis=0), atol=1e-9)
+
+
+def test_the_anatomical_frame_is_right_to_left_up_and_forwards(mocap):
+    walk = mocap(WALK)
+    rig = find_rig(walk)
+    axes = quat.to_matrix(anatomical_frame(walk, rig))
+    np.testing.assert_allclose(axes.T @ axes, np.eye(3), atol=1e-12)
+    assert np.linalg.det(axes) == pytest.approx(1.0)
+    # (bandai's root joint is not turned: up is the file's Y)
+    np.testing.assert_allclose(axes[:, 1], walk.skeleton.up, atol=1e-6)
+    rest = walk.skeleton.rest_positions()
+    across = rest[rig.left_leg.hip] - rest[rig.right_leg.hip]
+    assert across @ axes[:, 0] == pytest.approx(np.linalg.norm(across - (across @ axes[:, 1]) * axes[:, 1]))
+
+
+def re_expressed(motion, rotation):
+    """The same motion in other axes: every offset and the root's path turned by ``rotation``, every
+    local rotation conjugated by it (the pose in the new axes), the up axis turned, BVH channels dropped
+    (as an armature's motion has none). Global positions are then ``rotation`` times the old ones."""
+    skeleton = motion.skeleton
+    turned = replace(skeleton, offsets=quat.mul_vec(rotation, skeleton.offsets), channels=(),
+                     end_sites={j: quat.mul_vec(rotation, o) for j, o in skeleton.end_sites.items()},
+                     up=quat.mul_vec(rotation, skeleton.up))
+    rotations = quat.mul(quat.mul(rotation, motion.rotations), quat.inv(rotation))
+    return Motion(turned, rotations, quat.mul_vec(rotation, motion.positions), motion.fps)
+
+
+AXES = {"blender z up": quat.from_axis_angle(np.array([1.0, 0, 0]), np.pi / 2),
+        "oblique": quat.from_axis_angle(np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0), 0.7)}
+
+
+@pytest.mark.parametrize("axes", sorted(AXES))
+@pytest.mark.parametrize("part", ["upper", "left.arm", "lower"])
+def test_an_assembly_in_other_axes_is_the_same_assembly_in_those_axes(mocap, axes, part):
+    rotation = AXES[axes]
+    query, library = punch_over_walk(mocap)
+    turned_query, turned_library = punch_over_walk(mocap, lambda m: re_expressed(m, rotation))
+    expected = assemble(query, {part: library}, contacts=None)
+    result = assemble(turned_query, {part: turned_library}, contacts=None)
+    assert result.matches == expected.matches
+    np.testing.assert_allclose(result.time_maps[part], expected.time_maps[part], atol=1e-9)
+    back = quat.mul(quat.mul(quat.inv(rotation), result.motion.rotations), rotation)
+    a = expected.motion.rotations
+    assert np.minimum(np.abs(back - a).max(axis=-1), np.abs(back + a).max(axis=-1)).max() < 1e-9, "(up to sign)"
+    # and eq. (1) holds exactly at every juncture, in the turned skeleton's own anatomical frame
+    skeleton, rig = turned_query.skeleton, find_rig(turned_query)
+    frame = anatomical_frame(turned_query, rig)
+    for j in juncture_joints(skeleton, part_joints(skeleton, rig, part)):
+        out = juncture_angles(result.motion.rotations[:, j], frame)
+        want = juncture_angles(turned_query.rotations[:, j], frame)
+        np.testing.assert_allclose(out.mean(axis=0), want.mean(axis=0), atol=1e-9)
+        np.testing.assert_allclose(out.std(axis=0), want.std(axis=0), atol=1e-9)
 
 
 def test_the_same_assembly_renamed_in_metres_z_up(mocap, punch_assembly):
@@ -670,9 +723,9 @@ def test_every_juncture_of_an_arm_or_of_the_legs_has_the_querys_statistics_befor
     skeleton = query.skeleton
     junctures = juncture_joints(skeleton, part_joints(skeleton, find_rig(query), part))
     assert len(junctures) == (2 if part == "lower" else 1)
+    frame = anatomical_frame(query, find_rig(query))
     for j in junctures:
-        order = euler_order(skeleton, j)
-        out = juncture_angles(result.motion.rotations[:, j], order)
-        want = juncture_angles(query.rotations[:, j], order)
+        out = juncture_angles(result.motion.rotations[:, j], frame)
+        want = juncture_angles(query.rotations[:, j], frame)
         np.testing.assert_allclose(out.mean(axis=0), want.mean(axis=0), atol=1e-9)
         np.testing.assert_allclose(out.std(axis=0), want.std(axis=0), atol=1e-9)
