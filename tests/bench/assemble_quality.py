@@ -80,7 +80,8 @@ def juncture_error(output: Motion, query: Motion, part: str) -> tuple[float, flo
     mean, std = 0.0, 0.0
     for j in juncture_joints(skeleton, part_joints(skeleton, rig, part)):
         a, b = juncture_angles(output.rotations[:, j], frame), juncture_angles(query.rotations[:, j], frame)
-        mean = max(mean, float(np.degrees(np.abs(a.mean(axis=0) - b.mean(axis=0)).max())))
+        turn = a.mean(axis=0) - b.mean(axis=0)  # (means a whole turn apart are one rotation)
+        mean = max(mean, float(np.degrees(np.abs((turn + np.pi) % (2.0 * np.pi) - np.pi).max())))
         std = max(std, float(np.degrees(np.abs(a.std(axis=0) - b.std(axis=0)).max())))
     return mean, std
 
