@@ -557,7 +557,12 @@ def test_a_swapped_lower_body_keeps_its_feet_planted(mocap):
     legs = part_joints(walk.skeleton, find_rig(walk), "lower")
     assert not np.allclose(held.motion.rotations[:, legs], walk.rotations[:, legs], atol=1e-3)
     # the same legs with the contact stage left out slide with the walk's pelvis; held, most of it is gone
-    assert skate(held.motion) < 0.3 * skate(sliding.motion)
+    assert skate(held.motion) < 0.3 * skate(sliding.motion)  # (measured 11.3 against 57.9 cm/s)
+    # Not all: against the walk's own 4.1 cm/s (and the retrieved segment's, played along the time map,
+    # 3.7) the held feet skate 11.3, 2.7 times the walk's. The held ankles stay put; what slides is the
+    # toe, turning about the held ankle with the walk's pelvis (the feet hang from the query's pelvis,
+    # whose twist is not the source's). A bound, not a goal: no more than 3 times the walk's own.
+    assert skate(held.motion) < 3.0 * skate(walk)
     # the upper body stays the walk's
     upper = part_joints(walk.skeleton, find_rig(walk), "upper")
     assert np.array_equal(held.motion.rotations[:, upper], walk.rotations[:, upper])
