@@ -11,7 +11,6 @@ actions; the upper body comes from the punch, the legs stay the walk's.
 """
 
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -19,20 +18,10 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, import_action, import_clip,
-                    refused, same_keys, snapshot, strips_by_name)
+from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, extension, import_action,
+                    refused, same_keys, saved_scene, snapshot, strips_by_name)
 
 RAISES = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai2-raise"
-_MODULE = ""  # the extension's package as Blender installed it (set by the fixtures)
-
-
-def extension(module: str):
-    """A module of the extension as Blender loaded it (``"core.reach"``, ``"addon.convert"``)."""
-    import importlib
-
-    return importlib.import_module(f"{_MODULE}.{module}")
-
-
 def raise_files() -> list[Path]:
     """One raise in five of bandai2-raise, by name: eight examples, every style among them."""
     files = sorted(RAISES.glob("*.bvh"))
@@ -46,35 +35,31 @@ def raise_files() -> list[Path]:
 @pytest.fixture(scope="module")
 def reach_file(tmp_path_factory, installed_extension):
     """The first raise's armature, no action assigned, and the eight raises as its Reach Examples; saved."""
-    global _MODULE
-    _MODULE = installed_extension
-    bpy.ops.wm.read_homefile(use_empty=True)
-    files = raise_files()
-    actions = []
-    obj = None
-    for file in files:
-        result = bpy.ops.import_anim.bvh(filepath=str(file), global_scale=0.01, rotate_mode='NATIVE',
-                                         update_scene_fps=True)
-        assert result == {'FINISHED'}
-        imported = bpy.context.view_layer.objects.active
-        action = imported.animation_data.action
-        action.use_fake_user = True
-        actions.append(action)
-        if obj is None:
-            obj = imported
-            obj.animation_data.action = None
-        else:
-            data = imported.data
-            bpy.data.objects.remove(imported)
-            bpy.data.armatures.remove(data)
-    bpy.context.view_layer.objects.active = obj
-    for action in reversed(actions):  # (the list's order is not the examples' order: they go by name)
-        obj.smart_motion.reach_examples.add().action = action
-    bpy.ops.object.empty_add(location=(0, 0, 0))
-    bpy.context.view_layer.objects.active = obj
-    path = tmp_path_factory.mktemp("reach") / "reach.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(path))
-    return path
+    def build():
+        actions = []
+        obj = None
+        for file in raise_files():
+            result = bpy.ops.import_anim.bvh(filepath=str(file), global_scale=0.01, rotate_mode='NATIVE',
+                                             update_scene_fps=True)
+            assert result == {'FINISHED'}
+            imported = bpy.context.view_layer.objects.active
+            action = imported.animation_data.action
+            action.use_fake_user = True
+            actions.append(action)
+            if obj is None:
+                obj = imported
+                obj.animation_data.action = None
+            else:
+                data = imported.data
+                bpy.data.objects.remove(imported)
+                bpy.data.armatures.remove(data)
+        bpy.context.view_layer.objects.active = obj
+        for action in reversed(actions):  # (the list's order is not the examples' order: they go by name)
+            obj.smart_motion.reach_examples.add().action = action
+        bpy.ops.object.empty_add(location=(0, 0, 0))
+        return obj
+
+    return saved_scene(tmp_path_factory, installed_extension, "reach", build)
 
 
 @pytest.fixture
@@ -384,16 +369,13 @@ LIBRARY = ("punch_normal_001", "kick_normal_001")
 @pytest.fixture(scope="module")
 def assembly_file(tmp_path_factory, installed_extension):
     """The walk as a strip of its armature (selected), the punch and the kick as the file's other actions."""
-    global _MODULE
-    _MODULE = installed_extension
-    bpy.ops.wm.read_homefile(use_empty=True)
-    obj = clips_on_one_armature(ASSEMBLY, tracks=1)
-    for name in LIBRARY:
-        import_action(name)
-    bpy.context.view_layer.objects.active = obj
-    path = tmp_path_factory.mktemp("assembly") / "assembly.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(path))
-    return path
+    def build():
+        obj = clips_on_one_armature(ASSEMBLY, tracks=1)
+        for name in LIBRARY:
+            import_action(name)
+        return obj
+
+    return saved_scene(tmp_path_factory, installed_extension, "assembly", build)
 
 
 @pytest.fixture
