@@ -66,8 +66,8 @@ from .rig import Rig, find_rig, leg_length
 __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_features",
            "part_feature_names", "humerus_length", "flexion", "in_front", "above", "speed_in_body_units",
            "window_mismatches", "window_offsets", "best_window", "FeatureLibrary", "retrieve_parts", "retrieve_part",
-           "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "anatomical_frame", "juncture_angles",
-           "juncture_rotations",
+           "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "anatomical_frame",
+           "juncture_angles", "juncture_rotations",
            "standardized_angles", "feature_changes", "paired_feature_poses", "monotone_time_curve", "segment_time_map",
            "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS"]
 

@@ -560,8 +560,9 @@ def test_a_swapped_lower_body_keeps_its_feet_planted(mocap):
     assert skate(held.motion) < 0.3 * skate(sliding.motion)  # (measured 11.3 against 57.9 cm/s)
     # Not all: against the walk's own 4.1 cm/s (and the retrieved segment's, played along the time map,
     # 3.7) the held feet skate 11.3, 2.7 times the walk's. The held ankles stay put; what slides is the
-    # toe, turning about the held ankle with the walk's pelvis (the feet hang from the query's pelvis,
-    # whose twist is not the source's). A bound, not a goal: no more than 3 times the walk's own.
+    # toe: the planted foot turns about the held ankle (some 50-80 degrees a second where the source's
+    # and the walk's planted feet do not turn), which the stage leaves. A bound, not a goal: no more than
+    # 3 times the walk's own.
     assert skate(held.motion) < 3.0 * skate(walk)
     # the upper body stays the walk's
     upper = part_joints(walk.skeleton, find_rig(walk), "upper")
@@ -697,7 +698,8 @@ def test_the_assemble_command_takes_the_joint_roles_of_map(mocap, tmp_path):
                  *(a for r in roles for a in ("--map", r))]) == 0
     written, read = read_bvh(out), read_bvh(query)
     names = written.skeleton.names
-    changed = {names[j] for j in range(len(names)) if quat.angle(written.rotations[:, j], read.rotations[:, j]).max() > 1e-3}
+    changed = {names[j] for j in range(len(names))
+               if quat.angle(written.rotations[:, j], read.rotations[:, j]).max() > 1e-3}
     assert changed and all(name.endswith("_R") for name in changed), sorted(changed)
 
 
