@@ -559,10 +559,9 @@ def test_a_swapped_lower_body_keeps_its_feet_planted(mocap):
     # the same legs with the contact stage left out slide with the walk's pelvis; held, most of it is gone
     assert skate(held.motion) < 0.3 * skate(sliding.motion)  # (measured 11.3 against 57.9 cm/s)
     # Not all: against the walk's own 4.1 cm/s (and the retrieved segment's, played along the time map,
-    # 3.7) the held feet skate 11.3, 2.7 times the walk's. The held ankles stay put; what slides is the
-    # toe: the planted foot turns about the held ankle (some 50-80 degrees a second where the source's
-    # and the walk's planted feet do not turn), which the stage leaves. A bound, not a goal: no more than
-    # 3 times the walk's own.
+    # 3.7) the held feet skate 11.3, 2.7 times the walk's. The held ankles stay put (under 0.3 cm/s);
+    # what slides is the toe joint, 5-20 cm/s at floor height: the held foot turns about its ankle where
+    # the source's and the walk's planted feet do not. A bound, not a goal: under 3 times the walk's own.
     assert skate(held.motion) < 3.0 * skate(walk)
     # the upper body stays the walk's
     upper = part_joints(walk.skeleton, find_rig(walk), "upper")
