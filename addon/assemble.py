@@ -31,20 +31,25 @@ ASSEMBLY_TRACK = "[Smart Motion] assembly"
 class AssemblyFound:
     """What Assemble Parts found, before anything is written.
 
-    strip     the query strip's name; start its first scene frame.
+    strip     the query strip's name; start its first scene frame (fractional where the strip starts
+              between frames: the query was sampled there, and the result is keyed there).
     part      the body part replaced (a key of core.assemble.PARTS).
     assembly  core.assemble.Assembly: the new motion (the query's frames) and the match per part.
     library   "actions" or the folder; clips how many clips it held.
     seconds   the retrieval and assembly's time.
+    first_frames  {clip: the frame number its first frame has}: an action's first frame
+              (``frame_range[0]``), 1 for a folder's file (as Blender's BVH importer numbers it,
+              and as Insert Hop reports folder clips).
     """
 
     strip: str
-    start: int
+    start: float
     part: str
     assembly: object
     library: str
     clips: int
     seconds: float
+    first_frames: dict
 
     @property
     def match(self):
@@ -52,10 +57,11 @@ class AssemblyFound:
         return self.assembly.matches[self.part]
 
     @property
-    def frames(self) -> tuple[int, int]:
-        """(first, last) frames of the library clip used, in its own frames (section 4.2.1 maps the query's
-        frames onto them along the time curve: the segment may be shorter or longer than the query)."""
-        first = int(self.match.start)
+    def frames(self) -> tuple[float, float]:
+        """(first, last) frames of the library clip used, numbered as the clip numbers them: the action's
+        own frames, a folder file's frames at its own rate (section 4.2.1 maps the query's frames onto them
+        along the time curve: the segment may be shorter or longer than the query)."""
+        first = self.first_frames[self.match.clip] + int(self.match.start)
         return first, first + int(self.match.length) - 1
 
     def to_dict(self) -> dict:
@@ -73,22 +79,29 @@ def query_strip(strips: list, obj: bpy.types.Object) -> bpy.types.NlaStrip:
     return strips[0]
 
 
-def library_motions(obj: bpy.types.Object, query: bpy.types.NlaStrip, fps: float,
-                    folder: str | None = None) -> dict:
-    """``{clip name: motion}``: the file's actions made for ``obj`` but ``query``'s own (by action name),
-    or with ``folder`` its BVH files (every one on ``obj``'s skeleton, by file name), at ``fps``."""
+def library_motions(obj: bpy.types.Object, query: bpy.types.NlaStrip, folder: str | None = None) -> tuple[dict, dict]:
+    """``({clip name: motion}, {clip name: its first frame's number})``: the file's actions made for ``obj``
+    but ``query``'s own (by action name; one sample per action frame from ``frame_range[0]``), or with
+    ``folder`` its BVH files (every one on ``obj``'s skeleton, by file name) at their own rates, so that
+    core.assemble reports a match in the file's own frames (it resamples a clip to the query's rate)."""
     from .clips import file_actions, folder_clips
 
     if folder is not None:
-        clips, _ = folder_clips(obj, folder, fps, library="assembly library", setting="Assembly Library Folder",
+        clips, _ = folder_clips(obj, folder, None, library="assembly library", setting="Assembly Library Folder",
                                 strict=True)
-        return {clip.name: clip.motion for clip in clips}
-    library = {action.name: motion for action, motion in file_actions(obj, {query.action})}  # (at the scene's rate)
+        return {clip.name: clip.motion for clip in clips}, {clip.name: 1 for clip in clips}
+    actions = file_actions(obj, {query.action})
+    library = {action.name: motion for action, motion in actions}
     if not library:
         raise ValueError(f"the file has no action for armature {obj.name!r} but the query's own "
                          f"({query.action.name!r}): import clips onto it to take the part from, or set Assembly "
                          "Library to Folder")
-    return library
+    return library, {action.name: _whole(action.frame_range[0]) for action, _ in actions}
+
+
+def _whole(frame: float) -> float | int:
+    """``frame`` as an int when it is a whole frame (as reports print it)."""
+    return int(frame) if float(frame).is_integer() else float(frame)
 
 
 def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | None = None) -> AssemblyFound:
@@ -96,29 +109,30 @@ def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | 
     (``core.assemble.assemble``). Changes nothing; ``ValueError`` saying what to fix."""
     from ..core.assemble import PARTS, assemble
     from .convert import scene_fps, strip_to_motion
+    from .nla import find_armature_rig
 
     if part not in PARTS:
         raise ValueError(f"unknown body part {part!r}; pick one of {', '.join(PARTS)}")
     strip = query_strip(strips, obj)
-    fps = scene_fps(bpy.context.scene)
-    query = strip_to_motion(obj, strip, fps)
-    library = library_motions(obj, strip, fps, folder)
+    query = strip_to_motion(obj, strip, scene_fps(bpy.context.scene))  # (sampled at strip.frame_start + k)
+    rig = find_armature_rig(obj, query)  # (the Bone Mapping; the library's clips are on the same bones)
+    library, first_frames = library_motions(obj, strip, folder)
     began = time.perf_counter()
-    assembly = assemble(query, {part: library})
-    return AssemblyFound(strip.name, round(strip.frame_start), part, assembly,
-                         "actions" if folder is None else folder, len(library), time.perf_counter() - began)
+    assembly = assemble(query, {part: library}, rig=rig)
+    return AssemblyFound(strip.name, _whole(strip.frame_start), part, assembly,
+                         "actions" if folder is None else folder, len(library), time.perf_counter() - began,
+                         first_frames)
 
 
 def insert_assembly(obj: bpy.types.Object, found: AssemblyFound) -> bpy.types.NlaStrip:
     """Key the assembled motion into a new action and play it by a new strip at the query strip's start, on
     a track above the query's; record the result for the panel. No other strip or action is changed."""
-    from .clips import add_result_strip, track_above
-    from .convert import write_action
+    from .clips import add_result_strip, result_action, track_above
     from .properties import find_strip
 
     motion = found.assembly.motion
     clip = Path(found.match.clip).stem
-    action = write_action(obj, motion, f"{found.strip} {found.part} from {clip}", frame_start=found.start)
+    action = result_action(obj, motion, f"{found.strip} {found.part} from {clip}", found.start, "assembly")
     last = found.start + motion.n_frames - 1
     track = track_above(obj, [find_strip(obj, found.strip)], found.start, last, ASSEMBLY_TRACK)
     strip = add_result_strip(obj, track, action, found.start)
@@ -136,6 +150,13 @@ def assembly_text(found: AssemblyFound, strip: bpy.types.NlaStrip) -> str:
     return (f"{found.strip!r} with its {found.part} from {found.match.clip!r} frames {first}-{last} (features "
             f"differing {found.match.cost:.0%}, best of {found.clips} clips): new action {strip.action.name!r} as "
             f"strip {strip.name!r} above it ({found.seconds:.2f} s)")
+
+
+def left_out_warnings(found: AssemblyFound) -> list[str]:
+    """A warning per library clip left out because it holds the query strip's own poses (core.assemble
+    would retrieve the query itself)."""
+    return [f"library clip {clip!r} plays what strip {found.strip!r} plays: left out of the library, it would give "
+            f"the strip's own {found.part} back" for clip in found.assembly.left_out.get(found.part, ())]
 
 
 def assembly_lines(shown: dict) -> list[str]:

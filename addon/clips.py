@@ -11,7 +11,10 @@ this armature and a stray file is a mistake to fix).
 
 Results are written into new actions and played by new strips on a track
 above the strips they came from (:func:`track_above`), so that the NLA plays
-them over their sources, which are never written.
+them over their sources, which are never written. A result action is tagged
+(:data:`RESULT_PROPERTY`, :func:`result_action`) and is not part of a library
+made of the file's actions (:func:`file_actions`): a second Assemble Parts
+would otherwise take its part from the first one's result, not from a clip.
 """
 
 from __future__ import annotations
@@ -23,13 +26,16 @@ import bpy
 
 from .nla import is_preview_track, preview_actions, solo_track
 
+#: Custom property of an action Reach Target or Assemble Parts made: what made it ("reach", "assembly").
+RESULT_PROPERTY = "smart_motion_result"
+
 
 @dataclass(frozen=True)
 class FolderClip:
     """A BVH file of a library folder as a motion of the armature.
 
     name    the file's name (``walk_normal_001.bvh``).
-    motion  its frames at the scene's rate, on the armature (core.motion.Motion).
+    motion  its frames at the rate asked (the scene's, or its own), on the armature (core.motion.Motion).
     path    the file.
     """
 
@@ -39,22 +45,32 @@ class FolderClip:
 
 
 def file_actions(obj: bpy.types.Object, left_out=frozenset()) -> list[tuple[bpy.types.Action, object]]:
-    """``[(action, motion)]`` of the file's actions that fit ``obj`` (by name), Smart Motion's previews and
-    baked actions and the actions in ``left_out`` excepted. An action of another armature is not of this
-    one's library: it is passed over, not refused."""
+    """``[(action, motion)]`` of the file's actions that fit ``obj`` (by name), Smart Motion's previews,
+    baked actions and results (:func:`result_action`) and the actions in ``left_out`` excepted. An action
+    of another armature is not of this one's library: it is passed over, not refused."""
     from .convert import action_to_motion
 
     baked = {o.smart_motion.baked_action for o in bpy.data.objects if o.type == 'ARMATURE'}
     left_out = preview_actions() | baked | set(left_out)
     found = []
     for action in sorted(bpy.data.actions, key=lambda a: a.name):
-        if action in left_out:
+        if action in left_out or action.get(RESULT_PROPERTY) is not None:
             continue
         try:
             found.append((action, action_to_motion(obj, action)))
         except ValueError:  # not an action of this armature
             continue
     return found
+
+
+def result_action(obj: bpy.types.Object, motion, name: str, frame_start: float, made_by: str) -> bpy.types.Action:
+    """A new action keying ``motion`` on ``obj`` from scene frame ``frame_start`` (:func:`.convert.write_action`),
+    tagged as a result of ``made_by`` (:data:`RESULT_PROPERTY`) so that no library of file actions holds it."""
+    from .convert import write_action
+
+    action = write_action(obj, motion, name, frame_start=frame_start)
+    action[RESULT_PROPERTY] = made_by
+    return action
 
 
 def library_path(folder: str, *, library: str, setting: str) -> Path:
@@ -70,9 +86,10 @@ def library_path(folder: str, *, library: str, setting: str) -> Path:
     return path
 
 
-def folder_clips(obj: bpy.types.Object, folder: str, fps: float, *, library: str, setting: str,
+def folder_clips(obj: bpy.types.Object, folder: str, fps: float | None, *, library: str, setting: str,
                  strict: bool = False) -> tuple[list[FolderClip], list[str]]:
-    """``([FolderClip], skipped)``: the BVH files of ``folder`` by name, mapped onto ``obj`` at ``fps``.
+    """``([FolderClip], skipped)``: the BVH files of ``folder`` by name, mapped onto ``obj`` at ``fps``
+    (each at its own rate with ``None``).
 
     A file of another skeleton is left out with why (``skipped``), or with ``strict`` refused:
     ``ValueError`` naming it and saying to take it out of the folder. ``ValueError`` also when
@@ -99,14 +116,14 @@ def folder_clips(obj: bpy.types.Object, folder: str, fps: float, *, library: str
     return clips, skipped
 
 
-def folder_clip(obj: bpy.types.Object, file: Path, fps: float, armature: tuple | None = None) -> FolderClip:
-    """The BVH ``file`` as a clip of ``obj`` at ``fps`` (:func:`.convert.motion_on_armature`, which
-    raises ``ValueError`` for a file on another skeleton)."""
+def folder_clip(obj: bpy.types.Object, file: Path, fps: float | None, armature: tuple | None = None) -> FolderClip:
+    """The BVH ``file`` as a clip of ``obj`` at ``fps`` (at its own rate with ``None``:
+    :func:`.convert.motion_on_armature`, which raises ``ValueError`` for a file on another skeleton)."""
     from ..core.bvh import read_bvh
     from .convert import motion_on_armature
 
     motion = motion_on_armature(obj, read_bvh(file), file.name, armature)
-    if abs(motion.fps - fps) > 1e-4 * fps:
+    if fps is not None and abs(motion.fps - fps) > 1e-4 * fps:
         motion = motion.resampled(fps)
     return FolderClip(file.name, motion, file)
 
@@ -135,13 +152,16 @@ def track_above(obj: bpy.types.Object, strips: list, first: float, last: float, 
 
 def add_result_strip(obj: bpy.types.Object, track: bpy.types.NlaTrack, action: bpy.types.Action,
                      start: float) -> bpy.types.NlaStrip:
-    """A strip on ``track`` playing the whole of ``action`` (its object slot) from scene frame ``start``.
+    """A strip on ``track`` playing the whole of ``action`` (its object slot) from scene frame ``start``,
+    which may be fractional (a result keyed on the frames a fractional strip was sampled at).
 
     Not selected, and no other strip's selection changed: the operators that read the selected strips
     (Synthesize, Assemble Parts) go on reading what the user chose."""
     from .convert import slot_for
 
-    strip = track.strips.new(action.name, round(start), action)
+    strip = track.strips.new(action.name, round(start), action)  # (Blender takes a whole frame here)
+    if strip.frame_start != start:
+        strip.frame_start_ui = start  # (moves the strip, its length kept)
     if strip.action_slot is None:
         strip.action_slot = slot_for(obj, action, None)
     strip.select = False

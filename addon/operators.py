@@ -155,16 +155,36 @@ class SMART_MOTION_OT_clear(_Reported, bpy.types.Operator):
         return {'FINISHED'}
 
 
-# Blender keeps only pointers to an enum's strings: the items must outlive the callback (bpy.props docs).
-_action_items: list[tuple[str, str, str]] = []
+def _action_choices(purpose: str):
+    """An ``EnumProperty`` items callback: the file's actions that can be added, each described as
+    "Add action 'walk' ``purpose``", or one "(no action)" item."""
+    # Blender keeps only pointers to an enum's strings: the items must outlive the callback (bpy.props
+    # docs), so each callback keeps its list.
+    kept: list[tuple[str, str, str]] = []
+
+    def items(self, context):
+        kept[:] = [(a.name, a.name, f"Add action {a.name!r} {purpose}") for a in nla.addable_actions()]
+        return kept or [("", "(no action)", "The file has no action to add")]
+
+    return items
 
 
-def _actions(self, context):
-    _action_items[:] = [(a.name, a.name, f"Add action {a.name!r} as a strip") for a in nla.addable_actions()]
-    return _action_items or [("", "(no action)", "The file has no action to add")]
+class _SearchedAction:
+    """Mixin of an operator with an ``action`` enum: invoked, it asks for it in a search popup."""
+
+    def invoke(self, context, event):
+        context.window_manager.invoke_search_popup(self)
+        return {'RUNNING_MODAL'}
+
+    def chosen_action(self) -> bpy.types.Action:
+        """The action picked, or ``ValueError`` when there is none of that name."""
+        action = bpy.data.actions.get(self.action)
+        if action is None:
+            raise ValueError(f"there is no action {self.action!r}; pick one from the list")
+        return action
 
 
-class SMART_MOTION_OT_add_asap(_Reported, bpy.types.Operator):
+class SMART_MOTION_OT_add_asap(_SearchedAction, _Reported, bpy.types.Operator):
     """Add an action as a strip at the earliest start whose blends come after the playhead"""
 
     bl_idname = "smart_motion.add_asap"
@@ -172,17 +192,12 @@ class SMART_MOTION_OT_add_asap(_Reported, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
     bl_property = "action"
 
-    action: EnumProperty(name="Action", description="The action to add as a strip", items=_actions)
-
-    def invoke(self, context, event):
-        context.window_manager.invoke_search_popup(self)
-        return {'RUNNING_MODAL'}
+    action: EnumProperty(name="Action", description="The action to add as a strip",
+                         items=_action_choices("as a strip"))
 
     def run(self, context):
         obj = nla.active_armature(context)
-        action = bpy.data.actions.get(self.action)
-        if action is None:
-            raise ValueError(f"there is no action {self.action!r}; pick one from the list")
+        action = self.chosen_action()
         strips = nla.selected_strips(obj, context.view_layer.objects)
         # (with a live preview, its reads and track serve: the same start, sooner)
         placement = nla.asap_placement(obj, strips, action, context.scene.smart_motion.responsiveness,
@@ -286,7 +301,7 @@ class SMART_MOTION_OT_assemble_parts(_Reported, bpy.types.Operator):
         found = assemble.find_assembly(obj, strips, settings.assembly_part, folder)
         strip = assemble.insert_assembly(obj, found)
         self.report({'INFO'}, assemble.assembly_text(found, strip))
-        for line in active_action_warning(obj, strip):
+        for line in assemble.left_out_warnings(found) + active_action_warning(obj, strip):
             self.report({'WARNING'}, line)
         return {'FINISHED'}
 
@@ -299,16 +314,7 @@ def _folder(context, name: str) -> str:
     return getattr(prefs, name) if prefs is not None else ""
 
 
-# Blender keeps only pointers to an enum's strings: the items must outlive the callback (bpy.props docs).
-_example_items: list[tuple[str, str, str]] = []
-
-
-def _examples(self, context):
-    _example_items[:] = [(a.name, a.name, f"Add action {a.name!r} to Reach Examples") for a in nla.addable_actions()]
-    return _example_items or [("", "(no action)", "The file has no action to add")]
-
-
-class SMART_MOTION_OT_reach_example_add(_Reported, bpy.types.Operator):
+class SMART_MOTION_OT_reach_example_add(_SearchedAction, _Reported, bpy.types.Operator):
     """Add an action of this armature to its Reach Examples"""
 
     bl_idname = "smart_motion.reach_example_add"
@@ -316,19 +322,14 @@ class SMART_MOTION_OT_reach_example_add(_Reported, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
     bl_property = "action"
 
-    action: EnumProperty(name="Action", description="The example to add", items=_examples)
-
-    def invoke(self, context, event):
-        context.window_manager.invoke_search_popup(self)
-        return {'RUNNING_MODAL'}
+    action: EnumProperty(name="Action", description="The example to add",
+                         items=_action_choices("to Reach Examples"))
 
     def run(self, context):
         from .convert import action_to_motion
 
         obj = nla.active_armature(context)
-        action = bpy.data.actions.get(self.action)
-        if action is None:
-            raise ValueError(f"there is no action {self.action!r}; pick one from the list")
+        action = self.chosen_action()
         if any(row.action == action for row in obj.smart_motion.reach_examples):
             raise ValueError(f"action {action.name!r} is in Reach Examples already")
         action_to_motion(obj, action)  # (refuses an action of another skeleton, saying what to do)

@@ -413,11 +413,11 @@ class SmartMotionObject(bpy.types.PropertyGroup):
     reach_example_index: IntProperty(name="Active Example", description="The row of Reach Examples selected")
     reach_json: StringProperty(
         name="Reach",
-        description="The last Reach Target's result as JSON (addon.reach.ReachResult.to_dict)",
+        description="The last Reach Target's result as JSON (addon.reach.ReachFound.to_dict)",
     )
     assembly_json: StringProperty(
         name="Assembly",
-        description="The last Assemble Parts' result as JSON (addon.assemble.AssemblyResult.to_dict)",
+        description="The last Assemble Parts' result as JSON (addon.assemble.AssemblyFound.to_dict)",
     )
 
 

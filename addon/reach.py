@@ -151,26 +151,28 @@ def folder_examples(obj: bpy.types.Object, folder: str, fps: float) -> list[tupl
     return [(clip.name, clip.motion) for clip in clips]
 
 
-def space_key(motions: list, effector: str, feature: str) -> tuple:
+def space_key(motions: list, effector: str, feature: str, rig) -> tuple:
     """What a ReachSpace is built from: each example's poses and rate (core.hops.clip_digest), in
-    order, the skeleton's joints, the effector and the feature."""
+    order, the skeleton's joints, the effector, the feature and the joint roles (``rig``, the
+    armature's Bone Mapping applied: another mapping is another effector and other body parts)."""
     from ..core.hops import clip_digest
 
     skeleton = motions[0].skeleton
     return (tuple(clip_digest(m) for m in motions), tuple(skeleton.names), skeleton.offsets.tobytes(),
-            effector, feature)
+            effector, feature, rig)
 
 
-def cached_space(motions: list, effector: str, feature: str) -> tuple[object, bool]:
+def cached_space(motions: list, effector: str, feature: str, rig=None) -> tuple[object, bool]:
     """``(ReachSpace, cached)``: the examples aligned (``core.reach.ReachSpace.build``, the first the
-    reference), kept for the session by :func:`space_key`; ``cached`` when it was kept already."""
+    reference, ``rig`` their joint roles, found from the names when ``None``), kept for the session by
+    :func:`space_key`; ``cached`` when it was kept already."""
     from ..core.reach import ReachSpace
 
-    key = space_key(motions, effector, feature)
+    key = space_key(motions, effector, feature, rig)
     if key in _SPACES:
         _SPACES.move_to_end(key)
         return _SPACES[key], True
-    space = ReachSpace.build(motions, effector=effector, feature=feature, reference=0)
+    space = ReachSpace.build(motions, effector=effector, feature=feature, reference=0, rig=rig)
     _SPACES[key] = space
     while len(_SPACES) > _KEPT:
         _SPACES.popitem(last=False)
@@ -182,11 +184,13 @@ def find_reach(obj: bpy.types.Object, empty: bpy.types.Object, *, effector: str,
     """The reach of ``obj``'s examples (its Reach Examples list, or with ``folder`` its BVH files)
     whose ``effector`` hits ``empty`` at the ``feature``. Changes nothing; ``ValueError`` saying what to fix."""
     from .convert import scene_fps
+    from .nla import find_armature_rig
 
     fps = scene_fps(bpy.context.scene)
     examples = listed_examples(obj, fps) if folder is None else folder_examples(obj, folder, fps)
+    rig = find_armature_rig(obj, examples[0][1])  # (the Bone Mapping; every example is on the armature's bones)
     began = time.perf_counter()
-    space, cached = cached_space([motion for _, motion in examples], effector, feature)
+    space, cached = cached_space([motion for _, motion in examples], effector, feature, rig)
     reach = space.reach(target_in_armature(obj, empty))
     seconds = time.perf_counter() - began
     target_world = np.array(empty.matrix_world.translation, dtype=np.float64)
@@ -204,11 +208,10 @@ def insert_reach(obj: bpy.types.Object, found: ReachFound, start: int) -> bpy.ty
     """Key the reach into a new action (from scene frame ``start``) and play it by a new strip at ``start``
     on a new track above the armature's strips; record the result for the panel. No other strip or action
     is changed."""
-    from .clips import add_result_strip, track_above
-    from .convert import write_action
+    from .clips import add_result_strip, result_action, track_above
 
     motion = found.reach.motion
-    action = write_action(obj, motion, f"reach {found.target}", frame_start=start)
+    action = result_action(obj, motion, f"reach {found.target}", start, "reach")
     track = track_above(obj, [], start, start + motion.n_frames - 1, REACH_TRACK, reuse=False)
     strip = add_result_strip(obj, track, action, start)
     obj.smart_motion.reach_json = json.dumps(found.to_dict() | {"strip": strip.name, "action": action.name,

@@ -447,13 +447,17 @@ def cmd_assemble(args) -> int:
     rig = find_rig(query, overrides=_overrides(args.map))
     result = assemble(query, libraries, rig=rig)
     report = {"parts": {part: {"clip": m.clip, "start": m.start, "length": m.length, "frames": query.n_frames,
-                               "cost": m.cost, "feature_poses": len(result.knots[part]) - 2}
+                               "cost": m.cost, "feature_poses": result.feature_poses(part),
+                               "left_out": list(result.left_out.get(part, ()))}
                         for part, m in result.matches.items()}}
     texts = {args.output: format_bvh(result.motion)}
     if args.report:
         texts[args.report] = json.dumps(report, indent=2)
     for path, text in texts.items():
         write_atomically(path, text)
+    for part, own in result.left_out.items():
+        print(f"warning: {', '.join(own)} in the library of {part} is the query itself; left out",
+              file=sys.stderr)
     for part, m in result.matches.items():
         print(f"{part}: {m.clip} frames {m.start}-{m.start + m.length - 1} ({m.length} frames over the query's "
               f"{query.n_frames}), {report['parts'][part]['feature_poses']} feature poses paired, "

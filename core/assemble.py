@@ -37,8 +37,10 @@ Assembly puts each part's joints (:func:`part_joints`) on the query's skeleton:
 their local rotations, time-warped, with the query's bone lengths; the pelvis
 (the root's translation and rotation) stays the query's. The juncture joints
 (:func:`juncture_joints`, where a part meets the rest of the body) are then
-standardised per Euler axis to the query's statistics, in the joint's BVH
-channel order (:func:`euler_order`).
+standardised per Euler axis to the query's statistics, the Euler angles taken
+about the body's own anatomical axes (:func:`anatomical_frame`: right-to-left,
+up, forwards) in one order (:data:`EULER_ORDER`), so that the result does not
+depend on the axes a file or an armature expresses the motion in.
 
 Conventions as in :mod:`core.motion`; frames are indexed from 0 and a match's
 ``start`` is the first library frame of the matched window, ``length`` the
@@ -64,9 +66,10 @@ from .rig import Rig, find_rig, leg_length
 __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_features",
            "part_feature_names", "humerus_length", "flexion", "in_front", "above", "speed_in_body_units",
            "window_mismatches", "window_offsets", "best_window", "FeatureLibrary", "retrieve_parts", "retrieve_part",
-           "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "euler_order", "juncture_angles",
+           "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "anatomical_frame",
+           "juncture_angles", "juncture_rotations",
            "standardized_angles", "feature_changes", "paired_feature_poses", "monotone_time_curve", "segment_time_map",
-           "held_assembled_feet", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS"]
+           "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
@@ -423,26 +426,57 @@ def juncture_joints(skeleton: Skeleton, joints: np.ndarray) -> np.ndarray:
     return np.flatnonzero(joints & outside)
 
 
-# the Euler order of eq. (1) where a joint's BVH channels do not give one (the BVH writer's own)
-EULER_ORDER = "ZXY"
+# Eq. (1) works on Euler angles, and Euler angles depend on the axes they are taken about: the
+# same clip as a BVH file (Y up) and as a Blender armature (Z up) would give other angles, and
+# standardising each axis to the query's statistics would give other rotations. So the angles
+# are taken in one frame of the body itself (:func:`anatomical_frame`), in one order for every
+# rig, whatever a BVH file's channels say: Y (the vertical: the spine's twist) first, then Z (the
+# forward axis: bending sideways), then X (the right-to-left axis: bending forwards). The middle
+# angle, the one limited to [-90, 90] degrees (beyond it the rotation reads back on the other
+# Euler branch), is the sideways one, the smallest at the junctures: over bandai1's 130 clips its
+# largest is 30 degrees at the spine, 45 at a collar and 70 at a hip (a dance), where the
+# forward bend reaches 115 and a hip's turns 210 (bandai's rest pose lays the legs along the spine).
+EULER_ORDER = "YZX"
 
 
-def euler_order(skeleton: Skeleton, joint: int) -> str:
-    """The Euler order of ``joint``'s rotation channels in its BVH file (``"ZXY"`` for
-    ``Zrotation Xrotation Yrotation``), or :data:`EULER_ORDER` where the skeleton has no
-    channels or fewer than three rotation channels for it."""
-    if not skeleton.channels:
-        return EULER_ORDER
-    axes = "".join(c[0].upper() for c in skeleton.channels[joint] if c.endswith("rotation"))
-    return axes if sorted(axes) == ["X", "Y", "Z"] else EULER_ORDER
+def anatomical_frame(motion: Motion, rig: Rig) -> np.ndarray:
+    """``(4,)`` the rotation taking the body's anatomical axes into the axes ``motion``'s local
+    rotations are expressed in (its rest offsets' coordinates): Y the up axis, X from the right hip
+    to the left (in the rest pose, made horizontal), Z = X x Y forwards. A local rotation ``q`` reads
+    ``inv(C) q C`` about these axes.
+
+    Up is the skeleton's up (a world direction) carried back through the root joint's rotation,
+    averaged over the frames: the direction the root's children are hung in. So the same motion
+    in other coordinates gives the same rotations about these axes, whether the whole of it is
+    re-expressed (every offset turned and every local rotation conjugated, as Blender's armatures
+    are Z up) or only its root turned (``Motion.transformed``). ``ValueError`` when the rest pose's
+    hips lie one above the other."""
+    up = quat.mul_vec(quat.inv(motion.rotations[:, 0]), np.asarray(motion.skeleton.up, dtype=np.float64)).mean(axis=0)
+    up = up / np.linalg.norm(up)
+    rest = motion.skeleton.rest_positions()
+    across = rest[rig.left_leg.hip] - rest[rig.right_leg.hip]
+    across = across - (across @ up) * up
+    size = np.linalg.norm(across)
+    if not size > 1e-9 * max(np.abs(rest).max(), 1e-12):
+        raise ValueError("the rest pose's hips lie one above the other, so they give no right-to-left direction "
+                         "for eq. (1)'s Euler angles; give a skeleton whose rest pose has the hips side by side")
+    x = across / size
+    return quat.from_matrix(np.stack([x, up, np.cross(x, up)], axis=1))
 
 
-def juncture_angles(rotations: np.ndarray, order: str) -> np.ndarray:
-    """Euler angles ``(F, 3)`` in radians of local rotations ``(F, 4)`` (``quat.to_euler``'s ``order``),
-    each axis unwrapped along time and shifted by whole turns so its mean lies in [-pi, pi]: the
-    same motion read twice gives the same angles, whatever turn its first frame started on."""
-    angles = np.unwrap(quat.to_euler(rotations, order), axis=0)
+def juncture_angles(rotations: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """Euler angles ``(F, 3)`` in radians, in :data:`EULER_ORDER`, of local rotations ``(F, 4)`` taken
+    about the anatomical axes ``frame (4,)`` (:func:`anatomical_frame`), each axis unwrapped along time
+    and shifted by whole turns so its mean lies in [-pi, pi]: the same motion read twice gives the
+    same angles, whatever turn its first frame started on."""
+    about = quat.mul(quat.mul(quat.inv(frame), rotations), frame)
+    angles = np.unwrap(quat.to_euler(about, EULER_ORDER), axis=0)
     return angles - 2.0 * np.pi * np.round(angles.mean(axis=0) / (2.0 * np.pi))
+
+
+def juncture_rotations(angles: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """Local rotations ``(F, 4)`` of Euler angles ``angles (F, 3)`` (:func:`juncture_angles`'s inverse)."""
+    return quat.mul(quat.mul(frame, quat.from_euler(angles, EULER_ORDER)), quat.inv(frame))
 
 
 # below this standard deviation (radians) an axis of the retrieved juncture counts as still
@@ -574,12 +608,41 @@ class Assembly:
                 each query frame plays (section 4.2.1).
     knots       {part: (P, 2)} the (query frame, segment frame) pairs the time map passes
                 through: the ends and the paired feature poses.
+    left_out    {part: (clip, ...)} library clips left out because they hold the query's own
+                poses (:func:`is_the_query`): the query would retrieve itself, at cost 0.
     """
 
     motion: Motion
     matches: dict
     time_maps: dict = field(default_factory=dict)
     knots: dict = field(default_factory=dict)
+    left_out: dict = field(default_factory=dict)
+
+    def feature_poses(self, part: str) -> int:
+        """How many feature poses of ``part`` were paired: its knots but the segments' two ends
+        (one knot, both ends at once, for a one-frame query)."""
+        return max(len(self.knots[part]) - 2, 0)
+
+
+def is_the_query(motion: Motion, query: Motion) -> bool:
+    """Whether library clip ``motion`` holds ``query``'s own poses: the same frames, rate,
+    rotations and positions (a query kept in its own library)."""
+    return (motion.n_frames == query.n_frames and motion.fps == query.fps
+            and np.array_equal(motion.rotations, query.rotations) and np.array_equal(motion.positions, query.positions))
+
+
+def _without_the_query(library: FeatureLibrary, query: Motion, part: str) -> tuple[FeatureLibrary, tuple[str, ...]]:
+    """``library`` without its clips that are the query (:func:`is_the_query`), and their names;
+    ``ValueError`` when nothing else is left."""
+    own = tuple(clip for clip, motion in library.motions.items() if is_the_query(motion, query))
+    if not own:
+        return library, own
+    if len(own) == len(library.motions):
+        raise ValueError(f"the library of {part} holds only the query itself ({', '.join(own)}); give other clips "
+                         f"to take the {part} from")
+    kept = [clip for clip in library.motions if clip not in own]
+    return FeatureLibrary(library.fps, {c: library.features[c] for c in kept}, {c: library.clip_fps[c] for c in kept},
+                          {c: library.motions[c] for c in kept}, library.thresholds), own
 
 
 def _checked_library(query: Motion, part: str, library) -> None:
@@ -615,7 +678,9 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     that leg's source has down: a foot the assembly slides is held where it touches down, one
     it leaves where its source's own steps take it is left as assembled. Legs left as the
     query's are the query's, bit for bit (they hang from the pelvis, which is the query's).
-    ``contacts=None`` leaves the contact stage out (for comparison).
+    ``contacts=None`` leaves the contact stage out (for comparison). A library clip that is the
+    query itself (:func:`is_the_query`) is left out (``Assembly.left_out`` names it): it would be
+    retrieved at cost 0 and the query written back out.
     """
     if not parts:
         raise ValueError(f"give at least one body part to replace, one of {', '.join(PARTS)}")
@@ -633,16 +698,20 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
             if both.any():
                 raise ValueError(f"the parts {a} and {b} overlap (both replace {skeleton.names[np.argmax(both)]}); "
                                  f"give one of them")
+    frame = anatomical_frame(query, rig)  # (eq. (1)'s axes)
     query_features = relational_features(query, rig, thresholds)
     libraries: dict[int, FeatureLibrary] = {}  # one feature library per library given (several parts may share it)
     clips: dict[tuple[int, str], Motion] = {}
     rotations = query.rotations.copy()
-    matches, time_maps, all_knots, leg_sources = {}, {}, {}, {}
+    matches, time_maps, all_knots, leg_sources, left_out = {}, {}, {}, {}, {}
     for part, given in parts.items():
         library = libraries.get(id(given))
         if library is None:
             # (the library's clips are on the query's skeleton: the query's joint roles are theirs)
             library = libraries[id(given)] = _feature_library(given, query.fps, thresholds, rig)
+        library, own = _without_the_query(library, query, part)
+        if own:
+            left_out[part] = own
         if library.thresholds != thresholds:
             raise ValueError(f"the feature library of {part} was built with other thresholds than the ones given; "
                              f"build it with these")
@@ -659,10 +728,9 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
         mask = masks[part]
         rotations[:, mask] = sampled[:, mask]
         for j in juncture_joints(skeleton, mask):  # section 4.2.2, eq. (1)
-            order = euler_order(skeleton, j)
-            angles = standardized_angles(juncture_angles(sampled[:, j], order),
-                                         juncture_angles(query.rotations[:, j], order))
-            rotations[:, j] = quat.from_euler(angles, order)
+            angles = standardized_angles(juncture_angles(sampled[:, j], frame),
+                                         juncture_angles(query.rotations[:, j], frame))
+            rotations[:, j] = juncture_rotations(angles, frame)
         matches[part] = _in_own_frames(match, library)
         time_maps[part], all_knots[part] = times, knots
         for side, leg in (("L", rig.left_leg), ("R", rig.right_leg)):
@@ -674,7 +742,7 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     motion = Motion._trusted(skeleton, rotations, query.positions, query.fps)
     if leg_sources and contacts is not None:
         motion = held_assembled_feet(motion, query, leg_sources, rig, options=contacts)
-    return Assembly(motion, matches, time_maps, all_knots)
+    return Assembly(motion, matches, time_maps, all_knots, left_out)
 
 
 def held_assembled_feet(motion: Motion, query: Motion, leg_sources: Mapping[str, tuple[Motion, np.ndarray, Motion]],

@@ -175,12 +175,13 @@ class Registration:
     times: tuple[np.ndarray, ...]
 
 
-def register_examples(examples: list[Motion], reference: int = 0) -> Registration:
+def register_examples(examples: list[Motion], reference: int = 0, rig: Rig | None = None) -> Registration:
     """Section 3.1: align every example to ``examples[reference]`` in start placement and time.
 
     Examples must share one skeleton (the same joint names in the same order);
     any up axis (shared), rate and place will do, in one unit. Each is first resampled to the
-    reference's rate, placed like it, then warped onto its frames.
+    reference's rate, placed like it, then warped onto its frames. ``rig``: the skeleton's joint
+    roles (found from the reference's names when ``None``), one for all: they share the skeleton.
     """
     if not examples:
         raise ValueError("need at least one example to register")
@@ -192,13 +193,13 @@ def register_examples(examples: list[Motion], reference: int = 0) -> Registratio
         if not np.isclose(ex.skeleton.unit, ref.skeleton.unit):
             raise ValueError(f"example {i} is in {ex.skeleton.unit} m per unit, the reference in "
                              f"{ref.skeleton.unit}; scale the examples to one unit first")
-    ref_rig = find_rig(ref)
+    ref_rig = find_rig(ref) if rig is None else rig
     up = detect_up(ref, ref_rig)
     heading, ground = start_placement(ref, ref_rig, up)
     ref_pos = ref.global_positions()
     motions, paths, times = [], [], []
     for ex in examples:
-        placed = placed_like(ex.resampled(ref.fps), find_rig(ex), up, heading, ground)
+        placed = placed_like(ex.resampled(ref.fps), ref_rig if rig is not None else find_rig(ex), up, heading, ground)
         path = dynamic_time_warping(ref_pos, placed.global_positions())
         t = example_times(path, ref.n_frames)
         motions.append(sampled_at(placed, t, ref.fps))
@@ -813,12 +814,12 @@ class ReachSpace:
     """
 
     def __init__(self, registration: Registration, *, reference: int = 0, effector: str = "right.wrist",
-                 feature: str = "highest", n_blends: int = 2000, seed: int = 0):
+                 feature: str = "highest", n_blends: int = 2000, seed: int = 0, rig: Rig | None = None):
         if feature not in FEATURES:
             raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
         self.reference = reference
         reference = registration.motions[reference]
-        rig = find_rig(reference)
+        rig = find_rig(reference) if rig is None else rig
         joint = rig.roles.get(effector)
         if not isinstance(joint, (int, np.integer)):
             singles = sorted(k for k, v in rig.roles.items() if isinstance(v, (int, np.integer)))
@@ -840,9 +841,10 @@ class ReachSpace:
 
     @classmethod
     def build(cls, examples: list[Motion], *, effector: str = "right.wrist", feature: str = "highest",
-              reference: int = 0, seed: int = 0, n_blends: int = 2000) -> "ReachSpace":
+              reference: int = 0, seed: int = 0, n_blends: int = 2000, rig: Rig | None = None) -> "ReachSpace":
         """Section 3.1 once: register ``examples`` to ``examples[reference]`` and sample
-        ``n_blends`` blends of them. Weights of every reach follow the order of ``examples``."""
+        ``n_blends`` blends of them. Weights of every reach follow the order of ``examples``.
+        ``rig``: the examples' joint roles (one skeleton, one rig), found from the names when ``None``."""
         if not examples:
             raise ValueError("need at least one example motion to reach by blending")
         if not 0 <= reference < len(examples):
@@ -850,11 +852,12 @@ class ReachSpace:
         if feature not in FEATURES:
             raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
         order = [reference] + [k for k in range(len(examples)) if k != reference]
-        reg = register_examples([examples[k] for k in order])
+        reg = register_examples([examples[k] for k in order], rig=rig)
         back = np.argsort(order)  # registered position of each example given
         reg = Registration(tuple(reg.motions[k] for k in back), tuple(reg.paths[k] for k in back),
                            tuple(reg.times[k] for k in back))
-        return cls(reg, reference=reference, effector=effector, feature=feature, n_blends=n_blends, seed=seed)
+        return cls(reg, reference=reference, effector=effector, feature=feature, n_blends=n_blends, seed=seed,
+                   rig=rig)
 
     # -- pieces of a query
 
@@ -991,7 +994,7 @@ class ReachSpace:
         reg = Registration(*(tuple(part[i] for i in keep) for part in
                              (self.registration.motions, self.registration.paths, self.registration.times)))
         return ReachSpace(reg, reference=keep.index(self.reference), effector=self.effector, feature=self.feature,
-                          **kwargs)
+                          **{"rig": self.rig, **kwargs})
 
     def partial_reach(self, target) -> Reach:
         """Section 3.2 (Figs. 4-5): partial blending for a target the space does not reach.

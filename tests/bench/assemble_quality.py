@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from common import MOCAP, load  # noqa: E402  (tests/bench, next to this script)
-from core.assemble import (PARTS, FeatureLibrary, assemble, euler_order, juncture_angles, juncture_joints,  # noqa: E402
+from core.assemble import (PARTS, FeatureLibrary, anatomical_frame, assemble, juncture_angles, juncture_joints,  # noqa: E402
                            part_joints, relational_features, retrieve_parts)
 from core.motion import Motion  # noqa: E402
 from core.quality import foot_levels, foot_positions, gap_skate  # noqa: E402
@@ -74,13 +74,14 @@ def skate(motion: Motion) -> float:
 
 
 def juncture_error(output: Motion, query: Motion, part: str) -> tuple[float, float]:
-    """Largest |mean difference| and |std difference| (degrees) over the juncture joints' axes."""
-    skeleton = query.skeleton
+    """Largest |mean difference| and |std difference| (degrees) over the juncture joints' axes (eq. (1)'s)."""
+    skeleton, rig = query.skeleton, find_rig(query)
+    frame = anatomical_frame(query, rig)
     mean, std = 0.0, 0.0
-    for j in juncture_joints(skeleton, part_joints(skeleton, find_rig(query), part)):
-        order = euler_order(skeleton, j)
-        a, b = juncture_angles(output.rotations[:, j], order), juncture_angles(query.rotations[:, j], order)
-        mean = max(mean, float(np.degrees(np.abs(a.mean(axis=0) - b.mean(axis=0)).max())))
+    for j in juncture_joints(skeleton, part_joints(skeleton, rig, part)):
+        a, b = juncture_angles(output.rotations[:, j], frame), juncture_angles(query.rotations[:, j], frame)
+        turn = a.mean(axis=0) - b.mean(axis=0)  # (means a whole turn apart are one rotation)
+        mean = max(mean, float(np.degrees(np.abs((turn + np.pi) % (2.0 * np.pi) - np.pi).max())))
         std = max(std, float(np.degrees(np.abs(a.std(axis=0) - b.std(axis=0)).max())))
     return mean, std
 

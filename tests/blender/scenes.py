@@ -28,6 +28,33 @@ WALK_BOW_PUNCH = (
 )
 
 
+_PACKAGE = ""  # the extension's package as Blender installed it (set by saved_scene)
+
+
+def extension(module: str):
+    """A module of the extension as Blender loaded it (``"core.hops"``, ``"addon.convert"``); the package
+    is the one :func:`saved_scene` was given by the ``installed_extension`` fixture."""
+    import importlib
+
+    # (the installed extension's package, from the fixture: ``from conftest import ...`` would find
+    # tests/core's conftest when the whole suite runs)
+    return importlib.import_module(f"{_PACKAGE}.{module}")
+
+
+def saved_scene(tmp_path_factory, package: str, name: str, build) -> Path:
+    """A scene built once and saved, for each test to open: ``build()`` on an empty file (Blender's BVH
+    importer is the slow part) returns the armature, which is left active; the ``.blend`` file's path.
+    ``package``: the ``installed_extension`` fixture's value, for :func:`extension`."""
+    global _PACKAGE
+    _PACKAGE = package
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj = build()
+    bpy.context.view_layer.objects.active = obj
+    path = tmp_path_factory.mktemp(name) / f"{name}.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return path
+
+
 def clip_path(name: str) -> Path:
     """``"walk_normal_001"`` of bandai1, or another folder's clip as ``"bandai2/walk_normal_001"``."""
     path = (MOCAP.parent if "/" in name else MOCAP) / f"{name}.bvh"

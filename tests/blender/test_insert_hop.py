@@ -15,29 +15,25 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, import_action, refused,
-                    same_keys, snapshot, strips_by_name)
+from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, extension, import_action,
+                    refused, same_keys, saved_scene, snapshot, strips_by_name)
 
 LAYOUT = (("walk_normal_001", 1, None), ("bow_normal_001", 101, None))
 OTHERS = ("bow_happy_001", "bye_normal_001", "call_normal_001", "walk-left_normal_001")
 OFFSET = 100  # bow frame k plays at walk frame k + 100
 L = 15  # 0.5 s at 30 fps
-_MODULE = ""  # the extension's package as Blender installed it (set by the blend_file fixture)
 
 
 @pytest.fixture(scope="module")
 def blend_file(tmp_path_factory, installed_extension):
-    """The scene built once (Blender's BVH importer is the slow part) and saved; each test opens it."""
-    global _MODULE
-    _MODULE = installed_extension
-    bpy.ops.wm.read_homefile(use_empty=True)
-    obj = clips_on_one_armature(LAYOUT, tracks=2)
-    for name in OTHERS:
-        import_action(name)
-    bpy.context.view_layer.objects.active = obj
-    path = tmp_path_factory.mktemp("hop") / "hop.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(path))
-    return path
+    """The scene built once and saved; each test opens it."""
+    def build():
+        obj = clips_on_one_armature(LAYOUT, tracks=2)
+        for name in OTHERS:
+            import_action(name)
+        return obj
+
+    return saved_scene(tmp_path_factory, installed_extension, "hop", build)
 
 
 @pytest.fixture
@@ -55,15 +51,6 @@ def insert(capfd, *args) -> str:
     capfd.readouterr()
     assert bpy.ops.smart_motion.insert_hop(*args) == {'FINISHED'}
     return capfd.readouterr().out
-
-
-def extension(module: str):
-    """A module of the extension as Blender loaded it (``"core.hops"``, ``"addon.convert"``)."""
-    import importlib
-
-    # (the installed extension's package, from the fixture: ``from conftest import ...`` would find
-    # tests/core's conftest when the whole suite runs)
-    return importlib.import_module(f"{_MODULE}.{module}")
 
 
 def core_modules():

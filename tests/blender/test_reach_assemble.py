@@ -11,7 +11,6 @@ actions; the upper body comes from the punch, the legs stay the walk's.
 """
 
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -19,20 +18,10 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, import_action, import_clip,
-                    refused, same_keys, snapshot, strips_by_name)
+from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, extension, import_action,
+                    refused, same_keys, saved_scene, snapshot, strips_by_name)
 
 RAISES = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai2-raise"
-_MODULE = ""  # the extension's package as Blender installed it (set by the fixtures)
-
-
-def extension(module: str):
-    """A module of the extension as Blender loaded it (``"core.reach"``, ``"addon.convert"``)."""
-    import importlib
-
-    return importlib.import_module(f"{_MODULE}.{module}")
-
-
 def raise_files() -> list[Path]:
     """One raise in five of bandai2-raise, by name: eight examples, every style among them."""
     files = sorted(RAISES.glob("*.bvh"))
@@ -46,35 +35,31 @@ def raise_files() -> list[Path]:
 @pytest.fixture(scope="module")
 def reach_file(tmp_path_factory, installed_extension):
     """The first raise's armature, no action assigned, and the eight raises as its Reach Examples; saved."""
-    global _MODULE
-    _MODULE = installed_extension
-    bpy.ops.wm.read_homefile(use_empty=True)
-    files = raise_files()
-    actions = []
-    obj = None
-    for file in files:
-        result = bpy.ops.import_anim.bvh(filepath=str(file), global_scale=0.01, rotate_mode='NATIVE',
-                                         update_scene_fps=True)
-        assert result == {'FINISHED'}
-        imported = bpy.context.view_layer.objects.active
-        action = imported.animation_data.action
-        action.use_fake_user = True
-        actions.append(action)
-        if obj is None:
-            obj = imported
-            obj.animation_data.action = None
-        else:
-            data = imported.data
-            bpy.data.objects.remove(imported)
-            bpy.data.armatures.remove(data)
-    bpy.context.view_layer.objects.active = obj
-    for action in reversed(actions):  # (the list's order is not the examples' order: they go by name)
-        obj.smart_motion.reach_examples.add().action = action
-    bpy.ops.object.empty_add(location=(0, 0, 0))
-    bpy.context.view_layer.objects.active = obj
-    path = tmp_path_factory.mktemp("reach") / "reach.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(path))
-    return path
+    def build():
+        actions = []
+        obj = None
+        for file in raise_files():
+            result = bpy.ops.import_anim.bvh(filepath=str(file), global_scale=0.01, rotate_mode='NATIVE',
+                                             update_scene_fps=True)
+            assert result == {'FINISHED'}
+            imported = bpy.context.view_layer.objects.active
+            action = imported.animation_data.action
+            action.use_fake_user = True
+            actions.append(action)
+            if obj is None:
+                obj = imported
+                obj.animation_data.action = None
+            else:
+                data = imported.data
+                bpy.data.objects.remove(imported)
+                bpy.data.armatures.remove(data)
+        bpy.context.view_layer.objects.active = obj
+        for action in reversed(actions):  # (the list's order is not the examples' order: they go by name)
+            obj.smart_motion.reach_examples.add().action = action
+        bpy.ops.object.empty_add(location=(0, 0, 0))
+        return obj
+
+    return saved_scene(tmp_path_factory, installed_extension, "reach", build)
 
 
 @pytest.fixture
@@ -160,6 +145,40 @@ def test_the_reached_hand_is_on_the_empty_within_the_reported_error_as_blender_e
     pelvis = extension("core.rig").find_rig(first).pelvis
     reached = convert.action_to_motion(reach_scene, strip.action).global_positions()[0, pelvis, :2]
     assert np.abs(reached - first.global_positions()[0, pelvis, :2]).max() < 0.01
+
+
+def test_the_reach_is_a_result_no_library_of_file_actions_holds(reach_scene, capfd):
+    clips = extension("addon.clips")
+    place_empty(reach_scene, inside_target(reach_scene))
+    reach(capfd)
+    result = bpy.data.actions[shown_reach(reach_scene)["action"]]
+    assert result.get(clips.RESULT_PROPERTY) == "reach"
+    library = [action for action, _ in clips.file_actions(reach_scene)]
+    assert result not in library and len(library) == 8, "the eight raises, not the reach"
+
+
+def test_the_bone_mapping_chooses_the_effector_and_is_part_of_the_kept_alignment(reach_scene, capfd):
+    """A mapping that exchanges the arms: right.wrist is then the bone Hand_L, and it is that bone which
+    reaches; the alignment kept for the names' roles is not reused for the mapped ones."""
+    place_empty(reach_scene, inside_target(reach_scene))
+    reach(capfd)  # (the names' alignment, kept)
+    reach_scene.smart_motion.bone_mapping = ", ".join(
+        f"{side}.{role}={bone}_{other}" for side, other in (("left", "R"), ("right", "L"))
+        for role, bone in (("clavicle", "Shoulder"), ("shoulder", "UpperArm"), ("elbow", "LowerArm"),
+                           ("wrist", "Hand")))
+    reach(capfd)
+    shown = shown_reach(reach_scene)
+    assert not shown["cached"], "another mapping, another alignment"
+    frame = shown["hit_scene_frame"]
+    bpy.context.scene.frame_set(frame)
+    evaluated = reach_scene.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    left = np.array(evaluated.matrix_world @ evaluated.pose.bones["Hand_L"].head)
+    right = np.array(evaluated.matrix_world @ evaluated.pose.bones["Hand_R"].head)
+    target = np.array(bpy.data.objects["Empty"].matrix_world.translation)
+    assert np.linalg.norm(left - target) <= shown["error"] + 1e-4, "the mapped right.wrist, Hand_L, reaches"
+    assert np.linalg.norm(right - target) > shown["error"] + 0.05
+    reach_scene.smart_motion.bone_mapping = "right.wrist=NoSuchBone"
+    refused("reach_target", r"names joint 'NoSuchBone'.*map the bones in the Smart Motion panel's Bone Mapping")
 
 
 def test_a_moved_turned_and_scaled_armature_still_reaches_the_empty_and_the_alignment_is_kept(reach_scene, capfd):
@@ -350,16 +369,13 @@ LIBRARY = ("punch_normal_001", "kick_normal_001")
 @pytest.fixture(scope="module")
 def assembly_file(tmp_path_factory, installed_extension):
     """The walk as a strip of its armature (selected), the punch and the kick as the file's other actions."""
-    global _MODULE
-    _MODULE = installed_extension
-    bpy.ops.wm.read_homefile(use_empty=True)
-    obj = clips_on_one_armature(ASSEMBLY, tracks=1)
-    for name in LIBRARY:
-        import_action(name)
-    bpy.context.view_layer.objects.active = obj
-    path = tmp_path_factory.mktemp("assembly") / "assembly.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(path))
-    return path
+    def build():
+        obj = clips_on_one_armature(ASSEMBLY, tracks=1)
+        for name in LIBRARY:
+            import_action(name)
+        return obj
+
+    return saved_scene(tmp_path_factory, installed_extension, "assembly", build)
 
 
 @pytest.fixture
@@ -387,9 +403,11 @@ def test_the_part_is_core_assembles_choice_over_the_walks_own_legs_in_a_strip_ab
     keys = {a.name: all_keys(a) for a in bpy.data.actions}
     report = assemble(capfd)
     shown = json.loads(walk.smart_motion.assembly_json)
-    assert (shown["clip"], shown["frames"]) == (match.clip, [match.start, match.start + match.length - 1])
-    assert (f"'walk' with its upper from {match.clip!r} frames {match.start}-{match.start + match.length - 1}"
-            in report)
+    # in the action's own frames: core counts from the first frame sampled, the action's range's first
+    first = round(bpy.data.actions[match.clip].frame_range[0]) + match.start
+    assert bpy.data.actions[match.clip].frame_range[0] == 1, "(imported actions start at frame 1)"
+    assert (shown["clip"], shown["frames"]) == (match.clip, [first, first + match.length - 1])
+    assert f"'walk' with its upper from {match.clip!r} frames {first}-{first + match.length - 1}" in report
     strips = strips_by_name(walk)
     new = strips[shown["new_strip"]]
     tracks = list(walk.animation_data.nla_tracks)
@@ -470,3 +488,128 @@ def test_a_folder_library_gives_the_files_part(walk, capfd, tmp_path):
     (tmp_path / "renamed.bvh").write_text(clip_path("walk_normal_001").read_text().replace("UpperLeg_L", "LeftUpLeg"))
     refused("assemble_parts", r"renamed.bvh: its joints are not the bones of armature 'walk_normal_001'.*move it out "
                               r"of the folder")
+
+
+def test_a_second_assembly_takes_its_part_from_a_clip_not_from_the_first_result(walk, capfd):
+    clips = extension("addon.clips")
+    assemble(capfd)
+    first = json.loads(walk.smart_motion.assembly_json)
+    result = bpy.data.actions[first["action"]]
+    assert result.get(clips.RESULT_PROPERTY) == "assembly"
+    assert result not in [action for action, _ in clips.file_actions(walk)], "a result is no library clip"
+    assemble(capfd)
+    second = json.loads(walk.smart_motion.assembly_json)
+    assert second["clip"] in LIBRARY and second["clips"] == len(LIBRARY)
+    assert (second["clip"], second["frames"]) == (first["clip"], first["frames"])
+
+
+def test_an_action_starting_at_another_frame_is_reported_in_its_own_frames(walk, capfd):
+    assemble(capfd)
+    chosen = json.loads(walk.smart_motion.assembly_json)
+    shift = 40  # every key of the chosen clip 40 frames later: the same clip, numbered from frame 41
+    action = bpy.data.actions[chosen["clip"]]
+    for fcurve in (f for layer in action.layers for strip in layer.strips for bag in strip.channelbags
+                   for f in bag.fcurves):
+        for key in fcurve.keyframe_points:
+            key.co.x += shift
+            key.handle_left.x += shift
+            key.handle_right.x += shift
+        fcurve.update()
+    assert action.frame_range[0] == 1 + shift
+    report = assemble(capfd)
+    shown = json.loads(walk.smart_motion.assembly_json)
+    assert shown["clip"] == chosen["clip"] and shown["frames"] == [f + shift for f in chosen["frames"]]
+    assert f"frames {chosen['frames'][0] + shift}-{chosen['frames'][1] + shift}" in report
+
+
+def test_a_folder_file_at_another_rate_than_the_scene_is_reported_in_its_own_frames(walk, capfd, tmp_path):
+    bvh, assembly = extension("core.bvh"), extension("core.assemble")
+    assemble(capfd)
+    chosen = json.loads(walk.smart_motion.assembly_json)
+    for name in LIBRARY:  # the library at 60 fps, the scene at 30
+        motion = bvh.read_bvh(clip_path(name))
+        bvh.write_bvh(motion.resampled(2 * motion.fps), tmp_path / f"{name}.bvh")
+    for name in LIBRARY:
+        bpy.data.actions.remove(bpy.data.actions[name])
+    extension("addon.properties").preferences(bpy.context).assembly_folder = str(tmp_path)
+    bpy.context.scene.smart_motion.assembly_library = 'FOLDER'
+    report = assemble(capfd)
+    shown = json.loads(walk.smart_motion.assembly_json)
+    convert, clips = extension("addon.convert"), extension("addon.clips")
+    query = convert.strip_to_motion(walk, strips_by_name(walk)["walk"])
+    library = {f"{name}.bvh": clips.folder_clip(walk, tmp_path / f"{name}.bvh", None).motion for name in LIBRARY}
+    assert all(m.fps == pytest.approx(2 * query.fps, rel=1e-6) for m in library.values())
+    match = assembly.assemble(query, {"upper": library}).matches["upper"]
+    assert shown["clip"] == match.clip == f"{chosen['clip']}.bvh"
+    assert shown["frames"] == [1 + match.start, match.start + match.length], "the file's 60 fps frames, from 1"
+    # the same segment as at 30 fps, its frame numbers doubled (a frame either way: resampled)
+    assert abs((shown["frames"][0] - 1) - 2 * (chosen["frames"][0] - 1)) <= 2
+    assert abs((shown["frames"][1] - shown["frames"][0]) - 2 * (chosen["frames"][1] - chosen["frames"][0])) <= 2
+    assert f"frames {shown['frames'][0]}-{shown['frames'][1]}" in report
+
+
+def test_a_strip_starting_between_frames_gets_its_result_keyed_on_the_frames_it_was_sampled_at(walk, capfd):
+    source = strips_by_name(walk)["walk"]
+    source.frame_start_ui = 10.5  # (moves the strip, its length kept)
+    assert (source.frame_start, source.frame_end) == (10.5, 10.5 + 194)
+    convert = extension("addon.convert")
+    query = convert.strip_to_motion(walk, source)
+    library = {name: convert.action_to_motion(walk, bpy.data.actions[name]) for name in LIBRARY}
+    expected = extension("core.assemble").assemble(query, {"upper": library}).motion
+    assemble(capfd)
+    new = strips_by_name(walk)[json.loads(walk.smart_motion.assembly_json)["new_strip"]]
+    assert (new.frame_start, new.frame_end) == (source.frame_start, source.frame_end)
+    assert tuple(new.action.frame_range) == (10.5, 10.5 + 194) and new.action_frame_start == 10.5
+    # as Blender evaluates it at the frames the query was sampled at: the assembly's poses there
+    source.mute = True
+    rig = extension("core.rig").find_rig(query)
+    for k in (0, 61, 150):
+        heads = evaluated_heads_at(walk, 10.5 + k)
+        hand = walk.pose.bones[query.skeleton.names[rig.left_arm.wrist]]
+        hips = query.skeleton.names[rig.pelvis]
+        expected_world = expected.global_positions()[k]
+        assert np.abs(heads[hand.name] - heads[hips] - (expected_world[rig.left_arm.wrist]
+                                                         - expected_world[rig.pelvis])).max() < 1e-4
+
+
+def evaluated_heads_at(obj, frame: float) -> dict:
+    """{bone: (3,) head in armature space} as Blender evaluates ``obj`` at scene ``frame`` (may be fractional)."""
+    bpy.context.scene.frame_set(int(np.floor(frame)), subframe=frame - np.floor(frame))
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    return {bone.name: np.array(bone.head) for bone in evaluated.pose.bones}
+
+
+def test_the_bone_mapping_chooses_the_bones_of_the_part(walk, capfd):
+    """Bones named the other side's (a mapping that exchanges the arms): the mapping, not the names, says
+    which bones are the left arm; a mapping naming no bone is refused saying where to fix it."""
+    convert, assembly = extension("addon.convert"), extension("core.assemble")
+    walk.smart_motion.bone_mapping = ", ".join(
+        f"{side}.{role}={bone}_{other}" for side, other in (("left", "R"), ("right", "L"))
+        for role, bone in (("clavicle", "Shoulder"), ("shoulder", "UpperArm"), ("elbow", "LowerArm"),
+                           ("wrist", "Hand")))
+    bpy.context.scene.smart_motion.assembly_part = 'left.arm'
+    assemble(capfd)
+    new = strips_by_name(walk)[json.loads(walk.smart_motion.assembly_json)["new_strip"]]
+    query = convert.strip_to_motion(walk, strips_by_name(walk)["walk"])
+    keyed = convert.action_to_motion(walk, new.action)
+    names = query.skeleton.names
+    changed = {names[j] for j in range(len(names))
+               if np.abs(keyed.rotations[:, j] - query.rotations[:, j]).max() > 1e-4}
+    assert changed and all(name.endswith("_R") for name in changed), f"the mapped left arm, {sorted(changed)}"
+    rig = extension("addon.nla").find_armature_rig(walk, query)
+    library = {name: convert.action_to_motion(walk, bpy.data.actions[name]) for name in LIBRARY}
+    expected = assembly.assemble(query, {"left.arm": library}, rig=rig).motion
+    assert np.abs(keyed.global_positions() - expected.global_positions()).max() < 1e-4
+    walk.smart_motion.bone_mapping = "left.wrist=NoSuchBone"
+    refused("assemble_parts", r"names joint 'NoSuchBone'.*map the bones in the Smart Motion panel's Bone Mapping")
+
+
+def test_a_copy_of_the_query_in_the_library_is_left_out_and_warned_of(walk, capfd):
+    assemble(capfd)
+    plain = json.loads(walk.smart_motion.assembly_json)
+    copy = bpy.data.actions["walk_normal_001"].copy()
+    copy.use_fake_user = True
+    report = assemble(capfd)
+    shown = json.loads(walk.smart_motion.assembly_json)
+    assert (shown["clip"], shown["frames"]) == (plain["clip"], plain["frames"]) and shown["clip"] != copy.name
+    assert f"library clip {copy.name!r} plays what strip 'walk' plays: left out of the library" in report
