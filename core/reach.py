@@ -673,6 +673,7 @@ def refined_weights(chains: EffectorChains, prior: np.ndarray, target: np.ndarra
         change = np.abs(trials[pick] - weights).max()
         miss = np.linalg.norm(target - point)
         z, weights, point, peak, merit = trial_z[pick], trials[pick], points[pick], times[pick], merits[pick]
+        globals().get('TRACE', []).append((round(float(np.linalg.norm(target - point)), 4), f'{change:.0e}', int(pick), f'{trust:.0e}', round(float(peak), 2)))
         if pick == 0 and change < settled:  # (a full step that changed little: near the fixed point)
             break
         if np.linalg.norm(target - point) > max(tolerance, 0.98 * miss):  # (creeping, far from the target)
@@ -1018,13 +1019,13 @@ class ReachSpace:
         """
         target = self._target(target)
         lam, beyond = hull_combination(self.space.hit_points, target, scale=self.scale)
-        partial = self.partial_reach(target) if beyond > self.tolerance else None
+        partial = self._partial(target, beyond) if beyond > self.tolerance else None
         if partial is not None and partial.error < beyond - self.tolerance:
             return partial
         regular = self._regular(target, lam @ self.space.hit_points)
         if regular.error <= self.tolerance:
             return regular
-        partial = self.partial_reach(target) if partial is None else partial
+        partial = self._partial(target, beyond) if partial is None else partial
         return partial if partial.error < regular.error else regular
 
     def regular_reach(self, target) -> Reach:
@@ -1063,11 +1064,20 @@ class ReachSpace:
         about the body's lateral axis (height).
         """
         target = self._target(target)
+        return self._partial(target, hull_combination(self.space.hit_points, target, scale=self.scale)[1])
+
+    def _partial(self, target: np.ndarray, beyond: float) -> Reach:
+        """:meth:`partial_reach`, given the target's distance ``beyond`` from the hull. Inside it
+        (regular refinement fell short), P_H and P_V are the target itself in any metric: their
+        hull queries are skipped (the firm metrics make them slow there, up to 0.17 s, cycling
+        among hit points that all hold the target)."""
         up = self.up
         level = np.outer(up, up)
         # (P_H refined twice, P_V not at all: the adjustments below take up what they leave)
-        weights_h, _, frame_h = self._refined_towards(target, (np.eye(3) - level) + _FIRM * level, iterations=2)
-        weights_v = self._start_towards(target, _FIRM * (np.eye(3) - level) + level)[0]
+        inside = target if beyond <= 1e-6 * self.scale else None
+        weights_h, _, frame_h = self._refined_towards(target, (np.eye(3) - level) + _FIRM * level, iterations=2,
+                                                      goal=inside)
+        weights_v = self._start_towards(target, _FIRM * (np.eye(3) - level) + level, goal=inside)[0]
         motion_h, motion_v = self.blend(weights_h), self.blend(weights_v)
         side, _, part = self.effector.partition(".")
         skel = motion_h.skeleton
