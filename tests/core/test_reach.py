@@ -408,7 +408,8 @@ def test_a_target_moved_a_little_moves_the_reach_a_little(all_raises):
     # An animator drags the target a hair and reaches again: the same blend, nudged, not another one.
     # Bounds: 1e-9 cm is rounding, so the weights move by rounding too (1e-6); 1 mm is a thousandth
     # of the raises' reach: the weights may move by 0.05 (the blend-to-hit map is steep in places),
-    # the hand, at the hit and along its path, by a few times the target's move (median 0.5 cm).
+    # the hand along its path by a few times the target's move (median 0.5 cm: the output is retimed on
+    # its blend's clock, the hit pinned to a whole frame, so the clock may shift by part of a frame).
     space = ReachSpace.build(all_raises[::5], n_blends=400)
     rig = find_rig(all_raises[0])
     direction = np.random.default_rng(2).normal(size=(3, 3))
