@@ -673,7 +673,6 @@ def refined_weights(chains: EffectorChains, prior: np.ndarray, target: np.ndarra
         change = np.abs(trials[pick] - weights).max()
         miss = np.linalg.norm(target - point)
         z, weights, point, peak, merit = trial_z[pick], trials[pick], points[pick], times[pick], merits[pick]
-        globals().get('TRACE', []).append((round(float(np.linalg.norm(target - point)), 4), f'{change:.0e}', int(pick), f'{trust:.0e}', round(float(peak), 2)))
         if pick == 0 and change < settled:  # (a full step that changed little: near the fixed point)
             break
         if np.linalg.norm(target - point) > max(tolerance, 0.98 * miss):  # (creeping, far from the target)
