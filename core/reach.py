@@ -627,8 +627,10 @@ def refined_weights(chains: EffectorChains, prior: np.ndarray, target: np.ndarra
     damped one that lowers ``|r|^2 + lambda |z|^2`` is taken. Stops when a full (least damped)
     step changes no weight by more than ``settled``, or after ``iterations``; stopping one step
     earlier or later then moves the weights by about ``settled``. Also when, still missing by
-    more than ``tolerance``, a step gains less than 2 %: the target is beyond what these examples
-    reach (partial blending's case), not worth the time. ``scale``: a length of the motion's size.
+    more than ``tolerance``, a step gains less than 2 %, or three steps leave it more than twice
+    ``tolerance`` away: the target is beyond what these examples reach (partial blending's case),
+    not worth the time (measured on the raises' cross-validation: such refinements crept on by
+    3-15 % a step and ended beyond ``tolerance``). ``scale``: a length of the motion's size.
     """
     prior = np.asarray(prior, dtype=np.float64)
     support = np.flatnonzero(prior > 0)
@@ -650,7 +652,7 @@ def refined_weights(chains: EffectorChains, prior: np.ndarray, target: np.ndarra
     point, peak = hit
     merit = float(((target - point) ** 2).sum())  # (+ damping |z|^2, zero at the prior)
     trust = None
-    for _ in range(iterations):
+    for step in range(iterations):
         probe = 1e-3
         moved = chains.hits(weights + probe * (vertices - weights), between_frames=True, near=int(round(peak)))[0]
         # d hit / d z_k = w_k d hit / d(towards example k): the finite difference towards its vertex
@@ -676,6 +678,8 @@ def refined_weights(chains: EffectorChains, prior: np.ndarray, target: np.ndarra
         if pick == 0 and change < settled:  # (a full step that changed little: near the fixed point)
             break
         if np.linalg.norm(target - point) > max(tolerance, 0.98 * miss):  # (creeping, far from the target)
+            break
+        if step >= 2 and np.linalg.norm(target - point) > 2.0 * tolerance:  # (three steps, still far: the same)
             break
     return weights, point, peak
 
