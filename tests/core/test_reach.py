@@ -383,6 +383,50 @@ def test_reaching_does_not_depend_on_names_unit_or_up_axis(all_raises, name):
     assert a.partial and a.error < 3.0
 
 
+def test_reaching_does_not_depend_on_the_frame_rate(all_raises):
+    # (build and query times are the benchmark's, tests/bench/reach_crossval.py: not asserted here)
+    examples = all_raises[::5]
+    plain = ReachSpace.build(examples, n_blends=400)
+    faster = ReachSpace.build([m.resampled(4 * m.fps) for m in examples], n_blends=400)
+    assert faster.reach(plain.space.hit_points[0]).motion.fps == 4 * examples[0].fps
+    inside = held_out_targets(plain, 2, seed=8)[:2]
+    outside = plain.space.hit_points[np.argmin(plain.space.hit_points[:, 0])] + np.array([-8.0, 0, 0])
+    for target in list(inside) + [outside]:
+        a, b = plain.reach(target), faster.reach(target)
+        assert b.error < (1.0 if plain.inside(target) else 3.0)  # cm, as at the captured rate
+        # the hand gets there at the same moment, within a frame of the captured rate
+        assert abs(b.hit_frame / b.motion.fps - a.hit_frame / a.motion.fps) <= 1.0 / a.motion.fps + 1e-6
+        # and the body moves alike on the way: the pelvis path within 1 cm at the captured frames
+        rig = find_rig(a.motion)
+        n = min(a.motion.n_frames, b.motion.n_frames // 4)
+        pelvis_a = a.motion.global_positions()[:n, rig.pelvis]
+        pelvis_b = b.motion.global_positions()[: 4 * n : 4, rig.pelvis]
+        assert np.median(np.linalg.norm(pelvis_a - pelvis_b, axis=1)) < 1.0
+
+
+def test_a_target_moved_a_little_moves_the_reach_a_little(all_raises):
+    # An animator drags the target a hair and reaches again: the same blend, nudged, not another one.
+    # Bounds: 1e-9 cm is rounding, so the weights move by rounding too (1e-6); 1 mm is a thousandth
+    # of the raises' reach: the weights may move by 0.05 (the blend-to-hit map is steep in places),
+    # the hand along its path by a few times the target's move (median 0.5 cm: the output is retimed on
+    # its blend's clock, the hit pinned to a whole frame, so the clock may shift by part of a frame).
+    space = ReachSpace.build(all_raises[::5], n_blends=400)
+    rig = find_rig(all_raises[0])
+    direction = np.random.default_rng(2).normal(size=(3, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    for target, towards in zip(held_out_targets(space, 3, seed=8)[:3], direction):
+        a = space.reach(target)
+        for size, weights_bound, path_bound in ((1e-9, 1e-6, 1e-6), (0.1, 0.05, 0.5)):
+            b = space.reach(target + size * towards)
+            assert b.partial == a.partial
+            assert np.abs(b.weights - a.weights).max() < weights_bound
+            assert abs(b.hit_frame / b.motion.fps - a.hit_frame / a.motion.fps) <= 1.0 / a.motion.fps + 1e-6
+            n = min(a.motion.n_frames, b.motion.n_frames)
+            hand_a = a.motion.global_positions()[:n, rig.right_arm.wrist]
+            hand_b = b.motion.global_positions()[:n, rig.right_arm.wrist]
+            assert np.median(np.linalg.norm(hand_a - hand_b, axis=1)) < path_bound
+
+
 # --------------------------------------------------------------------------
 # Kicks (section 3.2's second case): the kicking leg spliced, its hip turned
 
