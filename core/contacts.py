@@ -20,8 +20,10 @@ first frame, and only changes frames strictly inside it (cores stay exact):
   with the heel down it pivots about the ankle. Which one is down is read off
   the blended foot's heights above their floors, not off how far the ankle
   rose since the hold began (a foot held from a heel-off pivoted about its
-  ankle and slid its toe). Neither toe nor ankle goes below
-  its floor;
+  ankle and slid its toe). While heel and toe are both down the foot is flat
+  and does not pitch or roll either (a blend can pitch a flat foot about its
+  held ankle and slide its toe); it takes the blended pitch again as heel or
+  toe rises. Neither toe nor ankle goes below its floor;
 * corrections ease in and out only while the foot is in the air, along a
   smoothstep between the correction where the foot leaves the floor and the
   one where it lands (zero at the cores); a foot in the air between two
@@ -482,9 +484,26 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int | np.ndarray, up: np.ndarra
     follow the blended foot's change since ``h``, about the toe where the blended
     heel stands higher above its floor than the toe above its own (heel-off, at
     ``h`` already or later) and about the ankle otherwise, so a planted foot
-    rolls onto its toes as captured and its toe does not slide.
+    rolls onto its toes as captured and its toe does not slide. While heel and
+    toe are both down (neither stands ``heel_rise`` higher above its floor than
+    the other), the foot is flat on the floor and does not pitch or roll either:
+    it keeps its run's flat orientation (the blended foot's, averaged over the
+    run weighted by how flat it is), and it takes the blended foot's pitch again
+    along the smoothstep by which heel or toe rises. (A blend can pitch a flat
+    foot: a query's pelvis tilt over another clip's leg, in core.assemble, turned
+    it about the held ankle and slid its toe 1-2 cm back and forth on the floor.)
     """
     swing = twist_free(quat.mul(foot.rotation[frames], quat.inv(foot.rotation[h])), up)
+    if foot.toe_local is not None:
+        heights = _heights(foot, frames, up) - floors
+        rise = (heights[:, 0] - heights[:, 1]) / (options.heel_rise * leg)  # heel above toe, in heel_rise
+        flat = 1.0 - smoothstep(np.abs(rise))
+        # each run's flat orientation (swings near one another, from its own h: their sum,
+        # normalised); the identity for a run never flat, where it is not used
+        run = np.unique(np.broadcast_to(h, np.shape(frames)), return_inverse=True)[1]
+        flat_swing = _run_sums(quat.standardize(swing), flat, run)
+        flat_swing[quat.length(flat_swing) < 1e-12] = quat.identity()
+        swing = quat.slerp(quat.normalize(flat_swing), swing, 1.0 - flat)
     rotation = quat.mul(swing, foot.rotation[h])
     place = np.broadcast_to(foot.ankle[h], (len(frames), 3))
     if foot.toe_local is None:
@@ -499,10 +518,18 @@ def _planted(foot: _Foot, frames: np.ndarray, h: int | np.ndarray, up: np.ndarra
     turned = quat.mul_vec(rotation, foot.toe_local[frames])
     about_toe = toe - turned
     # the part of the foot on the floor stays put: the toe where the blended heel is higher
-    # above its floor than the toe above its own (heel-off), the ankle otherwise
-    heights = _heights(foot, frames, up) - floors
-    s = smoothstep((heights[:, 0] - heights[:, 1]) / (options.heel_rise * leg))[:, None]
+    # above its floor than the toe above its own (heel-off), the ankle otherwise; the toe
+    # only as far as the foot has left its flat orientation (squared), since that
+    # orientation does not put the toe where it was at h and the ankle would drift with it
+    s = (smoothstep(rise) ** 2)[:, None]
     return (1.0 - s) * place + s * about_toe, rotation, turned
+
+
+def _run_sums(values: np.ndarray, weights: np.ndarray, run: np.ndarray) -> np.ndarray:
+    """The sums of ``values (m, d)`` weighted by ``weights (m,)`` over each run ``run (m,)``
+    (numbered 0, 1, ...), for every frame of the run."""
+    count = run.max() + 1
+    return np.stack([np.bincount(run, weights * v, count) for v in values.T], axis=-1)[run]
 
 
 def _drift_sums(foot: _Foot, own: SourceFeet, up: np.ndarray, leg: float, options: ContactOptions

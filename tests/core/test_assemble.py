@@ -557,13 +557,14 @@ def test_a_swapped_lower_body_keeps_its_feet_planted(mocap):
     legs = part_joints(walk.skeleton, find_rig(walk), "lower")
     assert not np.allclose(held.motion.rotations[:, legs], walk.rotations[:, legs], atol=1e-3)
     # the same legs with the contact stage left out slide with the walk's pelvis; held, most of it is gone
-    assert skate(held.motion) < 0.3 * skate(sliding.motion)  # (measured 11.3 against 57.9 cm/s)
+    assert skate(held.motion) < 0.3 * skate(sliding.motion)  # (measured 8.0 against 57.9 cm/s)
     # Not all: against the walk's own 4.1 cm/s (and the retrieved segment's, played along the time map,
-    # 3.7) the held feet skate 11.3, 2.7 times the walk's. The held ankles stay put (under 0.3 cm/s);
-    # what slides is the toe joint, 1-2 cm back and forth at floor height: the stage holds the foot's
-    # heading but lets it pitch about the held ankle as the assembled chain does (the walk's pelvis tilt
-    # under the source's leg), so a flat foot's toe moves. A bound, not a goal: under 3 times the walk's.
-    assert skate(held.motion) < 3.0 * skate(walk)
+    # 3.7) the held feet skate 8.0, 1.95 times the walk's. The held foot's heading is held, and while
+    # heel and toe are both down its pitch too (the walk's pelvis tilt under the source's leg pitched
+    # it about the held ankle and slid its toe: 11.3, 2.7 times, before). Nearly all that is left is
+    # a landing in the first frames, which the measure counts down while it still moves (two samples
+    # at about 170 cm/s); the held feet's ankle and toe samples are mostly under 3 cm/s.
+    assert skate(held.motion) < 2.2 * skate(walk)
     # the upper body stays the walk's
     upper = part_joints(walk.skeleton, find_rig(walk), "upper")
     assert np.array_equal(held.motion.rotations[:, upper], walk.rotations[:, upper])
