@@ -247,17 +247,21 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     # (np.allclose(sums, 1.0)'s test, without its dispatch: the refinement blends a few rows, often)
     if (weights < 0).any() or not (np.abs(weights.sum(axis=1) - 1.0) <= 1e-5 + 1e-8).all():
         raise ValueError("blend weights must be non-negative and sum to 1 in every row")
-    extra = (1,) * (rotations.ndim - 2)
     # per row, the weighted examples first, in example order (a stable sort of "weight is zero")
     order = np.argsort(weights == 0, axis=1, kind="stable")[:, :max(1, int((weights > 0).sum(axis=1).max()))]
     share = np.take_along_axis(weights, order, axis=1)
-    blend = rotations[order[:, 0]]
+    # (as component planes (4, S, rest): the weights then broadcast over rows of quaternions, not
+    # over each one's four components; quat.slerp_planes is slerp's arithmetic, the same bits)
+    used, order = np.unique(order, return_inverse=True)
+    order = order.reshape(share.shape)
+    planes = np.moveaxis(rotations[used], -1, 0).reshape(4, len(used), -1)
+    blend = planes[:, order[:, 0]]
     held = share[:, 0].copy()
     for i in range(1, order.shape[1]):
         held = held + share[:, i]
         t = np.divide(share[:, i], held, out=np.zeros_like(held), where=held > 0)
-        blend = quat.slerp(blend, rotations[order[:, i]], t.reshape((-1,) + extra))
-    return blend
+        blend = quat.slerp_planes(blend, planes[:, order[:, i]], t[:, None])
+    return np.moveaxis(blend, 0, -1).reshape((len(weights),) + rotations.shape[1:])
 
 
 def blended_motion(motions: tuple[Motion, ...] | list[Motion], weights: np.ndarray) -> Motion:
