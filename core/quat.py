@@ -248,6 +248,45 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     return normalize(wa * a + wb * b)
 
 
+def slerp_planes(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """:func:`slerp` of quaternions stored as component planes ``a, b (4, ...)``, ``t``
+    broadcasting against ``(...)``: the same arithmetic, to the last bit, without broadcasting
+    a weight over a last axis of four (numpy then loops four values at a time: this is about
+    twice as fast over a few thousand quaternions, the refinement's blends of one chain)."""
+    t = np.asarray(t, dtype=np.float64)
+    d = _summed_planes(a * b)
+    sign = np.where(d < 0.0, -1.0, 1.0)
+    if not t.any():  # (as in slerp)
+        return normalize_planes(a + t * sign * b)
+    d = np.abs(d)
+    theta = np.arccos(np.clip(d, -1.0, 1.0))
+    s = np.sin(theta)
+    near = s < 1e-6
+    if not near.any():
+        return normalize_planes(np.sin((1.0 - t) * theta) / s * a + np.sin(t * theta) / s * sign * b)
+    safe = np.where(near, 1.0, s)
+    wa = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
+    wb = np.where(near, t, np.sin(t * theta) / safe) * sign
+    return normalize_planes(wa * a + wb * b)
+
+
+def _summed_planes(v: np.ndarray) -> np.ndarray:
+    """The sum of the four planes ``v (4, ...)`` in :func:`sum_last`'s order (the same bits)."""
+    out = v[0] + v[1]
+    out += v[2]
+    out += v[3]
+    out += 0.0
+    return out
+
+
+def normalize_planes(q: np.ndarray) -> np.ndarray:
+    """:func:`normalize` of quaternions stored as planes ``(4, ...)`` (the same bits)."""
+    n = np.sqrt(_summed_planes(q * q))
+    if (n < 1e-12).any():
+        raise ValueError("cannot normalise a zero-length quaternion")
+    return q / n
+
+
 def power(q: np.ndarray, t: np.ndarray | float) -> np.ndarray:
     """``q`` to the power ``t``: the fraction ``t`` of its own arc, the long way round
     when its real part is negative (unlike :func:`slerp` from the identity, which

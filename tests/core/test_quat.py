@@ -158,3 +158,22 @@ def test_sum_last_is_numpys_reduction_bit_for_bit(components):
             got, want = quat.sum_last(x, keepdims=keepdims), np.add.reduce(x, axis=-1, keepdims=keepdims)
             assert got.shape == want.shape
             assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("rows", [3, 200])  # few values (sums by reduction) and many (by slices)
+def test_slerp_on_component_planes_is_slerp_bit_for_bit(rows):
+    rng = np.random.default_rng(rows)
+    a, b = random_quats(rng, (rows, 5)), random_quats(rng, (rows, 5))
+    b[0] = -a[0]  # opposite signs: the short arc
+    b[1] = a[1]  # the same rotation: sin(theta) below 1e-6, the other formula
+    t = rng.random(rows)
+    t[2] = 0.0
+    planes = lambda q: np.moveaxis(q, -1, 0)  # noqa: E731
+    for weights in (t, np.zeros(rows)):  # (t = 0 throughout takes slerp's shortcut)
+        want = quat.slerp(a, b, weights[:, None])
+        got = np.moveaxis(quat.slerp_planes(planes(a), planes(b), weights[:, None]), 0, -1)
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+        far = slice(2, None)  # (without the near-identical pair: slerp's usual formula)
+        want = quat.slerp(a[far], b[far], weights[far, None])
+        got = np.moveaxis(quat.slerp_planes(planes(a[far]), planes(b[far]), weights[far, None]), 0, -1)
+        assert np.array_equal(got, want)

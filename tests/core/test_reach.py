@@ -185,6 +185,23 @@ def test_hit_points_of_blends_are_where_the_blended_motion_puts_the_hand(raises)
         np.testing.assert_allclose(point, hand[frame], atol=1e-9)
 
 
+def test_blends_posed_ahead_in_one_pass_are_the_blends_posed_alone_bit_for_bit(raises):
+    from core.reach import NEAR_FRAMES, ReachSpace
+
+    chains = ReachSpace(raises, n_blends=10).chains
+    weights = np.random.default_rng(3).random((4, len(raises.motions))) + 0.1  # (every row mixes every example,
+    weights = weights / weights.sum(axis=1, keepdims=True)  # as the refinement's rows mix the same ones)
+    probes = weights[0] + 1e-3 * (np.eye(len(weights[0]))[:5] - weights[0])
+    around = int(round(chains.hits(weights[:1], between_frames=True)[1][0]))
+    points, times, near = chains.hits_ahead(weights, probes, around, 1)
+    alone = chains.hits(weights, between_frames=True)
+    assert np.array_equal(points, alone[0]) and np.array_equal(times, alone[1])
+    for n in (around - 1, around, around + 1):
+        assert np.array_equal(near(n), chains.hits(probes, between_frames=True, near=n)[0])
+    assert near(around + 2) is None and near(around - 2) is None  # (not blended: the caller blends them)
+    assert NEAR_FRAMES >= 2  # (the peak search reads two frames either side of the best)
+
+
 def test_targeting_an_examples_own_hit_point_returns_that_example(raises):
     space = parameter_space(raises, n_blends=300, seed=1)
     rig = find_rig(raises.motions[0])
