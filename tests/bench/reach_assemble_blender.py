@@ -61,7 +61,7 @@ import numpy as np  # noqa: E402
 from hops_search import LIBRARY  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "blender"))
-from scenes import clips_on_one_armature, import_action  # noqa: E402  (the Blender tests' scenes)
+from scenes import clips_on_one_armature, examples_on_one_armature, import_action  # noqa: E402  (the Blender tests' scenes)
 
 RAISES = bake.MOCAP / "bandai2-raise"
 REPEAT = 5
@@ -105,23 +105,10 @@ def raise_files() -> list[Path]:
 def build_reach_scene() -> bpy.types.Object:
     """The first raise's armature, no action assigned, one in five raises as its Reach Examples, an Empty."""
     bpy.ops.wm.read_homefile(use_empty=True)
-    obj = None
-    for file in raise_files()[::5]:
-        with quiet():
-            assert bpy.ops.import_anim.bvh(filepath=str(file), global_scale=0.01, rotate_mode='NATIVE',
-                                           update_scene_fps=True) == {'FINISHED'}
-        imported = bpy.context.view_layer.objects.active
-        action = imported.animation_data.action
-        action.use_fake_user = True
-        if obj is None:
-            obj = imported
-            obj.animation_data.action = None
-        else:
-            data = imported.data
-            bpy.data.objects.remove(imported)
-            bpy.data.armatures.remove(data)
+    with quiet():
+        obj, actions = examples_on_one_armature(raise_files()[::5])
+    for action in actions:
         obj.smart_motion.reach_examples.add().action = action
-    bpy.context.view_layer.objects.active = obj
     bpy.ops.object.empty_add(location=(0, 0, 0))
     bpy.context.view_layer.objects.active = obj
     bpy.context.scene.frame_current = PLAYHEAD

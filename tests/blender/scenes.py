@@ -104,6 +104,26 @@ def clips_on_one_armature(layout=WALK_BOW_PUNCH, tracks: int = 2) -> bpy.types.O
     return obj
 
 
+def examples_on_one_armature(files) -> tuple[bpy.types.Object, list[bpy.types.Action]]:
+    """BVH ``files`` of one skeleton imported as :func:`import_clip` does, each action kept by a fake
+    user: the first file's armature with no action assigned, and the actions in the files' order."""
+    obj, actions = None, []
+    for file in files:
+        result = bpy.ops.import_anim.bvh(filepath=str(file), global_scale=0.01, rotate_mode='NATIVE',
+                                         update_scene_fps=True)
+        assert result == {'FINISHED'}
+        imported = bpy.context.view_layer.objects.active
+        if obj is None:
+            obj = imported
+            actions.append(obj.animation_data.action)
+            actions[-1].use_fake_user = True
+            obj.animation_data.action = None
+        else:
+            actions.append(_action_kept(imported))
+    bpy.context.view_layer.objects.active = obj
+    return obj, actions
+
+
 def import_action(name: str) -> bpy.types.Action:
     """The action of a clip imported with :func:`import_clip`, its armature deleted (a fake user keeps it)."""
     return _action_kept(import_clip(name))

@@ -18,8 +18,8 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, extension, import_action,
-                    refused, same_keys, saved_scene, snapshot, strips_by_name)
+from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, examples_on_one_armature,
+                    extension, import_action, refused, same_keys, saved_scene, snapshot, strips_by_name)
 
 RAISES = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai2-raise"
 def raise_files() -> list[Path]:
@@ -36,24 +36,7 @@ def raise_files() -> list[Path]:
 def reach_file(tmp_path_factory, installed_extension):
     """The first raise's armature, no action assigned, and the eight raises as its Reach Examples; saved."""
     def build():
-        actions = []
-        obj = None
-        for file in raise_files():
-            result = bpy.ops.import_anim.bvh(filepath=str(file), global_scale=0.01, rotate_mode='NATIVE',
-                                             update_scene_fps=True)
-            assert result == {'FINISHED'}
-            imported = bpy.context.view_layer.objects.active
-            action = imported.animation_data.action
-            action.use_fake_user = True
-            actions.append(action)
-            if obj is None:
-                obj = imported
-                obj.animation_data.action = None
-            else:
-                data = imported.data
-                bpy.data.objects.remove(imported)
-                bpy.data.armatures.remove(data)
-        bpy.context.view_layer.objects.active = obj
+        obj, actions = examples_on_one_armature(raise_files())
         for action in reversed(actions):  # (the list's order is not the examples' order: they go by name)
             obj.smart_motion.reach_examples.add().action = action
         bpy.ops.object.empty_add(location=(0, 0, 0))
