@@ -248,21 +248,34 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     # (np.allclose(sums, 1.0)'s test, without its dispatch: the refinement blends a few rows, often)
     if (weights < 0).any() or not (np.abs(weights.sum(axis=1) - 1.0) <= 1e-5 + 1e-8).all():
         raise ValueError("blend weights must be non-negative and sum to 1 in every row")
-    # per row, the weighted examples first, in example order (a stable sort of "weight is zero")
-    order = np.argsort(weights == 0, axis=1, kind="stable")[:, :max(1, int((weights > 0).sum(axis=1).max()))]
-    share = np.take_along_axis(weights, order, axis=1)
+    order, share = _weighted_first(weights)
     # (as component planes (4, S, rest): the weights then broadcast over rows of quaternions, not
     # over each one's four components; quat.slerp_planes is slerp's arithmetic, the same bits)
     used, order = np.unique(order, return_inverse=True)
     order = order.reshape(share.shape)
     planes = np.moveaxis(rotations[used], -1, 0).reshape(4, len(used), -1)
-    blend = planes[:, order[:, 0]]
+    blend = _slerped_in_turn(lambda i: planes[:, order[:, i]], share, lambda t: t[:, None])
+    return np.moveaxis(blend, 0, -1).reshape((len(weights),) + rotations.shape[1:])
+
+
+def _weighted_first(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``weights (S, K)``, the examples it weights first, in example order (a stable
+    sort of "weight is zero"), as far as the row that mixes most: ``(order, share) (S, n)``."""
+    order = np.argsort(weights == 0, axis=1, kind="stable")[:, :max(1, int((weights > 0).sum(axis=1).max()))]
+    return order, np.take_along_axis(weights, order, axis=1)
+
+
+def _slerped_in_turn(example, share: np.ndarray, spread) -> np.ndarray:
+    """The successive slerps of :func:`blended_rotations`: ``example(i)`` the component planes of
+    each row's ``i``-th example, ``share (S, n)`` their weights, ``spread(t)`` a row's ``t (S,)``
+    broadcast over its planes."""
+    blend = example(0)
     held = share[:, 0].copy()
-    for i in range(1, order.shape[1]):
+    for i in range(1, share.shape[1]):
         held = held + share[:, i]
         t = np.divide(share[:, i], held, out=np.zeros_like(held), where=held > 0)
-        blend = quat.slerp_planes(blend, planes[:, order[:, i]], t[:, None])
-    return np.moveaxis(blend, 0, -1).reshape((len(weights),) + rotations.shape[1:])
+        blend = quat.slerp_planes(blend, example(i), spread(t))
+    return blend
 
 
 def blended_rows(rotations: np.ndarray, frames: np.ndarray, weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -270,16 +283,12 @@ def blended_rows(rotations: np.ndarray, frames: np.ndarray, weights: np.ndarray,
     ``(S, K)``, rows ``(N,)`` (which weights each frame takes) -> ``(N, ..., 4)``, the same bits
     as frame ``frames[i]`` of ``blended_rotations(rotations, weights)[rows[i]]``: the same
     slerps in the same order, over frames of several blends and stretches in one pass."""
-    order = np.argsort(weights == 0, axis=1, kind="stable")[:, :max(1, int((weights > 0).sum(axis=1).max()))]
-    share = np.take_along_axis(weights, order, axis=1)
+    order, share = _weighted_first(weights)
     # (as component planes, as blended_rotations)
     planes = np.moveaxis(rotations, -1, 0)
-    blend = planes[:, order[rows, 0], frames]
-    held = share[:, 0].copy()
-    for i in range(1, order.shape[1]):
-        held = held + share[:, i]
-        t = np.divide(share[:, i], held, out=np.zeros_like(held), where=held > 0)
-        blend = quat.slerp_planes(blend, planes[:, order[rows, i], frames], t[rows].reshape((-1,) + (1,) * (blend.ndim - 2)))
+    rest = (1,) * (planes.ndim - 3)  # the joints' axes of a frame's planes
+    blend = _slerped_in_turn(lambda i: planes[:, order[rows, i], frames], share,
+                             lambda t: t[rows].reshape((-1,) + rest))
     return np.moveaxis(blend, 0, -1)
 
 
