@@ -1123,9 +1123,10 @@ def plan_warnings(plan: dict) -> list[str]:
     """What in ``plan`` (``Plan.to_dict()``) the user must hear about, one line each, or ``[]``.
 
     Every rejected strip and why; the plan's warnings about the timeline;
-    per pair its warning, each blending segment more abrupt than the clips
-    allow, and a gap whose quality figures are flagged (``core.quality``);
-    and a synthesis left with one strip, which joins nothing.
+    per pair its warning and a gap whose quality figures are flagged against
+    their references (``core.quality``; never against the range search's
+    limits at W, which move with W on a motion that does not change); and a
+    synthesis left with one strip, which joins nothing.
     """
     from ..core.quality import GapQuality
 
@@ -1136,12 +1137,6 @@ def plan_warnings(plan: dict) -> list[str]:
         between = f"{pair['prev']!r} → {pair['next']!r}"
         if pair.get("warning"):
             lines.append(f"{between}: {pair['warning']}")
-        for segment in pair["segments"]:
-            if segment.get("excess", 0.0) > 1.0:
-                lines.append(
-                    f"{between}: the {segment['part']}-body {segment['blend']} over frames {segment['start']}-"
-                    f"{segment['end']} is {segment['excess']:.1f}x as abrupt as the clips allow; "
-                    "give the clips more room (move one later or shorten a core)")
         if pair.get("quality"):
             flags = GapQuality.from_dict(pair["quality"]).flags
             if flags:

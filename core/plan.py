@@ -82,7 +82,9 @@ class Segment:
     possible (first start, last start, first end, last end) of eqs. (1)-(8).
     excess   how far the range asks more of the body than the clips do (the
              speed and acceleration limits of the range search, 1 at a limit):
-             above 1 only when no range in ``possible`` keeps within them.
+             above 1 only when no range in ``possible`` keeps within them. The
+             search's own estimate, kept as data: the limits move with W, so it is
+             no verdict on the gap (its quality figures are, core.quality).
     way      for a step: where the ankle stands when it leaves and where the
              aligned clip has it when it lands (world, the output's unit), and
              how high the step rises there (the contact stage draws it).
@@ -284,13 +286,12 @@ class Plan:
                 lines.append(f"    gap {p.gap[0]} .. {p.gap[1]}: {p.quality.summary()}")
             for s in p.segments:
                 w = f", slopes {s.weights.slope_start:.2f}/{s.weights.slope_end:.2f}" if s.weights else ""
-                abrupt = f", {s.excess:.1f} x as abrupt as the clips allow" if s.excess > 1.0 else ""
                 foot = f" {s.foot}" if s.foot and s.blend in ("step", "swing") else ""
                 way = ""
                 if s.way:
                     length = float(np.linalg.norm(np.subtract(s.way[1], s.way[0])))
                     way = f", {length:.3g} units away, rising {s.way[2]:.3g}"
-                lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:5d} .. {s.end:5d}{w}{foot}{way}{abrupt}")
+                lines.append(f"    {s.part:5s} {s.blend:16s} {s.start:5d} .. {s.end:5d}{w}{foot}{way}")
         for c in self.compositions:
             lines.append(c.summary())
         for r in self.rejected:

@@ -15,10 +15,22 @@ Foot skate
 Acceleration
     Per frame, the mean over every joint of its global acceleration (second
     differences over 1/30 s); its peak over the gap.
+Pop
+    Per joint, its peak acceleration in the gap over that joint's own 99th
+    percentile in the two clips; the largest over joints (and which joint).
+    A mean over fifty joints dilutes one knee that snaps among the fingers;
+    the worst single joint does not. Joints that do not move in the clips
+    (a still root: its percentile is 0) are left out.
 
-Both come with what the untouched clips do on the same output frames: the
+Each comes with what the untouched clips do on the same output frames: the
 previous clip after its core and the following clip before its core, each
-on its own frames, pooled (skate) or the larger (acceleration). Skate is in
+on its own frames, pooled (skate) or the larger (acceleration, pop).
+Acceleration and pop also come with a reference: the larger of the untouched
+clips' figure and that of the smoothest joint paths joining the two cores
+(each joint on its own clamped spline through the gap's samples, the core
+samples as they are). A tight placement asks of any motion joining its cores
+about what the smoothest paths do, so it is not flagged for what no motion
+could avoid; a roomy one is judged against the clips. Skate is in
 leg lengths per second (a BVH file does not say its unit; multiply by the leg
 length for the rig's own), accelerations are ratios to the 99th percentile of
 the two clips' own mean-joint acceleration, so the figures do not depend on
@@ -41,7 +53,9 @@ BAND = 0.03  # a joint is down while within this share of its own height range a
 ACCEL_PERCENTILE = 99.0  # accelerations are given as ratios to this percentile of the clips' own
 MEASURE_STEP_S = 1.0 / 30.0  # seconds between the frames a speed or an acceleration is taken over
 STILL_SKATE = 0.01  # leg lengths per second (under 1 cm/s): flags compare skate with no less than this
-FLAG_RATIO = 1.5  # a gap skating or accelerating more than this times the untouched clips is flagged
+FLAG_RATIO = 1.5  # a gap skating, accelerating or popping more than this times its reference is flagged
+QUIET = 1.0  # accel and pop are compared with no less than the clips' own 99th percentile (see _quiet)
+MOVING = 1e-6  # a joint whose 99th-percentile acceleration is below this share of the largest joint's is still
 
 
 def foot_joints(rig: Rig) -> list[int]:
@@ -120,13 +134,24 @@ def mean_joint_acceleration(motion: Motion, positions: np.ndarray | None = None)
     return np.add.reduce(size, axis=1) / size.shape[1] * (motion.fps / k) ** 2  # (np.mean's arithmetic)
 
 
+def joint_accelerations(positions: np.ndarray, fps: float) -> np.ndarray:
+    """``(F - 2k, J)`` each joint's global acceleration (units/s^2) at frames k .. F-1-k of global
+    joint positions ``positions (F, J, 3)``: second differences over :func:`measure_step` ``k`` frames."""
+    k = measure_step(fps)
+    if len(positions) < 2 * k + 1:
+        return np.zeros((0, positions.shape[1]))
+    g = positions
+    return quat.length(g[2 * k :] - 2.0 * g[k:-k] + g[: -2 * k]) * (fps / k) ** 2
+
+
 @dataclass(frozen=True)
 class SourceFigures:
-    """What a clip brings by itself: its foot levels and its mean-joint acceleration per frame."""
+    """What a clip brings by itself: its foot levels, its mean-joint and each joint's acceleration per frame."""
 
     levels: FootLevels
     accel: np.ndarray  # (F,) at every frame, 0 within measure_step of either end (no second difference there)
     feet: np.ndarray  # (F, K, 3)
+    joint_accel: np.ndarray | None = None  # (F, J) each joint's, likewise
 
     @classmethod
     def of(cls, motion: Motion, rig: Rig, up: np.ndarray, positions: np.ndarray | None = None) -> "SourceFigures":
@@ -136,9 +161,11 @@ class SourceFigures:
         feet = g[:, foot_joints(rig)]
         k = measure_step(motion.fps)
         accel = np.zeros(motion.n_frames)
+        joint_accel = np.zeros(g.shape[:2])
         if motion.n_frames > 2 * k:
             accel[k:-k] = mean_joint_acceleration(motion, g)
-        return cls(foot_levels(feet @ up, motion.fps), accel, feet)
+            joint_accel[k:-k] = joint_accelerations(g, motion.fps)
+        return cls(foot_levels(feet @ up, motion.fps), accel, feet, joint_accel)
 
 
 @dataclass(frozen=True)
@@ -150,45 +177,98 @@ class GapQuality:
     accel            the output's peak mean-joint acceleration in the gap, over
                      the two clips' 99th percentile.
     accel_untouched  the untouched clips' peak on the same frames, likewise.
+    accel_reference  the larger of ``accel_untouched`` and the smoothest joint paths'
+                     peak joining the cores: what the gap is judged against.
+    pop              the largest over joints of each joint's peak acceleration in
+                     the gap over its own 99th percentile in the two clips.
+    pop_untouched    the same for the untouched clips on the same frames.
+    pop_reference    the larger of ``pop_untouched`` and the smoothest joint paths'.
+    pop_joint        the joint whose figure is ``pop`` (its name).
     """
 
     skate: float | None
     skate_untouched: float | None
     accel: float | None
     accel_untouched: float | None
+    accel_reference: float | None = None
+    pop: float | None = None
+    pop_untouched: float | None = None
+    pop_reference: float | None = None
+    pop_joint: str | None = None
+
+    def _judged(self) -> list[tuple[str, float | None, float | None, str]]:
+        """(name, figure, what it is compared with, whose that is) for each figure that can be flagged.
+        Acceleration and pop are compared with their references (the untouched clips' where a
+        figure from before references were kept has none): never with the range search's limits
+        at W, which move with W on a motion that does not change."""
+        def whose(untouched, reference):
+            if reference is not None and reference < QUIET:
+                return "its own p99"
+            return "the untouched clips'" if reference is None or reference == untouched else "the smoothest join's"
+        accel_ref = self.accel_reference if self.accel_reference is not None else self.accel_untouched
+        pop_ref = self.pop_reference if self.pop_reference is not None else self.pop_untouched
+        return [("skate", self.skate, _still(self.skate_untouched), "the untouched clips'"),
+                ("acceleration", self.accel, _quiet(accel_ref), whose(self.accel_untouched, accel_ref)),
+                (f"{self.pop_joint or 'a joint'} popping", self.pop, _quiet(pop_ref), whose(self.pop_untouched, pop_ref))]
+
+    @property
+    def accel_judged(self) -> float | None:
+        """``accel`` over what it is judged against (its reference, no less than QUIET); None without one."""
+        return _over(*self._judged()[1][1:3])
+
+    @property
+    def pop_judged(self) -> float | None:
+        """``pop`` over what it is judged against (its reference, no less than QUIET); None without one."""
+        return _over(*self._judged()[2][1:3])
 
     @property
     def flags(self) -> list[str]:
-        """What exceeds FLAG_RATIO times the untouched clips."""
-        out = []
-        for name, mine, theirs in (("skate", self.skate, _still(self.skate_untouched)),
-                                   ("acceleration", self.accel, self.accel_untouched)):
-            if mine is not None and theirs is not None and mine > FLAG_RATIO * theirs:
-                out.append(f"{name} {mine / max(theirs, 1e-12):.1f} x the untouched clips'")
-        return out
+        """What exceeds FLAG_RATIO times its reference."""
+        return [f"{name} {mine / max(theirs, 1e-12):.1f} x {whose}" for name, mine, theirs, whose in self._judged()
+                if mine is not None and theirs is not None and mine > FLAG_RATIO * theirs]
 
     def to_dict(self) -> dict:
         return {"skate": self.skate, "skate_untouched": self.skate_untouched,
-                "accel": self.accel, "accel_untouched": self.accel_untouched}
+                "accel": self.accel, "accel_untouched": self.accel_untouched, "accel_reference": self.accel_reference,
+                "pop": self.pop, "pop_untouched": self.pop_untouched, "pop_reference": self.pop_reference,
+                "pop_joint": self.pop_joint}
 
     @classmethod
     def from_dict(cls, d: dict) -> "GapQuality":
-        return cls(d.get("skate"), d.get("skate_untouched"), d.get("accel"), d.get("accel_untouched"))
+        return cls(d.get("skate"), d.get("skate_untouched"), d.get("accel"), d.get("accel_untouched"),
+                   d.get("accel_reference"), d.get("pop"), d.get("pop_untouched"), d.get("pop_reference"),
+                   d.get("pop_joint"))
 
     def ratios(self) -> str:
-        """The figures as multiples of the untouched clips', for a narrow display."""
+        """The figures as multiples of their references, for a narrow display."""
         def r(mine, theirs):
             return "-" if mine is None or not theirs else f"{mine / theirs:.1f}x"
-        return (f"skate {r(self.skate, _still(self.skate_untouched))}, "
-                f"accel {r(self.accel, self.accel_untouched)} the clips'")
+        (_, skate, skate_ref, _), (_, accel, accel_ref, _), (_, pop, pop_ref, _) = self._judged()
+        joint = f" ({self.pop_joint})" if self.pop_joint else ""
+        return f"skate {r(skate, skate_ref)}, accel {r(accel, accel_ref)}, pop {r(pop, pop_ref)}{joint}"
 
     def summary(self) -> str:
         def f(x, digits):
             return "-" if x is None else f"{x:.{digits}f}"
         text = (f"skate {f(self.skate, 3)} legs/s (untouched clips {f(self.skate_untouched, 3)}), "
-                f"peak acceleration {f(self.accel, 2)} x p99 (untouched {f(self.accel_untouched, 2)})")
+                f"peak acceleration {f(self.accel, 2)} x p99 (untouched {f(self.accel_untouched, 2)}, "
+                f"reference {f(self.accel_reference, 2)}), "
+                f"pop {f(self.pop, 2)} x its p99{f' at {self.pop_joint}' if self.pop_joint else ''} "
+                f"(untouched {f(self.pop_untouched, 2)}, reference {f(self.pop_reference, 2)})")
         flags = self.flags
         return text + (f"  ! {'; '.join(flags)}" if flags else "")
+
+
+def _over(mine: float | None, theirs: float | None) -> float | None:
+    return None if mine is None or theirs is None or theirs <= 0 else mine / theirs
+
+
+def _quiet(peak: float | None) -> float | None:
+    """A peak (over the clips' 99th percentile) to compare with: no less than QUIET. Between two
+    calm stretches (a bow into a guiding gesture) the untouched clips and the smoothest join
+    barely move a knee, and any ordinary step of it would read as ten times theirs; a joint
+    accelerating within its own 99th percentile in the clips is not a pop."""
+    return None if peak is None else max(peak, QUIET)
 
 
 def _still(skate: float | None) -> float | None:
@@ -208,6 +288,58 @@ def clips_accel_p99(sources: list[SourceFigures], fps: float) -> float:
     k = measure_step(fps)
     samples = np.concatenate([s.accel[k:-k:k] for s in sources])
     return float(np.percentile(samples, ACCEL_PERCENTILE)) if len(samples) else 0.0
+
+
+def clips_joint_p99(sources: list[SourceFigures], fps: float) -> np.ndarray:
+    """``(J,)`` each joint's own 99th percentile of acceleration in the clips, pooled, on their
+    samples from frame 0; zeros for clips too short to have one."""
+    k = measure_step(fps)
+    samples = np.concatenate([s.joint_accel[k:-k:k] for s in sources])
+    return np.percentile(samples, ACCEL_PERCENTILE, axis=0) if len(samples) else np.zeros(sources[0].joint_accel.shape[1])
+
+
+def gap_samples(first: int, last: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The frames a gap's acceleration is sampled on (``first`` .. ``last`` every ``k``, with a
+    sample either side, so that each inner one has a second difference), and which of them
+    the cores fix: the previous core's last two samples, the next core's first (and the one
+    before it when a sample falls on the next core's first frame)."""
+    inner = np.arange(first, last + 1, k)
+    frames = np.concatenate([[first - k], inner, [inner[-1] + k]])
+    fixed = np.zeros(len(frames), dtype=bool)
+    fixed[[0, 1, -1]] = True
+    fixed[-2] = inner[-1] == last
+    return frames, fixed
+
+
+def second_differences(n: int) -> np.ndarray:
+    """``(n - 2, n)``: the second difference of n samples at each inner sample."""
+    d = np.zeros((n - 2, n))
+    rows = np.arange(n - 2)
+    d[rows, rows], d[rows, rows + 1], d[rows, rows + 2] = 1.0, -2.0, 1.0
+    return d
+
+
+def smoothest_join(samples: np.ndarray, fixed: np.ndarray, fps: float, k: int) -> np.ndarray:
+    """``(n - 2, J)`` each joint's acceleration (units/s^2) at the inner samples of the smoothest
+    joint paths through a gap: ``samples (n, J, 3)`` global positions every ``k`` frames
+    (:func:`gap_samples`), those ``fixed`` by the cores kept, the others chosen to minimise
+    each joint's summed squared acceleration (a clamped spline). No skeleton holds the joints
+    together, so no motion keeping the cores is much smoother than this anywhere: what the
+    cores ask of a gap, whatever fills it."""
+    n = len(samples)
+    p = samples.reshape(n, -1).copy()
+    d = second_differences(n)
+    p[~fixed] = np.linalg.lstsq(d[:, ~fixed], -d[:, fixed] @ p[fixed], rcond=None)[0]
+    return quat.length((d @ p).reshape(n - 2, -1, 3)) * (fps / k) ** 2
+
+
+def _pop(peaks: np.ndarray, p99: np.ndarray, moving: np.ndarray) -> tuple[float, int] | None:
+    """The largest of per-joint ``peaks (J,)`` over ``p99 (J,)`` among ``moving`` joints, and which joint."""
+    if not moving.any():
+        return None
+    ratios = np.where(moving, peaks / np.where(moving, p99, 1.0), -np.inf)
+    j = int(np.argmax(ratios))
+    return float(ratios[j]), j
 
 
 def gap_skate(output_feet: np.ndarray, output_start: int, gap: tuple[int, int], output_levels: FootLevels,
@@ -240,7 +372,7 @@ def gap_quality(
     k = measure_step(fps)
     first, last = gap
     skate = gap_skate(output_feet, output_start, gap, output_levels, up, fps)
-    speeds, downs, peaks = [], [], []
+    speeds, downs, peaks, joint_peaks = [], [], [], []
     for src, start in sources:
         i, j = max(first - start, 0), min(last - start, len(src.accel) - 1)
         i += (first - start - i) % k  # on the gap's samples
@@ -252,17 +384,41 @@ def gap_quality(
         on = on[(on >= k) & (on <= len(src.accel) - 1 - k)]
         if len(on):
             peaks.append(float(src.accel[on].max()))
+            joint_peaks.append(src.joint_accel[on].max(axis=0))
     untouched = _pooled_mean(speeds, downs)
     p99 = clips_accel_p99([s for s, _ in sources], fps)
+    joint_p99 = clips_joint_p99([s for s, _ in sources], fps)
+    moving = joint_p99 > MOVING * joint_p99.max() if len(joint_p99) and joint_p99.max() > 0 else joint_p99 > 0
     # acceleration at the gap's samples, each with k frames either side in the output
     on = np.arange(first - output_start, last - output_start + 1, k)
+    whole = len(on) > 0 and on[0] >= k and on[-1] <= output.n_frames - 1 - k  # every sample has its neighbours
     on = on[(on >= k) & (on <= output.n_frames - 1 - k)]
-    accel = None
+    accel = pop = smoothest = None
     if len(on) and p99 > 0:
-        accel = float(mean_joint_acceleration(output[on[0] - k : on[-1] + k + 1])[on - on[0]].max()) / p99
+        window = output[on[0] - k : on[-1] + k + 1]
+        g = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, rotations_out=False)[0]
+        accel = float(mean_joint_acceleration(window, g)[on - on[0]].max()) / p99
+        pop = _pop(joint_accelerations(g, fps)[on - on[0]].max(axis=0), joint_p99, moving)
+        if whole:
+            # the smoothest joint paths through the same samples, the cores' as they are
+            frames, fixed = gap_samples(first - output_start, last - output_start, k)
+            join = smoothest_join(g[frames - frames[0]], fixed, fps, k)
+            smoothest = (float(join.mean(axis=1).max()) / p99, _pop(join.max(axis=0), joint_p99, moving))
+    accel_untouched = max(peaks) / p99 if peaks and p99 > 0 else None
+    pop_untouched = _pop(np.max(joint_peaks, axis=0), joint_p99, moving) if joint_peaks else None
+    pop_untouched = None if pop_untouched is None else pop_untouched[0]
     return GapQuality(
         skate=None if skate is None else skate / leg,
         skate_untouched=None if untouched is None else untouched / leg,
         accel=accel,
-        accel_untouched=max(peaks) / p99 if peaks and p99 > 0 else None,
+        accel_untouched=accel_untouched,
+        accel_reference=_larger(accel_untouched, None if smoothest is None else smoothest[0]),
+        pop=None if pop is None else pop[0],
+        pop_untouched=pop_untouched,
+        pop_reference=_larger(pop_untouched, None if smoothest is None or smoothest[1] is None else smoothest[1][0]),
+        pop_joint=None if pop is None else output.skeleton.names[pop[1]],
     )
+
+
+def _larger(a: float | None, b: float | None) -> float | None:
+    return a if b is None else b if a is None else max(a, b)

@@ -19,10 +19,10 @@ the up axis is ``motion.skeleton.up``, frame ranges are ``(first, last)``
 * :func:`core_error` — how far an output strays from a clip on its core frames.
 * :func:`mean_speed`, :func:`lower_body_joints`, :func:`upper_body_joints` —
   the lower- and upper-body speeds of Oshita 2014, Fig. 5.
-* :func:`smoothest_accel_peak`, :func:`accel_floor` — what the cores alone
-  force on a gap's peak mean-joint acceleration (core.quality's samples):
-  the peak of the smoothest joint paths joining them, and a bound no motion
-  joining them goes below.
+* :func:`accel_floor` — a bound no motion joining two cores goes below on a
+  gap's peak mean-joint acceleration (core.quality's samples; the smoothest
+  joint paths joining them, the gap's reference, are core.quality's
+  :func:`core.quality.smoothest_join`).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ if str(ROOT) not in sys.path:
 from core import quat  # noqa: E402
 from core.analysis import horizontal, pelvis_facing  # noqa: E402
 from core.motion import Motion, forward_kinematics  # noqa: E402
+from core.quality import gap_samples, second_differences  # noqa: E402
 from core.rig import Rig  # noqa: E402
 
 # The Bandai Namco joints under the names of the CMU capture (as converted to
@@ -192,53 +193,18 @@ def naive_crossfade(src: Motion, dst: Motion, start: int, rig: Rig, *, blend_fra
 # what the cores force on a gap's acceleration
 
 
-def _gap_samples(first: int, last: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The frames core.quality samples a gap's acceleration on (``first`` .. ``last`` every
-    ``k``, with a sample either side), and which of them the cores fix."""
-    inner = np.arange(first, last + 1, k)
-    frames = np.concatenate([[first - k], inner, [inner[-1] + k]])
-    fixed = np.zeros(len(frames), dtype=bool)
-    fixed[[0, 1, -1]] = True  # the previous core's last two samples, the next core's first
-    fixed[-2] = inner[-1] == last  # the next core's first frame, when a sample falls on it
-    return frames, fixed
-
-
-def _second_differences(n: int) -> np.ndarray:
-    """``(n - 2, n)``: the second difference of n samples at each inner sample."""
-    d = np.zeros((n - 2, n))
-    for i in range(n - 2):
-        d[i, i : i + 3] = (1.0, -2.0, 1.0)
-    return d
-
-
-def smoothest_accel_peak(positions: np.ndarray, first: int, last: int, k: int, fps: float) -> float:
-    """The peak mean-joint acceleration of the smoothest joint paths over frames ``first`` ..
-    ``last`` of ``positions (F, J, 3)`` (global, cores on both sides): each joint's samples
-    inside the gap chosen to minimise its summed squared acceleration (a clamped spline),
-    the core frames as they are. No skeleton holds the joints together, so any motion
-    keeping the cores must be at least about this jerky somewhere: a reference for what
-    a gap allows, not a bound."""
-    frames, fixed = _gap_samples(first, last, k)
-    p = positions[frames].reshape(len(frames), -1)
-    d = _second_differences(len(frames))
-    free = np.linalg.lstsq(d[:, ~fixed], -d[:, fixed] @ p[fixed], rcond=None)[0]
-    p = p.copy()
-    p[~fixed] = free
-    a = (d @ p).reshape(len(frames) - 2, -1, 3) * (fps / k) ** 2
-    return float(np.linalg.norm(a, axis=-1).mean(axis=1).max())
-
-
 def accel_floor(positions: np.ndarray, first: int, last: int, k: int, fps: float) -> float:
-    """A peak mean-joint acceleration over frames ``first`` .. ``last`` (as in
-    :func:`smoothest_accel_peak`) that no motion with these cores goes below.
+    """A peak mean-joint acceleration over frames ``first`` .. ``last`` of ``positions (F, J, 3)``
+    (global, cores on both sides; core.quality's samples, :func:`core.quality.gap_samples`)
+    that no motion with these cores goes below.
 
     For weights w linear in the sample index, the weighted sum of second
     differences depends on the fixed (core) samples only, so for any motion
     max_i mean_j |a_ij| >= mean_j |sum_i w_i a_ij| / sum_i w_i; the weights
     falling to zero just past the gap's end always qualify, the others only
     when a sample falls on the next core's first frame."""
-    frames, fixed = _gap_samples(first, last, k)
-    a = (_second_differences(len(frames)) @ positions[frames].reshape(len(frames), -1)) * (fps / k) ** 2
+    frames, fixed = gap_samples(first, last, k)
+    a = (second_differences(len(frames)) @ positions[frames].reshape(len(frames), -1)) * (fps / k) ** 2
     a = a.reshape(len(frames) - 2, -1, 3)
     i = np.arange(len(a))
     weights = [len(a) - i] + ([i + 1, np.ones(len(a))] if fixed[-2] else [])

@@ -37,16 +37,19 @@ def test_a_clean_synthesis_is_information_only(empty_scene, operator, capfd):
 
 
 @pytest.mark.parametrize("operator", OPERATORS)
-def test_a_blend_more_abrupt_than_the_clips_allow_is_a_warning(empty_scene, operator, capfd):
-    """The bow's core ends half a second before the kick's starts (as in the panel's test)."""
+def test_a_blend_beyond_the_range_search_s_limits_at_W_is_no_warning_by_itself(empty_scene, operator, capfd):
+    """The bow's core ends half a second before the kick's starts (as in the panel's test): the
+    range search cannot keep within its limits at W, which move with W on a motion that does
+    not change; only the gap's quality figures against their references are a warning."""
+    from core.quality import GapQuality
+
     obj = clips_on_one_armature((("bow_normal_001", 1, (16, 123)), ("kick_normal_001", 124, (139, 466))))
     lines = warnings(run(operator, capfd))
-    abrupt = [s for s in plan_of(obj)["pairs"][0]["segments"] if s.get("excess", 0.0) > 1.0]
-    assert abrupt
-    for segment in abrupt:
-        assert any(f"'bow' → 'kick': the {segment['part']}-body {segment['blend']} over frames "
-                   f"{segment['start']}-{segment['end']} is {segment['excess']:.1f}x as abrupt as the clips allow"
-                   in line for line in lines), lines
+    pair = plan_of(obj)["pairs"][0]
+    assert [s for s in pair["segments"] if s.get("excess", 0.0) > 1.0]
+    assert not [line for line in lines if "abrupt" in line], lines
+    flags = GapQuality.from_dict(pair["quality"]).flags
+    assert bool(flags) == any("'bow' → 'kick': the gap" in line for line in lines), lines
 
 
 @pytest.mark.parametrize("operator", OPERATORS)
@@ -54,12 +57,14 @@ def test_a_gap_flagged_by_its_quality_figures_is_a_warning(empty_scene, operator
     """A walk cut at frame 151 into a kick from 160: the gap skates and jerks beyond 1.5x the clips'."""
     obj = clips_on_one_armature((("walk_normal_001", 1, (1, 151)), ("kick_normal_001", 160, (160, 400))))
     lines = warnings(run(operator, capfd))
+    from core.quality import GapQuality
+
     pair = plan_of(obj)["pairs"][0]
-    q = pair["quality"]
-    assert q["accel"] > 1.5 * q["accel_untouched"]
+    quality = GapQuality.from_dict(pair["quality"])
+    assert quality.flags
     first, last = pair["gap"]
-    assert any(line.startswith(f"Warning: 'walk' → 'kick': the gap {first}-{last} has ") and
-               "acceleration" in line and "x the untouched clips'" in line for line in lines), lines
+    assert any(line.startswith(f"Warning: 'walk' → 'kick': the gap {first}-{last} has {', '.join(quality.flags)}")
+               for line in lines), lines
 
 
 @pytest.mark.parametrize("operator", OPERATORS)

@@ -68,8 +68,10 @@ def test_names_units_and_axes_do_not_change_the_figures(pair):
     gap = (start - 10, start + 10)
     base = figures(walk, bow, start, gap, output)
     other = figures(rotated_metres(walk), rotated_metres(bow), start, gap, rotated_metres(output))
-    for name in ("skate", "skate_untouched", "accel", "accel_untouched"):
+    for name in ("skate", "skate_untouched", "accel", "accel_untouched", "accel_reference", "pop", "pop_untouched",
+                 "pop_reference"):
         assert getattr(other, name) == pytest.approx(getattr(base, name), rel=1e-6), name
+    assert other.pop_joint == f"rig:{base.pop_joint}"
 
 
 def test_a_clip_at_120_fps_measures_as_at_30(mocap):
@@ -89,6 +91,34 @@ def test_a_clip_at_120_fps_measures_as_at_30(mocap):
     for slow_figure, fast_figure in zip(own(walk), own(fast)):
         assert fast_figure == pytest.approx(slow_figure, rel=0.05)
     assert len(foot_joints(rig)) == 4
+
+
+def test_a_knee_that_snaps_hides_in_the_mean_over_joints_but_not_in_the_worst_joint(pair):
+    """One leg kicked forward at the hip for a single frame inside the gap (the knee, ankle and
+    toe jump): the mean over every joint barely rises, the gap's pop (the worst joint over its
+    own 99th percentile) names a joint of that leg and stands far above the untouched clips'."""
+    walk, bow, start, output = pair
+    rig = find_rig(walk)
+    gap = (start - 15, start - 3)  # where the output is the walk itself
+    calm = figures(walk, bow, start, gap, output)
+    leg = rig.leg("L")
+    rotations = output.rotations.copy()
+    kick = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 0.2)
+    rotations[start - 9, leg.hip] = quat.mul(rotations[start - 9, leg.hip], kick)
+    snapped = figures(walk, bow, start, gap, Motion(output.skeleton, rotations, output.positions, output.fps))
+    assert snapped.pop_joint in {walk.skeleton.names[j] for j in (leg.knee, leg.ankle, leg.toe)}
+    assert snapped.pop > 2.5 * calm.pop_untouched
+    assert snapped.accel < 1.5 * calm.accel  # the mean over joints dilutes it: no acceleration flag
+    assert [f for f in snapped.flags if "popping" in f] and not [f for f in snapped.flags if "acceleration" in f]
+    assert calm.flags == []
+
+
+def test_the_untouched_clips_pop_as_themselves_and_the_reference_is_at_least_theirs(pair):
+    walk, bow, start, output = pair
+    q = figures(walk, bow, start, (start - 15, start - 3), output)
+    assert q.pop == pytest.approx(q.pop_untouched, rel=1e-9)
+    assert q.pop_reference >= q.pop_untouched and q.accel_reference >= q.accel_untouched
+    assert q.pop_joint in walk.skeleton.names
 
 
 def test_a_gap_above_one_and_a_half_times_the_untouched_clips_is_flagged():
@@ -134,3 +164,44 @@ def test_each_foot_has_its_own_floors_even_when_only_one_has_a_toe(mocap):
     np.testing.assert_array_equal(floors_by_foot(floor, rig), [[1.0, 2.0], [3.0, 4.0]])
     no_right_toe = replace(rig, right_leg=replace(rig.right_leg, toe=None))
     np.testing.assert_array_equal(floors_by_foot(floor[:3], no_right_toe), [[1.0, 2.0], [3.0, 3.0]])
+
+
+def test_pop_and_acceleration_are_judged_against_their_references_and_no_less_than_the_clips_p99():
+    """A gap the cores force to be jerky (the smoothest join peaks at 3) is not flagged for a peak
+    of 4; a calm gap (the clips and the smoothest join barely move the knee) is not flagged
+    for a knee within its own 99th percentile, however small the reference."""
+    from core.quality import GapQuality
+
+    forced = GapQuality(skate=None, skate_untouched=None, accel=4.0, accel_untouched=1.0, accel_reference=3.0,
+                        pop=4.0, pop_untouched=1.0, pop_reference=3.0, pop_joint="knee")
+    assert forced.flags == []
+    calm = GapQuality(skate=None, skate_untouched=None, accel=0.4, accel_untouched=0.05, accel_reference=0.05,
+                      pop=0.9, pop_untouched=0.06, pop_reference=0.06, pop_joint="knee")
+    assert calm.flags == [] and calm.pop_judged == pytest.approx(0.9)
+    snapping = GapQuality(skate=None, skate_untouched=None, accel=1.0, accel_untouched=1.0, accel_reference=1.0,
+                          pop=3.2, pop_untouched=1.1, pop_reference=1.6, pop_joint="knee")
+    assert snapping.flags == ["knee popping 2.0 x the smoothest join's"]
+    assert GapQuality.from_dict(snapping.to_dict()) == snapping
+
+
+def test_a_flag_does_not_change_with_W_when_the_motion_does_not(mocap):
+    """A walk into an angry dash, cores 0.6 s apart: W 0.25 and W 1 render the same motion, while
+    the range search's estimate of the blend against W's limits doubles and crosses 1 (it used
+    to flag the gap at W 1 only). The gap is judged on what is rendered."""
+    from core.synthesize import Clip, synthesize
+
+    walk, dash = mocap(WALK), mocap("bandai1/dash_angry_001")
+    margin = round(0.6 * walk.fps)
+    prev_core = (margin, walk.n_frames - 1 - margin)
+    timeline = [Clip(walk, 0, prev_core, "walk"),
+                Clip(dash, prev_core[1], (margin, dash.n_frames - 1 - margin), "dash")]
+    calm, smooth = (synthesize(timeline, responsiveness=w) for w in (0.25, 1.0))
+    np.testing.assert_array_equal(calm.motion.rotations, smooth.motion.rotations)
+    excess = [max(s.excess for s in r.plan.pairs[0].segments) for r in (calm, smooth)]
+    assert excess[0] < 1.0 < excess[1]
+    assert calm.plan.pairs[0].quality == smooth.plan.pairs[0].quality
+    # what the plan says of the gap (the notes may say how W's search got there)
+    def verdict(result):
+        return [line for line in result.plan.summary().splitlines() if line.startswith("    gap ")]
+    assert verdict(calm) == verdict(smooth) and len(verdict(calm)) == 1
+    assert "abrupt" not in smooth.plan.summary()

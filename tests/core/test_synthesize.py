@@ -433,14 +433,16 @@ def test_the_tuning_constants_are_options(clips):
     assert longer.end - longer.start >= round(0.6 * clips[WALK].fps) > short.end - short.start
 
 
-def test_the_plan_says_which_blends_are_more_abrupt_than_their_clips(clips):
-    """Half a second to stop a run dead: no range keeps within the limits, and the plan says so."""
+def test_the_plan_keeps_the_range_search_s_excess_as_data_not_as_a_verdict(clips):
+    """Half a second to stop a run dead: no range keeps within the search's limits at W, and the
+    plan's data says by how much; its summary gives no verdict from it (the limits move with W
+    on a motion that does not change: the gap's quality figures are the verdict)."""
     result = synthesize(placed(clips[RUN2], clips[BOW], 15))
     abrupt = [s for s in result.plan.pairs[0].segments if s.excess > 1.0]
     assert abrupt
     data = json.loads(result.plan.to_json())
     assert any(seg.get("excess", 0.0) > 1.0 for seg in data["pairs"][0]["segments"])
-    assert "as abrupt as the clips allow" in result.plan.summary()
+    assert "abrupt" not in result.plan.summary()
     # a roomy placement of the same clips keeps within them
     roomy = synthesize([Clip(clips[RUN2], 0, (0, 40), "run"), Clip(clips[BOW], 120, None, "bow")])
     assert all(s.excess <= 1.0 for s in roomy.plan.pairs[0].segments)
