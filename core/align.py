@@ -72,6 +72,7 @@ class Alignment:
     def to_dict(self) -> dict:
         return {
             "angle_deg": float(np.degrees(self.angle)),
+            "angle": float(self.angle),  # (radians, to the bit: a loaded plan renders the same motion)
             "translation": [float(v) for v in self.translation],
             "up": [float(v) for v in self.up],
             "anchor": self.anchor,
@@ -79,7 +80,8 @@ class Alignment:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Alignment":
-        return cls(float(np.radians(d["angle_deg"])), np.array(d["translation"], dtype=np.float64),
+        angle = float(d["angle"]) if "angle" in d else float(np.radians(d["angle_deg"]))
+        return cls(angle, np.array(d["translation"], dtype=np.float64),
                    np.array(d["up"], dtype=np.float64), d["anchor"])
 
 

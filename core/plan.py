@@ -16,12 +16,13 @@ every range is end inclusive. Core ranges are clip frames.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
 from .align import Alignment
 from .motion import Motion
+from .options import ContactOptions, SynthesisOptions
 from .quality import GapQuality
 from .weights import WeightFunction
 
@@ -249,6 +250,8 @@ class Plan:
     rejected: tuple[Rejection, ...]
     warnings: tuple[str, ...] = ()  # about the timeline as a whole (clips on another skeleton's bone lengths)
     compositions: tuple[Composition, ...] = ()  # additional motions composed over the output (2008, 8)
+    pose_ends: str = "eased"  # how blends meet their motions (core.synthesize.synthesize)
+    options: SynthesisOptions | None = None  # the tuning constants planned with (None: the defaults)
 
     def to_dict(self) -> dict:
         return {
@@ -261,6 +264,8 @@ class Plan:
             "rejected": [r.to_dict() for r in self.rejected],
             "warnings": list(self.warnings),
             "compositions": [c.to_dict() for c in self.compositions],
+            "pose_ends": self.pose_ends,
+            "options": None if self.options is None else asdict(self.options),
         }
 
     def to_json(self, **kw) -> str:
@@ -271,7 +276,8 @@ class Plan:
         """The plan :meth:`to_dict` wrote (the JSON of ``--plan``), back as data."""
         return cls(float(d["fps"]), float(d["responsiveness"]), int(d["start"]), int(d["end"]), tuple(d["clips"]),
                    tuple(PairPlan.from_dict(p) for p in d["pairs"]), tuple(Rejection.from_dict(r) for r in d["rejected"]),
-                   tuple(d.get("warnings", ())), tuple(Composition.from_dict(c) for c in d.get("compositions", ())))
+                   tuple(d.get("warnings", ())), tuple(Composition.from_dict(c) for c in d.get("compositions", ())),
+                   d.get("pose_ends", "eased"), options_from_dict(d["options"]) if d.get("options") else None)
 
     def summary(self) -> str:
         lines = [f"frames {self.start}..{self.end} at {self.fps:g} fps, responsiveness W = {self.responsiveness:g}"]
@@ -297,6 +303,19 @@ class Plan:
         for r in self.rejected:
             lines.append(f"rejected {r.clip}: {r.reason}")
         return "\n".join(lines)
+
+
+def options_from_dict(d: dict) -> SynthesisOptions:
+    """The options :func:`dataclasses.asdict` wrote, back (JSON's lists as the tuples they were;
+    a name this version does not know is an error, not silently dropped)."""
+    def made(cls, values: dict):
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"the plan's options name {unknown}, which this version does not have")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+    d = dict(d)
+    return made(SynthesisOptions, {**d, "contacts": made(ContactOptions, d.get("contacts", {}))})
 
 
 @dataclass(frozen=True, eq=False)

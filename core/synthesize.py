@@ -44,7 +44,7 @@ from .schedule import earliest_start
 from .rig import Rig, detect_up, find_rig, leg_length
 from .track import Context, Track
 
-__all__ = ["synthesize", "as_soon_as_possible", "additional_motion_parts", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
+__all__ = ["synthesize", "render", "as_soon_as_possible", "additional_motion_parts", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
            "TRANSITION", "CONNECTION", "ADAPTATION", "ADAPTATION_HOLD"]
 
 
@@ -106,7 +106,47 @@ def _plan(ctx: Context, track: Track, every: Sequence[Clip], pairs, rejected, wa
         rejected=tuple(rejected),
         warnings=tuple(warnings),
         compositions=tuple(compositions),
+        pose_ends=ctx.pose_ends,
+        options=None if ctx.options == SynthesisOptions() else ctx.options,
     )
+
+
+def render(plan: Plan, clips: Sequence[Clip], *, rig: Rig | None = None) -> Result:
+    """The synthesis ``plan`` describes, drawn from ``clips`` without deciding again: the
+    output :func:`synthesize` gave when it made the plan, bit for bit (``Plan.from_dict`` of
+    its JSON included), and the plan measured anew.
+
+    clips  the clips the plan was made from, by name (``plan.clips``); where they stand
+           on the timeline, their cores and ``current`` as then.
+    rig    as given to :func:`synthesize` (found on the first clip when None).
+
+    Every pair is rendered as its plan says (core.render.render_pair), the contact stage
+    holds the feet over every gap with the plan's steps, and the plan's compositions are
+    composed over the output. Clips the plan rejected are left out.
+    """
+    clips, ctx, joints, contacts = _prepared(clips, plan.responsiveness, rig, plan.pose_ends, plan.options)
+    named = {c.name: (c, k) for k, c in enumerate(clips)}
+    missing = [name for name in plan.clips if name not in named]
+    if missing or len(named) != len(clips):
+        raise ValueError(f"render needs the plan's clips by their names {list(plan.clips)}, one each; "
+                         + (f"missing {missing}" if missing else "two clips share a name"))
+    figures = {id(c): SourceFigures.of(c.motion, ctx.rig, ctx.up, g) for c, g in zip(clips, joints)}
+    gone = {r.clip for r in plan.rejected} | {c.clip for c in plan.compositions}
+    first = plan.pairs[0].prev if plan.pairs else next(name for name in plan.clips if name not in gone)
+    clip, k = named[first]
+    track, joined = _first_track(clip, contacts[k]), [(clip, clip)]
+    for pair in plan.pairs:
+        clip, k = named[pair.next]
+        track = render_pair(_as_played(track, played_until(track, clip)), clip, contacts[k], pair, ctx)
+        joined.append((joined[-1][1], clip))
+    motion = Motion(joined[0][0].motion.skeleton, track.rotations, track.positions, ctx.fps)
+    pairs = list(plan.pairs)
+    motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
+    motion, compositions = _composed(motion, track.first, [(named[c.clip][0], named[c.base][0])
+                                                           for c in plan.compositions], ctx)
+    pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
+    every = [named[name][0] for name in plan.clips]
+    return Result(motion, _plan(ctx, track, every, pairs, plan.rejected, plan.warnings, compositions), track.contacts)
 
 
 def as_soon_as_possible(

@@ -85,7 +85,8 @@ def test_synthesize_writes_the_motion_and_the_plan(tmp_path, capsys):
     assert data["responsiveness"] == 0.2 and data["pairs"][0]["method"] == "connection"
     # each gap's quality against the untouched clips, in the JSON and the summary
     quality = data["pairs"][0]["quality"]
-    assert set(quality) == {"skate", "skate_untouched", "accel", "accel_untouched"}
+    assert set(quality) == {"skate", "skate_untouched", "accel", "accel_untouched", "accel_reference", "pop",
+                            "pop_untouched", "pop_reference", "pop_joint"}
     assert data["pairs"][0]["gap"] == [100, 180]
     printed = capsys.readouterr().out
     assert "connection" in printed and "gap 100 .. 180: skate" in printed and "untouched clips" in printed
