@@ -48,9 +48,10 @@ from . import quat
 from .analysis import horizontal
 from .ik import chain_joints
 from .motion import Motion, forward_kinematics
-from .render import adapt_legs, contact_runs, smoothstep
+from .render import adapt_legs, contact_runs
 from .options import ContactOptions
 from .rig import Rig
+from .weights import smoothstep
 
 
 def twist_free(q: np.ndarray, up: np.ndarray) -> np.ndarray:

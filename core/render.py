@@ -19,6 +19,7 @@ from .motion import Motion, forward_kinematics
 from .plan import CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .rig import Rig, leg_length
 from .track import Context, PhaseSpan, Track, clamped, warp_connection_prev, warp_transition_next, warp_transition_prev
+from .weights import smoothstep
 
 
 def sample(rotations: np.ndarray, positions: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -73,12 +74,6 @@ def contact_runs(flags: np.ndarray) -> list[tuple[int, int]]:
     # (np.concatenate rather than np.r_, whose index tricks cost more than the rest: this is hot)
     edges = np.diff(np.concatenate(([0], flags.astype(np.int8), [0])))
     return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1))
-
-
-def smoothstep(u: np.ndarray) -> np.ndarray:
-    """``3u^2 - 2u^3`` on [0, 1]: a ramp whose speed is zero at both ends."""
-    u = np.clip(u, 0.0, 1.0)
-    return u * u * (3.0 - 2.0 * u)
 
 
 def adapt_legs(
