@@ -135,9 +135,10 @@ def adapt_legs(
         columns.append(col)
     # both legs on one evaluation of their chains (solving one leg does not move the other)
     # (the contact stage's window runs from the first gap to the last: only the gaps' frames are solved)
+    # (with its own soft reach, above: the solver's is not used yet)
     solved = legs_ik(window, legs, np.stack(targets, axis=1),
                      ankle_rotations=None if given is None else given[:, columns], evaluated=evaluated,
-                     frames=rows - rows[0] if len(rows) < len(window) else None).rotations
+                     frames=rows - rows[0] if len(rows) < len(window) else None, zone=0.0).rotations
     # frames left alone keep their leg bit for bit
     kept = window.rotations
     new = kept.copy()
