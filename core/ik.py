@@ -93,9 +93,10 @@ def _signed_angle(u: np.ndarray, v: np.ndarray, axis: np.ndarray) -> np.ndarray:
     return np.arctan2(quat.sum_last(axis * quat.cross(u, v)), quat.sum_last(u * v))
 
 
-def soft_extension(distance: np.ndarray, reach: np.ndarray | float, zone: float = SOFT_ZONE) -> np.ndarray:
+def soft_extension(distance: np.ndarray, reach: np.ndarray | float, zone: float | np.ndarray = SOFT_ZONE) -> np.ndarray:
     """The hip-target distance a leg of length ``reach`` is solved to: ``distance (...)``
-    eased into the reach over its last ``zone`` share, ``(...)`` (``reach`` broadcasts).
+    eased into the reach over its last ``zone`` share, ``(...)`` (``reach`` and ``zone``
+    broadcast).
 
     The identity below ``start = (1 - zone) reach``; above it
     ``start + zone reach tanh((distance - start) / (zone reach))``: monotone, with the
@@ -137,7 +138,7 @@ def two_bone_ik(
     target: np.ndarray,
     pole: np.ndarray,
     *,
-    zone: float = SOFT_ZONE,
+    zone: float | np.ndarray = SOFT_ZONE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rotations that bring the end of a root-mid-end chain to ``target`` (2008, §7.2).
 
@@ -156,6 +157,7 @@ def two_bone_ik(
                                 a target at or past full reach snaps the chain
                                 straight (for callers that keep their targets
                                 within reach themselves and need them met exactly).
+                                A share ``(...)`` of its own for each chain may be given.
 
     Returns ``(root_delta, mid_delta)``, unit quaternions ``(..., 4)`` in the
     world frame. ``mid_delta`` turns the lower segment about the *current* mid
@@ -420,7 +422,7 @@ def legs_ik(
     ankle_rotations: np.ndarray | None = None,
     evaluated: tuple[list[int], np.ndarray, np.ndarray] | None = None,
     frames: np.ndarray | None = None,
-    zone: float = SOFT_ZONE,
+    zone: float | np.ndarray = SOFT_ZONE,
 ) -> Motion:
     """:func:`leg_ik` for several legs at once: ``legs`` a list of (hip, knee, ankle).
 
@@ -436,7 +438,7 @@ def legs_ik(
                their rotations. The default knee directions come from these
                frames alone, a straight leg's from the bent frames either side
                within its run of consecutive frames.
-    zone       as for :func:`leg_ik`.
+    zone       as for :func:`leg_ik`, or a share for each frame and leg ``(F, L)``.
     """
     chains = [_leg_joints(motion, *leg) for leg in legs]
     F, L = motion.n_frames, len(chains)
