@@ -118,9 +118,12 @@ def soft_extension(distance: np.ndarray, reach: np.ndarray | float, zone: float 
     distance = np.asarray(distance, dtype=np.float64)
     width = np.maximum(zone, 0.0) * np.asarray(reach, dtype=np.float64)
     start = reach - width
+    over = distance > start
+    if not over.any():  # (the usual case: every target well within reach)
+        return distance
     # (no zone, or a chain of no length: the clamp)
     eased = start + width * np.tanh((distance - start) / np.where(width > 0.0, width, 1.0))
-    return np.where(distance > start, eased, distance)
+    return np.where(over, eased, distance)
 
 
 def own_plane_weight(sine: np.ndarray) -> np.ndarray:
@@ -210,12 +213,13 @@ def two_bone_ik(
     # about which the knee moves towards the pole (the shin swings away from it, i.e.
     # about pole x thigh).
     bend = quat.cross(ab, bc)
-    own = own_plane_weight(_norm(bend)[..., 0] / np.maximum(l_ab * l_bc, _TINY))
-    if (own >= 1.0).all():  # (the usual case: clearly bent, its own plane's normal throughout)
-        axis = bend / _norm(bend)
+    bend_size = _norm(bend)
+    sine = bend_size[..., 0] / np.maximum(l_ab * l_bc, _TINY)
+    if (sine >= BENT_SINE).all():  # (the usual case: clearly bent, its own plane's normal throughout)
+        axis = bend / bend_size
     else:
         from_pole = _unit(quat.cross(pole, thigh), lambda: _any_perpendicular(thigh))
-        own = own[..., None]
+        own = own_plane_weight(sine)[..., None]
         axis = _unit(own * _unit(bend, from_pole) + (1.0 - own) * from_pole, from_pole)
 
     l_at = np.maximum(soft_extension(_norm(t - a)[..., 0], l_ab + l_bc, zone), np.abs(l_ab - l_bc))
@@ -300,15 +304,16 @@ def _bend_directions(a: np.ndarray, b: np.ndarray, c: np.ndarray, frame: np.ndar
     line = _unit(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape))
     offset = _perpendicular_part(ab, line)
     length = _norm(offset)
-    own = own_plane_weight(_norm(quat.cross(ab, bc))[..., 0] / np.maximum(_norm(ab)[..., 0] * _norm(bc)[..., 0], _TINY))
-    if len(a) and not own.any():
+    sine = _norm(quat.cross(ab, bc))[..., 0] / np.maximum(_norm(ab)[..., 0] * _norm(bc)[..., 0], _TINY)
+    if len(a) and not (sine > STRAIGHT_SINE).any():
         raise ValueError(
             f"the leg {names[0]!r}-{names[1]!r}-{names[2]!r} is straight in every frame, so it has no knee "
             "direction to keep; pass poles= (e.g. the character's forward direction)"
         )
     direction = offset / np.where(length > 0.0, length, 1.0)
-    if (own >= 1.0).all():
+    if (sine >= BENT_SINE).all():
         return direction
+    own = own_plane_weight(sine)
     local = quat.inv_mul_vec(frame, direction)
     carried = quat.mul_vec(frame, _carried_directions(own, local, starts))
     # (a clearly bent frame's own to the bit, whether or not others are straight)

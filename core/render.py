@@ -136,11 +136,12 @@ def adapt_legs(
     moved = quat.length(ankle_targets[part] - gpos) > 1e-9 * quat.length(gpos - hips)
     if given is not None:
         moved |= quat.length(quat.inv_mul(evaluated[2][:, ankles], given)[..., 1:]) > 1e-9
-    active = active.copy()
-    active[part] = corrected_runs(active[part], moved)
-    rows = np.flatnonzero(active.any(axis=1))
-    if not len(rows):
-        return motion
+    if not (moved | ~active[part]).all():
+        active = active.copy()
+        active[part] = corrected_runs(active[part], moved)
+        rows = np.flatnonzero(active.any(axis=1))
+        if not len(rows):
+            return motion
     legs, columns, targets = [], [], []
     for side, col in (("L", 0), ("R", 1)):
         on = active[part, col]
