@@ -113,7 +113,8 @@ def soft_extension(distance: np.ndarray, reach: np.ndarray | float, zone: float 
     ``1.09 / sqrt(8 zone)`` times the target's (where tanh is 1/3), plus about half the
     target's along it; keeping the knee under twice the target's speed needs
     ``zone >= 0.04``, and 0.05 leaves a margin (about 1.7x). The price: a target at full
-    reach is met 1.2 % of the leg short (about a centimetre on an adult).
+    reach is met 1.2 % of the leg short (about a centimetre on an adult), the knee about
+    18 degrees bent.
     """
     distance = np.asarray(distance, dtype=np.float64)
     width = np.maximum(zone, 0.0) * np.asarray(reach, dtype=np.float64)
