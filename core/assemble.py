@@ -764,9 +764,11 @@ def held_assembled_feet(motion: Motion, query: Motion, leg_sources: Mapping[str,
     query_floors = clip_floors([query.global_positions()], [query], rig, up)[0]
     contacts = foot_contacts(query, rig, up=up)
     # hold_feet keeps a gap's first and last frames as they are (there synthesis has its
-    # cores); here every frame may be held, so the stage runs over the motion with its first
-    # and last frames repeated once, and those two copies are dropped again after it
-    padded = _padded(query)
+    # cores), and eases a hold in over hold_fade_s from there; here every frame may be held,
+    # so the stage runs over the motion with its first and last frames repeated as often as
+    # that takes, and those copies are dropped again after it
+    pad = 1 + int(np.ceil(options.hold_fade_s * query.fps))
+    padded = _padded(query, pad)
     heading = np.unwrap(body_yaw(padded, rig, up)[2])
     query_feet = _own_feet(padded, query_floors, heading, rig, up, leg, options)
     per_side = []
@@ -779,19 +781,19 @@ def held_assembled_feet(motion: Motion, query: Motion, leg_sources: Mapping[str,
         own_contacts = foot_contacts(clip, rig, up=up, positions=clip_joints)
         contacts[:, k] = own_contacts[np.clip(np.rint(played).astype(np.int64), 0, clip.n_frames - 1), k]
         floors = clip_floors([clip_joints], [clip], rig, up)[0]
-        per_side.append(_own_feet(_padded(sampled), floors, heading, rig, up, leg, options))
+        per_side.append(_own_feet(_padded(sampled, pad), floors, heading, rig, up, leg, options))
     # each foot's figures from its own leg's source; the floors the output stands on are the query's
     own = SourceFeet(*(np.stack([getattr(per_side[k], name)[:, k] for k in range(2)], axis=1)
                        for name in ("steps", "turns", "clearance", "reach")), query_floors)
-    contacts = np.concatenate([contacts[:1], contacts, contacts[-1:]])
-    held = hold_feet(_padded(motion), 0, contacts, [(0, motion.n_frames + 1)], rig, up=up, leg=leg,
+    contacts = np.concatenate([contacts[:1].repeat(pad, 0), contacts, contacts[-1:].repeat(pad, 0)])
+    held = hold_feet(_padded(motion, pad), 0, contacts, [(0, motion.n_frames + 2 * pad - 1)], rig, up=up, leg=leg,
                      floors=query_floors, sources=own, options=options)
-    return held[1:-1]
+    return held[pad:-pad]
 
 
-def _padded(motion: Motion) -> Motion:
-    """``motion`` with its first and last frames repeated once."""
-    frames = np.concatenate([[0], np.arange(motion.n_frames), [motion.n_frames - 1]])
+def _padded(motion: Motion, pad: int = 1) -> Motion:
+    """``motion`` with its first and last frames repeated ``pad`` times."""
+    frames = np.concatenate([np.zeros(pad, dtype=np.int64), np.arange(motion.n_frames), np.full(pad, motion.n_frames - 1)])
     return motion[frames]
 
 

@@ -40,8 +40,10 @@ __all__ = ["Composition", "compose", "shoulder_angles", "additional_parts", "mov
 # Share of a shoulder angle's range by which the angle must have left its first
 # (last) value for the movement to have started (not yet ended): t2 and t3 of Fig. 6.
 MOVEMENT_SHARE = 0.1
-# IK keeps a knee this share of the leg short of straight (as core.render.soft_reach
-# does), unless the base motion itself stretches the leg further.
+# The composite's legs stretch at most this share of the leg short of straight, unless the
+# base motion itself stretches them further (leg_safe_shift). The feet stay exactly on the
+# base's, so the legs are solved with no soft zone (core.ik.soft_extension with zone 0,
+# the clamp): this margin keeps the knee off the clamp instead.
 KNEE_MARGIN = 0.01
 
 
@@ -326,7 +328,7 @@ def compose(
     targets[span], turns[span] = ankles, grot[:, [2, 4]]
     poles[span] = knee_poles(hips, gpos[:, [5, 6]], ankles, grot[:, 0], base_facing)
     composed = legs_ik(composed, [(leg.hip, leg.knee, leg.ankle) for leg in legs], targets, ankle_rotations=turns,
-                       poles=poles, frames=moved)
+                       poles=poles, frames=moved, zone=0.0)
     record = Composition(
         clip=clip.name, base=base_name, parts=parts,
         shoulder_range_deg=tuple(float(v) for v in np.ptp(angles, axis=0)),

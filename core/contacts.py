@@ -35,7 +35,10 @@ first frame, and only changes frames strictly inside it (cores stay exact):
   standing meanwhile. Only a gap too short to step in glides.
 
 The legs reach the held feet by two-bone IK (``render.adapt_legs``), with the
-foot's world orientation given.
+foot's world orientation given. The solver eases a leg's reach near full
+extension (``core.ik.soft_extension``), so a nearly straight leg's held foot
+stands a little short of its place; that easing fades in and out with each hold
+over ``hold_fade_s``, inside its run of frames (so the cores stay exact).
 """
 
 from __future__ import annotations
@@ -48,9 +51,10 @@ from . import quat
 from .analysis import horizontal
 from .ik import chain_joints
 from .motion import Motion, forward_kinematics
-from .render import adapt_legs, contact_runs, smoothstep
+from .render import adapt_legs, contact_runs
 from .options import ContactOptions
 from .rig import Rig
+from .weights import smoothstep
 
 
 def twist_free(q: np.ndarray, up: np.ndarray) -> np.ndarray:
@@ -248,7 +252,8 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                 own=None if sources is None else sources.foot(k, window))
     if not active.any():
         return motion
-    return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations, evaluated=evaluated)
+    return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations, evaluated=evaluated,
+                      fade_s=options.hold_fade_s)
 
 
 def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[int], fps: float, leg: float,

@@ -337,8 +337,10 @@ def _assemble(name: str, fps: float, pelvis: np.ndarray, pelvis_rot: np.ndarray,
         rotations[:, skel.index(joint)] = rotation
     motion = Motion.from_root(skel, rotations, pelvis, fps)
     for side, foot in zip(_SIDES, feet):
+        # (the authored feet are the truth and the pelvis keeps them within _REACH: met
+        # exactly, with no soft zone, core.ik.soft_extension)
         motion = leg_ik(motion, f"thigh.{side}", f"shin.{side}", f"foot.{side}", foot.position,
-                        poles=_forward(foot.yaw), ankle_rotations=foot.rotation)
+                        poles=_forward(foot.yaw), ankle_rotations=foot.rotation, zone=0.0)
     return DemoClip(name, motion, np.column_stack([feet[0].planted, feet[1].planted]))
 
 

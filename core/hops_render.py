@@ -59,7 +59,8 @@ import numpy as np
 from . import hops
 from .align import Alignment
 from .motion import Motion, forward_kinematics
-from .render import blend, smoothstep
+from .render import blend
+from .weights import smoothstep
 
 PLAIN, ENGINE, DIRECT = "plain", "engine", "direct"
 

@@ -52,9 +52,10 @@ from .contacts import SourceFeet, hold_feet, source_feet
 from .motion import Motion, forward_kinematics, skeleton_mismatch
 from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
-from .render import neighbours, sample, smoothstep
+from .render import neighbours, sample
 from .rig import Rig, detect_up, find_rig, leg_length
 from .sync import Support, are_cyclic, checked_weight, clip_frames, combine, support_sequence, synchronize
+from .weights import smoothstep
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
 

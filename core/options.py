@@ -23,6 +23,11 @@ class ContactOptions:
     step_rise: float = 0.25  # a step rises this share of its length ...
     step_height: tuple[float, float] = (0.04, 0.25)  # ... within these leg lengths
     settle_s: float = 0.1  # seconds in which a foot held from a core settles onto the gap's floor
+    # seconds over which the leg solver's easing of a nearly straight leg's reach
+    # (core.ik.soft_extension) fades in from the first frame of a hold and out to its last
+    # (adaptation's legs too), so a held leg never bends in one frame; the holds themselves
+    # apply in full, so a held foot is held from its first frame
+    hold_fade_s: float = 0.1
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,11 +14,12 @@ import numpy as np
 
 from . import quat
 from .analysis import Phase, horizontal, pelvis_facing
-from .ik import chain_joints, legs_ik
+from .ik import SOFT_ZONE, chain_joints, legs_ik
 from .motion import Motion, forward_kinematics
 from .plan import CONNECTION, TRANSITION, Clip, PairPlan, Segment
-from .rig import Rig, leg_length
+from .rig import Rig
 from .track import Context, PhaseSpan, Track, clamped, warp_connection_prev, warp_transition_next, warp_transition_prev
+from .weights import smoothstep
 
 
 def sample(rotations: np.ndarray, positions: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -75,12 +76,6 @@ def contact_runs(flags: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1))
 
 
-def smoothstep(u: np.ndarray) -> np.ndarray:
-    """``3u^2 - 2u^3`` on [0, 1]: a ramp whose speed is zero at both ends."""
-    u = np.clip(u, 0.0, 1.0)
-    return u * u * (3.0 - 2.0 * u)
-
-
 def adapt_legs(
     motion: Motion,
     rig,
@@ -89,14 +84,25 @@ def adapt_legs(
     *,
     ankle_rotations: np.ndarray | None = None,
     evaluated: tuple[int, list[int], np.ndarray, np.ndarray] | None = None,
+    fade_s: float,
 ) -> Motion:
-    """Legs of ``motion`` solved by two-bone IK so that each ankle reaches its target.
+    """Legs of ``motion`` solved by two-bone IK so that each ankle reaches its target (2008, 7.2).
 
     ankle_targets (F, 2, 3) world targets of the left and right ankle;
-    active (F, 2) bool, where False the leg is left as it is (2008, 7.2).
+    active (F, 2) bool, where False the leg is left as it is, bit for bit, and
+    so are a run's first and last frames that ask nothing of the leg (target
+    and rotation where the ankle already is: adaptation marks the cores so).
     The knee keeps bending in its own plane; the foot keeps its world
     orientation, so a flat foot stays flat, unless ``ankle_rotations (F, 2,
     4)`` gives the world orientation each foot should have.
+    fade_s        seconds over which the solver's easing of the leg's reach near
+                  full extension (:func:`core.ik.soft_extension`) fades in from the
+                  first frame of each run of active frames and out to its last
+                  (:func:`hold_weights`). The targets themselves apply in full from
+                  a run's first frame, so a held foot is held there; their
+                  continuity is the caller's (the contact stage's corrections grow
+                  from zero at the cores, adaptation's targets start where the feet
+                  stand). So no hold switches on or off in one frame.
     evaluated     forward kinematics of ``motion`` when the caller has it: ``(first frame,
                   joints, positions (n, K, 3), rotations (n, K, 4))`` over frames
                   ``first .. first + n - 1``, every active frame among them, of joints
@@ -121,56 +127,80 @@ def adapt_legs(
         columns, frames = [column[j] for j in chains], slice(part.start - first, part.stop - first)
         evaluated = (chains, gpos[frames][:, columns], grot[frames][:, columns])
     at = {j: k for k, j in enumerate(chains)}
-    gpos = evaluated[1][:, [at[left.ankle], at[right.ankle]]]
-    hip_positions = evaluated[1][:, [at[left.hip], at[right.hip]]]
-    legs, columns, targets = [], [], []
+    ankles = [at[left.ankle], at[right.ankle]]
+    gpos = evaluated[1][:, ankles]
     given = None if ankle_rotations is None else ankle_rotations[part]
+    # A run's first and last frames that ask nothing of the leg are left as they are: the
+    # solver would still ease an extended leg's reach there (core.ik.soft_extension)
+    hips = evaluated[1][:, [at[left.hip], at[right.hip]]]
+    moved = quat.length(ankle_targets[part] - gpos) > 1e-9 * quat.length(gpos - hips)
+    if given is not None:
+        moved |= quat.length(quat.inv_mul(evaluated[2][:, ankles], given)[..., 1:]) > 1e-9
+    if not (moved | ~active[part]).all():
+        active = active.copy()
+        active[part] = corrected_runs(active[part], moved)
+        rows = np.flatnonzero(active.any(axis=1))
+        if not len(rows):
+            return motion
+    legs, columns, targets = [], [], []
     for side, col in (("L", 0), ("R", 1)):
         on = active[part, col]
         if not on.any():
             continue
         leg = rig.leg(side)
-        hips = hip_positions[:, col]
-        reach = leg_length(window.skeleton, rig, side)
-        # the move the soft reach allows, applied to where the ankle is now: a
-        # target at the ankle leaves it exactly there, however straight the leg
-        soft = gpos[:, col] + soft_reach(hips, ankle_targets[part, col], reach) - soft_reach(hips, gpos[:, col], reach)
-        targets.append(np.where(on[:, None], soft, gpos[:, col]))
+        targets.append(np.where(on[:, None], ankle_targets[part, col], gpos[:, col]))
         legs.append((leg.hip, leg.knee, leg.ankle))
         columns.append(col)
+    # the solver's easing of the reach fades in with each hold and out with it: a leg held
+    # where it stands, nearly straight, would otherwise bend at once by all of it
+    hold = hold_weights(active, motion.fps, fade_s)[part][:, columns]
     # both legs on one evaluation of their chains (solving one leg does not move the other)
     # (the contact stage's window runs from the first gap to the last: only the gaps' frames are solved)
     solved = legs_ik(window, legs, np.stack(targets, axis=1),
                      ankle_rotations=None if given is None else given[:, columns], evaluated=evaluated,
-                     frames=rows - rows[0] if len(rows) < len(window) else None).rotations
+                     frames=rows - part.start if len(rows) < len(window) else None, zone=SOFT_ZONE * hold).rotations
     # frames left alone keep their leg bit for bit
-    kept = window.rotations
-    new = kept.copy()
-    for (hip, knee, ankle), col in zip(legs, columns):
-        on = active[part, col][:, None, None]
-        joints = [hip, knee, ankle]
-        new[:, joints] = np.where(on, solved[:, joints], kept[:, joints])
+    joints = [j for leg in legs for j in leg]
+    on = np.repeat(active[part][:, columns], 3, axis=1)[..., None]
+    new = window.rotations.copy()
+    new[:, joints] = np.where(on, solved[:, joints], new[:, joints])
     window = Motion._trusted(window.skeleton, new, window.positions, window.fps)
     rotations = motion.rotations.copy()
     rotations[part] = window.rotations
     return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
 
 
-def soft_reach(hips: np.ndarray, targets: np.ndarray, reach: float, *, soft: float = 0.01) -> np.ndarray:
-    """Targets ``(F, 3)`` pulled in so that a leg of length ``reach`` meets them without snapping straight.
+def corrected_runs(active: np.ndarray, corrected: np.ndarray) -> np.ndarray:
+    """``active (F, L)`` bool without the frames of each run of it before its first ``corrected``
+    frame and after its last (all of a run with none)."""
+    F = len(active)
+    index = np.arange(F)[:, None]
+    on = active & corrected
+    before = np.maximum.accumulate(np.where(active, -1, index), axis=0)  # each run's frame before its first
+    after = np.minimum.accumulate(np.where(active, F, index)[::-1], axis=0)[::-1]  # and after its last
+    last_on = np.maximum.accumulate(np.where(on, index, -1), axis=0)
+    next_on = np.minimum.accumulate(np.where(on, index, F)[::-1], axis=0)[::-1]
+    return active & (last_on > before) & (next_on < after)
 
-    Near full extension a two-bone knee angle changes very fast for a small
-    move of the target, and an out-of-reach target would lock the knee: the
-    last ``soft`` fraction of the reach is approached exponentially instead
-    ("soft IK"), so the knee straightens smoothly and the foot stops a hair
-    short of a target it cannot reach.
+
+def hold_weights(active: np.ndarray, fps: float, fade_s: float) -> np.ndarray:
+    """How far each leg's hold has faded in, ``(F, L)``, from where it is active ``(F, L)`` bool.
+
+    0 where inactive; inside each run of active frames a smoothstep of the time
+    since the last inactive frame before it, or until the first after it,
+    whichever is nearer, over ``fade_s`` seconds; 1 further in. The same
+    function of time at any frame rate, and never reaching outside its run:
+    frames the caller leaves alone (the cores at a gap's ends) stay as they
+    are. The frames before the first and after the last count as inactive
+    (whatever plays there is not solved).
     """
-    offset = targets - hips
-    distance = quat.length(offset, keepdims=True)
-    knee_zone = (1.0 - soft) * reach
-    softened = knee_zone + soft * reach * (1.0 - np.exp(-(distance - knee_zone) / (soft * reach)))
-    new = np.where(distance > knee_zone, softened, distance)
-    return hips + offset * (new / np.maximum(distance, 1e-12))
+    F = len(active)
+    frames = np.arange(F)[:, None]
+    off = ~np.asarray(active, dtype=bool)
+    last_off = np.maximum.accumulate(np.where(off, frames, -1), axis=0)
+    next_off = np.minimum.accumulate(np.where(off, frames, F)[::-1], axis=0)[::-1]
+    since = np.minimum(frames - last_off, next_off - frames) / fps  # seconds to the nearest inactive frame
+    return np.where(off, 0.0, smoothstep(since / max(fade_s, 1e-12)))
 
 
 def pelvis_shift(
@@ -340,7 +370,7 @@ def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairP
     # adaptation's kept and stepping feet by leg IK (2008, 7.2); every planted foot
     # is held afterwards, over the whole gap, by the contact stage (core.contacts)
     if adapt_targets is not None and adapt_targets[1].any():
-        motion = adapt_legs(motion, ctx.rig, *adapt_targets)
+        motion = adapt_legs(motion, ctx.rig, *adapt_targets, fade_s=ctx.options.contacts.hold_fade_s)
 
     keep = first_blend - track.first
     if keep > len(track.rotations):

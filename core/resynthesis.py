@@ -45,13 +45,13 @@ start afresh.
    previous core shorter than the windows) the pair is planned anew.
 4. **Contact stage, per gap.** ``contacts.hold_feet`` works frame by frame
    inside each gap, so it runs on one gap alone (on the output's skeleton).
-   Two things differ from the all-gaps call in principle only: the last bit
-   of a transcendental function numpy evaluates in blocks of another length,
-   and, where a leg is straight to 1e-6 of its length, the knee direction the
-   IK borrows from the nearest bent frame of its window. It changes only the
-   legs' joint rotations, which are local, so the same under ``D``; floors
-   are heights. A gap whose frames are old ones (as they are, or moved by
-   ``D``) keeps its held legs.
+   One thing differs from the all-gaps call in principle only: the last bit
+   of a transcendental function numpy evaluates in blocks of another length
+   (the knee directions the IK carries through a straight leg stay within a
+   run of consecutive solved frames, which cores part, and each hold's fade
+   within its run). It changes only the legs' joint rotations, which are
+   local, so the same under ``D``; floors are heights. A gap whose frames are
+   old ones (as they are, or moved by ``D``) keeps its held legs.
 5. **Quality figures.** A gap's peak acceleration and the untouched clips'
    figures are invariant under ``D``; its skate is measured against the whole
    output's floor level (a percentile over every frame), so it is measured

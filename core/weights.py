@@ -48,6 +48,7 @@ __all__ = [
     "MAX_SLOPE",
     "KINDS",
     "hermite_weights",
+    "smoothstep",
     "end_slope",
     "movement_reverses",
     "optimal_weight_function",
@@ -80,6 +81,13 @@ def cubic_hermite(s: np.ndarray, p0, m0, p1, m1) -> np.ndarray:
     (per unit of ``s``): the Hermite basis, for values of any shape that broadcast with ``s``."""
     s2, s3 = s * s, s * s * s
     return (2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * m1
+
+
+def smoothstep(u: np.ndarray) -> np.ndarray:
+    """``3u^2 - 2u^3`` on [0, 1] (``u`` clipped to it): a ramp whose speed is zero at both
+    ends, the Hermite curve with slopes (0, 0)."""
+    u = np.clip(u, 0.0, 1.0)
+    return u * u * (3.0 - 2.0 * u)
 
 
 def hermite_weights(n_or_times: int | np.ndarray, slope_start: float, slope_end: float) -> np.ndarray:

@@ -160,3 +160,110 @@ def test_a_foot_held_from_a_core_on_a_higher_floor_settles_onto_the_gaps_floor()
     settled = int(np.ceil(options.settle_s * fps))
     np.testing.assert_allclose(height[settled:12], 0.0, atol=1e-9)
     assert np.all(np.diff(height[: settled + 1]) <= 1e-12), "it settles, never rises"
+
+
+# --- holds fade in and out ------------------------------------------------------------
+
+HEEL_STRIKE = 41  # a frame of the walk whose left leg is straight (to 1e-6 of its length)
+
+
+def standing(walk, fps, seconds=1.0):
+    """The walk's pose at HEEL_STRIKE held still for ``seconds`` at ``fps``: a straight left leg."""
+    from core.motion import Motion
+
+    n = int(round(seconds * fps))
+    return Motion(walk.skeleton, np.repeat(walk.rotations[HEEL_STRIKE : HEEL_STRIKE + 1], n, axis=0),
+                  np.repeat(walk.positions[HEEL_STRIKE : HEEL_STRIKE + 1], n, axis=0), fps)
+
+
+def knee_bend(motion, leg):
+    """Degrees ``(F,)`` the knee is bent (0: straight)."""
+    g = motion.global_positions()
+    thigh, shin = g[:, leg.knee] - g[:, leg.hip], g[:, leg.ankle] - g[:, leg.knee]
+    cos = np.sum(thigh * shin, axis=-1) / (np.linalg.norm(thigh, axis=-1) * np.linalg.norm(shin, axis=-1))
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+
+def held_where_it_stands(motion, rig, on):
+    """The left foot held where it stands over frames ``on`` (a millionth of the leg lower, so
+    that the hold asks something of the leg), through render.adapt_legs as the contact stage
+    calls it."""
+    from core.options import ContactOptions
+    from core.render import adapt_legs
+
+    legs = [rig.leg("L"), rig.leg("R")]
+    g, r = motion.global_transforms()
+    active = np.zeros((motion.n_frames, 2), dtype=bool)
+    active[on, 0] = True
+    targets = g[:, [leg.ankle for leg in legs]].copy()
+    targets[on, 0] -= 1e-6 * leg_length(motion.skeleton, rig, "L") * motion.skeleton.up
+    turns = r[:, [leg.ankle for leg in legs]]
+    return adapt_legs(motion, rig, targets, active, ankle_rotations=turns, fade_s=ContactOptions().hold_fade_s)
+
+
+@pytest.mark.parametrize("fps", [30.0, 120.0])
+def test_a_hold_over_a_straight_leg_eases_it_off_straight_over_hold_fade_s_not_in_one_frame(walk, fps):
+    """The leg solver eases a leg's reach near full extension (core.ik.soft_extension), so a
+    straight leg held where it stands bends its knee a little, the foot a hair short: not in
+    the frame the hold switches on, nor back in the one it switches off, but along a smoothstep
+    over hold_fade_s (the same in seconds at 30 and 120 fps). A solver that clamped left it
+    locked straight, the knee's speed unbounded there. The frames outside the hold stay bit
+    for bit."""
+    from core.options import ContactOptions
+
+    rig = find_rig(walk)
+    still = standing(walk, fps)
+    n, fade = still.n_frames, ContactOptions().hold_fade_s
+    on = slice(n // 4, 3 * n // 4)
+    out = held_where_it_stands(still, rig, on)
+    bend = knee_bend(out, rig.leg("L")) - knee_bend(still, rig.leg("L"))
+    assert knee_bend(still, rig.leg("L"))[0] < 0.5, "the leg is straight"
+    full = bend[n // 2]
+    assert full > 5.0, f"held, the straight leg is eased off straight (by {full:.2f} degrees)"
+    np.testing.assert_allclose(bend[int(n // 4 + 1.5 * fade * fps) : 3 * n // 4 - int(1.5 * fade * fps)], full, atol=1e-9)
+    steps = np.abs(np.diff(bend))
+    # where the hold switches on and off the bend comes in steps: at 120 fps none over a fifth
+    # of it (at 30 fps the fade's 3 frames take it in steps of about a half, a third, a sixth)
+    assert steps.max() <= (0.2 if fps > 60 else 0.55) * full, f"a step of {steps.max() / full:.2f} of the bend in one frame"
+    # the same function of time at both rates: the bend one fade after the hold begins
+    assert bend[n // 4 + int(round(fade * fps))] == pytest.approx(full, rel=1e-6)
+    outside = np.r_[0 : n // 4, 3 * n // 4 : n]
+    assert np.array_equal(out.rotations[outside], still.rotations[outside])
+
+
+def test_hold_weights_ease_in_and_out_inside_each_run_the_same_in_seconds_at_any_rate():
+    from core.render import hold_weights
+
+    fade = 0.1
+    for fps in (30.0, 120.0):
+        t = np.arange(int(fps)) / fps  # one second
+        active = ((t >= 0.25) & (t < 0.75))[:, None]
+        w = hold_weights(active, fps, fade)
+        assert np.all(w[~active] == 0.0), "nothing outside its run"
+        # a smoothstep of the time from the last frame off (before the run) over fade
+        since = t - t[np.argmax(active[:, 0]) - 1]
+        inside = active[:, 0] & (t < 0.5)
+        x = np.clip(since[inside] / fade, 0.0, 1.0)
+        np.testing.assert_allclose(w[inside, 0], x * x * (3.0 - 2.0 * x), atol=1e-12)
+        assert np.all(w[(t >= 0.25 + fade) & (t < 0.75 - fade)] == 1.0)
+
+
+def test_the_ends_of_a_run_that_ask_nothing_of_the_leg_stay_bit_for_bit(walk):
+    """Adaptation marks its window active up to the cores, with the feet where they stand
+    there; those frames are left as they are, bit for bit (the solver would still ease a
+    straight leg's reach), and the hold begins where a target first moves the foot."""
+    rig = find_rig(walk)
+    still = standing(walk, 30.0)
+    from core.options import ContactOptions
+    from core.render import adapt_legs
+
+    legs = [rig.leg("L"), rig.leg("R")]
+    g, r = still.global_transforms()
+    targets, turns = g[:, [leg.ankle for leg in legs]].copy(), r[:, [leg.ankle for leg in legs]]
+    active = np.zeros((still.n_frames, 2), dtype=bool)
+    active[5:25, 0] = True
+    targets[10:20, 0] += 0.01 * leg_length(still.skeleton, rig, "L") * np.array([0.0, 1.0, 0.0])  # lifted
+    out = adapt_legs(still, rig, targets, active, ankle_rotations=turns, fade_s=ContactOptions().hold_fade_s)
+    asks_nothing = np.r_[0:10, 20:still.n_frames]
+    assert np.array_equal(out.rotations[asks_nothing], still.rotations[asks_nothing])
+    assert not np.array_equal(out.rotations[10:20], still.rotations[10:20])

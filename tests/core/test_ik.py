@@ -1,10 +1,11 @@
-"""Two-bone leg IK: FK of IK's output hits the target, the knee keeps its side, the foot keeps its orientation."""
+"""Two-bone leg IK: FK of IK's output hits the target, the knee keeps its side, the foot keeps its orientation,
+and nothing snaps: not a knee reaching full extension, nor one passing through straight."""
 
 import numpy as np
 import pytest
 
 from core import quat
-from core.ik import bend_directions, leg_ik, two_bone_ik
+from core.ik import SOFT_ZONE, bend_directions, leg_ik, soft_extension, two_bone_ik
 from core.motion import Motion, Skeleton
 
 PELVIS, HIP, TWIST, KNEE, ANKLE, TOE = range(6)
@@ -33,13 +34,14 @@ def leg_lengths(motion):
 
 
 def reachable_targets(motion, seed=1):
-    """Targets at random directions from the hip, at distances strictly inside the reachable shell."""
+    """Targets at random directions from the hip, at distances strictly inside the reachable shell
+    and short of the last SOFT_ZONE of it, where the solver eases the reach (met short there)."""
     rng = np.random.default_rng(seed)
     l1, l2 = leg_lengths(motion)
     hip = motion.global_positions()[:, HIP]
     d = rng.normal(size=hip.shape)
     d /= np.linalg.norm(d, axis=-1, keepdims=True)
-    r = rng.uniform(abs(l1 - l2) + 0.02, l1 + l2 - 0.02)
+    r = rng.uniform(abs(l1 - l2) + 0.02, (1.0 - SOFT_ZONE) * (l1 + l2) - 0.02)
     return hip + d * r[:, None]
 
 
@@ -87,7 +89,10 @@ def test_deltas_move_the_chain_as_documented():
     np.testing.assert_allclose(one[1], both[1][2, 3], atol=1e-12)
 
 
-def test_unreachable_targets_give_a_straight_leg_pointing_at_the_target():
+def test_targets_in_the_soft_zone_or_beyond_are_met_short_on_the_hip_target_line():
+    """A target in the last SOFT_ZONE of the reach, or out of reach, gives a leg pointing at it,
+    its ankle at soft_extension's distance from the hip: short of straight, never snapped to it.
+    With zone=0 (the plain clamp) an unreachable target gives the straight leg pointing at it."""
     m = random_motion(seed=5)
     l1, l2 = leg_lengths(m)
     reach = (l1 + l2)[:, None]
@@ -95,10 +100,34 @@ def test_unreachable_targets_give_a_straight_leg_pointing_at_the_target():
     rng = np.random.default_rng(6)
     d = rng.normal(size=hip.shape)
     d /= np.linalg.norm(d, axis=-1, keepdims=True)
-    targets = hip + d * reach * rng.uniform(1.05, 3.0, size=(len(hip), 1))
-    g = leg_ik(m, HIP, KNEE, ANKLE, targets, poles=np.tile([0.0, -1.0, 0.0], (len(m), 1))).global_positions()
-    np.testing.assert_allclose(g[:, ANKLE], hip + d * reach, atol=1e-6)
-    np.testing.assert_allclose(np.linalg.norm(perpendicular_part(g[:, KNEE] - hip, d), axis=-1), 0.0, atol=1e-6)
+    # (out to 1.1 reaches: further, tanh reaches 1 to within rounding, and the leg is straight)
+    r = reach * rng.uniform(1.0 - SOFT_ZONE, 1.1, size=(len(hip), 1))
+    poles = np.tile([0.0, -1.0, 0.0], (len(m), 1))
+    g = leg_ik(m, HIP, KNEE, ANKLE, hip + d * r, poles=poles).global_positions()
+    np.testing.assert_allclose(g[:, ANKLE], hip + d * soft_extension(r, reach), atol=1e-9)
+    assert np.all(np.linalg.norm(g[:, ANKLE] - hip, axis=-1) < reach[:, 0] - 1e-9)  # never straight
+    straight = leg_ik(m, HIP, KNEE, ANKLE, hip + d * reach * 1.05, poles=poles, zone=0.0).global_positions()
+    np.testing.assert_allclose(straight[:, ANKLE], hip + d * reach, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(perpendicular_part(straight[:, KNEE] - hip, d), axis=-1), 0.0, atol=1e-6)
+
+
+def test_soft_extension_is_the_identity_short_of_its_zone_and_eases_smoothly_into_the_reach():
+    """Below (1 - zone) of the reach the distance is left alone; above, it rises with the
+    distance, stays short of the reach however far the target, and joins the identity
+    with its slope and its curvature (no step in a knee's acceleration where the zone starts)."""
+    reach, zone = 2.0, 0.05
+    start = (1.0 - zone) * reach
+    below = np.linspace(0.0, start, 50)
+    np.testing.assert_array_equal(soft_extension(below, reach, zone), below)
+    d = np.linspace(start, (1.0 + 4.0 * zone) * reach, 20001)  # (further, it is the reach to within rounding)
+    s = soft_extension(d, reach, zone)
+    assert np.all(np.diff(s) > 0.0) and np.all(s < reach)
+    assert soft_extension(np.array(100.0 * reach), reach, zone) <= reach
+    h = 1e-4 * zone * reach  # one-sided differences just inside the zone
+    x = start + np.array([0.0, h, 2.0 * h])
+    slope = np.diff(soft_extension(x, reach, zone)) / h
+    assert abs(slope[0] - 1.0) < 1e-4 and abs(slope[1] - slope[0]) < 1e-4 * h / (zone * reach) * 1e3
+    assert soft_extension(np.array(5.0), reach, 0.0) == reach  # zone 0: the clamp
 
 
 def test_knee_ends_on_the_pole_side():
@@ -202,20 +231,114 @@ def test_a_leg_straight_in_every_frame_needs_poles():
     np.testing.assert_allclose(out.global_positions()[:, 2], targets, atol=1e-12)
 
 
-def test_straight_frames_borrow_the_knee_direction_of_the_nearest_bent_frame():
+def test_straight_frames_take_the_knee_direction_of_the_bent_frames_either_side_in_the_pelvis_frame():
     skel = Skeleton(("pelvis", "hip", "knee", "ankle"), [-1, 0, 1, 2],
                     [[0, 0, 1.0], [0.1, 0, -0.05], [0, 0, -0.45], [0, 0, -0.43]], up=[0, 0, 1.0])
     x, z = np.eye(3)[0], np.eye(3)[2]
-    rot = quat.identity((4, 4))
+    rot = quat.identity((5, 4))
     rot[0, 2] = quat.from_axis_angle(x, 0.6)  # frame 0: knee bent, pointing -Y
-    rot[1, 0] = quat.from_axis_angle(z, np.pi / 2)  # frame 1: straight, body turned 90 degrees
-    rot[3, 1] = quat.from_axis_angle(z, np.pi)  # frame 3: leg turned round, knee bent, pointing +Y
-    rot[3, 2] = quat.from_axis_angle(x, 0.6)  # frame 2: straight; frame 3 is its nearest bent frame
-    m = Motion.from_root(skel, rot, np.zeros((4, 3)), 30)
+    rot[1, 0] = quat.from_axis_angle(z, np.pi / 2)  # frames 1-3: straight, body turned 90 degrees
+    rot[2, 0] = quat.from_axis_angle(z, np.pi / 2)
+    rot[3, 0] = quat.from_axis_angle(z, np.pi / 2)
+    rot[4, 1] = quat.from_axis_angle(z, np.pi / 2)  # frame 4: thigh turned 90 degrees, knee bent, pointing +X
+    rot[4, 2] = quat.from_axis_angle(x, 0.6)
+    m = Motion.from_root(skel, rot, np.zeros((5, 3)), 30)
     d = bend_directions(m, "hip", "knee", "ankle")
-    assert d[0] @ [0.0, -1.0, 0.0] > 0.9 and d[3] @ [0.0, 1.0, 0.0] > 0.9
-    np.testing.assert_allclose(d[1], quat.mul_vec(rot[1, 0], d[0]), atol=1e-12)  # frame 0's, turned with the pelvis
-    np.testing.assert_allclose(d[2], d[3], atol=1e-12)
+    assert d[0] @ [0.0, -1.0, 0.0] > 0.9 and d[4] @ [1.0, 0.0, 0.0] > 0.9
+    # in the pelvis frame, from frame 0's direction round to frame 4's, in order, the middle half way
+    local = quat.inv_mul_vec(rot[:, 0], d)
+    turned = np.arctan2(local[:, 0], -local[:, 1])  # 0 at -Y, pi/2 at +X
+    assert turned[0] == pytest.approx(0.0, abs=1e-9) and turned[4] == pytest.approx(np.pi / 2, abs=1e-9)
+    assert np.all(np.diff(turned) > 0.0) and turned[2] == pytest.approx(np.pi / 4, abs=1e-9)
+    # bent on one side only: its direction, carried with the pelvis
+    one_side = Motion.from_root(skel, rot[:4], np.zeros((4, 3)), 30)
+    d = bend_directions(one_side, "hip", "knee", "ankle")
+    np.testing.assert_allclose(d[1:], quat.mul_vec(rot[1:4, 0], np.broadcast_to(d[0], (3, 3))), atol=1e-12)
+
+
+# --- nothing snaps ----------------------------------------------------------------------
+
+
+def equal_leg_skeleton():
+    """pelvis -> hip -> knee -> ankle, Z up, thigh and shin of equal length (the worst case for a
+    knee near full extension), the knee bent a little forward (-Y) at rest."""
+    return Skeleton(("pelvis", "hip", "knee", "ankle"), [-1, 0, 1, 2],
+                    [[0.0, 0.0, 1.0], [0.1, 0.0, -0.05], [0.0, -0.02, -0.45], [0.0, 0.02, -0.45]], up=[0.0, 0.0, 1.0])
+
+
+def test_a_knee_reaching_through_full_extension_moves_no_faster_than_twice_its_target_and_never_jolts():
+    """The hip still, the ankle's target drawn steadily outward from 90 % to 110 % of the leg's
+    reach, 4001 samples: the knee never moves faster than twice the target, and its acceleration
+    has no spike above twice its median over the pass. The pass is the stretch a clamp or a
+    soft zone changes, as far out as in, centred on full reach: below it the knee moves as the
+    plain law of cosines has it (its slow acceleration far from straight would only lower the
+    median), beyond it the leg barely moves. A clamped distance snaps the knee straight at
+    full reach: its speed there grows without bound."""
+    skel = equal_leg_skeleton()
+    F = 4001
+    m = Motion.from_root(skel, quat.identity((F, 4)), np.zeros((F, 3)), 30)
+    g0 = m.global_positions()
+    reach = np.linalg.norm(g0[0, 2] - g0[0, 1]) + np.linalg.norm(g0[0, 3] - g0[0, 2])
+    way = (g0[0, 3] - g0[0, 1]) / np.linalg.norm(g0[0, 3] - g0[0, 1])
+    r = np.linspace(0.9, 1.1, F) * reach
+    knee = leg_ik(m, 1, 2, 3, g0[:, 1] + r[:, None] * way).global_positions()[:, 2]
+    dr = r[1] - r[0]
+    speed = np.linalg.norm(np.diff(knee, axis=0), axis=-1) / dr
+    accel = np.linalg.norm(knee[2:] - 2.0 * knee[1:-1] + knee[:-2], axis=-1) / dr**2
+    assert speed.max() <= 2.0, f"the knee moves {speed.max():.1f}x as fast as its target"
+    assert accel.max() <= 2.0 * np.median(accel), f"a spike of {accel.max() / np.median(accel):.1f}x the median"
+
+
+def straightening_leg(F=61, twist=0.8, noise=0.0):
+    """A leg bending forward (-Y), straight for the middle fifth of the frames and bending again,
+    its thigh turning about itself by ``twist`` radians over the clip (so the knee's plane turns),
+    the pelvis still; ``noise``: a sideways bend of that many radians throughout, the size of
+    rounding, which gives a straight leg a bend plane of its own."""
+    skel = equal_leg_skeleton()
+    skel = Skeleton(skel.names, skel.parents, [[0.0, 0.0, 1.0], [0.1, 0.0, -0.05], [0.0, 0.0, -0.45], [0.0, 0.0, -0.45]],
+                    up=[0.0, 0.0, 1.0])
+    t = np.linspace(-1.0, 1.0, F)
+    x, y, z = np.eye(3)
+    rot = quat.identity((F, 4))
+    rot[:, 1] = quat.from_axis_angle(z, twist * (t + 1.0) / 2.0)
+    rot[:, 2] = quat.mul(quat.from_axis_angle(x, 0.5 * np.maximum(np.abs(t) - 0.2, 0.0)),
+                         quat.from_axis_angle(y, np.full(F, noise)))
+    return Motion.from_root(skel, rot, np.zeros((F, 3)), 30)
+
+
+def frame_to_frame_angles(rotations):
+    return quat.angle(rotations[1:], rotations[:-1])
+
+
+def test_knee_directions_turn_smoothly_through_frames_where_the_leg_is_straight():
+    """The knee's plane turns with the thigh while the leg straightens and bends again: the
+    knee direction turns by about as much on every frame, carried through the straight ones
+    (taking the nearest bent frame's stepped half the turn in one frame, half way through)."""
+    m = straightening_leg()
+    d = bend_directions(m, "hip", "knee", "ankle")
+    change = np.arccos(np.clip(np.sum(d[1:] * d[:-1], axis=-1), -1.0, 1.0))
+    assert change.max() <= 2.0 * np.median(change), f"a step of {change.max() / np.median(change):.1f}x the typical"
+
+
+def test_an_input_leg_passing_through_straight_gives_rotations_continuous_frame_to_frame():
+    """Solved onto targets nearer the hip, with a pole turning smoothly with the thigh, a leg
+    whose input passes through straight, with a bend plane of rounding size there, turns its
+    thigh and shin by about as much on every frame: the straight frames do not bend about that
+    plane's normal and twist the thigh round to the pole (the knee's place is the same either
+    way; its joints' rotations are not)."""
+    twist = 0.8
+    m = straightening_leg(twist=twist, noise=1e-7)
+    g = m.global_positions()
+    way = (g[:, 3] - g[:, 1]) / np.linalg.norm(g[:, 3] - g[:, 1], axis=-1, keepdims=True)
+    targets = g[:, 1] + 0.85 * 0.9 * way
+    t = np.linspace(-1.0, 1.0, len(m))
+    poles = quat.mul_vec(quat.from_axis_angle(np.eye(3)[2], twist * (t + 1.0) / 2.0), np.array([0.0, -1.0, 0.0]))
+    out = leg_ik(m, 1, 2, 3, targets, poles=poles)
+    np.testing.assert_allclose(out.global_positions()[:, 3], targets, atol=1e-9)
+    world = out.global_transforms()[1]
+    for joint, name in ((1, "thigh"), (2, "shin")):
+        change = frame_to_frame_angles(world[:, joint])
+        assert change.max() <= 2.0 * np.median(change), f"the {name} turns {change.max() / np.median(change):.1f}x the typical"
 
 
 def test_bad_arguments_raise_with_the_facts():
@@ -236,7 +359,8 @@ def test_zero_length_clip():
 
 def test_solving_some_frames_changes_only_those_and_as_solving_them_all_does():
     """legs_ik(frames=...) leaves every other frame as it is and solves the chosen ones
-    to the last bit as a solve of every frame does (knee directions from every frame)."""
+    to the last bit as a solve of every frame does (the random legs are clearly bent: each
+    knee's direction its own)."""
     from core.ik import legs_ik
 
     m = random_motion(F=40, seed=5)

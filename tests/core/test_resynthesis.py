@@ -47,7 +47,7 @@ def _assert_same(result, fresh):
     """The same motion (global joint positions within 5e-8 body heights) and the same plan (to float noise).
 
     Reused frames differ from fresh ones by rounding (1e-14 of the body's size); the legs'
-    IK near full extension (render.soft_reach, docs/design.md "Speed") magnifies such
+    IK near full extension (core.ik.soft_extension, docs/design.md "Speed") magnifies such
     differences in the frames planned anew after them: up to 1.4e-8 body heights seen."""
     a, b = result.motion, fresh.motion
     assert (result.plan.start, a.n_frames) == (fresh.plan.start, b.n_frames)
