@@ -17,7 +17,7 @@ from .analysis import Phase, horizontal, pelvis_facing
 from .ik import SOFT_ZONE, chain_joints, legs_ik
 from .motion import Motion, forward_kinematics
 from .plan import CONNECTION, TRANSITION, Clip, PairPlan, Segment
-from .rig import Rig
+from .rig import Rig, leg_length
 from .track import Context, PhaseSpan, Track, clamped, warp_connection_prev, warp_transition_next, warp_transition_prev
 from .weights import smoothstep
 
@@ -154,11 +154,18 @@ def adapt_legs(
     # the solver's easing of the reach fades in with each hold and out with it: a leg held
     # where it stands, nearly straight, would otherwise bend at once by all of it
     hold = hold_weights(active, motion.fps, fade_s)[part][:, columns]
+    # nor does it start short of the leg's own extension as blended: a standing leg the
+    # sources hold at 99 % of its reach, held where it stands, is reached exactly (eased
+    # from its own extension on, it stood a centimetre short of a foot in the air). The
+    # zone is the part of the reach the blend leaves (continuous, as the blend is)
+    reach = np.array([leg_length(window.skeleton, rig, "LR"[col]) for col in columns])
+    own = quat.length(gpos[:, columns] - hips[:, columns]) / reach
+    zone = hold * np.clip(1.0 - own, 0.0, SOFT_ZONE)
     # both legs on one evaluation of their chains (solving one leg does not move the other)
     # (the contact stage's window runs from the first gap to the last: only the gaps' frames are solved)
     solved = legs_ik(window, legs, np.stack(targets, axis=1),
                      ankle_rotations=None if given is None else given[:, columns], evaluated=evaluated,
-                     frames=rows - part.start if len(rows) < len(window) else None, zone=SOFT_ZONE * hold).rotations
+                     frames=rows - part.start if len(rows) < len(window) else None, zone=zone).rotations
     # frames left alone keep their leg bit for bit
     joints = [j for leg in legs for j in leg]
     on = np.repeat(active[part][:, columns], 3, axis=1)[..., None]

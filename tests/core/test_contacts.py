@@ -202,31 +202,23 @@ def held_where_it_stands(motion, rig, on):
 
 
 @pytest.mark.parametrize("fps", [30.0, 120.0])
-def test_a_hold_over_a_straight_leg_eases_it_off_straight_over_hold_fade_s_not_in_one_frame(walk, fps):
-    """The leg solver eases a leg's reach near full extension (core.ik.soft_extension), so a
-    straight leg held where it stands bends its knee a little, the foot a hair short: not in
-    the frame the hold switches on, nor back in the one it switches off, but along a smoothstep
-    over hold_fade_s (the same in seconds at 30 and 120 fps). A solver that clamped left it
-    locked straight, the knee's speed unbounded there. The frames outside the hold stay bit
-    for bit."""
-    from core.options import ContactOptions
-
+def test_a_straight_leg_held_where_it_stands_is_reached_not_bent_short(walk, fps):
+    """The solver eases a leg's reach near full extension (core.ik.soft_extension), but never
+    from below the leg's own extension as blended: a straight stance leg held where it stands
+    (stance legs in capture run at 98 to 100 % of their length) keeps its foot on the floor
+    and its knee as it was, in the frame the hold switches on and throughout; eased from 95 %
+    of the reach, the foot stood a centimetre short, in the air. The frames outside the hold
+    stay bit for bit."""
     rig = find_rig(walk)
     still = standing(walk, fps)
-    n, fade = still.n_frames, ContactOptions().hold_fade_s
+    n = still.n_frames
     on = slice(n // 4, 3 * n // 4)
     out = held_where_it_stands(still, rig, on)
-    bend = knee_bend(out, rig.leg("L")) - knee_bend(still, rig.leg("L"))
-    assert knee_bend(still, rig.leg("L"))[0] < 0.5, "the leg is straight"
-    full = bend[n // 2]
-    assert full > 5.0, f"held, the straight leg is eased off straight (by {full:.2f} degrees)"
-    np.testing.assert_allclose(bend[int(n // 4 + 1.5 * fade * fps) : 3 * n // 4 - int(1.5 * fade * fps)], full, atol=1e-9)
-    steps = np.abs(np.diff(bend))
-    # where the hold switches on and off the bend comes in steps: at 120 fps none over a fifth
-    # of it (at 30 fps the fade's 3 frames take it in steps of about a half, a third, a sixth)
-    assert steps.max() <= (0.2 if fps > 60 else 0.55) * full, f"a step of {steps.max() / full:.2f} of the bend in one frame"
-    # the same function of time at both rates: the bend one fade after the hold begins
-    assert bend[n // 4 + int(round(fade * fps))] == pytest.approx(full, rel=1e-6)
+    leg = rig.leg("L")
+    assert knee_bend(still, leg)[0] < 0.5, "the leg is straight"
+    assert np.abs(knee_bend(out, leg) - knee_bend(still, leg)).max() < 0.5
+    ankle = out.global_positions()[:, leg.ankle] - still.global_positions()[:, leg.ankle]
+    assert np.linalg.norm(ankle, axis=-1).max() < 1e-4 * leg_length(still.skeleton, rig, "L")
     outside = np.r_[0 : n // 4, 3 * n // 4 : n]
     assert np.array_equal(out.rotations[outside], still.rotations[outside])
 
