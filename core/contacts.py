@@ -426,14 +426,21 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         # (a norm per stretch, as step_lift takes one)
         lift = np.clip(options.step_rise * np.array([np.linalg.norm(w) for w in ways]), *(h * leg for h in options.step_height))
         frames = np.concatenate([np.arange(a, b + 1) for a, b in swings])
+        clearance = _clearance(foot.ankle[frames] + offset[frames], rotation[frames], foot, frames, up,
+                               floors if own is None else own.floors)
+        # a swing is raised to no more than it clears already, or a step's least lift: the
+        # blend of a swing and a foot at rest skims the floor, and is lifted clear of it; a
+        # swing of a clip's own clears it by a few centimetres, as captured, and is left so
+        # (a walk's swing of 1.3 m raised to a quarter of its length jerked the knee up and
+        # down at three times its own acceleration)
+        peaks = np.maximum.reduceat(clearance, np.cumsum(np.concatenate([[0], lengths[:-1]])))
+        lift = np.minimum(lift, np.maximum(peaks, options.step_height[0] * leg))
         x = (frames - np.repeat(first, lengths) + 1) / np.repeat(lengths + 1, lengths)
         need = np.repeat(lift, lengths) * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
         if own is not None:
             # no higher than the sources' own swings go: only a swing the blend lowered is lifted
             need = np.minimum(need, own.reach[frames])
-        low = need - _clearance(foot.ankle[frames] + offset[frames], rotation[frames], foot, frames, up,
-                                floors if own is None else own.floors)
-        offset[frames] += np.maximum(low, 0.0)[:, None] * up
+        offset[frames] += np.maximum(need - clearance, 0.0)[:, None] * up
     # in the air too, neither the ankle nor the toe goes below its floor (nor below where
     # the sources' own feet go, if they go lower)
     if own is None:
