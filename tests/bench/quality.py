@@ -809,6 +809,44 @@ def plot_fig5(out_dir: Path, rigged: Rigged, engine, args) -> list[Path]:
 # --------------------------------------------------------------------------
 
 
+W_LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
+W_RISE = 0.05  # relative: a rise of the rendered peak or pop counted when raising W
+W_SHARE = 0.02  # legs issue: at most this share of pairs
+
+
+def print_w_steps(rigged: Rigged, labels: list[str], gaps_s, engine, args) -> Check:
+    """Raising W by 0.25 at every placement, judged on the rendered gap (legs issue, item 5):
+    on how many pairs it raises the gap's peak acceleration or its pop by over W_RISE."""
+    Clip, synthesize = engine
+    raised, n = {w: 0 for w in W_LEVELS[1:]}, 0
+    worst: list[tuple[float, str]] = []
+    for gap_s in gaps_s:
+        for a in labels:
+            for b in labels:
+                if a == b:
+                    continue
+                pl = placement_of(rigged, a, b, gap_s)
+                timeline = [Clip(rigged.clips[a], 0, core=pl.prev_core, name=a),
+                            Clip(rigged.clips[b], pl.next_start, core=pl.next_core, name=b)]
+                qs = [synthesize(timeline, responsiveness=w, pose_ends=args.pose_ends).plan.pairs[0].quality
+                      for w in W_LEVELS]
+                n += 1
+                for w, q0, q1 in zip(W_LEVELS[1:], qs, qs[1:]):
+                    rise = max(((getattr(q1, k) or 0.0) / getattr(q0, k) - 1.0 for k in ("accel", "pop")
+                                if getattr(q0, k)), default=0.0)
+                    if rise > W_RISE:
+                        raised[w] += 1
+                        worst.append((rise, f"{a} > {b} ({gap_s:g} s) W {w - 0.25:g}->{w:g} {rise:+.0%}"))
+    print(f"\nraising W by 0.25 ({n} pairs, every placement; the rendered gap's peak acceleration or pop up by over "
+          f"{100 * W_RISE:g} %): " + ", ".join(f"W -> {w:g}: {k} ({100 * k / n:.1f} %)" for w, k in raised.items()))
+    print("  largest: " + "; ".join(text for _, text in sorted(worst, reverse=True)[:6]))
+    share = max(raised.values()) / n if n else float("nan")
+    check = Check(f"W: pairs whose peak or pop rises by over {100 * W_RISE:g} % when W rises by 0.25, at the worst "
+                  f"step {100 * share:.1f} % <= {100 * W_SHARE:g} %", share <= W_SHARE)
+    print(check)
+    return check
+
+
 def engine_or_reason():
     try:
         from core.synthesize import Clip, synthesize
@@ -824,7 +862,8 @@ def parse_args() -> argparse.Namespace:
                         help="the engine's pose ends: eased (default) or held with eq. (16) slopes, as in the paper")
     parser.add_argument("--gaps", type=float, nargs="+", default=GAPS_S, metavar="S",
                         help=f"how far apart the cores are, seconds (default {' '.join(map(str, GAPS_S))})")
-    parser.add_argument("--quick", action="store_true", help="the original rig only (no CMU, no 120 fps run)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the original rig only (no CMU, no 120 fps run, no W steps, no asap.py W curve)")
     parser.add_argument("--clips", nargs="+", metavar="LABEL", help="only these clips (labels as printed)")
     parser.add_argument("--rows", action="store_true", help="print every gap of the original rig")
     parser.add_argument("--plot", type=Path, metavar="DIR", help="write Oshita 2014 Fig. 5 plots of a few pairs to DIR")
@@ -928,6 +967,12 @@ def main() -> None:
           f"responsiveness {args.responsiveness:g}, pose ends {args.pose_ends}", flush=True)
     runs, base = run_all(originals, variants, gaps_s, engine, args)
     print_report(runs, base, gaps_s, args)
+    if not args.quick and engine is not None:
+        print_w_steps(base, list(originals), gaps_s, engine, args)
+        print("\nas soon as possible (tests/bench/asap.py), its W curve:")
+        import asap  # noqa: E402  (tests/bench, next to this script)
+
+        asap.main()
     print(f"\nruntime {time.perf_counter() - started:.0f} s (loading, every rig, every pair, summaries)")
     if args.plot:
         if engine is None:
