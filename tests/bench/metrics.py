@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
 from core import quat  # noqa: E402
 from core.analysis import horizontal, pelvis_facing  # noqa: E402
 from core.motion import Motion, forward_kinematics  # noqa: E402
-from core.quality import gap_samples, second_differences  # noqa: E402
+from core.quality import gap_samples  # noqa: E402
 from core.rig import Rig  # noqa: E402
 
 # The Bandai Namco joints under the names of the CMU capture (as converted to
@@ -193,6 +193,14 @@ def naive_crossfade(src: Motion, dst: Motion, start: int, rig: Rig, *, blend_fra
 # what the cores force on a gap's acceleration
 
 
+def second_differences(n: int) -> np.ndarray:
+    """``(n - 2, n)``: the second difference of n samples at each inner sample."""
+    d = np.zeros((n - 2, n))
+    rows = np.arange(n - 2)
+    d[rows, rows], d[rows, rows + 1], d[rows, rows + 2] = 1.0, -2.0, 1.0
+    return d
+
+
 def accel_floor(positions: np.ndarray, first: int, last: int, k: int, fps: float) -> float:
     """A peak mean-joint acceleration over frames ``first`` .. ``last`` of ``positions (F, J, 3)``
     (global, cores on both sides; core.quality's samples, :func:`core.quality.gap_samples`)
@@ -207,5 +215,5 @@ def accel_floor(positions: np.ndarray, first: int, last: int, k: int, fps: float
     a = (second_differences(len(frames)) @ positions[frames].reshape(len(frames), -1)) * (fps / k) ** 2
     a = a.reshape(len(frames) - 2, -1, 3)
     i = np.arange(len(a))
-    weights = [len(a) - i] + ([i + 1, np.ones(len(a))] if fixed[-2] else [])
+    weights = [len(a) - i] + ([i + 1, np.ones(len(a))] if frames[-2] == last else [])
     return max(float(np.linalg.norm(np.tensordot(w, a, axes=(0, 0)), axis=-1).mean() / w.sum()) for w in weights)

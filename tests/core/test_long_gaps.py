@@ -24,6 +24,11 @@ def apart(prev, nxt, gap: int, margin: int = 10) -> list[Clip]:
     return [Clip(prev, 0, prev_core, "prev"), Clip(nxt, prev_core[1] + gap - margin, (margin, nxt.n_frames - 1 - margin), "next")]
 
 
+def decisions(plan) -> dict:
+    """The plan but for the options it was made with (which differ here by construction)."""
+    return {k: v for k, v in plan.to_dict().items() if k != "options"}
+
+
 def peak_bytes(timeline: list[Clip]) -> int:
     """Peak of Python's (numpy's included) allocations while ``timeline`` synthesizes."""
     tracemalloc.start()
@@ -51,7 +56,7 @@ def test_the_bound_leaves_ordinary_gaps_as_they_were(mocap, gap):
     for prev, nxt in ((WALK, BOW), (BOW, WALK), (RUN, KICK), (DANCE, RUN)):
         timeline = apart(mocap(prev), mocap(nxt), gap)
         bounded, unbounded = synthesize(timeline), synthesize(timeline, options=UNBOUNDED)
-        assert bounded.plan.to_dict() == unbounded.plan.to_dict()
+        assert decisions(bounded.plan) == decisions(unbounded.plan)
         assert np.array_equal(bounded.motion.rotations, unbounded.motion.rotations)
         assert np.array_equal(bounded.motion.positions, unbounded.motion.positions)
 
@@ -59,7 +64,7 @@ def test_the_bound_leaves_ordinary_gaps_as_they_were(mocap, gap):
 def test_a_long_gap_whose_blends_are_shorter_than_the_bound_keeps_its_plan(mocap):
     """67 s between the cores: the search runs in blocks, and finds the blends it found over the whole gap."""
     timeline = apart(mocap(WALK), mocap(BOW), 2_000)
-    assert synthesize(timeline).plan.to_dict() == synthesize(timeline, options=UNBOUNDED).plan.to_dict()
+    assert decisions(synthesize(timeline).plan) == decisions(synthesize(timeline, options=UNBOUNDED).plan)
 
 
 def test_no_blend_lasts_longer_than_max_blend_s(mocap):
