@@ -317,7 +317,7 @@ def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[
     return slots
 
 
-def _held_foot(foot: _Foot, down: np.ndarray, slots: list["_Slot"], up: np.ndarray, leg: float,
+def _held_foot(foot: _Foot, down: np.ndarray, slots: list[_Slot], up: np.ndarray, leg: float,
                floors: np.ndarray, options: ContactOptions, landings: dict | None = None, *, fps: float,
                own: SourceFeet | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World ankle targets ``(n, 3)``, ankle rotations ``(n, 4)`` and where they apply ``(n,)``
