@@ -29,6 +29,10 @@ first frame, and only changes frames strictly inside it (cores stay exact):
   one where it lands (zero at the cores); a foot in the air between two
   places on the floor rises at least as a step of that length would, so a
   blended swing flattened by a foot at rest does not skim the floor;
+* a step the plan has a foot take (core.methods: adaptation's steps) goes
+  from where the foot stands to where the plan lands it, over the frames and
+  as high as the plan says; a glide (a foot the plan has no room to step)
+  slides along the floor over its frames instead, not held meanwhile;
 * a foot down through the whole gap whose two ends are apart (the cores
   stand it in different places) steps from one to the other, lifted, in the
   middle of the gap; two such feet step one after the other, the other foot
@@ -83,6 +87,25 @@ class _Foot:
     def __post_init__(self):
         offset = None if self.toe_local is None else quat.mul_vec(self.rotation, self.toe_local)
         object.__setattr__(self, "toe_offset", offset)
+
+
+@dataclass(frozen=True)
+class PlannedStep:
+    """A step the plan has a foot take in a gap (core.plan: a "step" or "glide" segment, or a
+    kept foot released onto its own swing, eq. 5): the foot stands on output frame ``first``,
+    is off its hold after it and lands on ``last``.
+
+    to     where it lands, its world ankle (None: where the rendered frames have it);
+    lift   how high it rises above the line between where it leaves and where it lands
+           (None: as :func:`step_lift` has a step of its way rise);
+    glide  it does not lift: it slides along the floor over all its frames.
+    """
+
+    first: int
+    last: int
+    to: np.ndarray | None = None
+    lift: float | None = None
+    glide: bool = False
 
 
 @dataclass(frozen=True)
@@ -185,9 +208,8 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
     contacts       (F, 2) bool, left and right foot down, as the blended sources say;
     floors         (2, 2) floor heights of (ankle, toe) for (left, right) (see core.quality),
                    or one such per gap;
-    steps          per gap, {foot (0 left, 1 right): [(first, last), ...]} output frames
-                   over which the plan has that foot step: it stands on the first, is in
-                   the air after it and lands on the last (inside the gap);
+    steps          per gap, {foot (0 left, 1 right): [PlannedStep, ...]}: the steps and
+                   glides the plan has that foot take (inside the gap), drawn as planned;
     sources        what the sources' own feet do at every frame of ``motion``, for a blend of
                    motions played at the same time (core.mkm, :class:`SourceFeet`): a run
                    down that the blend keeps within ``step_apart`` of where the sources'
@@ -230,19 +252,20 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
         gpos, grot = gpos_all[at : at + n], grot_all[at : at + n]
         at += n
         down = np.array(contacts[g0 : g1 + 1], dtype=bool)
-        # a planned step stands on its first frame and lands on its last, in the air between
-        planned = {k: [(max(a + 1 - first - g0, 1), min(b - 1 - first - g0, n - 2)) for a, b, *_ in planned_steps.get(k, [])]
-                   for k in range(2)}
+        # a planned step stands on its first frame and lands on its last, off its hold between:
+        # its slot (gap frames), how high it rises and whether it glides
+        slots = {k: [_Slot(max(p.first + 1 - first - g0, 1), min(p.last - 1 - first - g0, n - 2), p.lift, p.glide)
+                     for p in planned_steps.get(k, [])] for k in range(2)}
+        slots = {k: [x for x in slots[k] if x.last >= x.first] for k in range(2)}
         # where the plan lands each step (its way's end), by the frame it lands on
-        landings = {k: {b - first - g0: x[0] for a, b, *x in planned_steps.get(k, []) if x and x[0] is not None}
+        landings = {k: {p.last - first - g0: p.to for p in planned_steps.get(k, []) if p.to is not None}
                     for k in range(2)}
         # a foot's ankle and toe (the ankle again without a toe): its place and its heading
         points = gpos[:, [0, 2, 1, 3]].reshape(n, 2, 2, 3) if has_toes else np.repeat(gpos[:, :2, None], 2, axis=2)
-        # the plan's steps; a foot the plan says nothing about may step on its own
-        slots = {k: [(a, b) for a, b in planned[k] if b >= a] for k in range(2)}
+        # a foot the plan says nothing about may step on its own
         unplanned = [k for k in range(2) if not planned_steps.get(k)]
         for k, slot in _step_slots(down, points, slots, unplanned, motion.fps, leg, up, options).items():
-            slots[k] = [slot]
+            slots[k] = [_Slot(*slot)]
         for k in range(2):
             toe_local = quat.inv_mul_vec(grot[:, k], gpos[:, 2 + k] - gpos[:, k]) if has_toes else None
             foot = _Foot(gpos[:, k], grot[:, k], toe_local)
@@ -256,20 +279,31 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                       fade_s=options.hold_fade_s)
 
 
+@dataclass(frozen=True)
+class _Slot:
+    """Gap frames ``first .. last`` in which a foot is off its hold on its way (a step between
+    the frames it stands on and lands on); ``lift`` and ``glide`` as :class:`PlannedStep`'s."""
+
+    first: int
+    last: int
+    lift: float | None = None
+    glide: bool = False
+
+
 def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[int], fps: float, leg: float,
                 up: np.ndarray, options: ContactOptions) -> dict[int, tuple[int, int]]:
     """Frames ``{foot: (first, last)}`` in which a foot of ``feet`` down through the whole
     gap, with its two ends apart (its ankle or its toe, ``points (n, 2, 2, 3)``: a turn on
     the spot counts), steps from one to the other, while the other foot stands: in the
     middle of the longest run of frames in which the other foot is down and not in a
-    step of ``planned`` ``{foot: [(first, last)]}``. Two such feet step one after the other."""
+    step of ``planned`` ``{foot: [_Slot]}``. Two such feet step one after the other."""
     n = len(down)
     moved = quat.length(horizontal(points[-1] - points[0], up)).max(axis=-1)
     apart = [k for k in feet if down[:, k].all() and moved[k] > options.step_apart * leg]
     standing = down.copy()
     for k, steps in planned.items():
-        for a, b in steps:
-            standing[a : b + 1, k] = False
+        for step in steps:
+            standing[step.first : step.last + 1, k] = False
     slots = {}
     for i, k in enumerate(apart):
         # its share of the inner frames (two such feet: each half), in which the other foot stands
@@ -288,14 +322,14 @@ def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[
     return slots
 
 
-def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: np.ndarray, leg: float,
+def _held_foot(foot: _Foot, down: np.ndarray, slots: list[_Slot], up: np.ndarray, leg: float,
                floors: np.ndarray, options: ContactOptions, landings: dict | None = None, *, fps: float,
                own: SourceFeet | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World ankle targets ``(n, 3)``, ankle rotations ``(n, 4)`` and where they apply ``(n,)``
     for one foot over the gap (frame 0 and n - 1 are the cores' and stay as they are).
 
-    slots  frames ``(first, last)`` in which the foot steps: it is in the air there,
-           whatever the sources say, along :func:`_step_path`.
+    slots  the frames in which the foot steps (:class:`_Slot`): off its hold there, whatever
+           the sources say, along :func:`_step_path`.
     own    this foot's :class:`SourceFeet` over the gap ``(n,)`` (a blend of motions played
            at the same time): each rule gives way to what the sources' own foot does.
     """
@@ -305,8 +339,8 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         # no lower than the floor, nor than the cores at either end already have the foot
         # (with the sources' own feet at hand, the rules below give way to how low theirs go)
         floors = np.minimum(floors, _heights(foot, [0, n - 1], up).min(axis=0))
-    for a, b in slots:
-        down[a : b + 1] = False
+    for slot in slots:
+        down[slot.first : slot.last + 1] = False
     # the correction at each frame: a translation of the ankle and a rotation of the foot
     offset = np.full((n, 3), np.nan)
     turn = np.full((n, 4), np.nan)
@@ -386,7 +420,8 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
     # step that does not land (onto a swing of the clip's own, a run starting in
     # flight) leaves the same way and merges into that swing over its second half,
     # so that it joins the swing at the swing's own speed.
-    for a, b in slots:
+    for slot in slots:
+        a, b = slot.first, slot.last
         lands = down[b + 1]
         ends = np.array([a - 1, b + 1])
         unknown = ends[np.isnan(offset[ends, 0])]
@@ -394,7 +429,16 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[tuple[int, int]], up: 
         places, rotations = foot.ankle[ends] + offset[ends], quat.mul(turn[ends], foot.rotation[ends])
         frames = np.arange(a, b + 1)
         x = (frames - a + 1) / (b - a + 2)
-        place, rotation = _step_path(places, rotations, x, up, leg, options)
+        # (a step the plan has not sized: as high as a step of its way, its toe's where it turns)
+        lift = step_lift(_step_length(places, rotations, up, leg), leg, options) if slot.lift is None else slot.lift
+        place, rotation = _step_path(places, rotations, x, up, lift, 0.0 if slot.glide else options.step_delay)
+        if slot.glide:
+            # it slides on the floor: its lowest point (ankle or toe) as high above the floor
+            # as where it leaves and where it lands, in between as it goes (a foot turning from
+            # its toe onto its heel on the way would otherwise lift clear in the middle)
+            clear = _clearance(places, rotations, foot, ends, up, floors)
+            want = (1.0 - smoothstep(x)) * clear[0] + smoothstep(x) * clear[1]
+            place = place + (want - _clearance(place, rotation, foot, frames, up, floors))[:, None] * up
         if not lands:
             v = smoothstep(2.0 * x - 1.0)
             place = (1.0 - v)[:, None] * place + v[:, None] * foot.ankle[frames]
@@ -460,26 +504,31 @@ def step_lift(length: float, leg: float, options: ContactOptions) -> float:
     return float(np.clip(options.step_rise * length, *(h * leg for h in options.step_height)))
 
 
-def _step_path(places: np.ndarray, rotations: np.ndarray, x: np.ndarray, up: np.ndarray, leg: float,
-               options: ContactOptions) -> tuple[np.ndarray, np.ndarray]:
+def _step_length(places: np.ndarray, rotations: np.ndarray, up: np.ndarray, leg: float) -> float:
+    """How far a step from ``places[0]`` (rotation ``rotations[0]``) to ``places[1]`` goes: its
+    ankle, or its toe where the foot turns (a foot is about 0.3 leg long)."""
+    return max(float(np.linalg.norm(horizontal(places[1] - places[0], up))),
+               float(quat.angle(rotations[0], rotations[1])) * 0.3 * leg)
+
+
+def _step_path(places: np.ndarray, rotations: np.ndarray, x: np.ndarray, up: np.ndarray, lift: float,
+               delay: float) -> tuple[np.ndarray, np.ndarray]:
     """Ankle places and world rotations of a step from ``places[0]`` (rotation ``rotations[0]``)
-    to ``places[1]`` at times ``x`` in (0, 1).
+    to ``places[1]`` at times ``x`` in (0, 1), rising ``lift`` half way.
 
     The foot clears the floor before it travels and comes down before it lands:
-    it moves across only over the middle of the step, while it rises by a share
-    of the step's length (within ``step_height``) along a bump highest half way.
-    Speeds are zero at both ends, so the step leaves and lands without a jerk.
+    it moves across only after the first ``delay`` of the step and before its last,
+    while it rises along a bump highest half way (a bump of height h over T seconds
+    peaks at 24 h / T^2 up and down). Speeds are zero at both ends, so the step leaves
+    and lands without a jerk. A glide (no lift, no delay) slides along the floor the
+    whole time.
     """
-    d = options.step_delay
-    along = smoothstep((x - d) / (1.0 - 2.0 * d))
+    along = smoothstep((x - delay) / (1.0 - 2.0 * delay))
     u = smoothstep(x)
     start, end = places
     across = horizontal(end - start, up)
-    # how far it goes: its ankle, or its toe where the foot turns (foot length ~ 0.3 leg)
-    turn = quat.angle(rotations[0], rotations[1]) * 0.3 * leg
-    height = step_lift(max(np.linalg.norm(across), turn), leg, options)
-    lift = height * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
-    level = (1.0 - u) * (start @ up) + u * (end @ up) + lift
+    bump = lift * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
+    level = (1.0 - u) * (start @ up) + u * (end @ up) + bump
     place = horizontal(start, up) + along[:, None] * across + level[:, None] * up
     # it turns while it travels, clear of the floor
     return place, quat.slerp(rotations[0], rotations[1], along)

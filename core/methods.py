@@ -14,7 +14,8 @@ following motion the next clip. :func:`plan_pair`
 5. chooses each segment's weight function (section 4.4),
 6. aligns the following clip on the previous one (2008, 4.2-4.3),
 7. decides how adaptation's feet get to the following clip: kept and
-   released in their own moving phases (eqs. 5, 7), or stepping, one at a time.
+   released in their own moving phases (eqs. 5, 7), or stepping, one at a
+   time at the clips' pace, or gliding where S1 has no room for that step.
 
 Everything it decides is in the :class:`core.plan.PairPlan` it returns.
 """
@@ -28,11 +29,12 @@ import numpy as np
 from . import quat
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, horizontal, moving_feet
-from .contacts import step_lift
 from .motion import forward_kinematics
 from .optimize import (body_frame_joints, body_frames_of, body_velocity, distance_matrix, optimal_blend_range,
                        pose_acceleration, pose_velocity, primary_joints)
+from .options import ContactOptions
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
+from .quality import FLAG_RATIO
 from .track import (Context, Feet, PhaseSpan, Track, base_foot_at, clamped, contacts_at, foot_joints, frame_range,
                     moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
 from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
@@ -375,9 +377,15 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, frame_range(c0e, c1b - 1), frame_range(c0e + 1, c1b))
     frames = [pace.seconds(x[3], x[2] is not None) * ctx.fps for x in stepping]
-    steps = [_with_way(s, track, clip, clip_contacts, sides, alignment, r, c1b, ctx) if s.blend == "step" else s
-             for s in _one_at_a_time(stepping, r, frames)]
-    if sum(frames) > r.t1 - r.t0 + 1e-9:
+    steps = [_with_way(s, track, clip, clip_contacts, sides, alignment, r, c1b, ctx, pace) if s.blend != "swing" else s
+             for s in _timed_steps(stepping, r, frames)]
+    gliding = [s.foot for s in steps if s.blend == "glide"]
+    if gliding:
+        glide = (f"{' and '.join(gliding)} foot glide{'s' if len(gliding) == 1 else ''} along the floor: S1's "
+                 f"{(r.t1 - r.t0) / ctx.fps:.2f} s has no room for {len(stepping)} steps of "
+                 f"{sum(frames) / ctx.fps:.2f} s in all at the clips' pace; give the clips more room")
+        note = f"{note}; {glide}" if note else glide
+    elif sum(frames) > r.t1 - r.t0 + 1e-9:
         quick = (f"steps quicker than the clips' pace: S1's {(r.t1 - r.t0) / ctx.fps:.2f} s for {len(steps)} steps of "
                  f"{sum(frames) / ctx.fps:.2f} s in all; give the clips more room")
         note = f"{note}; {quick}" if note else quick
@@ -418,7 +426,7 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     hold = not releases and not steps
     # how far each foot stands from the clip's stance: its ankle or its toe (a foot that
     # must turn on the spot moves its toe)
-    kept = sides.prev_feet.at(r.t0 - track.first)
+    kept = np.stack([sides.prev_feet.at(_held_since(track, k, r.t0) - track.first)[k] for k in range(2)])
     own = alignment.apply_points(sides.next_feet.at(r.t1 - clip.start))
     apart = quat.length(horizontal(kept - own, ctx.up)).max(axis=-1)
     standing = contacts_at(track, r.t0)
@@ -437,42 +445,98 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     return releases, stepping, alignment, hold
 
 
-def _one_at_a_time(stepping: list, r, frames: list[float]) -> list[Segment]:
-    """Step segments over S1 ``r``, one foot after the other, never two in the air at once
-    (a hop); ``frames``: how long each of ``stepping`` takes at the clips' pace.
+def _timed_steps(stepping: list, r, frames: list[float]) -> list[Segment]:
+    """Step, swing and glide segments over S1 ``r``: when each foot of ``stepping`` leaves and
+    lands; ``frames``: how long each takes at the clips' pace.
 
-    A foot already in the air goes first: it needs at least until the previous
-    motion lands it. S1 is shared among the steps in turn by the time each needs,
-    so each is as much quicker or slower than its time as S1 is shorter or longer
-    than their sum (the plan's note says where they are quicker). A foot the clip
-    has in the air at the end of S1 steps last and stays in the air from its step
-    on, joining the clip's own swing (a run starting in flight has both feet up
-    there).
+    2008, 7.2 moves the following motion's feet to their places over the lower-body
+    transition; how, the paper leaves open. Here a foot steps no quicker than the
+    clips' own steps allow: at least ``1 / sqrt(FLAG_RATIO)`` of its time at their
+    pace, i.e. its foot at most FLAG_RATIO times as accelerated as theirs (core.quality
+    flags more than that as a pop). Feet step one after the other, never two in the
+    air at once (a hop), each in the share of S1 its time at the pace asks for. A foot
+    already in the air goes first: it needs at least until the previous motion lands
+    it. A foot the clip has in the air at the end of S1 steps last and stays in the
+    air from its step on, joining the clip's own swing (a run starting in flight has
+    both feet up there).
+
+    Where S1 has no room for all the steps one after the other at that pace, they are
+    not crammed into it: feet in the air when S1 starts or ends step (they must), and
+    of the others the farthest that still fit after them; any foot left has no room to
+    step and does not lift: it glides along the floor from where it stands to its place
+    over the whole of S1, while the other one moves (a "glide", which the skate
+    measure sees).
     """
-    need = [max(x[2] - r.t0, f) if x[2] is not None else f for x, f in zip(stepping, frames)]
-    bounds = r.t0 + (r.t1 - r.t0) * np.concatenate([[0.0], np.cumsum(need)]) / max(sum(need), 1e-9)
-    bounds = np.round(bounds).astype(int)
+    span = r.t1 - r.t0
+    need = np.array([max(x[2] - r.t0, f) if x[2] is not None else f for x, f in zip(stepping, frames)])
+    # the fewest whole frames each may take (a foot in the air: at least until it lands)
+    quickest = np.ceil(np.array([max(x[2] - r.t0, f / np.sqrt(FLAG_RATIO)) if x[2] is not None
+                                 else f / np.sqrt(FLAG_RATIO) for x, f in zip(stepping, frames)]) - 1e-9)
+    chosen = list(range(len(stepping)))
+    if quickest.sum() > span:
+        chosen = [i for i, x in enumerate(stepping) if x[1] or x[2] is not None]  # in the air at either end
+        for i in sorted(set(range(len(stepping))) - set(chosen), key=lambda i: -stepping[i][3]):
+            if quickest[chosen].sum() + quickest[i] <= span:
+                chosen.append(i)
+        chosen.sort()
+    bounds = r.t0 + np.concatenate([[0], np.cumsum(_shared(span, need[chosen], quickest[chosen]))]).astype(int)
     segments = []
-    for (foot, aloft, landing, _), start, end in zip(stepping, bounds[:-1], bounds[1:]):
+    for i, start, end in zip(chosen, bounds[:-1], bounds[1:]):
+        foot, aloft, landing, _ = stepping[i]
         end = r.t1 if aloft else max(int(end), int(start) + 1)
         segments.append(Segment("lower", "swing" if landing is not None else "step", int(start), int(end), foot=foot))
+    segments += [Segment("lower", "glide", int(r.t0), int(r.t1), foot=stepping[i][0])
+                 for i in range(len(stepping)) if i not in chosen]
     return segments
 
 
+def _shared(span: int, need: np.ndarray, least: np.ndarray) -> np.ndarray:
+    """Whole frames for steps taken one after the other over ``span`` frames, in proportion to
+    the time each ``need``s, none under its ``least`` where their sum allows (where it does not,
+    in proportion to ``need`` alone: feet that must move in any case)."""
+    if not len(need):
+        return np.zeros(0, dtype=int)
+    exact = span * need / max(need.sum(), 1e-9)
+    frames = np.floor(exact).astype(int)
+    if least.sum() <= span:
+        frames = np.maximum(frames, least.astype(int))
+    # (two steps at most: the frames left over, or taken back, one at a time)
+    while frames.sum() < span:
+        frames[np.argmax(exact - frames)] += 1
+    while frames.sum() > span:
+        slack = np.where(frames > np.maximum(least, 1), exact - frames, np.inf)
+        frames[np.argmin(slack)] -= 1
+    return frames
+
+
 def _with_way(step: Segment, track: Track, clip: Clip, clip_contacts: np.ndarray, sides: _Sides, alignment: Alignment,
-              r, c1b: int, ctx: Context) -> Segment:
-    """The step with its way: from where the foot stands when S1 starts to where the aligned
-    clip has it when the step lands (where the core has it, when the clip keeps it down from
-    there into its core: the contact stage holds it there), and how high it rises (as the
-    contact stage draws it)."""
+              r, c1b: int, ctx: Context, pace: _Pace) -> Segment:
+    """The step (or glide) with its way: from where the contact stage holds the foot when S1
+    starts (:func:`_held_since`) to where the aligned clip has it when the step lands (where
+    the core has it, when the clip keeps it down from there into its core: the contact stage
+    holds it there), and how high it rises: as a step of its length at the clips' pace, lower
+    as it is quicker (:meth:`_Pace.lift`); a glide not at all. The contact stage draws it so."""
     k = ("left", "right").index(step.foot)
-    start = sides.prev_feet.ankles(r.t0 - track.first)[k]
+    start = sides.prev_feet.at(_held_since(track, k, r.t0) - track.first)[k]
     # (down from its landing to the end of S1, as the plan has it; after S1, as the clip has it)
     stays = clip_contacts[max(max(step.end, r.t1) + 1 - clip.start, 0) : c1b - clip.start + 1, k]
     lands = c1b if stays.all() and step.end <= r.t1 else step.end
-    end = alignment.apply_points(sides.next_feet.ankles(lands - clip.start))[k]
-    lift = step_lift(np.linalg.norm(horizontal(end - start, ctx.up)), ctx.leg, ctx.options.contacts)
-    return replace(step, way=(tuple(start), tuple(end), lift))
+    end = alignment.apply_points(sides.next_feet.at(lands - clip.start))[k]
+    # how far it goes: its ankle, or its toe where the foot turns
+    length = float(quat.length(horizontal(end - start, ctx.up)).max())
+    lift = 0.0 if step.blend == "glide" else pace.lift(length, (step.end - step.start) / ctx.fps, ctx.leg,
+                                                        ctx.options.contacts)
+    return replace(step, way=(tuple(start[0]), tuple(end[0]), lift))
+
+
+def _held_since(track: Track, foot: int, frame: int) -> int:
+    """The frame from which the contact stage holds ``foot``, standing at ``frame``, where it is:
+    where it touched down, or the previous core's last frame for a contact under way there
+    (core.contacts). A step leaves from there, not from where the previous motion's own foot
+    may have slid to by ``frame`` (a kick's standing foot turns under it)."""
+    lo, i = max(track.core_end - track.first, 0), frame - track.first
+    up = np.flatnonzero(~track.contacts[lo : i + 1, foot])
+    return track.first + (lo + int(up[-1]) + 1 if len(up) else lo)
 
 
 def _landing(track: Track, foot: int, r) -> int:
@@ -559,12 +623,21 @@ class _Pace:
     shortest_s: float
 
     def seconds(self, length: float, swinging: bool = False) -> float:
-        """How long a step of ``length`` takes: as long as the clips' own steps take for
-        theirs, a shorter one quicker, as a foot no more accelerated than theirs covers
-        it (time grows with the root of the length); a foot already in the air, the
-        clips' own time."""
+        """How long a step of ``length`` takes: as long as the clips' own steps take for theirs, a
+        shorter one quicker, as a foot no more accelerated than theirs covers it (time grows with
+        the root of the length); a foot already in the air, the clips' own time."""
         share = 1.0 if swinging or self.stride <= 0 else float(np.sqrt(np.clip(length / self.stride, 0.0, 1.0)))
         return max(self.step_s * share, self.shortest_s) / (1.0 - 2.0 * self.delay)
+
+    def lift(self, length: float, seconds: float, leg: float, options: ContactOptions) -> float:
+        """How high a step of ``length`` taking ``seconds`` rises: ``step_rise`` of its length (no
+        more than the highest ``step_height``) when it takes its time at this pace, lower by the
+        square of its share of that time when quicker, so that its foot is no more accelerated
+        up and down than at the pace (a rise of h over T seconds peaks at 24 h / T^2, see
+        core.contacts). A short or quick step is a low one: no least height (a foot that barely
+        moves does not hop up to clear the floor)."""
+        at_pace = min(options.step_rise * length, options.step_height[1] * leg)
+        return at_pace * min(1.0, seconds / self.seconds(length)) ** 2
 
 
 def _step_pace(track: Track, clip: Clip, next_moving: list[PhaseSpan], ctx: Context) -> _Pace:

@@ -20,8 +20,11 @@ class ContactOptions:
     step_s: float = 0.4  # seconds a foot takes for such a step (less when the gap is shorter)
     min_step_s: float = 0.1  # seconds: a gap leaving less than this for a step glides instead
     step_delay: float = 0.1  # share of a step's time at either end in which it rises or lands, not travels
-    step_rise: float = 0.25  # a step rises this share of its length ...
-    step_height: tuple[float, float] = (0.04, 0.25)  # ... within these leg lengths
+    # a step the contact stage adds on its own rises this share of its length within these leg
+    # lengths; a planned step rises this share at the clips' pace, no more than the upper one,
+    # lower when quicker (core.methods, the plan's way)
+    step_rise: float = 0.25  # ratio
+    step_height: tuple[float, float] = (0.04, 0.25)  # legs
     settle_s: float = 0.1  # seconds in which a foot held from a core settles onto the gap's floor
     # seconds over which the leg solver's easing of a nearly straight leg's reach
     # (core.ik.soft_extension) fades in from the first frame of a hold and out to its last

@@ -77,7 +77,9 @@ class Segment:
              (adaptation: a standing foot steps during S1, one at a time: it
              stands on the segment's first frame and lands on its last) or
              "swing" (adaptation: a foot the previous motion has in the air when
-             S1 starts lands on its own place by the segment's end).
+             S1 starts lands on its own place by the segment's end) or "glide"
+             (adaptation: a foot S1 has no room to step at the clips' pace slides
+             along the floor to its place over the segment).
     start, end  output frames, inclusive.
     weights  the weight function (None for a deformation).
     possible (first start, last start, first end, last end) of eqs. (1)-(8).
@@ -86,9 +88,10 @@ class Segment:
              above 1 only when no range in ``possible`` keeps within them. The
              search's own estimate, kept as data: the limits move with W, so it is
              no verdict on the gap (its quality figures are, core.quality).
-    way      for a step: where the ankle stands when it leaves and where the
-             aligned clip has it when it lands (world, the output's unit), and
-             how high the step rises there (the contact stage draws it).
+    way      for a step or a glide: where the ankle stands when it leaves and
+             where the aligned clip has it when it lands (world, the output's
+             unit), and how high the step rises (0 for a glide); the contact
+             stage draws it so.
     """
 
     part: str
@@ -292,7 +295,7 @@ class Plan:
                 lines.append(f"    gap {p.gap[0]} .. {p.gap[1]}: {p.quality.summary()}")
             for s in p.segments:
                 w = f", slopes {s.weights.slope_start:.2f}/{s.weights.slope_end:.2f}" if s.weights else ""
-                foot = f" {s.foot}" if s.foot and s.blend in ("step", "swing") else ""
+                foot = f" {s.foot}" if s.foot and s.blend in ("step", "swing", "glide") else ""
                 way = ""
                 if s.way:
                     length = float(np.linalg.norm(np.subtract(s.way[1], s.way[0])))

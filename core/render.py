@@ -432,18 +432,20 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
     (2). During its first foot-moving phase each foot goes from the kept
     position to its own (pose to motion, eq. 5). A foot the plan steps is
     down before and after its step and in the air during it; the contact
-    stage (core.contacts) holds it and carries it across. A foot the previous
+    stage (core.contacts) holds it and carries it across. A foot the plan
+    glides stays down, and the contact stage slides it. A foot the previous
     motion has in the air when S1 starts carries on along its swing, bent
     onto its own place by the end of S1. Under eq. (8) (ADAPTATION_HOLD) no
     foot is kept: the plan steps every foot not already where the clip has it.
     """
     t, T = window.t, window.T
     s1 = pair.segment("lower", "pose-to-pose")
-    released = {s.foot: s for s in pair.segments if s.foot and s.blend not in ("step", "swing")}
-    # the plan's steps; a "swing": a foot the previous motion has in the air when S1 starts
-    steps = {}  # foot -> its step and swing segments, in time order
+    released = {s.foot: s for s in pair.segments if s.foot and s.blend not in ("step", "swing", "glide")}
+    # the plan's steps; a "swing": a foot the previous motion has in the air when S1 starts;
+    # a "glide": a foot with no room to step
+    steps = {}  # foot -> its step, swing and glide segments, in time order
     for seg in pair.segments:
-        if seg.blend in ("step", "swing"):
+        if seg.blend in ("step", "swing", "glide"):
             steps.setdefault(("left", "right").index(seg.foot), []).append(seg)
     swinging = np.array([any(s.blend == "swing" and s.foot == side for s in pair.segments) for side in ("left", "right")])
     rig, up = ctx.rig, ctx.up
@@ -505,8 +507,10 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
         down = np.ones(T, dtype=bool)
         for step in foot_steps:
             lands = new_contacts[:, k] | (step.end < s1.end)
-            # (a step stands on its first frame; a swing is in the air from its first)
-            down &= ~((t >= step.start if step.blend == "swing" else t > step.start) & (t < step.end))
+            # (a step stands on its first frame; a swing is in the air from its first; a glide
+            # stays on the floor, where the contact stage slides it)
+            if step.blend != "glide":
+                down &= ~((t >= step.start if step.blend == "swing" else t > step.start) & (t < step.end))
             down &= (t != step.end) | lands
         contacts[:, k] = np.where(during, down, contacts[:, k])
     # IK from S1 on (before it the previous motion plays as it was): kept feet, and

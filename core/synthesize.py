@@ -31,7 +31,7 @@ import numpy as np
 
 from .analysis import foot_contacts, horizontal
 from .compose import additional_parts, compose, shoulder_angles
-from .contacts import hold_feet
+from .contacts import PlannedStep, hold_feet
 from .methods import SideFeatures, plan_pair
 from .motion import Motion, forward_kinematics
 from .optimize import blend_weights
@@ -474,16 +474,18 @@ def gap_floors(prev: SourceFigures, nxt: SourceFigures, rig: Rig) -> np.ndarray:
 
 
 def planned_steps(pair: PairPlan) -> dict:
-    """The steps the contact stage draws in a pair's gap: ``{foot: [(first, last, landing or None)]}``.
+    """The steps the contact stage draws in a pair's gap: ``{foot: [PlannedStep, ...]}``.
 
-    A step, and a kept foot released onto its own swing (eq. 5): each leaves the
-    floor before it travels (the contact stage draws the way); a swing is in the air
-    already, bent by the render."""
+    A step or a glide, each as its segment has it (its frames, where it lands, how high it
+    rises), and a kept foot released onto its own swing (eq. 5): each leaves its hold before
+    it travels (the contact stage draws the way); a swing is in the air already, bent by the
+    render."""
     planned = {}
     for s in pair.segments:
         if s.foot and s.blend not in ("deformation", "swing"):
-            to = np.asarray(s.way[1]) if s.way else None
-            planned.setdefault(("left", "right").index(s.foot), []).append((s.start, s.end, to))
+            to, lift = (np.asarray(s.way[1]), float(s.way[2])) if s.way else (None, None)
+            planned.setdefault(("left", "right").index(s.foot), []).append(
+                PlannedStep(s.start, s.end, to, lift, s.blend == "glide"))
     return planned
 
 

@@ -164,8 +164,7 @@ def test_a_clip_after_a_walk_starts_before_the_walk_ends_and_keeps_its_core(moca
 
 @pytest.mark.parametrize("prev_name, next_name", [
     (WALK, "bandai1/kick_normal_001"), (WALK, "bandai1/punch_normal_001"), ("bandai1/bow_normal_001", WALK),
-    ("bandai1/run_normal_001", "bandai1/kick_normal_001"), ("bandai1/run_normal_001", "bandai1/bow_normal_001"),
-    ("bandai1/guide_normal_001", "bandai1/run_normal_001")])
+    ("bandai1/run_normal_001", "bandai1/kick_normal_001"), ("bandai1/run_normal_001", "bandai1/bow_normal_001")])
 def test_raising_w_never_shortens_the_delay_nor_raises_the_peak(mocap, prev_name, next_name):
     """W acts on the start as on every blend: a smoother W never starts the clip sooner,
     and its gap's peak acceleration (core.quality, fixed scale per pair) is no higher, but
@@ -184,11 +183,14 @@ def test_raising_w_never_shortens_the_delay_nor_raises_the_peak(mocap, prev_name
 
 @pytest.mark.parametrize("prev_name, next_name", [
     ("bandai1/guide_normal_001", "bandai1/bow_normal_001"), (WALK, "bandai1/bow_normal_001"),
-    ("bandai1/kick_normal_001", "bandai1/slash_normal_001"), ("bandai1/punch_normal_001", "bandai1/bow_normal_001")])
+    ("bandai1/kick_normal_001", "bandai1/slash_normal_001"), ("bandai1/punch_normal_001", "bandai1/bow_normal_001"),
+    ("bandai1/guide_normal_001", "bandai1/run_normal_001")])
 def test_raising_w_never_starts_the_clip_sooner(mocap, prev_name, next_name):
     """The same starts are measured for every W, and W only prices their peaks: a smoother
     W never starts the clip sooner, even where W's own ranges make a start rougher (guide
-    into bow at one second: 1.67 at W = 0.5, 2.22 at W = 0.75)."""
+    into bow at one second: 1.67 at W = 0.5, 2.22 at W = 0.75; guide into the run: the same
+    start from W = 0.25 on, its peak 1.300 up to W = 0.5 and 1.318 from 0.75, the upper
+    body's ranges W's own)."""
     prev = with_core(mocap(prev_name), "prev")
     starts = [as_soon_as_possible([prev], with_core(mocap(next_name), "next"), responsiveness=w)
               for w in (0.0, 0.25, 0.5, 0.75, 1.0)]
