@@ -530,38 +530,34 @@ def targets(records: list[GapRecord], source_skate: float, leg_cm: float, gaps_s
     def both(fn) -> str:
         return f"{fn('engine'):.2f} [crossfade {fn('crossfade'):.2f}]"
 
+    def spread(what: str, q: dict, *, most: float | None = None, share: float | None = None,
+               none_above_4x: bool = False) -> list[Check]:
+        """Checks on ratios ``q`` {method: ratios}: the median at most ``most``, at most ``share``
+        of them above 2x, none above 4x (those asked for); the crossfade's alongside."""
+        out = []
+        if most is not None:
+            out.append(Check(f"{what}: median {both(lambda m: median(q[m]))} <= {most:g}", median(q["engine"]) <= most))
+        if share is not None:
+            out.append(Check(f"{what}: share above 2 x {both(lambda m: 100 * share_above(q[m], 2))} % <= {100 * share:g} %",
+                             share_above(q["engine"], 2.0) <= share))
+        if none_above_4x:
+            out.append(Check(f"{what}: gaps above 4 x {both(lambda m: float(np.sum(q[m] > 4.0)))} = 0",
+                             not np.any(q["engine"] > 4.0)))
+        return out
+
+    engines = ("engine", "crossfade")
+    placed_at = {gap_s: [r for r in done if r.gap_s == gap_s] for gap_s in gaps_s}
     checks = []
-    for gap_s in gaps_s:
-        rs = [r for r in done if r.gap_s == gap_s]
-        pop = {m: reference_ratios(rs, m, "pop") for m in ("engine", "crossfade")}
-        checks += [
-            Check(f"pop{at}, cores {gap_s:g} s: median over its reference {both(lambda m: median(pop[m]))} <= 1.2",
-                  median(pop["engine"]) <= 1.2),
-            Check(f"pop{at}, cores {gap_s:g} s: share of gaps above 2 x {both(lambda m: 100 * share_above(pop[m], 2))} %"
-                  " <= 5 %", share_above(pop["engine"], 2.0) <= 0.05),
-            Check(f"pop{at}, cores {gap_s:g} s: gaps above 4 x {both(lambda m: float(np.sum(pop[m] > 4.0)))} = 0",
-                  not np.any(pop["engine"] > 4.0)),
-        ]
-    accel = {m: reference_ratios(done, m, "accel") for m in ("engine", "crossfade")}
-    checks += [
-        Check(f"accel{at}: median peak over its reference {both(lambda m: median(accel[m]))} <= 1.2",
-              median(accel["engine"]) <= 1.2),
-        Check(f"accel{at}: share of gaps above 2 x its reference {both(lambda m: 100 * share_above(accel[m], 2))} %"
-              " <= 5 %", share_above(accel["engine"], 2.0) <= 0.05),
-    ]
-    skate = {m: ratios(done, m, "skate") for m in ("engine", "crossfade")}
-    checks.append(Check(f"skate{at}: median of per-gap ratios to the untouched clips {both(lambda m: median(skate[m]))}"
-                        " <= 1.0", median(skate["engine"]) <= 1.0))
-    for gap_s in gaps_s:
-        rs = [r for r in done if r.gap_s == gap_s]
-        q = {m: ratios(rs, m, "skate") for m in ("engine", "crossfade")}
-        share = 0.2 if gap_s < 0.45 else 0.1
-        checks.append(Check(f"skate{at}, cores {gap_s:g} s: share above 2 x the untouched clips "
-                            f"{both(lambda m: 100 * share_above(q[m], 2))} % <= {100 * share:g} %",
-                            share_above(q["engine"], 2.0) <= share))
-        if gap_s >= 0.45:
-            checks.append(Check(f"skate{at}, cores {gap_s:g} s: gaps above 4 x the untouched clips "
-                                f"{both(lambda m: float(np.sum(q[m] > 4.0)))} = 0", not np.any(q["engine"] > 4.0)))
+    for gap_s, rs in placed_at.items():
+        checks += spread(f"pop{at}, cores {gap_s:g} s, over its reference", {m: reference_ratios(rs, m, "pop")
+                         for m in engines}, most=1.2, share=0.05, none_above_4x=True)
+    checks += spread(f"accel{at}, peak over its reference", {m: reference_ratios(done, m, "accel") for m in engines},
+                     most=1.2, share=0.05)
+    checks += spread(f"skate{at}, per-gap ratio to the untouched clips", {m: ratios(done, m, "skate") for m in engines},
+                     most=1.0)
+    for gap_s, rs in placed_at.items():
+        checks += spread(f"skate{at}, cores {gap_s:g} s, over the untouched clips", {m: ratios(rs, m, "skate")
+                         for m in engines}, share=0.2 if gap_s < 0.45 else 0.1, none_above_4x=gap_s >= 0.45)
     adapted = [r for r in done if r.method.startswith("adaptation")]
     hops = sum(bool(r.hop_frames) for r in adapted)
     checks.append(Check(f"hops{at}: adaptation gaps with both feet up where no source has them {hops} of "
