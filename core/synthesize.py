@@ -186,6 +186,9 @@ def as_soon_as_possible(
     return earliest_after(track, last_clip, last_joints, new_clip, joints[-1], clip_contacts, ctx)
 
 
+PRICED_W = 0.5  # the W whose plan measures every start as soon as possible weighs (earliest_after)
+
+
 def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_clip: Clip, new_joints: np.ndarray,
                    clip_contacts: np.ndarray, ctx: Context) -> int:
     """:func:`as_soon_as_possible` given the track of everything before the new clip (before the
@@ -194,13 +197,18 @@ def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_c
     the new clip's contacts (core.resynthesis keeps them all from its last update)."""
     played = played_until(track, new_clip)
     track = _as_played(track, played)
+    # Every W measures the same starts under one plan, W = PRICED_W's: W only prices their
+    # peaks, so core.schedule's argument orders the starts by W (a smoother W never starts
+    # the clip sooner). Measured under each W's own ranges, a start's peak depended on W,
+    # and W = 1 started a walk into a punch 14 frames before W = 0.75.
+    priced = replace(ctx, responsiveness=PRICED_W, weights=blend_weights(PRICED_W))
 
     # the same start is asked for by the search more than once (its plan and its measure)
     plans: dict[int, PairPlan] = {}
 
     def plan_at(start: int) -> PairPlan:
         if start not in plans:
-            plans[start] = plan_pair(track, replace(new_clip, start=start), clip_contacts, ctx)
+            plans[start] = plan_pair(track, replace(new_clip, start=start), clip_contacts, priced)
         return plans[start]
 
     # the gap's peak acceleration as synthesize measures it (core.quality), rendered from
@@ -217,13 +225,13 @@ def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_c
         clip = replace(new_clip, start=start)
         gap = (played, start + clip.core_range[0])
         pair = replace(plan_at(start), gap=gap)
-        out = render_pair(window, clip, clip_contacts, pair, ctx)
+        out = render_pair(window, clip, clip_contacts, pair, priced)
         n = min(gap[1] + k + 1 - out.first, len(out.rotations))
         out = replace(out, rotations=out.rotations[:n], positions=out.positions[:n], contacts=out.contacts[:n])
         motion = Motion(clip.motion.skeleton, out.rotations, out.positions, ctx.fps)
         ids = {id(last_clip): figures[id(last_clip)], id(clip): figures[id(new_clip)]}
-        motion = _feet_held(motion, out, [pair], [(last_clip, clip)], ids, ctx)
-        (measured,) = _measured(motion, out.first, [pair], [(last_clip, clip)], ids, ctx)
+        motion = _feet_held(motion, out, [pair], [(last_clip, clip)], ids, priced)
+        (measured,) = _measured(motion, out.first, [pair], [(last_clip, clip)], ids, priced)
         # no sample in the gap: nothing there to be rough
         return measured.quality.accel or 0.0
 

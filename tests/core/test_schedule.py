@@ -163,13 +163,7 @@ def test_a_clip_after_a_walk_starts_before_the_walk_ends_and_keeps_its_core(moca
 
 
 @pytest.mark.parametrize("prev_name, next_name", [
-    (WALK, "bandai1/kick_normal_001"),
-    # W = 1 takes the start whose gap peaks lowest under W = 1's own ranges (179), W = 0.75
-    # one 0.47 s later (193): the peak's dependence on W at one start, which the argument
-    # below cannot cover (the legs issue, item 5: scoring ranges on what will be rendered)
-    pytest.param(WALK, "bandai1/punch_normal_001", marks=pytest.mark.xfail(
-        strict=True, reason="W = 1 starts 14 frames before W = 0.75: the peak at one start depends on W")),
-    ("bandai1/bow_normal_001", WALK),
+    (WALK, "bandai1/kick_normal_001"), (WALK, "bandai1/punch_normal_001"), ("bandai1/bow_normal_001", WALK),
     ("bandai1/run_normal_001", "bandai1/kick_normal_001"), ("bandai1/run_normal_001", "bandai1/bow_normal_001")])
 def test_raising_w_never_shortens_the_delay_nor_raises_the_peak(mocap, prev_name, next_name):
     """W acts on the start as on every blend: a smoother W never starts the clip sooner,
