@@ -138,9 +138,9 @@ def joint_accelerations(positions: np.ndarray, fps: float) -> np.ndarray:
     """``(F - 2k, J)`` each joint's global acceleration (units/s^2) at frames k .. F-1-k of global
     joint positions ``positions (F, J, 3)``: second differences over :func:`measure_step` ``k`` frames."""
     k = measure_step(fps)
-    if len(positions) < 2 * k + 1:
-        return np.zeros((0, positions.shape[1]))
     g = positions
+    if len(g) < 2 * k + 1:
+        return np.zeros((0, g.shape[1]))
     return quat.length(g[2 * k :] - 2.0 * g[k:-k] + g[: -2 * k]) * (fps / k) ** 2
 
 
