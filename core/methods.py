@@ -34,7 +34,6 @@ from .optimize import (body_frame_joints, body_frames_of, body_velocity, distanc
                        pose_acceleration, pose_velocity, primary_joints)
 from .options import ContactOptions
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
-from .quality import FLAG_RATIO
 from .track import (Context, Feet, PhaseSpan, Track, base_foot_at, clamped, contacts_at, foot_joints, frame_range,
                     moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
 from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
@@ -451,9 +450,12 @@ def _timed_steps(stepping: list, r, frames: list[float]) -> list[Segment]:
 
     2008, 7.2 moves the following motion's feet to their places over the lower-body
     transition; how, the paper leaves open. Here a foot steps no quicker than the
-    clips' own steps allow: at least ``1 / sqrt(FLAG_RATIO)`` of its time at their
-    pace, i.e. its foot at most FLAG_RATIO times as accelerated as theirs (core.quality
-    flags more than that as a pop). Feet step one after the other, never two in the
+    clips' own steps: its time at their pace (less the rounding to whole frames). A
+    step allowed 1 / sqrt(core.quality.FLAG_RATIO) of it, its foot at most 1.5 times as
+    accelerated as theirs, still popped the knee that IK bends onto the foot at about
+    twice the foot's own figure (3.5 times the gap's reference in a sad walk into a
+    punch at 120 fps), and whether such a step fitted was decided in whole frames, so
+    that the same pair glided at 30 fps and stepped at 120. Feet step one after the other, never two in the
     air at once (a hop), each in the share of S1 its time at the pace asks for. A foot
     already in the air goes first: it needs at least until the previous motion lands
     it. A foot the clip has in the air at the end of S1 steps last and stays in the
@@ -469,14 +471,15 @@ def _timed_steps(stepping: list, r, frames: list[float]) -> list[Segment]:
     """
     span = r.t1 - r.t0
     need = np.array([max(x[2] - r.t0, f) if x[2] is not None else f for x, f in zip(stepping, frames)])
-    # the fewest whole frames each may take (a foot in the air: at least until it lands)
-    quickest = np.ceil(np.array([max(x[2] - r.t0, f / np.sqrt(FLAG_RATIO)) if x[2] is not None
-                                 else f / np.sqrt(FLAG_RATIO) for x, f in zip(stepping, frames)]) - 1e-9)
+    # whether they fit is decided in time, not in whole frames (the same at any rate); each
+    # then takes at least its whole frames where their sum allows
+    exact = need
+    quickest = np.ceil(exact - 1e-9)
     chosen = list(range(len(stepping)))
-    if quickest.sum() > span:
+    if exact.sum() > span:
         chosen = [i for i, x in enumerate(stepping) if x[1] or x[2] is not None]  # in the air at either end
         for i in sorted(set(range(len(stepping))) - set(chosen), key=lambda i: -stepping[i][3]):
-            if quickest[chosen].sum() + quickest[i] <= span:
+            if exact[chosen].sum() + exact[i] <= span:
                 chosen.append(i)
         chosen.sort()
     bounds = r.t0 + np.concatenate([[0], np.cumsum(_shared(span, need[chosen], quickest[chosen]))]).astype(int)
