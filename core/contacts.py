@@ -47,7 +47,7 @@ over ``hold_fade_s``, inside its run of frames (so the cores stay exact).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -254,7 +254,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
         down = np.array(contacts[g0 : g1 + 1], dtype=bool)
         # a planned step stands on its first frame and lands on its last, off its hold between:
         # its slot (gap frames), how high it rises and whether it glides
-        slots = {k: [_Slot(max(p.first + 1 - first - g0, 1), min(p.last - 1 - first - g0, n - 2), p.lift, p.glide)
+        slots = {k: [replace(p, first=max(p.first + 1 - first - g0, 1), last=min(p.last - 1 - first - g0, n - 2))
                      for p in planned_steps.get(k, [])] for k in range(2)}
         slots = {k: [x for x in slots[k] if x.last >= x.first] for k in range(2)}
         # where the plan lands each step (its way's end), by the frame it lands on
@@ -265,7 +265,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
         # a foot the plan says nothing about may step on its own
         unplanned = [k for k in range(2) if not planned_steps.get(k)]
         for k, slot in _step_slots(down, points, slots, unplanned, motion.fps, leg, up, options).items():
-            slots[k] = [_Slot(*slot)]
+            slots[k] = [PlannedStep(*slot)]
         for k in range(2):
             toe_local = quat.inv_mul_vec(grot[:, k], gpos[:, 2 + k] - gpos[:, k]) if has_toes else None
             foot = _Foot(gpos[:, k], grot[:, k], toe_local)
@@ -279,24 +279,13 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                       fade_s=options.hold_fade_s)
 
 
-@dataclass(frozen=True)
-class _Slot:
-    """Gap frames ``first .. last`` in which a foot is off its hold on its way (a step between
-    the frames it stands on and lands on); ``lift`` and ``glide`` as :class:`PlannedStep`'s."""
-
-    first: int
-    last: int
-    lift: float | None = None
-    glide: bool = False
-
-
 def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[int], fps: float, leg: float,
                 up: np.ndarray, options: ContactOptions) -> dict[int, tuple[int, int]]:
     """Frames ``{foot: (first, last)}`` in which a foot of ``feet`` down through the whole
     gap, with its two ends apart (its ankle or its toe, ``points (n, 2, 2, 3)``: a turn on
     the spot counts), steps from one to the other, while the other foot stands: in the
     middle of the longest run of frames in which the other foot is down and not in a
-    step of ``planned`` ``{foot: [_Slot]}``. Two such feet step one after the other."""
+    step of ``planned`` ``{foot: [PlannedStep]}`` (gap frames). Two such feet step one after the other."""
     n = len(down)
     moved = quat.length(horizontal(points[-1] - points[0], up)).max(axis=-1)
     apart = [k for k in feet if down[:, k].all() and moved[k] > options.step_apart * leg]
@@ -322,14 +311,15 @@ def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[
     return slots
 
 
-def _held_foot(foot: _Foot, down: np.ndarray, slots: list[_Slot], up: np.ndarray, leg: float,
+def _held_foot(foot: _Foot, down: np.ndarray, slots: list[PlannedStep], up: np.ndarray, leg: float,
                floors: np.ndarray, options: ContactOptions, landings: dict | None = None, *, fps: float,
                own: SourceFeet | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """World ankle targets ``(n, 3)``, ankle rotations ``(n, 4)`` and where they apply ``(n,)``
     for one foot over the gap (frame 0 and n - 1 are the cores' and stay as they are).
 
-    slots  the frames in which the foot steps (:class:`_Slot`): off its hold there, whatever
-           the sources say, along :func:`_step_path`.
+    slots  the steps the foot takes (:class:`PlannedStep`, in gap frames ``first .. last``
+           it is off its hold, between the frames it stands on and lands on; ``to``
+           unused): off its hold there, whatever the sources say, along :func:`_step_path`.
     own    this foot's :class:`SourceFeet` over the gap ``(n,)`` (a blend of motions played
            at the same time): each rule gives way to what the sources' own foot does.
     """

@@ -180,14 +180,19 @@ def adapt_legs(
 def corrected_runs(active: np.ndarray, corrected: np.ndarray) -> np.ndarray:
     """``active (F, L)`` bool without the frames of each run of it before its first ``corrected``
     frame and after its last (all of a run with none)."""
-    F = len(active)
-    index = np.arange(F)[:, None]
-    on = active & corrected
-    before = np.maximum.accumulate(np.where(active, -1, index), axis=0)  # each run's frame before its first
-    after = np.minimum.accumulate(np.where(active, F, index)[::-1], axis=0)[::-1]  # and after its last
-    last_on = np.maximum.accumulate(np.where(on, index, -1), axis=0)
-    next_on = np.minimum.accumulate(np.where(on, index, F)[::-1], axis=0)[::-1]
+    before, after = nearest_flagged(~active)  # each run's frame before its first, and after its last
+    last_on, next_on = nearest_flagged(active & corrected)
     return active & (last_on > before) & (next_on < after)
+
+
+def nearest_flagged(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every frame of ``flags (F, ...)`` bool, the last flagged frame at or before it (-1
+    where none) and the first at or after it (F where none), each ``(F, ...)``."""
+    F = len(flags)
+    frames = np.arange(F).reshape((F,) + (1,) * (flags.ndim - 1))
+    last = np.maximum.accumulate(np.where(flags, frames, -1), axis=0)
+    following = np.minimum.accumulate(np.where(flags, frames, F)[::-1], axis=0)[::-1]
+    return last, following
 
 
 def hold_weights(active: np.ndarray, fps: float, fade_s: float) -> np.ndarray:
@@ -201,11 +206,9 @@ def hold_weights(active: np.ndarray, fps: float, fade_s: float) -> np.ndarray:
     are. The frames before the first and after the last count as inactive
     (whatever plays there is not solved).
     """
-    F = len(active)
-    frames = np.arange(F)[:, None]
     off = ~np.asarray(active, dtype=bool)
-    last_off = np.maximum.accumulate(np.where(off, frames, -1), axis=0)
-    next_off = np.minimum.accumulate(np.where(off, frames, F)[::-1], axis=0)[::-1]
+    frames = np.arange(len(off)).reshape((len(off),) + (1,) * (off.ndim - 1))
+    last_off, next_off = nearest_flagged(off)
     since = np.minimum(frames - last_off, next_off - frames) / fps  # seconds to the nearest inactive frame
     return np.where(off, 0.0, smoothstep(since / max(fade_s, 1e-12)))
 

@@ -85,11 +85,8 @@ def synthesize(
         in_sequence |= orphans
     additional, late = _composable(additional)
     rejected = [*rejected, *late]
-    first = clips[0].motion
-    motion = Motion(first.skeleton, track.rotations, track.positions, ctx.fps)
-    motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
-    motion, compositions = _composed(motion, track.first, additional, ctx)
-    pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
+    motion, pairs, compositions = _finished(clips[0].motion.skeleton, track, pairs, joined[1:], additional, figures,
+                                            ctx)
     warnings = bone_length_warnings([c for c in every if c.name not in {r.clip for r in rejected}])
     return Result(motion, _plan(ctx, track, every, pairs, rejected, warnings, compositions), track.contacts)
 
@@ -139,12 +136,9 @@ def render(plan: Plan, clips: Sequence[Clip], *, rig: Rig | None = None) -> Resu
         clip, k = named[pair.next]
         track = render_pair(_as_played(track, played_until(track, clip)), clip, contacts[k], pair, ctx)
         joined.append((joined[-1][1], clip))
-    motion = Motion(joined[0][0].motion.skeleton, track.rotations, track.positions, ctx.fps)
-    pairs = list(plan.pairs)
-    motion = _feet_held(motion, track, pairs, joined[1:], figures, ctx)
-    motion, compositions = _composed(motion, track.first, [(named[c.clip][0], named[c.base][0])
-                                                           for c in plan.compositions], ctx)
-    pairs = _measured(motion, track.first, pairs, joined[1:], figures, ctx)
+    additional = [(named[c.clip][0], named[c.base][0]) for c in plan.compositions]
+    motion, pairs, compositions = _finished(joined[0][0].motion.skeleton, track, list(plan.pairs), joined[1:],
+                                            additional, figures, ctx)
     every = [named[name][0] for name in plan.clips]
     return Result(motion, _plan(ctx, track, every, pairs, plan.rejected, plan.warnings, compositions), track.contacts)
 
@@ -184,6 +178,18 @@ def as_soon_as_possible(
     last_clip = joined[-1][1]
     last_joints = next(g for c, g in zip(before, before_joints) if c is last_clip)
     return earliest_after(track, last_clip, last_joints, new_clip, joints[-1], clip_contacts, ctx)
+
+
+def _finished(skeleton, track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]],
+              additional: list[tuple[Clip, Clip]], figures: dict, ctx: Context
+              ) -> tuple[Motion, list[PairPlan], list[Composition]]:
+    """What follows the pairs' rendering, in :func:`synthesize` and :func:`render` alike: the
+    output on ``skeleton``, the contact stage over every gap, the additional motions composed,
+    each gap measured. The motion, the pairs with their quality and the compositions."""
+    motion = Motion(skeleton, track.rotations, track.positions, ctx.fps)
+    motion = _feet_held(motion, track, pairs, joined, figures, ctx)
+    motion, compositions = _composed(motion, track.first, additional, ctx)
+    return motion, _measured(motion, track.first, pairs, joined, figures, ctx), compositions
 
 
 PRICED_W = 0.5  # the W whose plan measures every start as soon as possible weighs (earliest_after)

@@ -14,7 +14,7 @@ import pytest
 
 from core import quat
 from core.analysis import Phase, foot_contacts, horizontal, phase_segments, support_phases
-from core.contacts import PlannedStep, _Foot, _held_foot, _Slot
+from core.contacts import PlannedStep, _Foot, _held_foot
 from core.options import ContactOptions, SynthesisOptions
 from core.plan import Plan
 from core.quality import SourceFigures, clips_joint_p99, foot_levels, foot_positions, joint_accelerations
@@ -268,7 +268,7 @@ def test_the_contact_stage_lifts_a_planned_step_as_high_as_the_plan_says(lift):
     up, leg, n = np.array([0.0, 1.0, 0.0]), 80.0, 25
     foot = _foot_on_the_floor(n, 30.0)
     down = (np.arange(n) <= 7) | (np.arange(n) >= 17)
-    target, _, _ = _held_foot(foot, down, [_Slot(8, 16, lift)], up, leg, np.array([8.0, 4.0]), ContactOptions(),
+    target, _, _ = _held_foot(foot, down, [PlannedStep(8, 16, lift=lift)], up, leg, np.array([8.0, 4.0]), ContactOptions(),
                               fps=30.0)
     height = target @ up - 8.0
     assert height[12] == pytest.approx(lift, abs=1e-9), "half way, as high as planned"
@@ -281,7 +281,7 @@ def test_a_glide_slides_along_the_floor_from_where_the_foot_stands_to_its_place(
     up, leg, n = np.array([0.0, 1.0, 0.0]), 80.0, 25
     foot = _foot_on_the_floor(n, 30.0)
     down = (np.arange(n) <= 7) | (np.arange(n) >= 17)
-    target, _, _ = _held_foot(foot, down, [_Slot(8, 16, 0.0, glide=True)], up, leg, np.array([8.0, 4.0]),
+    target, _, _ = _held_foot(foot, down, [PlannedStep(8, 16, lift=0.0, glide=True)], up, leg, np.array([8.0, 4.0]),
                               ContactOptions(), fps=30.0)
     np.testing.assert_allclose(target @ up, 8.0, atol=1e-9)
     x = target[:, 0]
