@@ -42,7 +42,12 @@ The legs reach the held feet by two-bone IK (``render.adapt_legs``), with the
 foot's world orientation given. The solver eases a leg's reach near full
 extension (``core.ik.soft_extension``), so a nearly straight leg's held foot
 stands a little short of its place; that easing fades in and out with each hold
-over ``hold_fade_s``, inside its run of frames (so the cores stay exact).
+over ``hold_fade_s``, inside its run of frames (so the cores stay exact). No held
+leg is stretched past the larger of ``render.REACH`` of its length and its own
+extension as blended (a nearly straight leg stretched further swings its knee
+across by many times the change); where that leaves a held foot short, the body
+comes down to it: the pelvis drops along up (:func:`pelvis_drop`), smoothly, and
+every foot the stage leaves alone keeps its own path in the world.
 """
 
 from __future__ import annotations
@@ -53,11 +58,11 @@ import numpy as np
 
 from . import quat
 from .analysis import horizontal
-from .ik import chain_joints
+from .ik import SOFT_ZONE, chain_joints
 from .motion import Motion, forward_kinematics
-from .render import adapt_legs, contact_runs
+from .render import REACH, adapt_legs, contact_runs, move_pelvis_by
 from .options import ContactOptions
-from .rig import Rig
+from .rig import Rig, leg_length
 from .weights import smoothstep
 
 
@@ -242,14 +247,19 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
     frames = slice(spans[0][0], spans[0][1] + 1) if len(spans) == 1 else np.concatenate(
         [np.arange(g0, g1 + 1) for g0, g1 in spans])
     chains = chain_joints(motion.skeleton.parents, [(leg.hip, leg.knee, leg.ankle) for leg in legs])
+    hips = [leg.hip for leg in legs]
     gpos_all, grot_all = forward_kinematics(motion.rotations[frames], motion.positions[frames], motion.skeleton.parents,
-                                            joints + chains if len(spans) == 1 else joints)
-    evaluated = (spans[0][0], chains, gpos_all[:, feet:], grot_all[:, feet:]) if len(spans) == 1 else None
+                                            joints + hips + chains if len(spans) == 1 else joints + hips)
+    evaluated = (spans[0][0], chains, gpos_all[:, feet + 2 :], grot_all[:, feet + 2 :]) if len(spans) == 1 else None
+    hips_all = gpos_all[:, feet : feet + 2]
     gpos_all, grot_all = gpos_all[:, :feet], grot_all[:, :feet]
+    blended = np.zeros((F, 2, 3)), np.zeros((F, 2, 4)), np.zeros((F, 2, 3))  # ankles, their rotations, hips
     at = 0
     for (g0, g1), planned_steps, gap_floors in zip(spans, steps, floors):
         n = g1 - g0 + 1
         gpos, grot = gpos_all[at : at + n], grot_all[at : at + n]
+        blended[0][g0 : g1 + 1], blended[1][g0 : g1 + 1] = gpos[:, :2], grot[:, :2]
+        blended[2][g0 : g1 + 1] = hips_all[at : at + n]
         at += n
         down = np.array(contacts[g0 : g1 + 1], dtype=bool)
         # a planned step stands on its first frame and lands on its last, off its hold between:
@@ -275,8 +285,54 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                 own=None if sources is None else sources.foot(k, window))
     if not active.any():
         return motion
+    lengths = np.array([leg_length(motion.skeleton, rig, side) for side in "LR"])
+    drop = np.zeros(F)
+    for g0, g1 in spans:
+        window = slice(g0, g1 + 1)
+        drop[window] = pelvis_drop(blended[2][window], blended[0][window], targets[window], active[window], lengths,
+                                   up, motion.fps, options.pelvis_s)
+    drop[drop < 1e-9 * lengths.mean()] = 0.0  # (rounding: the same rig in other units drops alike)
+    if drop.any():
+        # the body comes down to the feet: the pelvis drops, every foot the stage leaves alone
+        # keeps its own path in the world
+        shift = -drop[:, None] * up
+        motion = move_pelvis_by(motion, rig, shift)
+        if evaluated is not None:
+            f0 = evaluated[0]
+            evaluated = (f0, evaluated[1], evaluated[2] + shift[f0 : f0 + len(evaluated[2]), None], evaluated[3])
+        free = (drop > 0.0)[:, None] & ~active
+        targets = np.where(free[..., None], blended[0], targets)
+        rotations = np.where(free[..., None], blended[1], rotations)
+        active = active | free
     return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations, evaluated=evaluated,
                       fade_s=options.hold_fade_s)
+
+
+def pelvis_drop(hips: np.ndarray, ankles: np.ndarray, targets: np.ndarray, active: np.ndarray, lengths: np.ndarray,
+                up: np.ndarray, fps: float, width_s: float) -> np.ndarray:
+    """How far the pelvis comes down ``(n,)`` over a gap's frames (cores at both ends) so
+    that every held ankle is within its leg's reach (render.REACH of its length, or its own
+    extension as blended where longer): the least drop each frame needs, its upper
+    envelope smoothed over ``width_s`` either side (so never below the need), eased to
+    nothing at the cores."""
+    n = len(hips)
+    own = quat.length(ankles - hips) / lengths
+    r = np.maximum(own, REACH) * lengths
+    v = hips - targets
+    vu = v @ up
+    across2 = np.maximum(np.add.reduce(v * v, axis=-1) - vu * vu, 0.0)
+    need = np.where(across2 < r * r, vu - np.sqrt(np.maximum(r * r - across2, 0.0)), 0.0)
+    need = np.where(active, np.clip(need, 0.0, SOFT_ZONE * lengths), 0.0).max(axis=1)
+    if not need.any():
+        return need
+    w = max(int(round(width_s * fps)), 1)
+    padded = np.pad(need, w)
+    envelope = np.lib.stride_tricks.sliding_window_view(padded, 2 * w + 1).max(axis=1)
+    kernel = np.hanning(2 * w + 3)[1:-1]
+    smooth = np.convolve(np.pad(envelope, w, mode="edge"), kernel / kernel.sum(), mode="valid")
+    t = np.arange(n)
+    ends = smoothstep(np.minimum(t, n - 1 - t) / (w * 1.0))
+    return smooth * ends
 
 
 def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[int], fps: float, leg: float,

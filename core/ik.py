@@ -143,6 +143,7 @@ def two_bone_ik(
     pole: np.ndarray,
     *,
     zone: float | np.ndarray = SOFT_ZONE,
+    reach: float | np.ndarray = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rotations that bring the end of a root-mid-end chain to ``target`` (2008, §7.2).
 
@@ -162,6 +163,8 @@ def two_bone_ik(
                                 straight (for callers that keep their targets
                                 within reach themselves and need them met exactly).
                                 A share ``(...)`` of its own for each chain may be given.
+    reach                       share of the chain's length it may stretch to, 1 by
+                                default, or ``(...)``: the zone eases into that.
 
     Returns ``(root_delta, mid_delta)``, unit quaternions ``(..., 4)`` in the
     world frame. ``mid_delta`` turns the lower segment about the *current* mid
@@ -223,7 +226,7 @@ def two_bone_ik(
         own = own_plane_weight(sine)[..., None]
         axis = _unit(own * _unit(bend, from_pole) + (1.0 - own) * from_pole, from_pole)
 
-    l_at = np.maximum(soft_extension(_norm(t - a)[..., 0], l_ab + l_bc, zone), np.abs(l_ab - l_bc))
+    l_at = np.maximum(soft_extension(_norm(t - a)[..., 0], reach * (l_ab + l_bc), zone), np.abs(l_ab - l_bc))
     denom = 2.0 * l_ab * l_bc
     has_bones = denom > _TINY
     cos_knee = np.clip((l_ab**2 + l_bc**2 - l_at**2) / np.where(has_bones, denom, 1.0), -1.0, 1.0)
@@ -429,6 +432,7 @@ def legs_ik(
     evaluated: tuple[list[int], np.ndarray, np.ndarray] | None = None,
     frames: np.ndarray | None = None,
     zone: float | np.ndarray = SOFT_ZONE,
+    reach: float | np.ndarray = 1.0,
 ) -> Motion:
     """:func:`leg_ik` for several legs at once: ``legs`` a list of (hip, knee, ankle).
 
@@ -444,7 +448,9 @@ def legs_ik(
                their rotations. The default knee directions come from these
                frames alone, a straight leg's from the bent frames either side
                within its run of consecutive frames.
-    zone       as for :func:`leg_ik`, or a share for each frame and leg ``(F, L)``.
+    zone       as for :func:`leg_ik`, or a share for each frame and leg ``(F, L)``;
+    reach      the share of each leg's length it stretches to at most (:func:`two_bone_ik`),
+               1, or ``(F, L)``.
     """
     chains = [_leg_joints(motion, *leg) for leg in legs]
     F, L = motion.n_frames, len(chains)
@@ -477,6 +483,7 @@ def legs_ik(
         a, b, c, targets, g_rot, identity = (x[frames] for x in (a, b, c, targets, g_rot, identity))
         poles = None if poles is None else np.asarray(poles)[frames]
         zone = zone[frames] if np.ndim(zone) else zone
+        reach = reach[frames] if np.ndim(reach) else reach
         ankle_rotations = None if ankle_rotations is None else np.asarray(ankle_rotations)[frames]
         starts = np.diff(frames, prepend=frames[0] - 2) != 1
     if poles is None:
@@ -488,7 +495,7 @@ def legs_ik(
     else:
         pole = poles
     # every leg in one call: the solver works on (..., 3) arrays
-    root_delta, mid_delta = two_bone_ik(a, b, c, targets, pole, zone=zone)
+    root_delta, mid_delta = two_bone_ik(a, b, c, targets, pole, zone=zone, reach=reach)
     # Joints from the hip down to the knee's parent turn with root_delta; joints
     # from the knee down to the ankle's parent also turn with mid_delta.
     new_hip = quat.mul(root_delta, world(hips))

@@ -31,6 +31,7 @@ class ContactOptions:
     # (adaptation's legs too), so a held leg never bends in one frame; the holds themselves
     # apply in full, so a held foot is held from its first frame
     hold_fade_s: float = 0.1
+    pelvis_s: float = 0.2  # seconds either side over which the pelvis's drop to held feet is smoothed
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,6 +15,8 @@ import numpy as np
 from . import quat
 from .analysis import Phase, horizontal, pelvis_facing
 from .ik import SOFT_ZONE, chain_joints, legs_ik
+
+REACH = 0.97  # the share of a leg's length a held foot is reached at, or its own extension where longer
 from .motion import Motion, forward_kinematics
 from .plan import CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .rig import Rig, leg_length
@@ -161,11 +163,16 @@ def adapt_legs(
     reach = np.array([leg_length(window.skeleton, rig, "LR"[col]) for col in columns])
     own = quat.length(gpos[:, columns] - hips[:, columns]) / reach
     zone = hold * np.clip(1.0 - own, 0.0, SOFT_ZONE)
+    # and it eases into no more than the larger of REACH and the leg's own extension: a
+    # nearly straight leg asked to stretch further would swing its knee across by many
+    # times the change (a held foot settling half a millimetre turned a standing knee by
+    # 9 mm in one frame); its foot stays that little short instead
+    top = np.maximum(own, REACH)
     # both legs on one evaluation of their chains (solving one leg does not move the other)
     # (the contact stage's window runs from the first gap to the last: only the gaps' frames are solved)
     solved = legs_ik(window, legs, np.stack(targets, axis=1),
                      ankle_rotations=None if given is None else given[:, columns], evaluated=evaluated,
-                     frames=rows - part.start if len(rows) < len(window) else None, zone=zone).rotations
+                     frames=rows - part.start if len(rows) < len(window) else None, zone=zone, reach=top).rotations
     # frames left alone keep their leg bit for bit
     joints = [j for leg in legs for j in leg]
     on = np.repeat(active[part][:, columns], 3, axis=1)[..., None]
@@ -243,6 +250,14 @@ def pelvis_shift(
     root_x = (grip * np.clip(raw, 0.0, 1.0) + (1.0 - grip) * 0.5)[:, None]
     shift = (1.0 - root_x) * (new_left - left) + root_x * (new_right - right)
     return horizontal(shift, up)
+
+
+def move_pelvis_by(motion: Motion, rig: Rig, shift: np.ndarray) -> Motion:
+    """``motion`` with its pelvis moved by ``shift (F, 3)`` in world space."""
+    if not shift.any():
+        return motion
+    rot, pos = move_pelvis((motion.rotations, motion.positions), motion.skeleton, rig, shift)
+    return Motion._trusted(motion.skeleton, rot, pos, motion.fps)
 
 
 def move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):

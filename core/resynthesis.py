@@ -205,7 +205,7 @@ class _Step:
     prev: Clip | None = None  # a pair: the previous accepted clip
     read_from: int | None = None  # a pair: the first output frame its planning and rendering read
     origin: tuple | None = None  # how this update got it: ("kept",), ("moved", old index, move, from frame), None: anew
-    held: tuple | None = None  # a pair: (first frame, leg rotations (n, 6, 4)) of its gap once held, or None
+    held: tuple | None = None  # a pair: (first frame, leg rotations (n, 6, 4), pelvis drop) of its gap once held, or None
     measured_with: tuple | None = None  # the floor levels the pair's quality was measured against
 
 
@@ -297,8 +297,9 @@ class Resynthesis:
         last = track.last if self._result is None else min(track.last, self._result.plan.end)
         spans = _unchanged_spans(steps, self._steps, last)
 
-        rotations, anew = _held(track, skeleton, pair_steps, spans, by_id, ctx, counts, normalized=bool(additional))
-        motion = Motion._trusted(skeleton, rotations, track.positions, ctx.fps)
+        rotations, positions, anew = _held(track, skeleton, pair_steps, spans, by_id, ctx, counts,
+                                           normalized=bool(additional))
+        motion = Motion._trusted(skeleton, rotations, positions, ctx.fps)
         motion, compositions = _composed(motion, track.first, additional, ctx)
         feet = None if additional or not pair_steps else _feet(motion, track.first, steps, spans, anew, self._feet, ctx)
         pairs = _measured(motion, track.first, pair_steps, spans, by_id, ctx, feet, counts)
@@ -441,8 +442,9 @@ class Resynthesis:
 
 
 def _held(track: Track, skeleton, steps: list[_Step], spans: dict, by_id: dict, ctx: Context, counts: dict, *,
-          normalized: bool = False) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """The track's rotations with every gap's feet held (core.contacts), old gaps' legs reused;
+          normalized: bool = False) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """The track's rotations and positions with every gap's feet held (core.contacts), old
+    gaps' legs and pelvis drops reused;
     and the gaps held anew. ``normalized``: the rotations normalised first, as synthesize's
     output motion has them (composition's leg IK can turn a nearly straight knee another
     way for a rounding difference: what it composes over must be synthesize's to the bit)."""
@@ -451,6 +453,7 @@ def _held(track: Track, skeleton, steps: list[_Step], spans: dict, by_id: dict, 
     else:
         rotations = np.array(track.rotations)
     legs = _leg_joints(ctx)
+    positions, pelvis = track.positions, ctx.rig.pelvis
     anew = []
     for step in steps:
         g0, g1 = step.outcome.gap
@@ -461,13 +464,19 @@ def _held(track: Track, skeleton, steps: list[_Step], spans: dict, by_id: dict, 
             step.held = _hold_gap(track, skeleton, step, by_id, ctx, legs)
             counts["held"] += 1
             anew.append((g0, g1))
-        first, legs_rotations = step.held
-        rotations[first - track.first : first - track.first + len(legs_rotations), legs] = legs_rotations
-    return rotations, anew
+        first, legs_rotations, drop = step.held
+        frames = slice(first - track.first, first - track.first + len(legs_rotations))
+        rotations[frames, legs] = legs_rotations
+        if drop is not None:
+            # (in the pelvis's parent's frame: a pair moved by D turns about up, which leaves it)
+            positions = np.array(positions) if positions is track.positions else positions
+            positions[frames, pelvis] += drop
+    return rotations, positions, anew
 
 
-def _hold_gap(track: Track, skeleton, step: _Step, by_id: dict, ctx: Context, legs: list[int]) -> tuple[int, np.ndarray]:
-    """(first frame, leg rotations ``(n, 6, 4)``) of one gap with its feet held: hold_feet on that gap alone."""
+def _hold_gap(track: Track, skeleton, step: _Step, by_id: dict, ctx: Context, legs: list[int]) -> tuple:
+    """(first frame, leg rotations ``(n, 6, 4)``, the pelvis's drop ``(n, 3)`` in its parent's
+    frame or None) of one gap with its feet held: hold_feet on that gap alone."""
     prev, nxt = _pair_clips(step)
     g0, g1 = step.outcome.gap
     a, b = g0 - track.first, g1 - track.first + 1
@@ -476,7 +485,8 @@ def _hold_gap(track: Track, skeleton, step: _Step, by_id: dict, ctx: Context, le
     floors = gap_floors(by_id[id(prev.motion)].figures, by_id[id(nxt.motion)].figures, ctx.rig)
     held = hold_feet(window, g0, track.contacts[a:b], [(g0, g1)], ctx.rig, up=ctx.up, leg=ctx.leg,
                      floors=[floors], steps=[planned_steps(step.outcome)], options=ctx.options.contacts)
-    return g0, np.array(held.rotations[:, legs])
+    drop = held.positions[:, ctx.rig.pelvis] - window.positions[:, ctx.rig.pelvis]
+    return g0, np.array(held.rotations[:, legs]), drop if drop.any() else None
 
 
 def _feet(motion: Motion, first: int, steps: list[_Step], spans: dict, anew: list[tuple[int, int]],

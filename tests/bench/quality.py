@@ -671,10 +671,17 @@ def plan_agreement(records: list[GapRecord]) -> str:
 # the same pairs on another rig
 
 
+ROUNDING = 1e-9  # figures (legs/s, ratios) this close are the same figure, rounded differently
+
+
 def relative_difference(a: float | None, b: float | None) -> float:
-    """|a - b| over the larger magnitude; 0 for two Nones or two zeros, inf for one None."""
+    """|a - b| over the larger magnitude; 0 for two Nones, or two figures both at rounding's
+    level (a planted foot's skate of 5e-15 legs/s in one rig and 2e-14 in another), inf for
+    one None."""
     if a is None or b is None:
         return 0.0 if a is None and b is None else float("inf")
+    if abs(a - b) <= ROUNDING:
+        return 0.0
     scale = max(abs(a), abs(b))
     return abs(a - b) / scale if scale > 0 else 0.0
 

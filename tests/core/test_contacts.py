@@ -89,7 +89,12 @@ def test_cores_and_frames_outside_the_gap_stay_bit_for_bit(walk):
     out, _, _ = held(sliding, rig, up, foot_contacts(walk, rig, up=up))
     outside = np.r_[0 : GAP[0] + 1, GAP[1] : walk.n_frames]
     assert np.array_equal(out.rotations[outside], sliding.rotations[outside])
-    assert np.array_equal(out.positions, sliding.positions)
+    assert np.array_equal(out.positions[outside], sliding.positions[outside])
+    # inside the gap only the pelvis moves (down to feet out of reach), and only along up
+    others = np.arange(len(walk.skeleton.names)) != rig.pelvis
+    assert np.array_equal(out.positions[:, others], sliding.positions[:, others])
+    moved = out.positions[:, rig.pelvis] - sliding.positions[:, rig.pelvis]
+    assert np.allclose(moved - (moved @ up)[:, None] * up, 0.0, atol=1e-9) and (moved @ up <= 1e-12).all()
 
 
 def test_a_contact_that_began_in_the_previous_core_is_held_where_the_core_leaves_it(walk):
@@ -275,3 +280,35 @@ def test_the_ends_of_a_run_that_ask_nothing_of_the_leg_stay_bit_for_bit(walk):
     asks_nothing = np.r_[0:10, 20:still.n_frames]
     assert np.array_equal(out.rotations[asks_nothing], still.rotations[asks_nothing])
     assert not np.array_equal(out.rotations[10:20], still.rotations[10:20])
+
+
+def test_a_body_risen_above_its_held_feet_comes_down_to_them_rather_than_stretching_the_legs(walk):
+    """The issue's reach rule: a held foot is reached by a leg stretched to at most the larger of
+    render.REACH of its length and its own extension as blended; where that does not reach,
+    the pelvis comes down (along up only), smoothly. Here the body is lifted by 4 % of a leg
+    over the gap, as a blend towards a taller pose would."""
+    from core.render import REACH
+
+    rig = find_rig(walk)
+    up = detect_up(walk, rig)
+    leg = leg_length(walk.skeleton, rig, "L")
+    pos = np.array(walk.positions)
+    n = GAP[1] - GAP[0]
+    x = np.arange(1, n) / n
+    pos[GAP[0] + 1 : GAP[1], rig.pelvis] += (np.sin(np.pi * x) * 0.04 * leg)[:, None] * up
+    risen = walk.with_arrays(positions=pos)
+    contacts = foot_contacts(walk, rig, up=up)
+    out, _, levels = held(risen, rig, up, contacts)
+    inner = slice(GAP[0] + 1, GAP[1])
+    pelvis_drop = (risen.global_positions()[inner, rig.pelvis] - out.global_positions()[inner, rig.pelvis]) @ up
+    assert pelvis_drop.max() > 0.02 * leg, "the body comes down to the feet"
+    # smoothly: it accelerates the body less than half as much as the walk's own pelvis does
+    pelvis = walk.global_positions()[:, rig.pelvis]
+    own = np.percentile(np.linalg.norm(np.diff(pelvis, 2, axis=0), axis=1), 99)
+    assert np.abs(np.diff(pelvis_drop, 2)).max() < 0.5 * own, (np.abs(np.diff(pelvis_drop, 2)).max(), own)
+    g_in, g_out = risen.global_positions()[inner], out.global_positions()[inner]
+    for k, side in enumerate("LR"):
+        joints = rig.leg(side)
+        own = np.linalg.norm(g_in[:, joints.ankle] - g_in[:, joints.hip], axis=1) / leg
+        solved = np.linalg.norm(g_out[:, joints.ankle] - g_out[:, joints.hip], axis=1) / leg
+        assert (solved <= np.maximum(own, REACH) + 1e-6).all(), f"the {side} leg stretched past its reach"
