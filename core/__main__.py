@@ -370,12 +370,18 @@ def cmd_hops_render(args) -> int:
     from .hops_render import DIRECT, ENGINE, PLAIN, render_entry
     from .rig import find_rig
 
+    # -o against the table before the table is read (a FIFO given as the table would block)
+    check_outputs({"the table": args.table}, {"-o": args.output})
     table = HopTable.load(args.table)
     table.index(args.trigger)  # (a trigger not in the table, before any file is looked for)
     library = args.library if args.library is not None else str(Path(args.table).resolve().parent)
     files = _table_clip_files(table, args.trigger, args.direct, library, args.src, args.dst)
-    check_outputs({f"clip '{name}'": path for name, path in files.items()} | {"the table": args.table},
-                  {"-o": args.output})
+    # every file the table names is an input, read by this render or not: each is a clip of the
+    # user's library (a direct render reads two of them, and wrote over a third)
+    named = {f"clip '{name}' of the table": Path(library) / name for name in table.hops}
+    given = {f"{flag} {path}": path for flag, path in (("--src", args.src), ("--dst", args.dst)) if path is not None}
+    check_outputs(named | given | {f"clip '{name}'": path for name, path in files.items()}
+                  | {"the table": args.table}, {"-o": args.output})
     clips = {name: read_bvh(path) for name, path in files.items()}
     source = table.hops[table.src]
     rig = find_rig(clips[source], overrides=_overrides(args.map)) if args.map else None

@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -432,6 +433,22 @@ class HopTable:
                              f"or none")
         if n and np.any(np.diff(self.triggers) != 1):
             raise ValueError("a hop table's trigger frames must be consecutive")
+        for name in self.hops:
+            # clip names are file names inside the library, nothing else: a table naming
+            # ../../etc/passwd must not make a render open that file
+            if not is_plain_file_name(name):
+                raise ValueError(f"a hop table names its clips by file name inside the library; {name!r} is not "
+                                 f"one: precompute the table again")
+        k = len(self.hops)
+        if not (0 <= self.src < k and 0 <= self.dst < k):
+            raise ValueError(f"a hop table's source and destination ({self.src}, {self.dst}) must index its "
+                             f"{k} clips")
+        if n and (self.choices[:, 0].min() < 0 or self.choices[:, 0].max() >= k or self.choices[:, 2:].min() < 0):
+            raise ValueError(f"a hop table's choices must name its {k} clips and stay no negative time")
+        if not (np.isfinite(self.fps) and self.fps > 0) or self.blend_frames < 1 or not (
+                np.isfinite(self.weight) and self.weight >= 0):
+            raise ValueError(f"a hop table needs a positive frame rate (got {self.fps}), blends of a frame or more "
+                             f"(got {self.blend_frames}) and a finite weight of 0 or more (got {self.weight})")
 
     def index(self, trigger: int) -> int:
         """The row of ``trigger``, in O(1) (the triggers are consecutive)."""
@@ -498,16 +515,28 @@ class HopTable:
 
     @classmethod
     def load(cls, path) -> "HopTable":
+        import zipfile
+
+        if not Path(path).is_file():
+            # (a FIFO or a device would block or never end)
+            raise ValueError(f"{path} is not a file: give the .npz written by `python -m core hops precompute`")
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             raise ValueError(f"{path} is not a hop table (.npz written by `python -m core hops precompute`): "
                              f"{exc}") from None
         missing = {"triggers", "choices", "smoothness", "responsiveness", "direct", "hops", "src", "dst", "offset",
                    "blend_frames", "fps", "weight"} - set(arrays)
         if missing:
             raise ValueError(f"{path} is not a hop table: it lacks {sorted(missing)}")
+        try:
+            return cls._of_arrays(arrays)
+        except (TypeError, ValueError, IndexError, OverflowError) as exc:
+            raise ValueError(f"{path} is not a usable hop table: {exc}") from None
+
+    @classmethod
+    def _of_arrays(cls, arrays: dict) -> "HopTable":
         return cls(arrays["triggers"].astype(np.int64), arrays["choices"].astype(np.int64),
                    arrays["smoothness"].astype(np.float64), arrays["responsiveness"].astype(np.float64),
                    arrays["direct"].astype(np.float64), tuple(str(h) for h in arrays["hops"]), int(arrays["src"]),
@@ -517,6 +546,12 @@ class HopTable:
 
 
 # --------------------------------------------------------------------------- the library and the precompute
+
+
+def is_plain_file_name(name: str) -> bool:
+    """Whether ``name`` is a file name and nothing more: no folder, no ``..``, not absolute."""
+    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name \
+        and Path(name).name == name
 
 
 def checked_library(clips: Mapping[str, object], src: str, dst: str) -> tuple[list[str], list, list[str]]:

@@ -301,3 +301,84 @@ def test_precompute_then_render_on_the_command_line(tmp_path, capsys, mocap):
     assert main(["hops", "render", str(table_path), "--trigger", "100000", "-o", str(out), "--library",
                  str(library)]) == 2
     assert "not in the table" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- every file a table names is an input
+
+
+@pytest.fixture
+def library_with_table(table, tmp_path):
+    """A library folder of real copies of the table's clips, the table saved beside them."""
+    library = tmp_path / "library"
+    library.mkdir()
+    for name in table.hops:
+        (library / name).write_bytes((MOCAP / "bandai1" / name).read_bytes())
+    table.save(library / "table.npz")
+    return library
+
+
+def _spellings(library: Path, name: str, tmp_path: Path, monkeypatch) -> list[str]:
+    """Seven ways to name ``library / name``: absolute, relative, ./, dir/../, //, a symlink to
+    the file and the file through a symlinked folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "link.bvh").symlink_to(library / name)
+    (tmp_path / "folder").symlink_to(library)
+    return [str(library / name), f"library/{name}", f"./library/{name}", f"library/../library/{name}",
+            f"{tmp_path}//library//{name}", "link.bvh", f"folder/{name}"]
+
+
+def test_a_render_never_writes_over_a_clip_the_table_names_even_one_it_does_not_read(
+        table, library_with_table, tmp_path, monkeypatch, capsys):
+    """The direct transition reads the source and the destination only; the table names every
+    clip of its library, and each is the user's file all the same."""
+    unread = next(name for name in table.hops if name not in (table.hops[table.src], table.hops[table.dst]))
+    before = (library_with_table / unread).read_bytes()
+    trigger = int(table.triggers[len(table.triggers) // 2])
+    for spelling in _spellings(library_with_table, unread, tmp_path, monkeypatch):
+        assert main(["hops", "render", str(library_with_table / "table.npz"), "--trigger", str(trigger), "--direct",
+                     "-o", spelling]) == 2, spelling
+        assert unread in capsys.readouterr().err
+        assert (library_with_table / unread).read_bytes() == before, spelling
+
+
+def test_a_table_naming_a_path_outside_its_library_is_refused(table, library_with_table, tmp_path, capsys):
+    """Clip names in a table are file names inside the library, nothing else: a table naming
+    ../../etc/passwd is refused when it is read, and no such file is opened."""
+    for bad in ("../../../../etc/passwd", "/etc/passwd", "sub/clip.bvh", "..", ""):
+        arrays = table.to_arrays()
+        arrays["hops"] = np.array((bad,) + table.hops[1:], dtype=str)
+        np.savez(tmp_path / "forged.npz", **arrays)
+        with pytest.raises(ValueError, match="file name"):
+            hops.HopTable.load(tmp_path / "forged.npz")
+        assert main(["hops", "render", str(tmp_path / "forged.npz"), "--trigger", str(int(table.triggers[0])),
+                     "-o", str(tmp_path / "out.bvh"), "--library", str(library_with_table)]) == 2
+        err = capsys.readouterr().err
+        assert "root:" not in err and "Traceback" not in err
+
+
+def test_a_hand_made_table_that_is_not_one_gets_a_message_not_a_traceback(table, library_with_table, tmp_path,
+                                                                            capsys):
+    def forged(**changes):
+        arrays = table.to_arrays()
+        arrays.update(changes)
+        path = tmp_path / "forged.npz"
+        np.savez(path, **arrays)
+        return path
+
+    empty_npz = tmp_path / "empty.npz"
+    np.savez(empty_npz)
+    empty_file = tmp_path / "nothing.npz"
+    empty_file.write_bytes(b"")
+    choices = table.choices.copy()
+    choices[0, 0] = len(table.hops) + 3
+    cases = {"an empty .npz": empty_npz, "an empty file": empty_file,
+             "a source out of range": forged(src=np.int64(99)), "a hop out of range": forged(choices=choices),
+             "fps 0": forged(fps=np.float64(0.0)), "a folder": tmp_path}
+    for what, path in cases.items():
+        for command in (["hops", "show", str(path)],
+                        ["hops", "render", str(path), "--trigger", str(int(table.triggers[0])), "-o",
+                         str(tmp_path / "out.bvh"), "--library", str(library_with_table)]):
+            assert main(command) == 2, what
+            err = capsys.readouterr().err
+            assert "Traceback" not in err and "hop table" in err or "not a file" in err, (what, err)
+    assert not (tmp_path / "out.bvh").exists()
