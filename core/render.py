@@ -544,7 +544,9 @@ def adaptation_lower(nxt: Motion, new, prev, new_contacts: np.ndarray, prev_cont
         # lengths) on a smooth bump in time, highest half way through
         step = steps[k][0] if k in steps else s1
         a, b = step.start - t[0], step.end - t[0]
-        x = np.clip((np.arange(T) - a) / max(b - a, 1), 0.0, 1.0)  # time through its step
+        # time through its step (a step of no length is over on its frame: planned over the one
+        # frame before a core, it must land the clip's own foot there, not the previous one's)
+        x = np.clip((np.arange(T) - a) / (b - a), 0.0, 1.0) if b > a else (np.arange(T) >= b).astype(float)
         wk = smoothstep(x)
         targets[:, k] = (1.0 - wk)[:, None] * prev_feet[:, k] + wk[:, None] * feet[:, k]
         in_step = (np.arange(T) >= a) & (np.arange(T) <= b)

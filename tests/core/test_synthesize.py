@@ -654,3 +654,27 @@ def test_a_clip_with_other_bone_lengths_is_synthesized_with_a_warning_naming_the
                         np.where(np.arange(len(offsets))[None, :, None] == thigh, offsets[None], bow.positions), bow.fps)
     (warning,) = synthesize([Clip(walk, 0, (0, 100), "walk"), Clip(long_thigh, 150, (30, 137), "bow")]).plan.warnings
     assert "(LowerLeg_L +10 %)" in warning
+
+
+@pytest.mark.parametrize("pair", [("bandai1/dash_active_001", "bandai1/dash_feminine_001"), (WALK, RUN2),
+                                  (BOW, WALK), ("bandai1/walk_sad_001", KICK)])
+def test_cores_stay_exact_however_close_the_next_core_starts(clips, mocap, pair):
+    """The trust issue's defect: the second core starting on the frame right after the first
+    core ends turned the second clip's right leg by 33 degrees on its first core frame (a swing
+    planned over a single frame, 76..76, bent onto the previous motion's foot). Every start from
+    the first core's end to 30 frames after it keeps both cores exact."""
+    a, b = (clips[n] if n in clips else mocap(n) for n in pair)
+    rig = find_rig(a)
+    height = body_height(a, rig)
+    first_core = (10, min(75, a.n_frames - 1))
+    for gap in range(1, 31):
+        timeline = [Clip(a, 0, first_core, "a"), Clip(b, first_core[1] + gap, (0, min(77, b.n_frames - 1)), "b")]
+        result = synthesize(timeline)
+        if result.plan.rejected:
+            continue
+        out = result.motion.global_positions()
+        for clip, placed in zip(timeline, aligned_clips(result, timeline, rig).values()):
+            lo, hi = clip.core_range
+            got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
+            error = np.abs(got - placed.global_positions()[lo : hi + 1]).max()
+            assert error <= 1e-6 * height, f"next core {gap} frame(s) after: core of {clip.name} moved by {error:.3g}"
