@@ -217,7 +217,7 @@ def cmd_blend(args) -> int:
                          sync=not args.no_sync, rig=rig)
     texts = {args.output: format_bvh(result.motion)}
     if args.plan:
-        texts[args.plan] = json.dumps(result.to_dict(), indent=2)
+        texts[args.plan] = json.dumps(result.to_dict(), indent=2, allow_nan=False)
     for path, text in texts.items():
         write_atomically(path, text)
     print(result.summary())
@@ -458,7 +458,7 @@ def cmd_assemble(args) -> int:
                         for part, m in result.matches.items()}}
     texts = {args.output: format_bvh(result.motion)}
     if args.report:
-        texts[args.report] = json.dumps(report, indent=2)
+        texts[args.report] = json.dumps(report, indent=2, allow_nan=False)
     for path, text in texts.items():
         write_atomically(path, text)
     for part, own in result.left_out.items():
@@ -519,7 +519,7 @@ def cmd_reach(args) -> int:
         "feature": args.feature,
     }
     if args.report:
-        write_atomically(args.report, json.dumps(report, indent=2))
+        write_atomically(args.report, json.dumps(report, indent=2, allow_nan=False))
     used = sorted(((w, p.name) for p, w in zip(files, result.weights) if w > 1e-3), reverse=True)
     print(f"reach of {args.effector} ({args.feature}) to {target}: hit at frame {result.hit_frame}, "
           f"error {result.error:.4g} (file units)" + (", with partial blending (section 3.2)" if result.partial else ""))

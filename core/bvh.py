@@ -106,6 +106,7 @@ def parse_bvh(text: str, source: str = "<string>", *, up=(0.0, 1.0, 0.0), unit: 
 
     J = len(names)
     offsets = np.array(offsets, dtype=np.float64).reshape(J, 3)
+    _check_sizes(lines, source, offsets, parents, end_sites, channels, data, data_line)
     positions = np.broadcast_to(offsets, (n_frames, J, 3)).copy()
     rotations = np.empty((n_frames, J, 4))
     column = 0
@@ -134,6 +135,48 @@ def parse_bvh(text: str, source: str = "<string>", *, up=(0.0, 1.0, 0.0), unit: 
         unit=unit,
     )
     return Motion(skeleton, rotations, positions, 1.0 / frame_time)
+
+
+# No capture places anything this many times its skeleton's median bone length away: a
+# value beyond it is a corrupt file, and believing it overflows later (a position of 1e308
+# squared is inf, and the output NaN)
+MAX_SIZE_RATIO = 1e6
+
+
+def _check_sizes(lines: list[str], source: str, offsets: np.ndarray, parents, end_sites: dict, channels,
+                 data: np.ndarray, data_line: int) -> None:
+    """Refuse a skeleton with no bone (every OFFSET zero) and any OFFSET or position value more
+    than MAX_SIZE_RATIO times the median non-zero bone length, naming the line. (A bone's
+    length is taken as its offset's largest component, within a factor 1.7 of it: squares of
+    the values refused here would overflow.)"""
+    bones = np.abs(np.concatenate([offsets[np.asarray(parents) >= 0].reshape(-1, 3),
+                                   np.array(list(end_sites.values())).reshape(-1, 3)])).max(axis=1, initial=0.0)
+    bones = bones[bones > 0]
+    if not len(bones):
+        if len(offsets) > 1 or len(end_sites):
+            first = next((i for i, line in enumerate(lines) if line.strip().upper().startswith("OFFSET")), 0)
+            raise _error(source, first + 1, "every OFFSET below the root is zero: the skeleton has no bones",
+                         "export the rig with its rest pose offsets")
+        return
+    limit = MAX_SIZE_RATIO * float(np.median(bones))
+    for i, line in enumerate(lines):
+        words = line.split()
+        if words and words[0].upper() == "OFFSET" and len(words) == 4:
+            if max(abs(float(w)) for w in words[1:]) > limit:  # (a component: its square may overflow)
+                raise _error(source, i + 1, f"OFFSET {' '.join(words[1:])} is more than {MAX_SIZE_RATIO:g} times "
+                             f"the skeleton's median bone length ({limit / MAX_SIZE_RATIO:.4g})",
+                             "no capture has such a value: check the file's units or export it again")
+        elif line.strip().upper() == "MOTION":
+            break
+    columns = [k for k, name in enumerate(c for joint in channels for c in joint) if name.endswith("position")]
+    if columns and len(data):
+        huge = np.abs(data[:, columns]) > limit
+        if huge.any():
+            frame, col = np.argwhere(huge)[0]
+            raise _error(source, data_line + 1 + int(frame), f"frame {int(frame)} has a position of "
+                         f"{data[frame, columns[col]]:.4g}, more than {MAX_SIZE_RATIO:g} times the skeleton's median "
+                         f"bone length ({limit / MAX_SIZE_RATIO:.4g})",
+                         "no capture has such a value: check the file's units or export it again")
 
 
 def _complete_order(axes: str) -> str:
@@ -441,6 +484,12 @@ def format_bvh(motion: Motion, *, continuous: bool = False) -> str:
     """
     skeleton = motion.skeleton
     J = len(skeleton)
+    # never a NaN or an infinity written: a result that has one is refused before any file is touched
+    bad = [what for what, values in (("rotations", motion.rotations), ("positions", motion.positions),
+                                     ("offsets", skeleton.offsets)) if not np.all(np.isfinite(values))]
+    if bad or not all(np.all(np.isfinite(o)) for o in skeleton.end_sites.values()):
+        raise ValueError(f"the motion has non-finite {' and '.join(bad) or 'end sites'}: nothing was written; "
+                         f"check the inputs for values no capture has")
     for name in skeleton.names:
         if not name.strip() or "\n" in name or "\r" in name or name != name.strip():
             raise ValueError(f"joint name {name!r} cannot be written to BVH; use a non-empty name without surrounding spaces or line breaks")

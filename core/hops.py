@@ -509,6 +509,8 @@ class HopTable:
 
         from .files import write_bytes_atomically
 
+        if any(np.isnan(a).any() for a in (self.smoothness, self.responsiveness, self.direct)):
+            raise ValueError("the table has NaN costs: nothing was written; check the clips for values no capture has")
         buffer = io.BytesIO()
         np.savez(buffer, **self.to_arrays())
         write_bytes_atomically(path, buffer.getvalue())

@@ -479,3 +479,57 @@ def test_a_hierarchy_thousands_of_joints_deep_is_read_and_written_without_recurs
     back = read_bvh(path)
     assert back.skeleton.names == names and np.array_equal(back.skeleton.parents, skeleton.parents)
     np.testing.assert_allclose(back.global_positions()[:, -1], [[0.0, depth - 1.0, 0.0]] * 3, atol=1e-9)
+
+
+def _walk_text() -> list[str]:
+    return (MOCAP / "bandai1/walk_normal_001.bvh").read_text().splitlines()
+
+
+def _line_of(lines: list[str], start: str) -> int:
+    return next(i for i, line in enumerate(lines) if line.strip().startswith(start))
+
+
+def test_values_no_capture_has_are_refused_with_their_line():
+    """The trust issue: finite but extreme values passed the parser and overflowed later into a
+    NaN written with exit 0. A value more than 1e6 times the skeleton's median bone length is
+    refused where it is read, naming its line."""
+    lines = _walk_text()
+    motion_at = _line_of(lines, "MOTION")
+    first_frame = motion_at + 3  # MOTION, Frames, Frame Time, then the frames (0-based here)
+    cases = {}
+    position = list(lines)
+    values = position[first_frame + 5].split()
+    values[0] = "1e308"  # the root's first channel: a position
+    position[first_frame + 5] = " ".join(values)
+    cases["a position of 1e308"] = (position, first_frame + 6)
+    ramp = list(lines)
+    for k in range(10):
+        values = ramp[first_frame + k].split()
+        values[1] = f"{10.0 ** (30 * k):g}"  # up to 1e270
+        ramp[first_frame + k] = " ".join(values)
+    cases["a root ramp to 1e270"] = (ramp, first_frame + 1 + next(k for k in range(10) if 10.0 ** (30 * k) > 1e8))
+    offset = list(lines)
+    at = [i for i, line in enumerate(lines) if line.strip().startswith("OFFSET")][3]
+    offset[at] = offset[at].split("OFFSET")[0] + "OFFSET 1e308 0 0"
+    cases["OFFSET 1e308"] = (offset, at + 1)
+    for what, (text, line) in cases.items():
+        with pytest.raises(BVHError, match=f"line {line}: .*median bone length"):
+            parse_bvh("\n".join(text), "walk.bvh")
+
+
+def test_a_rig_whose_offsets_are_all_zero_is_refused_when_it_is_read():
+    """analyze printed NS for every frame and synthesize failed on a NaN speed: a skeleton with
+    no bone cannot stand on anything."""
+    lines = [line.split("OFFSET")[0] + "OFFSET 0 0 0" if line.strip().startswith("OFFSET") else line
+             for line in _walk_text()]
+    with pytest.raises(BVHError, match="every OFFSET below the root is zero"):
+        parse_bvh("\n".join(lines), "flat.bvh")
+
+
+def test_nothing_non_finite_is_ever_written():
+    walk = read_bvh(MOCAP / "bandai1/walk_normal_001.bvh")[:5]
+    positions = np.array(walk.positions)
+    positions[2, 1, 1] = np.nan  # as an overflow would leave it
+    broken = Motion._trusted(walk.skeleton, walk.rotations, positions, walk.fps)
+    with pytest.raises(ValueError, match="non-finite positions: nothing was written"):
+        format_bvh(broken)

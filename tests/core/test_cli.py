@@ -312,3 +312,32 @@ def test_an_impossible_frame_time_is_one_line_and_exit_2(two_clips, tmp_path, ca
     err = capsys.readouterr().err
     assert err.startswith("error:") and err.count("\n") == 1 and "outside 0.001 .. 1 s" in err
     assert "Traceback" not in err and not (tmp_path / "o.bvh").exists()
+
+
+def test_a_file_with_a_value_no_capture_has_is_refused_by_every_command_and_nothing_is_written(tmp_path, capsys):
+    """The trust issue: a position of 1e308 went through analyze, synthesize, blend, assemble,
+    reach and hops render, and came out as NaN with exit 0."""
+    walk = MOCAP / "bandai1" / "walk_normal_001.bvh"
+    lines = walk.read_text().splitlines()
+    first_frame = next(i for i, line in enumerate(lines) if line.strip() == "MOTION") + 3
+    values = lines[first_frame + 7].split()
+    values[0] = "1e308"
+    lines[first_frame + 7] = " ".join(values)
+    bad = tmp_path / "huge.bvh"
+    bad.write_text("\n".join(lines))
+    other = str(MOCAP / "bandai1" / "bow_normal_001.bvh")
+    out = tmp_path / "out.bvh"
+    library = tmp_path / "library"
+    library.mkdir()
+    (library / "huge.bvh").write_text(bad.read_text())
+    (library / "bow.bvh").write_text(Path(other).read_text())
+    commands = [["analyze", str(bad)],
+                ["synthesize", f"{bad}@0", f"{other}@100", "-o", str(out)],
+                ["blend", str(bad), other, "-o", str(out)],
+                ["hops", "precompute", str(library), "--src", str(library / "huge.bvh"), "--dst",
+                 str(library / "bow.bvh"), "--offset", "0", "-o", str(tmp_path / "t.npz")]]
+    for command in commands:
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert f"line {first_frame + 8}" in err and "median bone length" in err, (command, err)
+    assert not out.exists() and not (tmp_path / "t.npz").exists()
