@@ -131,7 +131,7 @@ def cmd_synthesize(args) -> int:
     from .bvh import format_bvh, read_bvh
     from .files import check_outputs, write_atomically
     from .rig import find_rig
-    from .synthesize import Clip, as_soon_as_possible, synthesize
+    from .synthesize import Clip, as_soon_as_possible, synthesize, unique_names
 
     specs = [parse_clip_spec(spec) for spec in args.clips]
     if args.current is not None and all(start is not None for _, start, _ in specs):
@@ -141,7 +141,8 @@ def cmd_synthesize(args) -> int:
     # and every output's folder must take the file
     outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
     check_outputs({f"clip '{spec}'": path for spec, (path, _, _) in zip(args.clips, specs)}, outputs)
-    clips = [Clip(read_bvh(path), start if start is not None else 0, core, Path(path).stem) for path, start, core in specs]
+    clips = [Clip(read_bvh(path), start if start is not None else 0, core, name)
+             for (path, start, core), name in zip(specs, unique_names([Path(path).stem for path, _, _ in specs]))]
     rig = find_rig(clips[0].motion, overrides=_overrides(args.map))
     placed = []
     for clip, (_, start, _) in zip(clips, specs):

@@ -554,12 +554,29 @@ def bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
 MAX_RESAMPLED_BYTES = 2e9
 
 
+def unique_names(names: list[str]) -> list[str]:
+    """``names`` with a repeated one numbered from its second time on (``walk``, ``walk #2``):
+    the same file given twice is two clips."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return out
+
+
 def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
     """The clips named, checked, resampled to the first clip's rate (``resample(motion, fps)``,
     Motion.resampled when None) and in the order of their cores."""
     if not clips:
         raise ValueError("nothing to synthesize: give at least one clip")
     clips = [c if c.name else replace(c, name=f"clip {i + 1}") for i, c in enumerate(clips)]
+    seen = set()
+    for c in clips:
+        # the plan names its clips (pairs, rejections): two of one name could not be told apart
+        if c.name in seen:
+            raise ValueError(f"two clips are named '{c.name}': give each clip its own name")
+        seen.add(c.name)
     ref = clips[0].motion
     for c in clips:
         m = c.motion

@@ -37,7 +37,7 @@ from common import TIMELINE, timed  # noqa: E402
 from core.motion import forward_kinematics  # noqa: E402
 from core.resynthesis import Resynthesis  # noqa: E402
 from core.rig import body_height, find_rig  # noqa: E402
-from core.synthesize import Clip, synthesize  # noqa: E402
+from core.synthesize import Clip, synthesize, unique_names  # noqa: E402
 
 OVERLAP_S = 0.5
 MARGIN_S = 0.5
@@ -52,10 +52,11 @@ CORE_TARGET_S = 0.035  # the core's share of it
 def timeline() -> list[Clip]:
     """The ten clips placed as synthesis_speed.py places them."""
     clips, start = [], 0
-    for name, frames in TIMELINE:
+    labels = unique_names([quality.short(name) for name, _ in TIMELINE])  # (walk twice: "walk", "walk #2")
+    for (name, frames), label in zip(TIMELINE, labels):
         motion = quality.load(name)
         motion = motion if frames is None else motion[:frames]
-        clips.append(Clip(motion, start, core=quality.core_range(motion, MARGIN_S), name=quality.short(name)))
+        clips.append(Clip(motion, start, core=quality.core_range(motion, MARGIN_S), name=label))
         start += quality.next_start(motion, OVERLAP_S)
     return clips
 

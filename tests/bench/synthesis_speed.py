@@ -169,11 +169,14 @@ def searches(calls: list) -> None:
 
 def timeline(engine, rig) -> None:
     """Step 3: ten clips end to end."""
+    from core.synthesize import unique_names
+
     clips, start = [], 0
-    for name, frames in TIMELINE:
+    labels = unique_names([quality.short(name) for name, _ in TIMELINE])  # (walk twice: "walk", "walk #2")
+    for (name, frames), label in zip(TIMELINE, labels):
         motion = quality.load(name)
         motion = motion if frames is None else motion[:frames]
-        clips.append((quality.short(name), motion, start))
+        clips.append((label, motion, start))
         start += quality.next_start(motion, OVERLAP_S)
     frames = clips[-1][2] + clips[-1][1].n_frames
     print(f"\ntimeline of {len(clips)} clips, {frames} output frames "

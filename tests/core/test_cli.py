@@ -341,3 +341,21 @@ def test_a_file_with_a_value_no_capture_has_is_refused_by_every_command_and_noth
         err = capsys.readouterr().err
         assert f"line {first_frame + 8}" in err and "median bone length" in err, (command, err)
     assert not out.exists() and not (tmp_path / "t.npz").exists()
+
+
+def test_the_same_file_given_twice_is_two_clips(tmp_path, capsys):
+    """The trust issue: the same file twice, one copy rejected, ended in an IndexError (the plan
+    told its clips apart by name, and both had the file's)."""
+    walk = str(MOCAP / "bandai1" / "walk_normal_001.bvh")
+    out = tmp_path / "out.bvh"
+    assert main(["synthesize", f"{walk}@0", f"{walk}@5", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "rejected walk_normal_001 #2" in printed and out.exists()
+
+
+def test_two_clips_of_one_name_are_refused_by_the_engine(mocap):
+    from core.synthesize import Clip, synthesize
+
+    walk = mocap("bandai1/walk_normal_001")
+    with pytest.raises(ValueError, match="two clips are named 'walk'"):
+        synthesize([Clip(walk, 0, None, "walk"), Clip(walk, 300, None, "walk")])

@@ -33,7 +33,9 @@ def _timeline(mocap) -> list[Clip]:
     clips, start = [], 0
     for name, frames in TIMELINE:
         motion = mocap(name) if frames is None else mocap(name)[:frames]
-        clips.append(Clip(motion, start, core=(MARGIN, motion.n_frames - 1 - MARGIN), name=name.split("/")[-1]))
+        # (one name per clip: the timeline plays some files twice)
+        clips.append(Clip(motion, start, core=(MARGIN, motion.n_frames - 1 - MARGIN),
+                          name=f"{len(clips)} {name.split('/')[-1]}"))
         start += motion.n_frames - OVERLAP
     return clips
 
