@@ -661,6 +661,10 @@ def main(argv: list[str] | None = None) -> int:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {msg}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # (every output is written whole or not at all: an interrupted run leaves the old files)
+        print("interrupted: no file was written or changed", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -46,13 +46,14 @@ from __future__ import annotations
 
 import sys
 import uuid
+from concurrent.futures import CancelledError
 from functools import partial
 
 import cloudpickle
 import dask
 import numpy as np
 from dask.utils import apply
-from distributed import Client, LocalCluster, as_completed
+from distributed import Client, KilledWorker, LocalCluster, as_completed
 from tqdm import tqdm
 
 #: The package whose functions are sent by value: this project's core ("core").
@@ -157,6 +158,47 @@ def _check_plain(value, where: str) -> None:
             _check_plain(item, f"{where}[{i}]")
 
 
+# A Dask scheduler greets a new connection at once with a short message whose first 8 bytes
+# are its length (little-endian); what says nothing, or something else, is not one (Dask
+# itself would read such bytes as a length and allocate it: 3 EiB for an HTTP server's)
+GREETING_S = 5.0
+GREETING_MAX_BYTES = 1 << 20
+
+
+def check_scheduler(address: str, timeout: float) -> None:
+    """``ValueError`` saying what to give unless a Dask scheduler answers at ``address``
+    (``tcp://HOST:PORT``): another scheme, nothing listening, a listener that stays silent,
+    or one that says something else."""
+    import socket
+
+    scheme, _, rest = address.rpartition("://") if "://" in address else ("tcp", "", address)
+    if scheme != "tcp":
+        raise ValueError(f"--scheduler {address!r}: only tcp:// addresses are supported ({scheme}:// needs a "
+                         f"security setup this tool does not take); give tcp://HOST:PORT")
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--scheduler {address!r} is not an address: give tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as conn:
+            conn.settimeout(min(timeout, GREETING_S))
+            greeting = b""
+            while len(greeting) < 8:
+                chunk = conn.recv(8 - len(greeting))
+                if not chunk:
+                    break
+                greeting += chunk
+    except socket.timeout:
+        raise ValueError(f"something at {address!r} took the connection but said nothing within "
+                         f"{min(timeout, GREETING_S):g} s, where a Dask scheduler greets at once: give the address "
+                         f"`dask scheduler` prints (tcp://HOST:8786)") from None
+    except OSError as error:
+        raise ValueError(f"no Dask scheduler answered at {address!r} ({error}): start one there with `dask "
+                         f"scheduler`, or give the address it prints (tcp://HOST:8786)") from None
+    if len(greeting) < 8 or not 0 < int.from_bytes(greeting, "little") <= GREETING_MAX_BYTES:
+        raise ValueError(f"what answered at {address!r} is not a Dask scheduler (it said {greeting[:8]!r}): give "
+                         f"the address `dask scheduler` prints (tcp://HOST:8786)")
+
+
 class DaskRunner:
     """``map`` on a Dask cluster: a ``LocalCluster`` of worker processes when no ``address`` is
     given, else the workers of the scheduler at ``address`` (``tcp://HOST:8786``).
@@ -204,6 +246,7 @@ class DaskRunner:
                                                 scheduler_kwargs=LOCAL_SCHEDULER_HTTP)
                 self.client = Client(self.cluster, timeout=self.timeout)
             else:
+                check_scheduler(self.address, self.timeout)
                 try:
                     self.client = Client(self.address, timeout=self.timeout)
                 except OSError as error:
@@ -269,16 +312,22 @@ class DaskRunner:
         batch = uuid.uuid4().hex[:8]
         futures = [client.submit(apply, remote_task, (item, remote_shared), key=f"{name}-{batch}-{i}", pure=False)
                    for i, item in enumerate(items)]
-        finished = False
+        finished, done = False, 0
         try:
             with tqdm(total=len(futures), desc=name, unit="task", disable=not self.progress) as bar:
                 for future in as_completed(futures):
                     if future.status == "error":
                         future.result()  # raises the task's exception with the worker's traceback
                     bar.update(1)
+                    done += 1
             results = [_map_arrays(result, _aligned_here) for result in client.gather(futures)]
             finished = True
             return results
+        except (CancelledError, KilledWorker) as error:
+            # every worker gone (killed, or lost with its machine): the scheduler cancels the
+            # tasks, or gives up on one that took workers down with it
+            raise ValueError(f"the cluster lost its workers before the tasks finished ({done} of {len(futures)} "
+                             f"done; {type(error).__name__}): start workers and run again") from None
         finally:
             if not finished:
                 client.cancel(futures)

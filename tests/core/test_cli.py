@@ -359,3 +359,16 @@ def test_two_clips_of_one_name_are_refused_by_the_engine(mocap):
     walk = mocap("bandai1/walk_normal_001")
     with pytest.raises(ValueError, match="two clips are named 'walk'"):
         synthesize([Clip(walk, 0, None, "walk"), Clip(walk, 300, None, "walk")])
+
+
+def test_ctrl_c_says_nothing_was_written_rather_than_a_traceback(tmp_path, capsys, monkeypatch):
+    import core.bvh
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(core.bvh, "read_bvh", interrupted)
+    walk = str(MOCAP / "bandai1" / "walk_normal_001.bvh")
+    assert main(["synthesize", f"{walk}@0", f"{walk}@200", "-o", str(tmp_path / "out.bvh")]) == 130
+    assert "interrupted: no file was written" in capsys.readouterr().err
+    assert not (tmp_path / "out.bvh").exists()

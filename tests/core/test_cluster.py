@@ -313,3 +313,71 @@ def test_the_import_check_sees_relative_and_late_imports(tmp_path):
     assert imports(module, "core.sub") == {"core.sub.cluster", "core.sub.cluster.DaskRunner", "core", "core.quat",
                                            "dask.distributed", "cloudpickle", "tqdm"}
     assert top(imports(module, "core.sub", module_level_only=True)) == {"core", "dask", "cloudpickle"}
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on a free local port that accepts and then says ``reply`` (None: nothing)."""
+    import threading
+
+    servers = []
+
+    def start(reply: bytes | None) -> str:
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        servers.append(server)
+
+        def serve():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                if reply is not None:
+                    conn.sendall(reply)
+                conn.recv(1)  # (holds the connection until the client goes)
+
+        threading.Thread(target=serve, daemon=True).start()
+        return f"tcp://127.0.0.1:{server.getsockname()[1]}"
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def test_an_address_where_something_else_answers_is_refused_without_allocating_what_it_says(listener):
+    """The trust issue: a web server at the --scheduler address made Dask allocate 3 EiB (its
+    reply read as a message length), and a silent listener hung past 200 s."""
+    import time
+
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="is not a Dask scheduler"):
+        with DaskRunner(listener(b"HTTP/1.1 400 Bad Request\r\n\r\n"), timeout=2):
+            pass
+    with pytest.raises(ValueError, match="said nothing"):
+        with DaskRunner(listener(None), timeout=2):
+            pass
+    assert time.perf_counter() - t < 10
+
+
+def test_an_address_of_another_scheme_or_no_address_says_what_to_give():
+    with pytest.raises(ValueError, match="only tcp://"):
+        with DaskRunner("tls://127.0.0.1:8786", timeout=2):
+            pass
+    with pytest.raises(ValueError, match="is not an address"):
+        with DaskRunner("tcp://nowhere", timeout=2):
+            pass
+
+
+def _die(item):
+    os._exit(1)  # the worker process dies, as killed
+
+
+def test_a_cluster_that_loses_every_worker_says_so_rather_than_a_traceback():
+    """The trust issue: killing every Dask worker mid-run ended in FutureCancelledError. A task
+    whose workers keep dying is given up on by the scheduler (KilledWorker); either way the
+    command says what happened and what to do."""
+    with DaskRunner(n_workers=1, progress=False, timeout=TIMEOUT) as runner:
+        with pytest.raises(ValueError, match="lost its workers.*start workers and run again"):
+            runner.map(_die, [1, 2])
