@@ -43,3 +43,24 @@ def test_the_timelines_cover_what_they_are_for(clips):
     assert sum(o.clips for o in outcomes) >= 30
     assert sum(o.rejected for o in outcomes) > 0
     assert len({m for o in outcomes for m in o.methods}) >= 2
+
+
+# a seeded sample of the hostile-input fuzz (tests/bench/fuzz.py --commands runs every case):
+# malformed files, devices and hand-made hop tables through the commands, each in its own process
+COMMAND_CASES = fuzz.cases(seed=0, count=10)
+
+
+@pytest.mark.parametrize("case", COMMAND_CASES, ids=[f"{c.kind}-{c.command}" for c in COMMAND_CASES])
+def test_hostile_input_gets_a_clean_refusal_or_a_finite_output_and_no_input_changes(clips, case, tmp_path):
+    good = [fuzz.MOCAP / f"{name}.bvh" for name in fuzz.GOOD]
+    run = fuzz.run_table_case if case.command in fuzz.TABLE_COMMANDS else fuzz.run_case
+    outcome, said = run(case, tmp_path, good)
+    assert outcome in ("clean refusal", "accepted"), f"{outcome}: {said}"
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_hostile_timeline_is_refused_cleanly_or_keeps_its_cores(clips, seed):
+    """Repeated files, a core on the frame after the previous one, clips at 60 and 120 fps, a
+    clip on another rig."""
+    outcome, said = fuzz.hostile_outcome(seed, clips)
+    assert outcome in ("clean refusal", "accepted"), f"{outcome}: {said}"
