@@ -486,7 +486,9 @@ def _timed_steps(stepping: list, r, frames: list[float]) -> list[Segment]:
     segments = []
     for i, start, end in zip(chosen, bounds[:-1], bounds[1:]):
         foot, aloft, landing, _ = stepping[i]
-        end = r.t1 if aloft else max(int(end), int(start) + 1)
+        # (at least a frame, but never past S1's end, which may be the next core's first frame:
+        # a step starting there has no room and is over on it)
+        end = r.t1 if aloft else min(max(int(end), int(start) + 1), r.t1)
         segments.append(Segment("lower", "swing" if landing is not None else "step", int(start), int(end), foot=foot))
     segments += [Segment("lower", "glide", int(r.t0), int(r.t1), foot=stepping[i][0])
                  for i in range(len(stepping)) if i not in chosen]

@@ -526,6 +526,8 @@ def bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
     """A warning for each clip whose bones differ in length from the first clip's by more
     than BONE_LENGTH_TOLERANCE, naming them: the output is on the first clip's skeleton, so
     such a clip's core keeps its joint rotations but not its joint positions."""
+    if not clips:  # (a file given twice under one name, one copy rejected: the filter by name takes both)
+        return []
     ref = clips[0]
     lengths = np.linalg.norm(ref.motion.skeleton.offsets, axis=-1)
     lengths[0] = 0.0  # the root's offset is where the skeleton stands, not a bone
@@ -571,12 +573,6 @@ def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
     if not clips:
         raise ValueError("nothing to synthesize: give at least one clip")
     clips = [c if c.name else replace(c, name=f"clip {i + 1}") for i, c in enumerate(clips)]
-    seen = set()
-    for c in clips:
-        # the plan names its clips (pairs, rejections): two of one name could not be told apart
-        if c.name in seen:
-            raise ValueError(f"two clips are named '{c.name}': give each clip its own name")
-        seen.add(c.name)
     ref = clips[0].motion
     for c in clips:
         m = c.motion

@@ -678,3 +678,23 @@ def test_cores_stay_exact_however_close_the_next_core_starts(clips, mocap, pair)
             got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
             error = np.abs(got - placed.global_positions()[lo : hi + 1]).max()
             assert error <= 1e-6 * height, f"next core {gap} frame(s) after: core of {clip.name} moved by {error:.3g}"
+
+
+def test_no_step_runs_past_s1_into_the_next_core(mocap):
+    """Found by the hostile-timeline fuzz (seed 12): a dash whose core ends on the frame before a
+    raised hand's core starts planned the right foot's swing over 154..155, one frame into the
+    core, which moved that clip's core by a quarter of a body height."""
+    turn, dash = mocap("bandai2/walk-turn-right_normal_001"), mocap("bandai1/dash_masculinity_001")
+    raise_hand = mocap("bandai2-raise/raise-up-right-hand_exhausted_004")
+    timeline = [Clip(turn, 11, (94, 95), "turn"), Clip(dash, 104, (46, 49), "dash"),
+                Clip(raise_hand, 154, (0, 11), "raise")]
+    result = synthesize(timeline, responsiveness=1.0)
+    core_start = {c.name: c.start + c.core_range[0] for c in timeline}
+    for pair in result.plan.pairs:
+        assert all(s.end <= core_start[pair.next] for s in pair.segments), pair.next
+    rig = find_rig(turn)
+    out = result.motion.global_positions()
+    for clip, placed in zip(timeline, aligned_clips(result, timeline, rig).values()):
+        lo, hi = clip.core_range
+        got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
+        assert np.abs(got - placed.global_positions()[lo : hi + 1]).max() <= 1e-6 * body_height(turn, rig)
