@@ -258,7 +258,7 @@ def knee_poles(hips: np.ndarray, knees: np.ndarray, ankles: np.ndarray, pelvis: 
 
 def compose(
     base: Motion, base_first: int, clip: Clip, rig: Rig, up: np.ndarray, *, threshold_deg: float, blend_s: float,
-    base_name: str = "",
+    base_name: str = "", parts: str | None = None,
 ) -> tuple[Motion, Composition] | None:
     """``clip`` composed over ``base`` as an additional motion (2008, section 8), or None when it is none.
 
@@ -267,6 +267,8 @@ def compose(
     rig, up     the synthesis's joint roles and up axis.
     threshold_deg  a shoulder angle range above this makes an arm additional (8.1).
     blend_s     seconds over which the parts blend in before and out after the movement.
+    parts       the parts it lends when already decided (on the whole of a clip this one is
+                cut from); None: decided here, from its shoulder angles (8.1).
 
     The used parts take the clip's local rotations (and translations), blended in and
     out (Fig. 6); the spine angles (one arm) and the pelvis position carry the clip's
@@ -281,7 +283,7 @@ def compose(
                          f"motion it is composed over (output frames {base_first}..{base_first + base.n_frames - 1})")
     positions, _ = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, rotations_out=False)
     angles = shoulder_angles(positions, rig)
-    parts = additional_parts(angles, threshold_deg=threshold_deg)
+    parts = parts or additional_parts(angles, threshold_deg=threshold_deg)
     if parts is None:
         return None
     t2, t3 = movement_range(angles, parts)

@@ -383,10 +383,16 @@ def _composed(motion: Motion, first: int, additional: list[tuple[Clip, Clip]], c
         inside = first + motion.n_frames - clip.start
         if inside < 2:
             continue  # (nothing of it left to compose over)
+        parts = None
         if inside < clip.motion.n_frames:
+            # (what it lends is decided on the whole clip: the part left may no longer swing an
+            # arm over the threshold, and must still be composed, not dropped)
+            g = forward_kinematics(clip.motion.rotations, clip.motion.positions, clip.motion.skeleton.parents,
+                                   rotations_out=False)[0]
+            parts = additional_parts(shoulder_angles(g, ctx.rig), threshold_deg=ctx.options.additional_shoulder_deg)
             clip = replace(clip, motion=clip.motion[:inside], core=None)
         motion, record = compose(motion, first, clip, ctx.rig, ctx.up, threshold_deg=ctx.options.additional_shoulder_deg,
-                                 blend_s=ctx.options.composition_blend_s, base_name=base.name)
+                                 blend_s=ctx.options.composition_blend_s, base_name=base.name, parts=parts)
         compositions.append(record)
     return motion, compositions
 

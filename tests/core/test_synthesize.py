@@ -698,3 +698,18 @@ def test_no_step_runs_past_s1_into_the_next_core(mocap):
         lo, hi = clip.core_range
         got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
         assert np.abs(got - placed.global_positions()[lo : hi + 1]).max() <= 1e-6 * body_height(turn, rig)
+
+
+def test_an_additional_motion_cut_short_by_the_output_s_end_is_still_composed(mocap):
+    """Found by the hostile-timeline fuzz (seed 95): a run whose tail plays time-scaled short ends
+    the output inside the slash composed over it; the part of the slash left no longer swung an
+    arm over the threshold (8.1), and compose's None ended in a TypeError. What a clip lends is
+    decided on the whole clip."""
+    timeline = [Clip(mocap("bandai1/bow_sad_001"), -6, (201, 208), "bow"),
+                Clip(mocap("bandai1/walk-back_sad_001"), 64, (290, 326), "walk back"),
+                Clip(mocap("bandai1/slash_normal_001"), 288, (103, 125), "slash"),
+                Clip(mocap("bandai1/run_feminine_001"), 414, None, "run"),
+                Clip(mocap("bandai1/guide_angry_001"), 520, (14, 96), "guide")]
+    for w in (0.0, 0.5, 1.0):
+        result = synthesize(timeline, responsiveness=w)
+        assert np.isfinite(result.motion.rotations).all()
