@@ -23,6 +23,29 @@ It prints the counts: timelines, pairs by method, rejections, errors by kind,
 and every failure with its seed, so that any one can be replayed
 (--only SEED). tests/core/test_fuzz.py runs the first 50 seeds of the same
 generator in the test suite.
+
+    .venv/bin/python tests/bench/fuzz.py --commands [--cases N] [--seed 0]
+
+Hostile input instead, as a careless or hostile user gives it (the trust
+issue), each case a command run as a user runs it (``python -m core ...`` in
+its own process, HANG_S to finish):
+
+* every kind of malformed file of MALFORMED (truncations, extremes, NaN and
+  inf, lies in the frame count, missing channels, duplicate names, zero
+  offsets, rescaled and flipped rigs, deep and wide hierarchies, binary
+  garbage) and DEVICES (/dev/zero, a FIFO nobody writes), through each of
+  COMMANDS (analyze, synthesize with it first and second, blend, hops
+  precompute and render, assemble, reach);
+* every hand-made hop table of TABLES through ``hops show`` and ``hops render``;
+* N (100 by default) hostile timelines in this process: repeated files, the
+  next core on the frame after the previous one's end, clips at 60 and 120
+  fps, a clip on another rig.
+
+It prints a table per command: tried, clean refusals (exit 2, one line, no
+traceback), accepted (exit 0, every output finite), then the columns that
+must be 0: tracebacks, hangs, exit 0 with NaN written, cores changed and
+inputs changed (by checksum); and every case in those columns. Exit 1 when
+any is not 0. tests/core/test_fuzz.py runs a seeded sample of it.
 """
 
 from __future__ import annotations
