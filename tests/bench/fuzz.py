@@ -39,7 +39,11 @@ its own process, HANG_S to finish):
 * every hand-made hop table of TABLES through ``hops show`` and ``hops render``;
 * N (100 by default) hostile timelines in this process: repeated files, the
   next core on the frame after the previous one's end, clips at 60 and 120
-  fps, a clip on another rig.
+  fps, a clip on another rig;
+* without --cases, Dask faults: ``hops precompute --scheduler`` on a scheduler
+  and workers this script starts (the table must be the serial one), with
+  the worker killed mid-run, every worker killed mid-run, something else
+  answering at the address, a silent listener, and a tls:// address.
 
 It prints a table per command: tried, clean refusals (exit 2, one line, no
 traceback), accepted (exit 0, every output finite), then the columns that
@@ -277,6 +281,10 @@ def main() -> None:
         n = args.cases if args.cases is not None else 100
         for seed in range(args.seed, args.seed + n):
             results[Case("hostile timeline", "synthesize timelines", seed)] = hostile_outcome(seed, clips)
+        if args.cases is None:
+            with tempfile.TemporaryDirectory() as work:
+                for fault in DASK_FAULTS:
+                    results[Case(fault, "hops precompute --scheduler", 0)] = run_dask_fault(fault, Path(work))
         print()
         print_table(results)
         sys.exit(1 if any(o in MUST_BE_ZERO for o, _ in results.values()) else 0)
@@ -575,7 +583,8 @@ def run_cases(chosen: list[Case], workdir: Path) -> dict[Case, tuple[str, str]]:
 
 def print_table(results: dict) -> None:
     """The counts per command, and every case in a column that must be 0."""
-    commands = sorted({c.command for c in results}, key=(*COMMANDS, *TABLE_COMMANDS, "synthesize timelines").index)
+    order = (*COMMANDS, *TABLE_COMMANDS, "synthesize timelines", "hops precompute --scheduler")
+    commands = sorted({c.command for c in results}, key=order.index)
     print(f"{'command':<20} {'tried':>6} " + " ".join(f"{o:>15}" for o in OUTCOMES))
     for command in (*commands, "all"):
         got = [o for c, (o, _) in results.items() if command in ("all", c.command)]
@@ -698,6 +707,115 @@ def hostile_outcome(seed: int, clips: Clips) -> tuple[str, str]:
     if outcome.failures:
         return "cores changed", "; ".join(outcome.failures)
     return "accepted", ""
+
+
+# Dask faults: a scheduler and workers started and killed by this script
+DASK_FAULTS = ("workers", "worker killed mid-run", "every worker killed mid-run", "something else answers",
+               "a silent listener", "a tls:// address")
+
+
+def _serve(reply: bytes | None):
+    """A TCP listener on a free local port that accepts and says ``reply`` (None: nothing);
+    its address and a function that stops it."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                if reply is not None:
+                    conn.sendall(reply)
+                try:
+                    conn.recv(1)
+                except OSError:
+                    pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"tcp://127.0.0.1:{server.getsockname()[1]}", server.close
+
+
+def run_dask_fault(fault: str, workdir: Path) -> tuple[str, str]:
+    """(outcome, what the command said last) of ``hops precompute --scheduler`` under ``fault``."""
+    import shutil
+    import signal
+    import subprocess
+
+    folder = workdir / f"dask-{DASK_FAULTS.index(fault)}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    library = folder / "library"
+    library.mkdir(parents=True)
+    names = ("bandai1/walk_normal_001", "bandai1/bow_normal_001", "bandai1/bye_normal_001", "bandai1/kick_normal_001")
+    for name in names:
+        (library / Path(name).name).with_suffix(".bvh").write_bytes((MOCAP / f"{name}.bvh").read_bytes())
+    table = folder / "table.npz"
+    precompute = ["hops", "precompute", str(library), "--src", str(library / "walk_normal_001.bvh"), "--dst",
+                  str(library / "kick_normal_001.bvh"), "--offset", "0", "--weight", "0.01", "-o", str(table)]
+    started, stop = [], None
+    env = {**os.environ, "PYTHONPATH": ""}  # (workers that do not have the project: it travels by value)
+    try:
+        if fault in ("something else answers", "a silent listener"):
+            address, stop = _serve(b"HTTP/1.1 400 Bad Request\r\n\r\n" if fault == "something else answers" else None)
+        elif fault == "a tls:// address":
+            address = "tls://127.0.0.1:8786"
+        else:
+            scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--port", "0",
+                                          "--no-dashboard", "--scheduler-file", str(folder / "scheduler.json")],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                                         start_new_session=True)
+            started.append(scheduler)
+            for _ in range(200):
+                if (folder / "scheduler.json").exists():
+                    break
+                time.sleep(0.05)
+            import json
+
+            address = json.loads((folder / "scheduler.json").read_text())["address"]
+            for _ in range(1 if fault == "worker killed mid-run" else 2):
+                started.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                                                 "--nthreads", "1", "--no-dashboard"],
+                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                                                start_new_session=True))
+        run = subprocess.Popen([sys.executable, "-m", "core", *precompute, "--scheduler", address], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if "killed" in fault:
+            time.sleep(4.0)  # connected, the tasks under way
+            for worker in started[1:]:
+                os.killpg(worker.pid, signal.SIGKILL)  # the worker and its nanny, as a machine lost
+        try:
+            _, stderr = run.communicate(timeout=HANG_S * 4)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            return "hang", f"still running after {HANG_S * 4:g} s"
+    finally:
+        for p in started:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if stop is not None:
+            stop()
+    said = (stderr.strip().splitlines() or [""])[-1]
+    if "Traceback" in stderr or run.returncode not in (0, 2):
+        return "traceback", said
+    if run.returncode == 2:
+        return "clean refusal", said
+    if not _written_finite(table):
+        return "exit 0 with NaN", said
+    serial = folder / "serial.npz"
+    subprocess.run([sys.executable, "-m", "core", *precompute[:-1], str(serial), "--workers", "0"], cwd=ROOT,
+                   capture_output=True, timeout=HANG_S * 4)
+    with np.load(table) as a, np.load(serial) as b:
+        same = all(np.array_equal(a[k], b[k]) for k in b.files)
+    return ("accepted", said) if same else ("inputs changed", "a table other than the serial one")
 
 
 if __name__ == "__main__":
