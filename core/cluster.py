@@ -326,8 +326,9 @@ class DaskRunner:
         except (CancelledError, KilledWorker) as error:
             # every worker gone (killed, or lost with its machine): the scheduler cancels the
             # tasks, or gives up on one that took workers down with it
-            raise ValueError(f"the cluster lost its workers before the tasks finished ({done} of {len(futures)} "
-                             f"done; {type(error).__name__}): start workers and run again") from None
+            # (results stay on the workers until gathered: finished tasks are lost with them too)
+            raise ValueError(f"the cluster lost its workers before their results came back ({done} of {len(futures)} "
+                             f"tasks had finished; {type(error).__name__}): start workers and run again") from None
         finally:
             if not finished:
                 client.cancel(futures)

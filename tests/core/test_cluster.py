@@ -379,5 +379,5 @@ def test_a_cluster_that_loses_every_worker_says_so_rather_than_a_traceback():
     whose workers keep dying is given up on by the scheduler (KilledWorker); either way the
     command says what happened and what to do."""
     with DaskRunner(n_workers=1, progress=False, timeout=TIMEOUT) as runner:
-        with pytest.raises(ValueError, match="lost its workers.*start workers and run again"):
+        with pytest.raises(ValueError, match="lost its workers before their results came back.*start workers and run again"):
             runner.map(_die, [1, 2])
