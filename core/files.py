@@ -6,11 +6,20 @@ hard link) or the other output, and checks every output's folder before it
 reads or writes anything. Each file is written to a temporary file in its own
 folder and then renamed over the target, which on POSIX and Windows replaces
 it in one step: a run that fails half way leaves the old file as it was.
+
+A run that is killed cannot remove its temporary file, as large as the file it
+was writing. Its name says whose it is, ``.NAME.PID.HOST.RANDOM.tmp`` (the
+writing process and machine), and the next write of ``NAME`` in that folder
+removes those of this machine whose process has ended; never another live
+run's, nor another machine's (its process ids are not ours to check), nor
+one of the older unnamed kind ``.NAME.RANDOM.tmp``.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import socket
 import tempfile
 from pathlib import Path
 
@@ -71,12 +80,15 @@ def write_bytes_atomically(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` whole or not at all.
 
     The data goes to a temporary file in the same folder (so the rename stays
-    on one file system), is flushed to disk, and replaces ``path`` in one
-    rename; on any failure the temporary file is removed and ``path`` is
-    left as it was. A new file gets the permissions a plain write would give.
+    on one file system, named by :func:`temporary_prefix`), is flushed to disk,
+    and replaces ``path`` in one rename; on any failure the temporary file is
+    removed and ``path`` is left as it was. A new file gets the permissions a
+    plain write would give. Before writing, the temporary files of ended runs
+    beside ``path`` are removed (:func:`remove_stale_temporaries`).
     """
     path = Path(path).resolve()  # through a symlink: the file it points to is replaced, the link kept
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path), suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -91,6 +103,64 @@ def write_bytes_atomically(path: str | Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def temporary_prefix(path: str | Path, *, pid: int | None = None) -> str:
+    """``".NAME.PID.HOST."``: how the temporary files of ``path`` written by process ``pid``
+    (default: this one) of this machine begin; a random part and ``.tmp`` follow. NAME is the
+    file's name, cut to 120 bytes (a name near the file system's 255 would leave no room)."""
+    return f"{_head(path)}{os.getpid() if pid is None else pid}.{_host()}."
+
+
+def remove_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove the temporary files of ``path`` (:func:`temporary_prefix`) left by processes of this
+    machine that have ended, and return them. A live process's are kept, another machine's and
+    the older unnamed kind too; so is every one where processes cannot be asked about (Windows,
+    where ``os.kill`` would end the process), and any this process may not remove."""
+    if os.name != "posix":
+        return []
+    path = Path(path)
+    head = _head(path)
+    pattern = re.compile(re.escape(head) + r"(\d+)\." + re.escape(_host()) + r"\.[a-z0-9_]+\.tmp")
+    removed = []
+    try:
+        entries = [e for e in os.scandir(path.parent) if e.name.startswith(head)]
+    except OSError:
+        return []
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:  # (gone already: another run removed it; or not ours to remove)
+            pass
+    return removed
+
+
+def _head(path: str | Path) -> str:
+    """``".NAME."``, NAME cut to 120 bytes: how every temporary file of ``path`` begins."""
+    return f".{os.fsdecode(os.fsencode(Path(path).name)[:120])}."
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine exists (POSIX: signal 0 checks without sending)."""
+    if pid <= 0:
+        return True  # (0 and negative ids name process groups: never ask)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # (another user's process; or an id no process can have: keep it, the safe side)
+    return True
+
+
+def _host() -> str:
+    """This machine's name as it goes into a temporary file's name: letters, digits and hyphens."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
 
 
 def _umask() -> int:

@@ -372,3 +372,78 @@ def test_ctrl_c_says_nothing_was_written_rather_than_a_traceback(tmp_path, capsy
     assert main(["synthesize", f"{walk}@0", f"{walk}@200", "-o", str(tmp_path / "out.bvh")]) == 130
     assert "interrupted: no file was written" in capsys.readouterr().err
     assert not (tmp_path / "out.bvh").exists()
+
+
+# --------------------------------------------------------------------------
+# what a killed run leaves behind
+
+
+def _dead_pid() -> int:
+    """The process id of a process that has ended (and been waited for)."""
+    import os
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    try:
+        os.kill(child.pid, 0)
+    except ProcessLookupError:
+        return child.pid
+    pytest.skip("the ended child's process id was taken again at once")
+
+
+def test_a_temporary_file_is_named_with_the_process_that_writes_it(tmp_path, monkeypatch):
+    """A kill leaves the temporary file (70 to 117 MB from a hop table): its name says whose it is."""
+    import os
+
+    import core.files as files
+
+    seen = []
+    replace = os.replace
+
+    def recording_replace(src, dst):
+        seen.append(Path(src).name)
+        replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", recording_replace)
+    files.write_atomically(tmp_path / "out.bvh", "HIERARCHY\n")
+    assert len(seen) == 1 and seen[0].startswith(files.temporary_prefix(tmp_path / "out.bvh"))
+    assert f".out.bvh.{os.getpid()}." in seen[0] and seen[0].endswith(".tmp")
+
+
+def test_a_write_removes_the_temporary_files_of_runs_that_are_gone_and_no_others(tmp_path):
+    """Kept: the temporary file of a live run (this one), another file's, another machine's
+    (its process ids are not this machine's) and one of the old unnamed kind (whose run may live)."""
+    import os
+
+    from core.files import temporary_prefix, write_atomically
+
+    target = tmp_path / "out.bvh"
+    dead = _dead_pid()
+    stale = tmp_path / f"{temporary_prefix(target, pid=dead)}x1y2z3ab.tmp"
+    live = tmp_path / f"{temporary_prefix(target, pid=os.getpid())}q9w8e7rt.tmp"
+    other_file = tmp_path / f"{temporary_prefix(tmp_path / 'other.bvh', pid=dead)}x1y2z3ab.tmp"
+    other_host = tmp_path / f".out.bvh.{dead}.some-other-machine.x1y2z3ab.tmp"
+    unnamed = tmp_path / ".out.bvh.k3j4h5g6.tmp"
+    for path in (stale, live, other_file, other_host, unnamed):
+        path.write_bytes(b"half a BVH")
+    write_atomically(target, "HIERARCHY\n")
+    assert target.read_text() == "HIERARCHY\n"
+    assert not stale.exists(), "the dead run's temporary file is removed"
+    assert live.exists() and other_file.exists() and other_host.exists() and unnamed.exists()
+
+
+def test_the_temporary_file_of_a_killed_write_is_removed_by_the_next_one(tmp_path):
+    """A process killed while it writes (here it ends itself before the rename) leaves its
+    temporary file; the next write of that file removes it."""
+    from core.files import write_atomically
+
+    target = tmp_path / "out.bvh"
+    target.write_text("the user's earlier work\n")
+    killed = ("import os, sys; import core.files as files; "
+              "files.os.fsync = lambda fd: os._exit(9); files.write_atomically(sys.argv[1], 'half a BVH')")
+    run = subprocess.run([sys.executable, "-c", killed, str(target)], cwd=ROOT)
+    assert run.returncode == 9
+    left = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert len(left) == 1 and target.read_text() == "the user's earlier work\n"
+    write_atomically(target, "HIERARCHY\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bvh"] and target.read_text() == "HIERARCHY\n"
