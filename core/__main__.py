@@ -50,7 +50,10 @@ the program with a one-line message saying what to fix and exit status 2.
 Nothing the user gave is lost: an output path that is an input (however
 spelled) or the other output is refused, every output folder is checked
 before anything is read or written, and each file is written whole or not at
-all (core.files).
+all (core.files). A plan or report begins with the output it belongs to, its
+file name and SHA-256 ("output"), and replaces its old file after the output
+does: a run killed between the two leaves a record that does not name the
+output beside it.
 """
 
 from __future__ import annotations
@@ -70,6 +73,31 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
             raise ValueError(f"--map expects ROLE=JOINT (for example left.ankle=LeftFoot), got {pair!r}")
         out[role.strip()] = joint.strip()
     return out
+
+
+def _write_with_record(output: str, text: str, record_path: str | None, record: dict | None = None, *,
+                       allow_nan: bool = False) -> None:
+    """The BVH ``text`` to ``output`` and, given ``record_path``, the JSON ``record`` (a plan or a
+    report) with ``"output"`` first: the output's file (from the record's folder) and SHA-256.
+
+    Both are made and flushed before either replaces its old file, the output renamed first and
+    its record last (core.files.write_files_atomically): a kill between the two renames leaves
+    the new output beside the old record, which names another output."""
+    import hashlib
+
+    from .files import write_files_atomically
+
+    data = text.encode("utf-8")
+    files = {output: data}
+    if record_path is not None:
+        folder = os.path.dirname(os.path.abspath(record_path))
+        try:
+            name = os.path.relpath(os.path.abspath(output), folder)
+        except ValueError:  # (Windows: another drive)
+            name = os.path.abspath(output)
+        named = {"output": {"file": name, "sha256": hashlib.sha256(data).hexdigest()}, **(record or {})}
+        files[record_path] = json.dumps(named, indent=2, allow_nan=allow_nan).encode("utf-8")
+    write_files_atomically(files)
 
 
 def cmd_analyze(args) -> int:
@@ -129,7 +157,7 @@ def cmd_synthesize(args) -> int:
     from pathlib import Path
 
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .rig import find_rig
     from .synthesize import Clip, as_soon_as_possible, synthesize, unique_names
 
@@ -157,12 +185,9 @@ def cmd_synthesize(args) -> int:
         placed.append(clip)
     clips = placed
     result = synthesize(clips, responsiveness=args.responsiveness, rig=rig)
-    # each file whole or not at all; both made before either is written
-    texts = {args.output: format_bvh(result.motion)}
-    if args.plan:
-        texts[args.plan] = result.plan.to_json(indent=2)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    # (the plan as Plan.to_json writes it, naming its output)
+    _write_with_record(args.output, format_bvh(result.motion), args.plan or None,
+                       result.plan.to_dict() if args.plan else None, allow_nan=True)
     print(result.plan.summary())
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
@@ -187,7 +212,7 @@ def cmd_blend(args) -> int:
     from pathlib import Path
 
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .mkm import blend_clips
     from .rig import find_rig
 
@@ -216,11 +241,8 @@ def cmd_blend(args) -> int:
         print("note: --cyclic is not used by --no-sync (the NLA does not repeat a strip unless told to)")
     result = blend_clips(motions, names=names, weights=weights, priorities=priorities, starts=starts, cyclic=cyclic,
                          sync=not args.no_sync, rig=rig)
-    texts = {args.output: format_bvh(result.motion)}
-    if args.plan:
-        texts[args.plan] = json.dumps(result.to_dict(), indent=2, allow_nan=False)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    _write_with_record(args.output, format_bvh(result.motion), args.plan or None,
+                       result.to_dict() if args.plan else None)
     print(result.summary())
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
@@ -433,7 +455,7 @@ def _assembly_parts(specs: list[str]) -> dict[str, str]:
 def cmd_assemble(args) -> int:
     from .assemble import assemble
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .rig import find_rig
 
     folders = _assembly_parts(args.part)
@@ -457,11 +479,7 @@ def cmd_assemble(args) -> int:
                                "cost": m.cost, "feature_poses": result.feature_poses(part),
                                "left_out": list(result.left_out.get(part, ()))}
                         for part, m in result.matches.items()}}
-    texts = {args.output: format_bvh(result.motion)}
-    if args.report:
-        texts[args.report] = json.dumps(report, indent=2, allow_nan=False)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    _write_with_record(args.output, format_bvh(result.motion), args.report or None, report)
     for part, own in result.left_out.items():
         print(f"warning: {', '.join(own)} in the library of {part} is the query itself; left out",
               file=sys.stderr)
@@ -493,7 +511,7 @@ def cmd_reach(args) -> int:
     import numpy as np
 
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .reach import ReachSpace
 
     target = _target_point(args.target)
@@ -508,7 +526,6 @@ def cmd_reach(args) -> int:
     examples = [read_bvh(p) for p in files]
     space = ReachSpace.build(examples, effector=args.effector, feature=args.feature)
     result = space.reach(np.array(target))
-    write_atomically(args.output, format_bvh(result.motion))
     report = {
         "error": result.error,
         "weights": {p.name: float(w) for p, w in zip(files, result.weights)},
@@ -519,8 +536,7 @@ def cmd_reach(args) -> int:
         "effector": args.effector,
         "feature": args.feature,
     }
-    if args.report:
-        write_atomically(args.report, json.dumps(report, indent=2, allow_nan=False))
+    _write_with_record(args.output, format_bvh(result.motion), args.report or None, report)
     used = sorted(((w, p.name) for p, w in zip(files, result.weights) if w > 1e-3), reverse=True)
     print(f"reach of {args.effector} ({args.feature}) to {target}: hit at frame {result.hit_frame}, "
           f"error {result.error:.4g} (file units)" + (", with partial blending (section 3.2)" if result.partial else ""))
@@ -661,9 +677,10 @@ def main(argv: list[str] | None = None) -> int:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {msg}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        # (every output is written whole or not at all: an interrupted run leaves the old files)
-        print("interrupted: no file was written or changed", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        # (every output is written whole or not at all: an interrupted run leaves the old files; one
+        # interrupted while its files are renamed finishes the renames first, and says so: core.files)
+        print(exc.args[0] if exc.args else "interrupted: no file was written or changed", file=sys.stderr)
         return 130
 
 

@@ -13,6 +13,13 @@ writing process and machine), and the next write of ``NAME`` in that folder
 removes those of this machine whose process has ended; never another live
 run's, nor another machine's (its process ids are not ours to check), nor
 one of the older unnamed kind ``.NAME.RANDOM.tmp``.
+
+Files written together (a BVH and the plan that names it) are all written to
+their temporary files before any is renamed, then renamed in the order given;
+Ctrl-C waits for the renames. Only a kill between two renames (microseconds)
+leaves the first new file beside the second's old one, and the second's
+temporary file for the next run to remove: so the record goes last, and names
+the file it belongs to by its SHA-256 (see ``core.__main__``).
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ import os
 import re
 import socket
 import tempfile
+from collections.abc import Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -77,31 +86,46 @@ def write_atomically(path: str | Path, text: str) -> None:
 
 
 def write_bytes_atomically(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all.
+    """Write ``data`` to ``path`` whole or not at all (:func:`write_files_atomically` of one file)."""
+    write_files_atomically({path: data})
 
-    The data goes to a temporary file in the same folder (so the rename stays
-    on one file system, named by :func:`temporary_prefix`), is flushed to disk,
-    and replaces ``path`` in one rename; on any failure the temporary file is
-    removed and ``path`` is left as it was. A new file gets the permissions a
-    plain write would give. Before writing, the temporary files of ended runs
-    beside ``path`` are removed (:func:`remove_stale_temporaries`).
+
+def write_files_atomically(files: Mapping[str | Path, bytes]) -> None:
+    """Write each ``{path: data}``, whole or not at all, all made before any is replaced.
+
+    Each file's data goes to a temporary file in its folder (so the rename stays
+    on one file system, named by :func:`temporary_prefix`) and is flushed to
+    disk; only when every one is, each replaces its path in one rename, in the
+    order given (put a file that names the others last). On a failure before
+    the renames every temporary file is removed and every path left as it was.
+    Ctrl-C during the renames takes effect after them. A new file gets the
+    permissions a plain write would give. Before writing, the temporary files
+    of ended runs beside each path are removed (:func:`remove_stale_temporaries`).
     """
-    path = Path(path).resolve()  # through a symlink: the file it points to is replaced, the link kept
-    remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path), suffix=".tmp")
+    # through a symlink: the file it points to is replaced, the link kept
+    pending = [(Path(path).resolve(), data) for path, data in files.items()]
+    made: list[tuple[str, Path]] = []
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        for path, data in pending:
+            remove_stale_temporaries(path)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path), suffix=".tmp")
+            made.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
+        with _interrupts_held():
+            while made:
+                tmp, path = made[0]
+                os.replace(tmp, path)
+                made.pop(0)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        for tmp, _ in made:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
         raise
 
 
@@ -161,6 +185,28 @@ def _alive(pid: int) -> bool:
 def _host() -> str:
     """This machine's name as it goes into a temporary file's name: letters, digits and hyphens."""
     return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
+
+
+@contextmanager
+def _interrupts_held():
+    """Ctrl-C received inside the block takes effect after it, as ``KeyboardInterrupt`` saying the
+    files were written. Only where Python's own handler is installed, in the main thread (the
+    command line; Blender keeps its own)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    received = []
+    signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if received:
+        raise KeyboardInterrupt("interrupted once every file was written")
 
 
 def _umask() -> int:

@@ -447,3 +447,99 @@ def test_the_temporary_file_of_a_killed_write_is_removed_by_the_next_one(tmp_pat
     assert len(left) == 1 and target.read_text() == "the user's earlier work\n"
     write_atomically(target, "HIERARCHY\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bvh"] and target.read_text() == "HIERARCHY\n"
+
+
+# --------------------------------------------------------------------------
+# an output and the plan (or report) that names it
+
+
+def _sha256(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _names_its_output(record_path, out) -> bool:
+    record = json.loads(Path(record_path).read_text())["output"]
+    return record == {"file": out.name, "sha256": _sha256(out)}
+
+
+@pytest.mark.parametrize("command", ["synthesize", "blend", "assemble", "reach"])
+def test_a_plan_or_report_names_the_output_it_belongs_to(two_clips, tmp_path, command):
+    """The plan (--plan) or report (--report) holds its output's file name (from the plan's folder)
+    and SHA-256: a reader can tell whether the BVH beside it is the one it describes."""
+    walk, bow = two_clips
+    out, record = tmp_path / "out.bvh", tmp_path / "record.json"
+    argv = {"synthesize": ["synthesize", f"{walk}@0:0-100", f"{bow}@150:30-137", "--plan", str(record)],
+            "blend": ["blend", str(walk), str(bow), "--plan", str(record)],
+            "assemble": ["assemble", str(bow), "--part", f"upper={walk.parent}", "--report", str(record)],
+            "reach": ["reach", str(walk.parent), "--target=0,150,30", "--report", str(record)]}[command]
+    assert main([*argv, "-o", str(out)]) == 0
+    assert _names_its_output(record, out)
+
+
+def test_a_failure_writing_the_plan_leaves_the_output_as_it_was_too(two_clips, tmp_path, monkeypatch):
+    """Both files are made before either replaces its old one: a full disk on the second keeps both."""
+    import core.files as files
+
+    walk, bow = two_clips
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    out.write_text("the earlier output\n")
+    plan.write_text("the earlier plan\n")
+    calls = []
+    fsync = files.os.fsync
+
+    def second_fails(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        fsync(fd)
+
+    monkeypatch.setattr(files.os, "fsync", second_fails)
+    assert _synthesize(walk, bow, "-o", out, "--plan", plan) == 2
+    assert out.read_text() == "the earlier output\n" and plan.read_text() == "the earlier plan\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clips", "out.bvh", "plan.json"]
+
+
+def test_a_kill_between_the_renames_is_told_by_the_plan_and_cleared_by_the_next_run(two_clips, tmp_path):
+    """The output is renamed first, its plan last: a kill between them leaves the new output beside
+    the old plan, whose SHA-256 is not the output's, and the new plan's temporary file, which the
+    next run removes."""
+    walk, bow = two_clips
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    assert _synthesize(walk, bow, "-o", out, "--plan", plan, "-W", "0.9") == 0
+    killed = ("import os, sys; import core.files as files; from core.__main__ import main; "
+              "replace, calls = files.os.replace, []; "
+              "files.os.replace = lambda a, b: (calls.append(a), os._exit(9) if len(calls) == 2 else replace(a, b)); "
+              "main(sys.argv[1:])")
+    run = subprocess.run([sys.executable, "-c", killed, "synthesize", f"{walk}@0:0-100", f"{bow}@150:30-137",
+                          "-o", str(out), "--plan", str(plan), "-W", "0.1"], cwd=ROOT, capture_output=True)
+    assert run.returncode == 9
+    assert json.loads(plan.read_text())["responsiveness"] == 0.9, "the old plan"
+    assert not _names_its_output(plan, out), "the new output: the old plan does not name it"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".plan.json.")], "the new plan's temporary file"
+    assert _synthesize(walk, bow, "-o", out, "--plan", plan, "-W", "0.1") == 0
+    assert _names_its_output(plan, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clips", "out.bvh", "plan.json"]
+
+
+def test_ctrl_c_while_the_files_are_renamed_lets_the_renames_finish_and_says_so(two_clips, tmp_path, monkeypatch,
+                                                                                 capsys):
+    import os
+    import signal
+
+    import core.files as files
+
+    walk, bow = two_clips
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    replace = files.os.replace
+
+    def interrupted_replace(src, dst):
+        if dst == out:
+            os.kill(os.getpid(), signal.SIGINT)  # (Ctrl-C between the two renames)
+        replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", interrupted_replace)
+    assert _synthesize(walk, bow, "-o", out, "--plan", plan) == 130
+    assert "interrupted once every file was written" in capsys.readouterr().err
+    assert _names_its_output(plan, out)
