@@ -167,7 +167,7 @@ def cmd_synthesize(args) -> int:
                          "give one, e.g. kick.bvh or kick.bvh@:10-40")
     # before anything is read or written: no output may be an input or the other output,
     # and every output's folder must take the file
-    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
+    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan is not None else {})}
     check_outputs({f"clip '{spec}'": path for spec, (path, _, _) in zip(args.clips, specs)}, outputs)
     clips = [Clip(read_bvh(path), start if start is not None else 0, core, name)
              for (path, start, core), name in zip(specs, unique_names([Path(path).stem for path, _, _ in specs]))]
@@ -186,8 +186,8 @@ def cmd_synthesize(args) -> int:
     clips = placed
     result = synthesize(clips, responsiveness=args.responsiveness, rig=rig)
     # (the plan as Plan.to_json writes it, naming its output)
-    _write_with_record(args.output, format_bvh(result.motion), args.plan or None,
-                       result.plan.to_dict() if args.plan else None, allow_nan=True)
+    _write_with_record(args.output, format_bvh(result.motion), args.plan,
+                       result.plan.to_dict() if args.plan is not None else None, allow_nan=True)
     print(result.plan.summary())
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
@@ -232,7 +232,7 @@ def cmd_blend(args) -> int:
             raise ValueError(f"--cyclic {ambiguous[0]!r} names more than one clip (files of the same name in other "
                              f"folders); rename one of them")
         cyclic = [n in named for n in names]
-    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
+    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan is not None else {})}
     check_outputs({f"clip '{name}'": path for name, path in zip(names, args.clips)}, outputs)
     motions = [read_bvh(path) for path in args.clips]
     # (the naive blend reads no joint roles)
@@ -241,8 +241,8 @@ def cmd_blend(args) -> int:
         print("note: --cyclic is not used by --no-sync (the NLA does not repeat a strip unless told to)")
     result = blend_clips(motions, names=names, weights=weights, priorities=priorities, starts=starts, cyclic=cyclic,
                          sync=not args.no_sync, rig=rig)
-    _write_with_record(args.output, format_bvh(result.motion), args.plan or None,
-                       result.to_dict() if args.plan else None)
+    _write_with_record(args.output, format_bvh(result.motion), args.plan,
+                       result.to_dict() if args.plan is not None else None)
     print(result.summary())
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
@@ -460,7 +460,7 @@ def cmd_assemble(args) -> int:
 
     folders = _assembly_parts(args.part)
     files = {part: _bvh_folder(folder, f"--part {part}") for part, folder in folders.items()}
-    outputs = {"-o": args.output, **({"--report": args.report} if args.report else {})}
+    outputs = {"-o": args.output, **({"--report": args.report} if args.report is not None else {})}
     inputs = {"the query": args.query} | {f"clip '{name}'": path
                                           for clips in files.values() for name, path in clips.items()}
     check_outputs(inputs, outputs)
@@ -479,7 +479,7 @@ def cmd_assemble(args) -> int:
                                "cost": m.cost, "feature_poses": result.feature_poses(part),
                                "left_out": list(result.left_out.get(part, ()))}
                         for part, m in result.matches.items()}}
-    _write_with_record(args.output, format_bvh(result.motion), args.report or None, report)
+    _write_with_record(args.output, format_bvh(result.motion), args.report, report)
     for part, own in result.left_out.items():
         print(f"warning: {', '.join(own)} in the library of {part} is the query itself; left out",
               file=sys.stderr)
@@ -521,7 +521,7 @@ def cmd_reach(args) -> int:
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".bvh" and p.is_file())
     if not files:
         raise ValueError(f"{args.examples} has no .bvh files: give a folder of BVH examples of one action")
-    outputs = {"-o": args.output} | ({"--report": args.report} if args.report else {})
+    outputs = {"-o": args.output} | ({"--report": args.report} if args.report is not None else {})
     check_outputs({f"example '{p.name}'": p for p in files}, outputs)
     examples = [read_bvh(p) for p in files]
     space = ReachSpace.build(examples, effector=args.effector, feature=args.feature)
@@ -536,7 +536,7 @@ def cmd_reach(args) -> int:
         "effector": args.effector,
         "feature": args.feature,
     }
-    _write_with_record(args.output, format_bvh(result.motion), args.report or None, report)
+    _write_with_record(args.output, format_bvh(result.motion), args.report, report)
     used = sorted(((w, p.name) for p, w in zip(files, result.weights) if w > 1e-3), reverse=True)
     print(f"reach of {args.effector} ({args.feature}) to {target}: hit at frame {result.hit_frame}, "
           f"error {result.error:.4g} (file units)" + (", with partial blending (section 3.2)" if result.partial else ""))

@@ -1,11 +1,12 @@
 """Writing files without losing any: outputs checked against the inputs first, each written whole or not at all.
 
 A studio's clips are its work. The command line refuses an output path that
-is one of its inputs (however it is spelled: relative, through a symlink, a
-hard link) or the other output, and checks every output's folder before it
-reads or writes anything. Each file is written to a temporary file in its own
-folder and then renamed over the target, which on POSIX and Windows replaces
-it in one step: a run that fails half way leaves the old file as it was.
+is empty or one of its inputs (however it is spelled: relative, through a
+symlink, a hard link) or the other output, and checks every output's folder
+before it reads or writes anything. Each file is written to a temporary file
+in its own folder and then renamed over the target, which on POSIX and
+Windows replaces it in one step: a run that fails half way leaves the old
+file as it was.
 
 A run that is killed cannot remove its temporary file, as large as the file it
 was writing. Its name says whose it is, ``.NAME.PID.HOST.RANDOM.tmp`` (the
@@ -51,10 +52,14 @@ def check_outputs(inputs: dict[str, str | Path], outputs: dict[str, str | Path])
     inputs   ``{what it is: path}``, e.g. ``{"clip 'walk'": "walk.bvh"}``;
     outputs  ``{how it was given: path}``, e.g. ``{"-o": "out.bvh", "--plan": "plan.json"}``.
 
-    Refused: an output that is an input or another output (also differing in
-    case only), a folder, device or read-only file given as an output, and an
-    output whose folder is missing or cannot be written to.
+    Refused: an empty (or blank) path, an output that is an input or another
+    output (also differing in case only), a folder, device or read-only file
+    given as an output, and an output whose folder is missing or cannot be
+    written to.
     """
+    for flag, given in outputs.items():
+        if not str(given).strip():  # (before Path(""), which is the current folder)
+            raise ValueError(f"{flag} {str(given)!r} is an empty file name: give the file to write")
     for flag, out in outputs.items():
         out = Path(out)
         for what, given in inputs.items():

@@ -543,3 +543,31 @@ def test_ctrl_c_while_the_files_are_renamed_lets_the_renames_finish_and_says_so(
     assert _synthesize(walk, bow, "-o", out, "--plan", plan) == 130
     assert "interrupted once every file was written" in capsys.readouterr().err
     assert _names_its_output(plan, out)
+
+
+@pytest.mark.parametrize("flag", ["-o", "--plan", "--report", "hops -o", "blank -o"])
+def test_an_empty_output_path_is_refused_by_every_option_alike(two_clips, tmp_path, capsys, monkeypatch, flag):
+    """--plan "" and --report "" were skipped without a word while -o "" was refused (as the folder '.');
+    -o " " wrote a file named by a space."""
+    walk, bow = two_clips
+    monkeypatch.chdir(tmp_path)  # (where a file named " " would go)
+    out = str(tmp_path / "out.bvh")
+    commands = {
+        "-o": [["synthesize", f"{walk}@0", "-o", ""], ["blend", str(walk), str(bow), "-o", ""],
+               ["assemble", str(bow), "--part", f"upper={walk.parent}", "-o", ""],
+               ["reach", str(walk.parent), "--target=0,150,30", "-o", ""]],
+        "--plan": [["synthesize", f"{walk}@0", "-o", out, "--plan", ""],
+                   ["blend", str(walk), str(bow), "-o", out, "--plan", ""]],
+        "--report": [["assemble", str(bow), "--part", f"upper={walk.parent}", "-o", out, "--report", ""],
+                     ["reach", str(walk.parent), "--target=0,150,30", "-o", out, "--report", ""]],
+        "hops -o": [["hops", "precompute", str(walk.parent), "--src", str(walk), "--dst", str(bow), "--offset", "100",
+                     "--workers", "0", "-o", ""],
+                    ["hops", "render", str(tmp_path / "table.npz"), "--trigger", "120", "-o", ""]],
+        "blank -o": [["synthesize", f"{walk}@0", "-o", " "]],
+    }[flag]
+    for argv in commands:
+        assert main(argv) == 2, argv
+        name = flag.split()[-1]
+        value = "' '" if flag.startswith("blank") else "''"
+        assert capsys.readouterr().err == f"error: {name} {value} is an empty file name: give the file to write\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clips"]
