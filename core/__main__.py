@@ -545,6 +545,31 @@ def cmd_reach(args) -> int:
     return 0
 
 
+# Options whose value is a list of numbers. argparse takes a value such as "-5,0" for an option
+# (it is no negative number to it) and answers "expected one argument"; joined to its option
+# ("--starts=-5,0") it is a value.
+_NUMBER_LISTS = ("--weights", "--priorities", "--starts", "--target")
+_NEGATIVE = re.compile(r"-\.?\d")
+
+
+def _negative_lists_joined(argv: list[str]) -> list[str]:
+    """``argv`` with each list option followed by a negative value (``--starts -5,0``) written as
+    one argument (``--starts=-5,0``); nothing after ``--``."""
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return out + argv[i:]
+        if (len(arg) > 2 and any(option.startswith(arg) for option in _NUMBER_LISTS) and i + 1 < len(argv)
+                and _NEGATIVE.match(argv[i + 1])):
+            out.append(f"{arg}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(arg)
+            i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description="Smart Motion core tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -670,7 +695,7 @@ def main(argv: list[str] | None = None) -> int:
                         "hit_frame")
     p.set_defaults(func=cmd_reach)
 
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_negative_lists_joined(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
     except (ValueError, KeyError, OSError) as exc:

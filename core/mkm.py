@@ -661,7 +661,9 @@ def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights
     if not np.all(np.isfinite(priorities)):
         raise ValueError(f"priorities must be numbers, got {priorities.tolist()}")
     if np.any(starts != np.round(starts)) or np.any(starts < 0):
-        raise ValueError(f"starts must be whole output frames from 0, got {starts.tolist()}")
+        shifted = (f" (the earliest clip joins at output frame 0: for {','.join(f'{s:g}' for s in starts)} give "
+                   f"{','.join(f'{s - starts.min():g}' for s in starts)})" if np.all(starts == np.round(starts)) else "")
+        raise ValueError(f"starts must be whole output frames from 0, got {starts.tolist()}{shifted}")
     ref = motions[0]
     out = []
     for m, name in zip(motions, names):

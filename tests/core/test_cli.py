@@ -571,3 +571,17 @@ def test_an_empty_output_path_is_refused_by_every_option_alike(two_clips, tmp_pa
         value = "' '" if flag.startswith("blank") else "''"
         assert capsys.readouterr().err == f"error: {name} {value} is an empty file name: give the file to write\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clips"]
+
+
+def test_a_list_of_numbers_may_begin_with_a_negative_one(two_clips, tmp_path, capsys):
+    """argparse takes "-5,0" for an option ("expected one argument"): --starts -5,0 reaches blend's
+    own check, which says what to give; negative priorities are priorities."""
+    walk, bow = two_clips
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    assert main(["blend", str(walk), str(bow), "-o", str(out), "--starts", "-5,0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: starts must be whole output frames from 0") and "0,5" in err, err
+    assert main(["blend", str(walk), str(bow), "-o", str(out), "--weights", "-1,2"]) == 2
+    assert capsys.readouterr().err.startswith("error: weights must be non-negative")
+    assert main(["blend", str(walk), str(bow), "-o", str(out), "--priorities", "-2,-1", "--plan", str(plan)]) == 0
+    assert json.loads(plan.read_text())["priorities"] == [-2.0, -1.0]
