@@ -125,7 +125,9 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
 
     START is an output frame (any whole number); without it (``PATH`` or
     ``PATH@:CORE_START-CORE_END``) the clip runs as soon as possible. The core's
-    frames are the clip's own, from 0. Each message says which part is wrong.
+    frames are the clip's own, from 0. The spec splits at its last ``@``: a file
+    whose name has one needs its ``@START`` (``take@2.bvh@0``). Each message says
+    which part is wrong.
     """
     path, at, rest = spec.rpartition("@")
     if not at:
@@ -139,7 +141,8 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
         start = None  # as soon as possible, with a core
     elif not _WHOLE.match(start_text.strip()):
         raise ValueError(f"clip {spec!r}: START {start_text!r} must be a whole output frame, as in walk.bvh@0:30-120 "
-                         f"(or leave it out, as in walk.bvh@:30-120, to run the clip as soon as possible)")
+                         f"(or leave it out, as in walk.bvh@:30-120, to run the clip as soon as possible)"
+                         + _at_sign_hint(spec))
     else:
         start = int(start_text)
     core = None
@@ -152,6 +155,18 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
     return path, start, core
 
 
+def _at_sign_hint(spec: str) -> str:
+    """``"; ... e.g. take@2.bvh@0"`` when ``spec`` (or its part before a ``:CORE``) names an existing
+    file with ``@`` in its name, which :func:`parse_clip_spec` split at that ``@``; else ``""``."""
+    from pathlib import Path
+
+    for file, core in ((spec, ""), (spec.rpartition(":")[0], ":" + spec.rpartition(":")[2])):
+        if "@" in file and Path(file).is_file():
+            return (f"; {file} is a file: a file name containing @ needs its @START given (CLIP.bvh@START[:CORE]), "
+                    f"e.g. {file}@0{core}")
+    return ""
+
+
 def cmd_synthesize(args) -> int:
     from dataclasses import replace
     from pathlib import Path
@@ -162,6 +177,9 @@ def cmd_synthesize(args) -> int:
     from .synthesize import Clip, as_soon_as_possible, synthesize, unique_names
 
     specs = [parse_clip_spec(spec) for spec in args.clips]
+    for spec, (path, _, _) in zip(args.clips, specs):
+        if not Path(path).exists():
+            raise ValueError(f"clip {spec!r}: no such file {path}" + _at_sign_hint(spec))
     if args.current is not None and all(start is not None for _, start, _ in specs):
         raise ValueError("--current FRAME applies to clips given without @START (run as soon as possible); "
                          "give one, e.g. kick.bvh or kick.bvh@:10-40")

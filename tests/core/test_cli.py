@@ -585,3 +585,23 @@ def test_a_list_of_numbers_may_begin_with_a_negative_one(two_clips, tmp_path, ca
     assert capsys.readouterr().err.startswith("error: weights must be non-negative")
     assert main(["blend", str(walk), str(bow), "-o", str(out), "--priorities", "-2,-1", "--plan", str(plan)]) == 0
     assert json.loads(plan.read_text())["priorities"] == [-2.0, -1.0]
+
+
+@pytest.mark.parametrize("name, spec, given", [
+    ("take@2.bvh", "take@2.bvh", "take@2.bvh@0"),
+    ("take@2.bvh", "take@2.bvh:0-100", "take@2.bvh@0:0-100"),
+    ("take@5", "take@5", "take@5@0"),  # (read as the file 'take' at START 5: not found)
+    ("studio@home/walk.bvh", "studio@home/walk.bvh", "studio@home/walk.bvh@0"),
+])
+def test_a_file_name_with_an_at_sign_is_told_to_give_its_start(two_clips, tmp_path, capsys, name, spec, given):
+    """CLIP.bvh[@START][:CORE] splits at the last @: a name containing one needs its @START."""
+    walk, _ = two_clips
+    path = tmp_path / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(walk.read_bytes())
+    out = tmp_path / "out.bvh"
+    assert main(["synthesize", str(tmp_path / spec), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and err.count("\n") == 1
+    assert "containing @" in err and f"{tmp_path / given}" in err, err
+    assert main(["synthesize", str(tmp_path / given), "-o", str(out)]) == 0 and out.exists()
