@@ -605,3 +605,50 @@ def test_a_file_name_with_an_at_sign_is_told_to_give_its_start(two_clips, tmp_pa
     assert err.startswith("error:") and err.count("\n") == 1
     assert "containing @" in err and f"{tmp_path / given}" in err, err
     assert main(["synthesize", str(tmp_path / given), "-o", str(out)]) == 0 and out.exists()
+
+
+# --------------------------------------------------------------------------
+# a refusal is one line: no numpy warning before it
+
+
+def _refused_in_one_line(argv, capsys) -> str:
+    """``main(argv)``'s message, after checking it exits 2 with that one line and nothing warned."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error:") and err.count("\n") == 1, err
+    assert not caught, [f"{w.category.__name__}: {w.message}" for w in caught]
+    return err
+
+
+def _hop_table_arrays() -> dict:
+    """The arrays of a small hop table that loads (three trigger frames, two clips)."""
+    import numpy as np
+
+    return {"triggers": np.arange(10, 13), "choices": np.array([[1, 5, 1, 1]] * 3), "smoothness": np.ones(3),
+            "responsiveness": np.zeros(3), "direct": np.ones(3), "hops": np.array(["a.bvh", "b.bvh"]),
+            "src": np.int64(0), "dst": np.int64(1), "offset": np.int64(5), "blend_frames": np.int64(15),
+            "fps": np.float64(30.0), "weight": np.float64(0.1), "frames": np.array([100, 100]),
+            "digests": np.array(["0" * 16, "1" * 16])}
+
+
+@pytest.mark.parametrize("field, value", [("triggers", [10.0, float("nan"), 12.0]), ("triggers", [10.0, 11.0, 1e300]),
+                                          ("choices", [[1.0, 5.0, 1.0, float("inf")]] * 3),
+                                          ("frames", [float("nan"), 100.0]), ("frames", [100.5, 100.0])])
+def test_a_hop_table_of_numbers_no_frame_has_is_refused_in_one_line(tmp_path, capsys, field, value):
+    """Frames kept as floats were cast to integers (numpy warned, NaN became -9223372036854775808): a
+    table of NaN triggers printed a RuntimeWarning before its refusal, one of NaN frame counts none."""
+    import numpy as np
+
+    table = tmp_path / "table.npz"
+    np.savez(table, **_hop_table_arrays())
+    assert main(["hops", "show", str(table)]) == 0
+    capsys.readouterr()
+    np.savez(table, **(_hop_table_arrays() | {field: np.array(value)}))
+    for argv in (["hops", "show", str(table)], ["hops", "render", str(table), "--trigger", "11", "-o",
+                                                 str(tmp_path / "o.bvh")]):
+        err = _refused_in_one_line(argv, capsys)
+        assert "is not a usable hop table" in err and field in err, err
