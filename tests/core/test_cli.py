@@ -652,3 +652,15 @@ def test_a_hop_table_of_numbers_no_frame_has_is_refused_in_one_line(tmp_path, ca
                                                  str(tmp_path / "o.bvh")]):
         err = _refused_in_one_line(argv, capsys)
         assert "is not a usable hop table" in err and field in err, err
+
+
+@pytest.mark.parametrize("option, values", [("--weights", "1e308,1e308"), ("--weights", "1e308,1"),
+                                            ("--priorities", "1e308,-1e308")])
+def test_weights_or_priorities_too_large_to_add_are_refused_in_one_line(two_clips, tmp_path, capsys, option,
+                                                                        values):
+    """1e308 and 1e308 added up to infinity (numpy warned) and the blend's timing to NaN, refused as
+    "own frame 195 lies outside the warp's 0.0 .. nan"."""
+    walk, bow = two_clips
+    err = _refused_in_one_line(["blend", str(walk), str(bow), "-o", str(tmp_path / "o.bvh"), option, values], capsys)
+    assert option.lstrip("-") in err and "relative" in err, err
+    assert not (tmp_path / "o.bvh").exists()
