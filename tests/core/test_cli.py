@@ -664,3 +664,15 @@ def test_weights_or_priorities_too_large_to_add_are_refused_in_one_line(two_clip
     err = _refused_in_one_line(["blend", str(walk), str(bow), "-o", str(tmp_path / "o.bvh"), option, values], capsys)
     assert option.lstrip("-") in err and "relative" in err, err
     assert not (tmp_path / "o.bvh").exists()
+
+
+def test_examples_that_all_hit_one_point_are_refused_in_one_line(two_clips, tmp_path, capsys):
+    """The same example twice: every blend hits one point, and the interpolation of the blends
+    nearest a target divided 0 by 0 (numpy warned) before a refusal about a zero-size array."""
+    walk, _ = two_clips
+    folder = tmp_path / "examples"
+    folder.mkdir()
+    for name in ("a.bvh", "b.bvh"):
+        (folder / name).write_bytes(walk.read_bytes())
+    err = _refused_in_one_line(["reach", str(folder), "--target=0,150,30", "-o", str(tmp_path / "o.bvh")], capsys)
+    assert "examples" in err and "one point" in err, err
