@@ -50,7 +50,10 @@ the program with a one-line message saying what to fix and exit status 2.
 Nothing the user gave is lost: an output path that is an input (however
 spelled) or the other output is refused, every output folder is checked
 before anything is read or written, and each file is written whole or not at
-all (core.files).
+all (core.files). A plan or report begins with the output it belongs to, its
+file name and SHA-256 ("output"), and replaces its old file after the output
+does: a run killed between the two leaves a record that does not name the
+output beside it.
 """
 
 from __future__ import annotations
@@ -70,6 +73,31 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
             raise ValueError(f"--map expects ROLE=JOINT (for example left.ankle=LeftFoot), got {pair!r}")
         out[role.strip()] = joint.strip()
     return out
+
+
+def _write_with_record(output: str, text: str, record_path: str | None, record: dict | None = None, *,
+                       allow_nan: bool = False) -> None:
+    """The BVH ``text`` to ``output`` and, given ``record_path``, the JSON ``record`` (a plan or a
+    report) with ``"output"`` first: the output's file (from the record's folder) and SHA-256.
+
+    Both are made and flushed before either replaces its old file, the output renamed first and
+    its record last (core.files.write_files_atomically): a kill between the two renames leaves
+    the new output beside the old record, which names another output."""
+    import hashlib
+
+    from .files import write_files_atomically
+
+    data = text.encode("utf-8")
+    files = {output: data}
+    if record_path is not None:
+        folder = os.path.dirname(os.path.abspath(record_path))
+        try:
+            name = os.path.relpath(os.path.abspath(output), folder)
+        except ValueError:  # (Windows: another drive)
+            name = os.path.abspath(output)
+        named = {"output": {"file": name, "sha256": hashlib.sha256(data).hexdigest()}, **(record or {})}
+        files[record_path] = json.dumps(named, indent=2, allow_nan=allow_nan).encode("utf-8")
+    write_files_atomically(files)
 
 
 def cmd_analyze(args) -> int:
@@ -97,7 +125,9 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
 
     START is an output frame (any whole number); without it (``PATH`` or
     ``PATH@:CORE_START-CORE_END``) the clip runs as soon as possible. The core's
-    frames are the clip's own, from 0. Each message says which part is wrong.
+    frames are the clip's own, from 0. The spec splits at its last ``@``: a file
+    whose name has one needs its ``@START`` (``take@2.bvh@0``). Each message says
+    which part is wrong.
     """
     path, at, rest = spec.rpartition("@")
     if not at:
@@ -111,7 +141,8 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
         start = None  # as soon as possible, with a core
     elif not _WHOLE.match(start_text.strip()):
         raise ValueError(f"clip {spec!r}: START {start_text!r} must be a whole output frame, as in walk.bvh@0:30-120 "
-                         f"(or leave it out, as in walk.bvh@:30-120, to run the clip as soon as possible)")
+                         f"(or leave it out, as in walk.bvh@:30-120, to run the clip as soon as possible)"
+                         + _at_sign_hint(spec))
     else:
         start = int(start_text)
     core = None
@@ -124,22 +155,37 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
     return path, start, core
 
 
+def _at_sign_hint(spec: str) -> str:
+    """``"; ... e.g. take@2.bvh@0"`` when ``spec`` (or its part before a ``:CORE``) names an existing
+    file with ``@`` in its name, which :func:`parse_clip_spec` split at that ``@``; else ``""``."""
+    from pathlib import Path
+
+    for file, core in ((spec, ""), (spec.rpartition(":")[0], ":" + spec.rpartition(":")[2])):
+        if "@" in file and Path(file).is_file():
+            return (f"; {file} is a file: a file name containing @ needs its @START given (CLIP.bvh@START[:CORE]), "
+                    f"e.g. {file}@0{core}")
+    return ""
+
+
 def cmd_synthesize(args) -> int:
     from dataclasses import replace
     from pathlib import Path
 
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .rig import find_rig
     from .synthesize import Clip, as_soon_as_possible, synthesize, unique_names
 
     specs = [parse_clip_spec(spec) for spec in args.clips]
+    for spec, (path, _, _) in zip(args.clips, specs):
+        if not Path(path).exists():
+            raise ValueError(f"clip {spec!r}: no such file {path}" + _at_sign_hint(spec))
     if args.current is not None and all(start is not None for _, start, _ in specs):
         raise ValueError("--current FRAME applies to clips given without @START (run as soon as possible); "
                          "give one, e.g. kick.bvh or kick.bvh@:10-40")
     # before anything is read or written: no output may be an input or the other output,
     # and every output's folder must take the file
-    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
+    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan is not None else {})}
     check_outputs({f"clip '{spec}'": path for spec, (path, _, _) in zip(args.clips, specs)}, outputs)
     clips = [Clip(read_bvh(path), start if start is not None else 0, core, name)
              for (path, start, core), name in zip(specs, unique_names([Path(path).stem for path, _, _ in specs]))]
@@ -157,12 +203,9 @@ def cmd_synthesize(args) -> int:
         placed.append(clip)
     clips = placed
     result = synthesize(clips, responsiveness=args.responsiveness, rig=rig)
-    # each file whole or not at all; both made before either is written
-    texts = {args.output: format_bvh(result.motion)}
-    if args.plan:
-        texts[args.plan] = result.plan.to_json(indent=2)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    # (the plan as Plan.to_json writes it, naming its output)
+    _write_with_record(args.output, format_bvh(result.motion), args.plan,
+                       result.plan.to_dict() if args.plan is not None else None, allow_nan=True)
     print(result.plan.summary())
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
@@ -187,7 +230,7 @@ def cmd_blend(args) -> int:
     from pathlib import Path
 
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .mkm import blend_clips
     from .rig import find_rig
 
@@ -207,7 +250,7 @@ def cmd_blend(args) -> int:
             raise ValueError(f"--cyclic {ambiguous[0]!r} names more than one clip (files of the same name in other "
                              f"folders); rename one of them")
         cyclic = [n in named for n in names]
-    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
+    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan is not None else {})}
     check_outputs({f"clip '{name}'": path for name, path in zip(names, args.clips)}, outputs)
     motions = [read_bvh(path) for path in args.clips]
     # (the naive blend reads no joint roles)
@@ -216,11 +259,8 @@ def cmd_blend(args) -> int:
         print("note: --cyclic is not used by --no-sync (the NLA does not repeat a strip unless told to)")
     result = blend_clips(motions, names=names, weights=weights, priorities=priorities, starts=starts, cyclic=cyclic,
                          sync=not args.no_sync, rig=rig)
-    texts = {args.output: format_bvh(result.motion)}
-    if args.plan:
-        texts[args.plan] = json.dumps(result.to_dict(), indent=2, allow_nan=False)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    _write_with_record(args.output, format_bvh(result.motion), args.plan,
+                       result.to_dict() if args.plan is not None else None)
     print(result.summary())
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
@@ -433,12 +473,12 @@ def _assembly_parts(specs: list[str]) -> dict[str, str]:
 def cmd_assemble(args) -> int:
     from .assemble import assemble
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .rig import find_rig
 
     folders = _assembly_parts(args.part)
     files = {part: _bvh_folder(folder, f"--part {part}") for part, folder in folders.items()}
-    outputs = {"-o": args.output, **({"--report": args.report} if args.report else {})}
+    outputs = {"-o": args.output, **({"--report": args.report} if args.report is not None else {})}
     inputs = {"the query": args.query} | {f"clip '{name}'": path
                                           for clips in files.values() for name, path in clips.items()}
     check_outputs(inputs, outputs)
@@ -457,11 +497,7 @@ def cmd_assemble(args) -> int:
                                "cost": m.cost, "feature_poses": result.feature_poses(part),
                                "left_out": list(result.left_out.get(part, ()))}
                         for part, m in result.matches.items()}}
-    texts = {args.output: format_bvh(result.motion)}
-    if args.report:
-        texts[args.report] = json.dumps(report, indent=2, allow_nan=False)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    _write_with_record(args.output, format_bvh(result.motion), args.report, report)
     for part, own in result.left_out.items():
         print(f"warning: {', '.join(own)} in the library of {part} is the query itself; left out",
               file=sys.stderr)
@@ -493,7 +529,7 @@ def cmd_reach(args) -> int:
     import numpy as np
 
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .reach import ReachSpace
 
     target = _target_point(args.target)
@@ -503,12 +539,11 @@ def cmd_reach(args) -> int:
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".bvh" and p.is_file())
     if not files:
         raise ValueError(f"{args.examples} has no .bvh files: give a folder of BVH examples of one action")
-    outputs = {"-o": args.output} | ({"--report": args.report} if args.report else {})
+    outputs = {"-o": args.output} | ({"--report": args.report} if args.report is not None else {})
     check_outputs({f"example '{p.name}'": p for p in files}, outputs)
     examples = [read_bvh(p) for p in files]
     space = ReachSpace.build(examples, effector=args.effector, feature=args.feature)
     result = space.reach(np.array(target))
-    write_atomically(args.output, format_bvh(result.motion))
     report = {
         "error": result.error,
         "weights": {p.name: float(w) for p, w in zip(files, result.weights)},
@@ -519,14 +554,38 @@ def cmd_reach(args) -> int:
         "effector": args.effector,
         "feature": args.feature,
     }
-    if args.report:
-        write_atomically(args.report, json.dumps(report, indent=2, allow_nan=False))
+    _write_with_record(args.output, format_bvh(result.motion), args.report, report)
     used = sorted(((w, p.name) for p, w in zip(files, result.weights) if w > 1e-3), reverse=True)
     print(f"reach of {args.effector} ({args.feature}) to {target}: hit at frame {result.hit_frame}, "
           f"error {result.error:.4g} (file units)" + (", with partial blending (section 3.2)" if result.partial else ""))
     print("blend: " + ", ".join(f"{name} {w:.3f}" for w, name in used))
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the report to {args.report}" if args.report else ""))
     return 0
+
+
+# Options whose value is a list of numbers. argparse takes a value such as "-5,0" for an option
+# (it is no negative number to it) and answers "expected one argument"; joined to its option
+# ("--starts=-5,0") it is a value.
+_NUMBER_LISTS = ("--weights", "--priorities", "--starts", "--target")
+_NEGATIVE = re.compile(r"-\.?\d")
+
+
+def _negative_lists_joined(argv: list[str]) -> list[str]:
+    """``argv`` with each list option followed by a negative value (``--starts -5,0``) written as
+    one argument (``--starts=-5,0``); nothing after ``--``."""
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return out + argv[i:]
+        if (len(arg) > 2 and any(option.startswith(arg) for option in _NUMBER_LISTS) and i + 1 < len(argv)
+                and _NEGATIVE.match(argv[i + 1])):
+            out.append(f"{arg}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(arg)
+            i += 1
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -654,16 +713,17 @@ def main(argv: list[str] | None = None) -> int:
                         "hit_frame")
     p.set_defaults(func=cmd_reach)
 
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_negative_lists_joined(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
     except (ValueError, KeyError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {msg}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        # (every output is written whole or not at all: an interrupted run leaves the old files)
-        print("interrupted: no file was written or changed", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        # (every output is written whole or not at all: an interrupted run leaves the old files; one
+        # interrupted while its files are renamed finishes the renames first, and says so: core.files)
+        print(exc.args[0] if exc.args else "interrupted: no file was written or changed", file=sys.stderr)
         return 130
 
 

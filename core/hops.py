@@ -539,12 +539,22 @@ class HopTable:
 
     @classmethod
     def _of_arrays(cls, arrays: dict) -> "HopTable":
-        return cls(arrays["triggers"].astype(np.int64), arrays["choices"].astype(np.int64),
+        return cls(_whole(arrays["triggers"], "triggers"), _whole(arrays["choices"], "choices"),
                    arrays["smoothness"].astype(np.float64), arrays["responsiveness"].astype(np.float64),
                    arrays["direct"].astype(np.float64), tuple(str(h) for h in arrays["hops"]), int(arrays["src"]),
                    int(arrays["dst"]), int(arrays["offset"]), int(arrays["blend_frames"]), float(arrays["fps"]),
-                   float(arrays["weight"]), arrays.get("frames", np.zeros(0)).astype(np.int64),
+                   float(arrays["weight"]), _whole(arrays.get("frames", np.zeros(0)), "frames"),
                    tuple(str(d) for d in arrays.get("digests", ())))
+
+
+def _whole(values: np.ndarray, what: str) -> np.ndarray:
+    """A table's frames or indices ``values`` as int64; ``ValueError`` naming ``what`` when they are
+    floats no frame has (NaN, infinite, fractional or past 2**62): cast, those became garbage, such
+    as NaN's -9223372036854775808, after numpy's RuntimeWarning."""
+    if values.dtype.kind == "f" and not (np.isfinite(values).all() and (np.abs(values) < 2.0**62).all()
+                                         and (values == np.round(values)).all()):
+        raise ValueError(f"its {what} must be whole numbers, and some are not")
+    return values.astype(np.int64)
 
 
 # --------------------------------------------------------------------------- the library and the precompute

@@ -54,7 +54,8 @@ from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
 from .render import neighbours, sample
 from .rig import Rig, detect_up, find_rig, leg_length
-from .sync import Support, are_cyclic, checked_weight, clip_frames, combine, support_sequence, synchronize
+from .sync import (Support, are_cyclic, checked_relative, checked_weight, clip_frames, combine, support_sequence,
+                   synchronize)
 from .weights import smoothstep
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
@@ -660,8 +661,11 @@ def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights
     starts = _per_clip(starts, K, "starts", [0] * K)
     if not np.all(np.isfinite(priorities)):
         raise ValueError(f"priorities must be numbers, got {priorities.tolist()}")
+    checked_relative("priorities", priorities)
     if np.any(starts != np.round(starts)) or np.any(starts < 0):
-        raise ValueError(f"starts must be whole output frames from 0, got {starts.tolist()}")
+        shifted = (f" (the earliest clip joins at output frame 0: for {','.join(f'{s:g}' for s in starts)} give "
+                   f"{','.join(f'{s - starts.min():g}' for s in starts)})" if np.all(starts == np.round(starts)) else "")
+        raise ValueError(f"starts must be whole output frames from 0, got {starts.tolist()}{shifted}")
     ref = motions[0]
     out = []
     for m, name in zip(motions, names):
@@ -689,6 +693,7 @@ def _clip_weights(weights, K: int):
         out = np.asarray(weights, dtype=np.float64)
         if not np.all(np.isfinite(out)) or np.any(out < 0):
             raise ValueError(f"weights must be non-negative numbers, got {out.tolist()}")
+        checked_relative("weights", out)
         if out.sum() <= 0:
             raise ValueError("the weights sum to 0: give at least one clip a weight above 0")
         return out

@@ -1007,6 +1007,12 @@ class ReachSpace:
         self.chains = EffectorChains.of(registration.motions, rig, self.up, self.effector_joint, feature, self.start)
         weights = blend_weights(len(registration.motions), n_blends, seed=seed)
         points, frames = self.chains.hits(weights, between_frames=True)
+        if not np.ptp(points, axis=0).max() > 1e-6 * self.scale:
+            # (no blend moves the hit: the interpolation of the blends nearest a target is 0 / 0)
+            given = (f"the one example's {effector} hits at one point" if len(registration.motions) == 1 else
+                     f"the {len(registration.motions)} examples' {effector} hit at one point (their {feature})")
+            raise ValueError(f"{given}: reaching blends examples of one action that hit at different points; give "
+                             f"at least two such, not copies of one")
         self.space = ParameterSpace(weights, points, frames, effector, feature)
 
     @classmethod
