@@ -45,8 +45,9 @@ the effector's hit point lands on the target, given in the first example's file
 coordinates (by file name); the output starts where and as that example starts.
 
 
-Errors in the input (a malformed file, a rig whose legs cannot be found) end
-the program with a one-line message saying what to fix and exit status 2.
+Errors in the input (a malformed file, a rig whose legs cannot be found or
+point up, two clips of other scales) end the program with a one-line message
+saying what to fix and exit status 2.
 Nothing the user gave is lost: an output path that is an input (however
 spelled) or the other output is refused, every output folder is checked
 before anything is read or written, and each file is written whole or not at
@@ -106,7 +107,7 @@ def cmd_analyze(args) -> int:
     from .rig import find_rig
 
     motion = read_bvh(args.clip)
-    rig = find_rig(motion, overrides=_overrides(args.map))
+    rig = find_rig(motion, overrides=_overrides(args.map), clip=args.clip)
     result = analyze(motion, rig)
     if args.json:
         print(result.to_json(indent=2))
@@ -189,7 +190,7 @@ def cmd_synthesize(args) -> int:
     check_outputs({f"clip '{spec}'": path for spec, (path, _, _) in zip(args.clips, specs)}, outputs)
     clips = [Clip(read_bvh(path), start if start is not None else 0, core, name)
              for (path, start, core), name in zip(specs, unique_names([Path(path).stem for path, _, _ in specs]))]
-    rig = find_rig(clips[0].motion, overrides=_overrides(args.map))
+    rig = find_rig(clips[0].motion, overrides=_overrides(args.map), clip=f"clip '{clips[0].name}'")
     placed = []
     for clip, (_, start, _) in zip(clips, specs):
         if start is None and placed:
@@ -254,7 +255,7 @@ def cmd_blend(args) -> int:
     check_outputs({f"clip '{name}'": path for name, path in zip(names, args.clips)}, outputs)
     motions = [read_bvh(path) for path in args.clips]
     # (the naive blend reads no joint roles)
-    rig = None if args.no_sync else find_rig(motions[0], overrides=_overrides(args.map))
+    rig = None if args.no_sync else find_rig(motions[0], overrides=_overrides(args.map), clip=f"clip '{names[0]}'")
     if args.no_sync and cyclic is not None:
         print("note: --cyclic is not used by --no-sync (the NLA does not repeat a strip unless told to)")
     result = blend_clips(motions, names=names, weights=weights, priorities=priorities, starts=starts, cyclic=cyclic,
@@ -321,7 +322,9 @@ def cmd_hops_precompute(args) -> int:
     files = _library_files(args.library, args.src, args.dst)
     check_outputs({f"clip '{name}'": path for name, path in files.items()}, {"-o": args.output})
     src, dst = Path(args.src).name, Path(args.dst).name
-    names, motions, warnings = checked_library({name: read_bvh(path) for name, path in files.items()}, src, dst)
+    library = {name: read_bvh(path) for name, path in files.items()}
+    rig = find_rig(library[src], overrides=_overrides(args.map), clip=f"the source {src!r}")
+    names, motions, warnings = checked_library(library, src, dst, rig)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     clips = dict(zip(names, motions))  # (now all at the source's rate)
@@ -337,7 +340,6 @@ def cmd_hops_precompute(args) -> int:
         runner = nullcontext(SerialRunner(progress=True))
     else:  # local processes by default: a Dask LocalCluster, one worker per processor (one code path)
         runner = _cluster_runner(args.workers or os.cpu_count() or 1, None)
-    rig = find_rig(clips[src], overrides=_overrides(args.map)) if args.map else None
     with runner as run:
         table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig)
     table.save(args.output)
@@ -425,7 +427,7 @@ def cmd_hops_render(args) -> int:
                   | {"the table": args.table}, {"-o": args.output})
     clips = {name: read_bvh(path) for name, path in files.items()}
     source = table.hops[table.src]
-    rig = find_rig(clips[source], overrides=_overrides(args.map)) if args.map else None
+    rig = find_rig(clips[source], overrides=_overrides(args.map), clip=f"the source {source!r}") if args.map else None
     method = DIRECT if args.direct else PLAIN if args.plain else ENGINE
     render, warnings = render_entry(table, clips, args.trigger, method=method, rig=rig)
     for warning in warnings:
@@ -491,7 +493,7 @@ def cmd_assemble(args) -> int:
         if key not in by_folder:
             by_folder[key] = {name: read_bvh(path) for name, path in files[part].items()}
         libraries[part] = by_folder[key]
-    rig = find_rig(query, overrides=_overrides(args.map))
+    rig = find_rig(query, overrides=_overrides(args.map), clip=f"the query {args.query}")
     result = assemble(query, libraries, rig=rig)
     report = {"parts": {part: {"clip": m.clip, "start": m.start, "length": m.length, "frames": query.n_frames,
                                "cost": m.cost, "feature_poses": result.feature_poses(part),
@@ -501,6 +503,8 @@ def cmd_assemble(args) -> int:
     for part, own in result.left_out.items():
         print(f"warning: {', '.join(own)} in the library of {part} is the query itself; left out",
               file=sys.stderr)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     for part, m in result.matches.items():
         print(f"{part}: {m.clip} frames {m.start}-{m.start + m.length - 1} ({m.length} frames over the query's "
               f"{query.n_frames}), {report['parts'][part]['feature_poses']} feature poses paired, "
@@ -542,7 +546,7 @@ def cmd_reach(args) -> int:
     outputs = {"-o": args.output} | ({"--report": args.report} if args.report is not None else {})
     check_outputs({f"example '{p.name}'": p for p in files}, outputs)
     examples = [read_bvh(p) for p in files]
-    space = ReachSpace.build(examples, effector=args.effector, feature=args.feature)
+    space = ReachSpace.build(examples, effector=args.effector, feature=args.feature, names=[p.name for p in files])
     result = space.reach(np.array(target))
     report = {
         "error": result.error,

@@ -678,3 +678,113 @@ def test_examples_that_all_hit_one_point_are_refused_in_one_line(two_clips, tmp_
         (folder / name).write_bytes(walk.read_bytes())
     err = _refused_in_one_line(["reach", str(folder), "--target=0,150,30", "-o", str(tmp_path / "o.bvh")], capsys)
     assert "examples" in err and "one point" in err, err
+
+
+# one body at one scale, its legs below its pelvis
+
+
+@pytest.fixture
+def odd_clips(tmp_path, mocap):
+    """Short CMU-named clips as files in folders of their own: ``clips`` holds a walk, a bow, the
+    walk in metres and the bow with its legs flipped up (all on one skeleton, files carry no
+    unit); ``raises`` two raises of the right hand, the second with its legs flipped up."""
+    from broken_rigs import legs_flipped_up
+    from core.bvh import format_bvh
+    from rig_names import CMU_NAMES
+
+    walk, bow = (mocap(f"bandai1/{name}_normal_001")[:90].renamed(CMU_NAMES) for name in ("walk", "bow"))
+    clips, raises = tmp_path / "clips", tmp_path / "raises"
+    clips.mkdir()
+    raises.mkdir()
+    for name, motion in {"walk": walk, "bow": bow, "walk_m": walk.scaled(0.01),
+                         "bow_legs_up": legs_flipped_up(bow)}.items():
+        (clips / f"{name}.bvh").write_text(format_bvh(motion))
+    for i, change in ((1, lambda m: m), (2, legs_flipped_up)):
+        motion = change(mocap(f"bandai2-raise/raise-up-right-hand_normal_00{i}").renamed(CMU_NAMES))
+        (raises / f"raise_{i}.bvh").write_text(format_bvh(motion))
+    return clips, raises
+
+
+def test_a_cmu_rig_with_its_legs_flipped_upward_is_refused_by_every_command_and_nothing_is_written(
+        odd_clips, tmp_path, capsys):
+    """The issue: beside a normal clip, a CMU rig whose legs point up was accepted, and analyze
+    reported its body orientation reversed (up, found from its feet to its head, pointing down)."""
+    clips, raises = odd_clips
+    walk, bow, legs_up = (str(clips / f"{name}.bvh") for name in ("walk", "bow", "bow_legs_up"))
+    out, table = tmp_path / "out.bvh", tmp_path / "t.npz"
+    commands = {
+        "analyze": ["analyze", legs_up],
+        "synthesize": ["synthesize", f"{walk}@0", f"{legs_up}@100", "-o", str(out)],
+        "synthesize, the first clip": ["synthesize", f"{legs_up}@0", f"{walk}@100", "-o", str(out)],
+        "blend": ["blend", walk, legs_up, "-o", str(out)],
+        "hops, the destination": ["hops", "precompute", str(clips), "--src", walk, "--dst", legs_up, "--offset", "0",
+                                  "-o", str(table), "--workers", "0"],
+        "hops, the source": ["hops", "precompute", str(clips), "--src", legs_up, "--dst", walk, "--offset", "0",
+                             "-o", str(table), "--workers", "0"],
+        "assemble": ["assemble", legs_up, "--part", f"upper={raises}", "-o", str(out)],
+        "reach": ["reach", str(raises), "--target", "0,150,0", "-o", str(out)],
+    }
+    for what, command in commands.items():
+        assert main(command) == 2, what
+        err = capsys.readouterr().err
+        assert err.startswith("error:") and err.count("\n") == 1, (what, err)
+        assert "the legs point up" in err and "fix the legs in the file" in err, (what, err)
+        named = "example 'raise_2.bvh'" if what == "reach" else "bow_legs_up"
+        assert named in err.split(": the legs point up")[0], (what, err)
+    assert not out.exists() and not table.exists()
+
+
+def test_two_clips_of_other_scales_are_refused_as_a_pair_naming_both_and_the_factor(odd_clips, tmp_path, capsys):
+    """The issue: a clip 1e-12 times the size of the other was accepted beside it (the precompute
+    then ran past 600 s with costs near 1e23). Beyond a factor of 2 in bone length the pair is
+    refused, both clips and the factor named; files carry no unit, so centimetres beside metres
+    is such a pair."""
+    clips, _ = odd_clips
+    walk, walk_m, bow = (str(clips / f"{name}.bvh") for name in ("walk", "walk_m", "bow"))
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    for name in ("walk", "walk_m"):
+        (examples / f"{name}.bvh").write_text((clips / f"{name}.bvh").read_text())
+    out = tmp_path / "out.bvh"
+    commands = {
+        "synthesize": (["synthesize", f"{bow}@0", f"{walk_m}@100", "-o", str(out)], "'walk_m'", "'bow'"),
+        "blend": (["blend", bow, walk_m, "-o", str(out)], "'walk_m'", "'bow'"),
+        "hops": (["hops", "precompute", str(clips), "--src", bow, "--dst", walk_m, "--offset", "0", "-o",
+                  str(tmp_path / "t.npz"), "--workers", "0"], "the destination 'walk_m.bvh'", "the source 'bow.bvh'"),
+        "reach": (["reach", str(examples), "--target", "0,150,0", "-o", str(out)], "example 'walk_m.bvh'",
+                  "example 'walk.bvh'"),
+    }
+    for what, (command, clip, other) in commands.items():
+        assert main(command) == 2, what
+        err = capsys.readouterr().err
+        assert err.startswith("error:") and err.count("\n") == 1, (what, err)
+        assert f"{clip} has bones 0.01 times as long as those of " in err and other in err, (what, err)
+    assert not out.exists() and not (tmp_path / "t.npz").exists()
+    assert main(["synthesize", f"{bow}@0", f"{walk}@100", "-o", str(out)]) == 0
+
+
+def test_library_clips_of_another_scale_or_with_legs_up_are_left_out_with_a_warning(odd_clips, tmp_path, capsys):
+    """A library folder may hold such clips: the search and the retrieval leave them out, and
+    say so; the clips that are one body with the source (the query) are used as before."""
+    from core.hops import HopTable
+
+    clips, _ = odd_clips
+    walk, bow = str(clips / "walk.bvh"), str(clips / "bow.bvh")
+    table = tmp_path / "t.npz"
+    assert main(["hops", "precompute", str(clips), "--src", walk, "--dst", bow, "--offset", "0", "-o", str(table),
+                 "--workers", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: clip 'walk_m.bvh' has bones 0.01 times as long as those of the source 'walk.bvh'" in err
+    assert "warning: clip 'bow_legs_up.bvh': the legs point up" in err
+    assert HopTable.load(table).hops == ("bow.bvh", "walk.bvh")
+    library = tmp_path / "library"
+    library.mkdir()
+    for name in ("bow", "walk_m", "bow_legs_up"):
+        (library / f"{name}.bvh").write_text((clips / f"{name}.bvh").read_text())
+    report = tmp_path / "report.json"
+    assert main(["assemble", walk, "--part", f"upper={library}", "-o", str(tmp_path / "out.bvh"),
+                 "--report", str(report)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: library clip 'walk_m.bvh' has bones 0.01 times as long as those of the query" in err
+    assert "warning: library clip 'bow_legs_up.bvh': the legs point up" in err
+    assert json.loads(report.read_text())["parts"]["upper"]["clip"] == "bow.bvh"
