@@ -154,9 +154,11 @@ def assembly_text(found: AssemblyFound, strip: bpy.types.NlaStrip) -> str:
 
 def left_out_warnings(found: AssemblyFound) -> list[str]:
     """A warning per library clip left out because it holds the query strip's own poses (core.assemble
-    would retrieve the query itself)."""
+    would retrieve the query itself), then core.assemble's own (a clip of another scale, or whose legs
+    point up)."""
     return [f"library clip {clip!r} plays what strip {found.strip!r} plays: left out of the library, it would give "
-            f"the strip's own {found.part} back" for clip in found.assembly.left_out.get(found.part, ())]
+            f"the strip's own {found.part} back" for clip in found.assembly.left_out.get(found.part, ())
+            ] + list(found.assembly.warnings)
 
 
 def assembly_lines(shown: dict) -> list[str]:

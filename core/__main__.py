@@ -45,12 +45,16 @@ the effector's hit point lands on the target, given in the first example's file
 coordinates (by file name); the output starts where and as that example starts.
 
 
-Errors in the input (a malformed file, a rig whose legs cannot be found) end
-the program with a one-line message saying what to fix and exit status 2.
+Errors in the input (a malformed file, a rig whose legs cannot be found or
+point up, two clips of other scales) end the program with a one-line message
+saying what to fix and exit status 2.
 Nothing the user gave is lost: an output path that is an input (however
 spelled) or the other output is refused, every output folder is checked
 before anything is read or written, and each file is written whole or not at
-all (core.files).
+all (core.files). A plan or report begins with the output it belongs to, its
+file name and SHA-256 ("output"), and replaces its old file after the output
+does: a run killed between the two leaves a record that does not name the
+output beside it.
 """
 
 from __future__ import annotations
@@ -72,13 +76,38 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def _write_with_record(output: str, text: str, record_path: str | None, record: dict | None = None, *,
+                       allow_nan: bool = False) -> None:
+    """The BVH ``text`` to ``output`` and, given ``record_path``, the JSON ``record`` (a plan or a
+    report) with ``"output"`` first: the output's file (from the record's folder) and SHA-256.
+
+    Both are made and flushed before either replaces its old file, the output renamed first and
+    its record last (core.files.write_files_atomically): a kill between the two renames leaves
+    the new output beside the old record, which names another output."""
+    import hashlib
+
+    from .files import write_files_atomically
+
+    data = text.encode("utf-8")
+    files = {output: data}
+    if record_path is not None:
+        folder = os.path.dirname(os.path.abspath(record_path))
+        try:
+            name = os.path.relpath(os.path.abspath(output), folder)
+        except ValueError:  # (Windows: another drive)
+            name = os.path.abspath(output)
+        named = {"output": {"file": name, "sha256": hashlib.sha256(data).hexdigest()}, **(record or {})}
+        files[record_path] = json.dumps(named, indent=2, allow_nan=allow_nan).encode("utf-8")
+    write_files_atomically(files)
+
+
 def cmd_analyze(args) -> int:
     from .analysis import analyze
     from .bvh import read_bvh
     from .rig import find_rig
 
     motion = read_bvh(args.clip)
-    rig = find_rig(motion, overrides=_overrides(args.map))
+    rig = find_rig(motion, overrides=_overrides(args.map), clip=args.clip)
     result = analyze(motion, rig)
     if args.json:
         print(result.to_json(indent=2))
@@ -97,7 +126,9 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
 
     START is an output frame (any whole number); without it (``PATH`` or
     ``PATH@:CORE_START-CORE_END``) the clip runs as soon as possible. The core's
-    frames are the clip's own, from 0. Each message says which part is wrong.
+    frames are the clip's own, from 0. The spec splits at its last ``@``: a file
+    whose name has one needs its ``@START`` (``take@2.bvh@0``). Each message says
+    which part is wrong.
     """
     path, at, rest = spec.rpartition("@")
     if not at:
@@ -111,7 +142,8 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
         start = None  # as soon as possible, with a core
     elif not _WHOLE.match(start_text.strip()):
         raise ValueError(f"clip {spec!r}: START {start_text!r} must be a whole output frame, as in walk.bvh@0:30-120 "
-                         f"(or leave it out, as in walk.bvh@:30-120, to run the clip as soon as possible)")
+                         f"(or leave it out, as in walk.bvh@:30-120, to run the clip as soon as possible)"
+                         + _at_sign_hint(spec))
     else:
         start = int(start_text)
     core = None
@@ -124,26 +156,41 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
     return path, start, core
 
 
+def _at_sign_hint(spec: str) -> str:
+    """``"; ... e.g. take@2.bvh@0"`` when ``spec`` (or its part before a ``:CORE``) names an existing
+    file with ``@`` in its name, which :func:`parse_clip_spec` split at that ``@``; else ``""``."""
+    from pathlib import Path
+
+    for file, core in ((spec, ""), (spec.rpartition(":")[0], ":" + spec.rpartition(":")[2])):
+        if "@" in file and Path(file).is_file():
+            return (f"; {file} is a file: a file name containing @ needs its @START given (CLIP.bvh@START[:CORE]), "
+                    f"e.g. {file}@0{core}")
+    return ""
+
+
 def cmd_synthesize(args) -> int:
     from dataclasses import replace
     from pathlib import Path
 
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .rig import find_rig
     from .synthesize import Clip, as_soon_as_possible, synthesize, unique_names
 
     specs = [parse_clip_spec(spec) for spec in args.clips]
+    for spec, (path, _, _) in zip(args.clips, specs):
+        if not Path(path).exists():
+            raise ValueError(f"clip {spec!r}: no such file {path}" + _at_sign_hint(spec))
     if args.current is not None and all(start is not None for _, start, _ in specs):
         raise ValueError("--current FRAME applies to clips given without @START (run as soon as possible); "
                          "give one, e.g. kick.bvh or kick.bvh@:10-40")
     # before anything is read or written: no output may be an input or the other output,
     # and every output's folder must take the file
-    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
+    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan is not None else {})}
     check_outputs({f"clip '{spec}'": path for spec, (path, _, _) in zip(args.clips, specs)}, outputs)
     clips = [Clip(read_bvh(path), start if start is not None else 0, core, name)
              for (path, start, core), name in zip(specs, unique_names([Path(path).stem for path, _, _ in specs]))]
-    rig = find_rig(clips[0].motion, overrides=_overrides(args.map))
+    rig = find_rig(clips[0].motion, overrides=_overrides(args.map), clip=f"clip '{clips[0].name}'")
     placed = []
     for clip, (_, start, _) in zip(clips, specs):
         if start is None and placed:
@@ -157,12 +204,9 @@ def cmd_synthesize(args) -> int:
         placed.append(clip)
     clips = placed
     result = synthesize(clips, responsiveness=args.responsiveness, rig=rig)
-    # each file whole or not at all; both made before either is written
-    texts = {args.output: format_bvh(result.motion)}
-    if args.plan:
-        texts[args.plan] = result.plan.to_json(indent=2)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    # (the plan as Plan.to_json writes it, naming its output)
+    _write_with_record(args.output, format_bvh(result.motion), args.plan,
+                       result.plan.to_dict() if args.plan is not None else None, allow_nan=True)
     print(result.plan.summary())
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
@@ -187,7 +231,7 @@ def cmd_blend(args) -> int:
     from pathlib import Path
 
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .mkm import blend_clips
     from .rig import find_rig
 
@@ -207,20 +251,17 @@ def cmd_blend(args) -> int:
             raise ValueError(f"--cyclic {ambiguous[0]!r} names more than one clip (files of the same name in other "
                              f"folders); rename one of them")
         cyclic = [n in named for n in names]
-    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan else {})}
+    outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan is not None else {})}
     check_outputs({f"clip '{name}'": path for name, path in zip(names, args.clips)}, outputs)
     motions = [read_bvh(path) for path in args.clips]
     # (the naive blend reads no joint roles)
-    rig = None if args.no_sync else find_rig(motions[0], overrides=_overrides(args.map))
+    rig = None if args.no_sync else find_rig(motions[0], overrides=_overrides(args.map), clip=f"clip '{names[0]}'")
     if args.no_sync and cyclic is not None:
         print("note: --cyclic is not used by --no-sync (the NLA does not repeat a strip unless told to)")
     result = blend_clips(motions, names=names, weights=weights, priorities=priorities, starts=starts, cyclic=cyclic,
                          sync=not args.no_sync, rig=rig)
-    texts = {args.output: format_bvh(result.motion)}
-    if args.plan:
-        texts[args.plan] = json.dumps(result.to_dict(), indent=2, allow_nan=False)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    _write_with_record(args.output, format_bvh(result.motion), args.plan,
+                       result.to_dict() if args.plan is not None else None)
     print(result.summary())
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
@@ -281,7 +322,9 @@ def cmd_hops_precompute(args) -> int:
     files = _library_files(args.library, args.src, args.dst)
     check_outputs({f"clip '{name}'": path for name, path in files.items()}, {"-o": args.output})
     src, dst = Path(args.src).name, Path(args.dst).name
-    names, motions, warnings = checked_library({name: read_bvh(path) for name, path in files.items()}, src, dst)
+    library = {name: read_bvh(path) for name, path in files.items()}
+    rig = find_rig(library[src], overrides=_overrides(args.map), clip=f"the source {src!r}")
+    names, motions, warnings = checked_library(library, src, dst, rig)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     clips = dict(zip(names, motions))  # (now all at the source's rate)
@@ -297,7 +340,6 @@ def cmd_hops_precompute(args) -> int:
         runner = nullcontext(SerialRunner(progress=True))
     else:  # local processes by default: a Dask LocalCluster, one worker per processor (one code path)
         runner = _cluster_runner(args.workers or os.cpu_count() or 1, None)
-    rig = find_rig(clips[src], overrides=_overrides(args.map)) if args.map else None
     with runner as run:
         table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig)
     table.save(args.output)
@@ -385,7 +427,7 @@ def cmd_hops_render(args) -> int:
                   | {"the table": args.table}, {"-o": args.output})
     clips = {name: read_bvh(path) for name, path in files.items()}
     source = table.hops[table.src]
-    rig = find_rig(clips[source], overrides=_overrides(args.map)) if args.map else None
+    rig = find_rig(clips[source], overrides=_overrides(args.map), clip=f"the source {source!r}") if args.map else None
     method = DIRECT if args.direct else PLAIN if args.plain else ENGINE
     render, warnings = render_entry(table, clips, args.trigger, method=method, rig=rig)
     for warning in warnings:
@@ -433,12 +475,12 @@ def _assembly_parts(specs: list[str]) -> dict[str, str]:
 def cmd_assemble(args) -> int:
     from .assemble import assemble
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .rig import find_rig
 
     folders = _assembly_parts(args.part)
     files = {part: _bvh_folder(folder, f"--part {part}") for part, folder in folders.items()}
-    outputs = {"-o": args.output, **({"--report": args.report} if args.report else {})}
+    outputs = {"-o": args.output, **({"--report": args.report} if args.report is not None else {})}
     inputs = {"the query": args.query} | {f"clip '{name}'": path
                                           for clips in files.values() for name, path in clips.items()}
     check_outputs(inputs, outputs)
@@ -451,20 +493,18 @@ def cmd_assemble(args) -> int:
         if key not in by_folder:
             by_folder[key] = {name: read_bvh(path) for name, path in files[part].items()}
         libraries[part] = by_folder[key]
-    rig = find_rig(query, overrides=_overrides(args.map))
+    rig = find_rig(query, overrides=_overrides(args.map), clip=f"the query {args.query}")
     result = assemble(query, libraries, rig=rig)
     report = {"parts": {part: {"clip": m.clip, "start": m.start, "length": m.length, "frames": query.n_frames,
                                "cost": m.cost, "feature_poses": result.feature_poses(part),
                                "left_out": list(result.left_out.get(part, ()))}
                         for part, m in result.matches.items()}}
-    texts = {args.output: format_bvh(result.motion)}
-    if args.report:
-        texts[args.report] = json.dumps(report, indent=2, allow_nan=False)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    _write_with_record(args.output, format_bvh(result.motion), args.report, report)
     for part, own in result.left_out.items():
         print(f"warning: {', '.join(own)} in the library of {part} is the query itself; left out",
               file=sys.stderr)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     for part, m in result.matches.items():
         print(f"{part}: {m.clip} frames {m.start}-{m.start + m.length - 1} ({m.length} frames over the query's "
               f"{query.n_frames}), {report['parts'][part]['feature_poses']} feature poses paired, "
@@ -493,7 +533,7 @@ def cmd_reach(args) -> int:
     import numpy as np
 
     from .bvh import format_bvh, read_bvh
-    from .files import check_outputs, write_atomically
+    from .files import check_outputs
     from .reach import ReachSpace
 
     target = _target_point(args.target)
@@ -503,12 +543,11 @@ def cmd_reach(args) -> int:
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".bvh" and p.is_file())
     if not files:
         raise ValueError(f"{args.examples} has no .bvh files: give a folder of BVH examples of one action")
-    outputs = {"-o": args.output} | ({"--report": args.report} if args.report else {})
+    outputs = {"-o": args.output} | ({"--report": args.report} if args.report is not None else {})
     check_outputs({f"example '{p.name}'": p for p in files}, outputs)
     examples = [read_bvh(p) for p in files]
-    space = ReachSpace.build(examples, effector=args.effector, feature=args.feature)
+    space = ReachSpace.build(examples, effector=args.effector, feature=args.feature, names=[p.name for p in files])
     result = space.reach(np.array(target))
-    write_atomically(args.output, format_bvh(result.motion))
     report = {
         "error": result.error,
         "weights": {p.name: float(w) for p, w in zip(files, result.weights)},
@@ -519,14 +558,38 @@ def cmd_reach(args) -> int:
         "effector": args.effector,
         "feature": args.feature,
     }
-    if args.report:
-        write_atomically(args.report, json.dumps(report, indent=2, allow_nan=False))
+    _write_with_record(args.output, format_bvh(result.motion), args.report, report)
     used = sorted(((w, p.name) for p, w in zip(files, result.weights) if w > 1e-3), reverse=True)
     print(f"reach of {args.effector} ({args.feature}) to {target}: hit at frame {result.hit_frame}, "
           f"error {result.error:.4g} (file units)" + (", with partial blending (section 3.2)" if result.partial else ""))
     print("blend: " + ", ".join(f"{name} {w:.3f}" for w, name in used))
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the report to {args.report}" if args.report else ""))
     return 0
+
+
+# Options whose value is a list of numbers. argparse takes a value such as "-5,0" for an option
+# (it is no negative number to it) and answers "expected one argument"; joined to its option
+# ("--starts=-5,0") it is a value.
+_NUMBER_LISTS = ("--weights", "--priorities", "--starts", "--target")
+_NEGATIVE = re.compile(r"-\.?\d")
+
+
+def _negative_lists_joined(argv: list[str]) -> list[str]:
+    """``argv`` with each list option followed by a negative value (``--starts -5,0``) written as
+    one argument (``--starts=-5,0``); nothing after ``--``."""
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return out + argv[i:]
+        if (len(arg) > 2 and any(option.startswith(arg) for option in _NUMBER_LISTS) and i + 1 < len(argv)
+                and _NEGATIVE.match(argv[i + 1])):
+            out.append(f"{arg}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(arg)
+            i += 1
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -654,16 +717,17 @@ def main(argv: list[str] | None = None) -> int:
                         "hit_frame")
     p.set_defaults(func=cmd_reach)
 
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_negative_lists_joined(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
     except (ValueError, KeyError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {msg}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        # (every output is written whole or not at all: an interrupted run leaves the old files)
-        print("interrupted: no file was written or changed", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        # (every output is written whole or not at all: an interrupted run leaves the old files; one
+        # interrupted while its files are renamed finishes the renames first, and says so: core.files)
+        print(exc.args[0] if exc.args else "interrupted: no file was written or changed", file=sys.stderr)
         return 130
 
 

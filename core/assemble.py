@@ -61,7 +61,7 @@ from .mkm import body_yaw, clip_floors
 from .motion import Motion, Skeleton, forward_kinematics, skeleton_mismatch
 from .options import ContactOptions
 from .render import sample
-from .rig import Rig, find_rig, leg_length
+from .rig import Rig, body_mismatch, check_legs_hang, find_rig, leg_length
 
 __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_features",
            "part_feature_names", "humerus_length", "flexion", "in_front", "above", "speed_in_body_units",
@@ -610,6 +610,8 @@ class Assembly:
                 through: the ends and the paired feature poses.
     left_out    {part: (clip, ...)} library clips left out because they hold the query's own
                 poses (:func:`is_the_query`): the query would retrieve itself, at cost 0.
+    warnings    one per library clip left out because it cannot stand beside the query (its
+                bones at another scale, its legs pointing up: core.rig.body_mismatch), saying why.
     """
 
     motion: Motion
@@ -617,6 +619,7 @@ class Assembly:
     time_maps: dict = field(default_factory=dict)
     knots: dict = field(default_factory=dict)
     left_out: dict = field(default_factory=dict)
+    warnings: tuple = ()
 
     def feature_poses(self, part: str) -> int:
         """How many feature poses of ``part`` were paired: its knots but the segments' two ends
@@ -645,7 +648,12 @@ def _without_the_query(library: FeatureLibrary, query: Motion, part: str) -> tup
                           {c: library.motions[c] for c in kept}, library.thresholds), own
 
 
-def _checked_library(query: Motion, part: str, library) -> None:
+def _checked_library(query: Motion, part: str, library, rig: Rig) -> tuple[Mapping[str, Motion] | FeatureLibrary,
+                                                                            dict[str, str]]:
+    """``library`` without its clips that cannot stand beside the query (core.rig.body_mismatch:
+    bones at another scale, legs pointing up), and why each was left out ({clip: reason}): a
+    folder may hold a clip in another unit, which would be retrieved at the wrong size. A clip on
+    another skeleton, an empty library or one left empty is refused (``ValueError``)."""
     motions = library.motions if isinstance(library, FeatureLibrary) else library
     if isinstance(library, FeatureLibrary) and not motions:
         raise ValueError(f"the library of {part} holds features only; build it with FeatureLibrary.build(clips, fps) "
@@ -657,6 +665,18 @@ def _checked_library(query: Motion, part: str, library) -> None:
         if why:
             raise ValueError(f"library clip {clip!r} (for {part}) is on another skeleton than the query ({why}); "
                              f"give clips of the query's skeleton")
+    left_out = {clip: why for clip, motion in motions.items()
+                if (why := body_mismatch(motion, query, rig, f"library clip {clip!r}", "the query"))}
+    if not left_out:
+        return library, left_out
+    if len(left_out) == len(motions):
+        raise ValueError(f"no clip of the library of {part} can stand beside the query: "
+                         + "; ".join(left_out.values()))
+    if not isinstance(library, FeatureLibrary):
+        return {c: m for c, m in library.items() if c not in left_out}, left_out
+    kept = [c for c in library.motions if c not in left_out]
+    return FeatureLibrary(library.fps, {c: library.features[c] for c in kept}, {c: library.clip_fps[c] for c in kept},
+                          {c: library.motions[c] for c in kept}, library.thresholds), left_out
 
 
 def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLibrary], *,
@@ -680,15 +700,25 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     query's are the query's, bit for bit (they hang from the pelvis, which is the query's).
     ``contacts=None`` leaves the contact stage out (for comparison). A library clip that is the
     query itself (:func:`is_the_query`) is left out (``Assembly.left_out`` names it): it would be
-    retrieved at cost 0 and the query written back out.
+    retrieved at cost 0 and the query written back out. So is a library clip whose bones are at
+    another scale or whose legs point up (core.rig.body_mismatch; ``Assembly.warnings`` says why);
+    a query whose legs point up is refused.
     """
     if not parts:
         raise ValueError(f"give at least one body part to replace, one of {', '.join(PARTS)}")
     for part in parts:
         part_feature_names(part)
-    for part, library in parts.items():
-        _checked_library(query, part, library)
     rig = find_rig(query) if rig is None else rig
+    check_legs_hang(query, rig, clip="the query")
+    checked: dict[int, tuple] = {}  # per library given (several parts may share one): the checked library
+    warnings = []
+    for part, given in parts.items():
+        if id(given) not in checked:
+            checked[id(given)] = _checked_library(query, part, given, rig)
+            sharing = [p for p, other in parts.items() if other is given]
+            warnings += [f"{why}; left out of the library of {', '.join(sharing)}"
+                         for why in checked[id(given)][1].values()]
+    parts = {part: checked[id(given)][0] for part, given in parts.items()}
     skeleton = query.skeleton
     masks = {part: part_joints(skeleton, rig, part) for part in parts}
     names = list(parts)
@@ -742,7 +772,7 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     motion = Motion._trusted(skeleton, rotations, query.positions, query.fps)
     if leg_sources and contacts is not None:
         motion = held_assembled_feet(motion, query, leg_sources, rig, options=contacts)
-    return Assembly(motion, matches, time_maps, all_knots, left_out)
+    return Assembly(motion, matches, time_maps, all_knots, left_out, tuple(warnings))
 
 
 def held_assembled_feet(motion: Motion, query: Motion, leg_sources: Mapping[str, tuple[Motion, np.ndarray, Motion]],

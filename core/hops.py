@@ -539,12 +539,22 @@ class HopTable:
 
     @classmethod
     def _of_arrays(cls, arrays: dict) -> "HopTable":
-        return cls(arrays["triggers"].astype(np.int64), arrays["choices"].astype(np.int64),
+        return cls(_whole(arrays["triggers"], "triggers"), _whole(arrays["choices"], "choices"),
                    arrays["smoothness"].astype(np.float64), arrays["responsiveness"].astype(np.float64),
                    arrays["direct"].astype(np.float64), tuple(str(h) for h in arrays["hops"]), int(arrays["src"]),
                    int(arrays["dst"]), int(arrays["offset"]), int(arrays["blend_frames"]), float(arrays["fps"]),
-                   float(arrays["weight"]), arrays.get("frames", np.zeros(0)).astype(np.int64),
+                   float(arrays["weight"]), _whole(arrays.get("frames", np.zeros(0)), "frames"),
                    tuple(str(d) for d in arrays.get("digests", ())))
+
+
+def _whole(values: np.ndarray, what: str) -> np.ndarray:
+    """A table's frames or indices ``values`` as int64; ``ValueError`` naming ``what`` when they are
+    floats no frame has (NaN, infinite, fractional or past 2**62): cast, those became garbage, such
+    as NaN's -9223372036854775808, after numpy's RuntimeWarning."""
+    if values.dtype.kind == "f" and not (np.isfinite(values).all() and (np.abs(values) < 2.0**62).all()
+                                         and (values == np.round(values)).all()):
+        raise ValueError(f"its {what} must be whole numbers, and some are not")
+    return values.astype(np.int64)
 
 
 # --------------------------------------------------------------------------- the library and the precompute
@@ -556,13 +566,20 @@ def is_plain_file_name(name: str) -> bool:
         and Path(name).name == name
 
 
-def checked_library(clips: Mapping[str, object], src: str, dst: str) -> tuple[list[str], list, list[str]]:
+def checked_library(clips: Mapping[str, object], src: str, dst: str, rig=None) -> tuple[list[str], list, list[str]]:
     """The library's names (sorted) and clips, all at the source's frame rate, and warnings.
 
     ``ValueError`` when the source or destination is not in it, a clip is on another skeleton,
-    or a clip has no frames. A clip at another rate is resampled to the source's (a warning says so).
+    or a clip has no frames; also when the destination is not at the source's scale (its bones
+    more than twice or half as long: core.motion.scale_mismatch) or the legs of either point up
+    (core.rig.legs_above_pelvis, with ``rig``, the source's joint roles, found on it when None).
+    Another clip of that kind is left out of the library, and a warning says why: a folder may
+    hold a clip of another unit, which the search would never choose, only measure at the wrong
+    size. A clip at another rate is resampled to the source's (a warning says so).
     """
-    from .motion import skeleton_mismatch  # (in the calling process: the tasks need numpy only)
+    # (in the calling process: the tasks need numpy only)
+    from .motion import skeleton_mismatch
+    from .rig import body_mismatch, check_legs_hang, find_rig
 
     if not clips:
         raise ValueError("the library is empty: give a folder of BVH clips on the source's skeleton")
@@ -571,7 +588,6 @@ def checked_library(clips: Mapping[str, object], src: str, dst: str) -> tuple[li
             raise ValueError(f"the {role} {name!r} is not in the library ({len(clips)} clips); add it")
     names = sorted(clips)
     ref = clips[src]
-    out, warnings = [], []
     for name in names:
         m = clips[name]
         if m.n_frames == 0:
@@ -580,11 +596,24 @@ def checked_library(clips: Mapping[str, object], src: str, dst: str) -> tuple[li
         if detail:
             raise ValueError(f"clip {name!r} is on another skeleton than the source {src!r} ({detail}); every clip "
                              f"of the library must share the source's skeleton: move it out of the library")
+    rig = find_rig(ref, clip=f"the source {src!r}") if rig is None else rig
+    check_legs_hang(ref, rig, clip=f"the source {src!r}")
+    kept, out, warnings = [], [], []
+    for name in names:
+        m = clips[name]
+        role = "the destination" if name == dst else "clip"
+        why = "" if name == src else body_mismatch(m, ref, rig, f"{role} {name!r}", f"the source {src!r}")
+        if why and name == dst:
+            raise ValueError(why)
+        if why:
+            warnings.append(f"{why}; left out of the library")
+            continue
         if abs(m.fps - ref.fps) > 1e-4 * ref.fps:
             warnings.append(f"clip {name!r} at {m.fps:g} fps is resampled to the source's {ref.fps:g} fps")
             m = m.resampled(ref.fps)
+        kept.append(name)
         out.append(m)
-    return names, out, warnings
+    return kept, out, warnings
 
 
 def clip_digest(motion) -> str:
@@ -707,7 +736,8 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     """The one-hop table of every trigger frame of ``src`` towards ``dst`` at ``offset`` (section 3).
 
     clips    ``{file name: Motion}``, the library: every clip that may be a hop, the source and
-             the destination among them, all on the source's skeleton.
+             the destination among them, all on the source's skeleton (:func:`checked_library`
+             leaves out clips of another scale or whose legs point up; it gives the warnings).
     offset   o_s->d: destination frame k plays at source frame k + offset.
     weight   w per second; None: eq. (5)'s default (seeded by ``seed``), computed here, once,
              before the search is spread.
@@ -719,7 +749,7 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     too), then the search over chunks of trigger frames. Stays are bounded by the clips, and by eq. (5)'s s_max
     when the weight is 0.
     """
-    names, motions, _ = checked_library(clips, src, dst)
+    names, motions, _ = checked_library(clips, src, dst, rig)
     s, d = names.index(src), names.index(dst)
     fps = motions[s].fps
     length = blend_frames_of(blend_seconds, fps)

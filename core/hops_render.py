@@ -344,6 +344,23 @@ def checked_clips(table: hops.HopTable, clips: Mapping[str, Motion], names: list
     return out, warnings
 
 
+def _checked_bodies(src: Motion, hop: Motion, dst: Motion, tl: HopTimeline, rig) -> None:
+    """``ValueError`` when the source's legs point up, or the destination or the hop is not at the
+    source's scale or its legs point up (core.rig.body_mismatch): the precompute refuses such a
+    pair and leaves such a hop out, but a table of an older version may name them."""
+    from .rig import body_mismatch, check_legs_hang, find_rig
+
+    rig = find_rig(src, clip=f"the source {tl.src_name!r}") if rig is None else rig
+    check_legs_hang(src, rig, clip=f"the source {tl.src_name!r}")
+    others = {tl.dst_name: ("the destination", dst)}
+    others.setdefault(tl.hop_name, ("the hop", hop))
+    for name, (role, motion) in others.items():
+        why = "" if name == tl.src_name else body_mismatch(motion, src, rig, f"{role} {name!r}",
+                                                           f"the source {tl.src_name!r}")
+        if why:
+            raise ValueError(why)
+
+
 def render_entry(table: hops.HopTable, clips: Mapping[str, Motion], trigger: int, *, method: str = ENGINE, rig=None,
                  span: tuple[int, int] | None = None, responsiveness: float = 0.5) -> tuple[HopRender, list[str]]:
     """The table's transition at ``trigger`` rendered by ``method`` (``"engine"``, ``"plain"`` or
@@ -359,6 +376,7 @@ def render_entry(table: hops.HopTable, clips: Mapping[str, Motion], trigger: int
     needed = list(dict.fromkeys([tl.src_name, tl.hop_name, tl.dst_name]))
     checked, warnings = checked_clips(table, clips, needed)
     src, hop, dst = checked[tl.src_name], checked[tl.hop_name], checked[tl.dst_name]
+    _checked_bodies(src, hop, dst, tl, rig)
     if method == ENGINE:
         return engine_render(src, hop, dst, tl, rig=rig, span=span, responsiveness=responsiveness), warnings
     return plain_render(src, hop, dst, tl, rig=rig, span=span, method=method), warnings

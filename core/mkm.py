@@ -49,12 +49,13 @@ import numpy as np
 from . import quat
 from .analysis import foot_contacts, horizontal, pelvis_facing, yaw_of
 from .contacts import SourceFeet, hold_feet, source_feet
-from .motion import Motion, forward_kinematics, skeleton_mismatch
+from .motion import Motion, forward_kinematics, scale_mismatch, skeleton_mismatch
 from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
 from .render import neighbours, sample
-from .rig import Rig, detect_up, find_rig, leg_length
-from .sync import Support, are_cyclic, checked_weight, clip_frames, combine, support_sequence, synchronize
+from .rig import Rig, check_legs_hang, detect_up, find_rig, leg_length
+from .sync import (Support, are_cyclic, checked_relative, checked_weight, clip_frames, combine, support_sequence,
+                   synchronize)
 from .weights import smoothstep
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
@@ -651,7 +652,8 @@ class BlendResult:
 def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights, priorities, starts
                         ) -> tuple[list[Motion], np.ndarray, np.ndarray, np.ndarray]:
     """The clips (resampled to the first one's rate) and their weights, priorities and starts as
-    arrays, or ``ValueError`` saying what to fix."""
+    arrays, or ``ValueError`` saying what to fix (clips on another skeleton, or at another scale:
+    core.motion.scale_mismatch)."""
     K = len(motions)
     if K < 2:
         raise ValueError(f"blending needs at least two clips, got {K}")
@@ -660,8 +662,11 @@ def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights
     starts = _per_clip(starts, K, "starts", [0] * K)
     if not np.all(np.isfinite(priorities)):
         raise ValueError(f"priorities must be numbers, got {priorities.tolist()}")
+    checked_relative("priorities", priorities)
     if np.any(starts != np.round(starts)) or np.any(starts < 0):
-        raise ValueError(f"starts must be whole output frames from 0, got {starts.tolist()}")
+        shifted = (f" (the earliest clip joins at output frame 0: for {','.join(f'{s:g}' for s in starts)} give "
+                   f"{','.join(f'{s - starts.min():g}' for s in starts)})" if np.all(starts == np.round(starts)) else "")
+        raise ValueError(f"starts must be whole output frames from 0, got {starts.tolist()}{shifted}")
     ref = motions[0]
     out = []
     for m, name in zip(motions, names):
@@ -671,6 +676,9 @@ def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights
         if detail:
             raise ValueError(f"clip '{name}' is on another skeleton than '{names[0]}' ({detail}); all clips blended "
                              f"must share one skeleton")
+        other_scale = scale_mismatch(m.skeleton, ref.skeleton, f"clip '{name}'", f"'{names[0]}'")
+        if other_scale:
+            raise ValueError(other_scale)
         # (a clip at another frame rate plays at the first one's, in seconds)
         out.append(m if abs(m.fps - ref.fps) <= 1e-4 * ref.fps else m.resampled(ref.fps))
     return out, weights, priorities, starts.astype(np.int64) - int(starts.min())
@@ -689,6 +697,7 @@ def _clip_weights(weights, K: int):
         out = np.asarray(weights, dtype=np.float64)
         if not np.all(np.isfinite(out)) or np.any(out < 0):
             raise ValueError(f"weights must be non-negative numbers, got {out.tolist()}")
+        checked_relative("weights", out)
         if out.sum() <= 0:
             raise ValueError("the weights sum to 0: give at least one clip a weight above 0")
         return out
@@ -725,6 +734,10 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     starts      per clip, the output frame it joins (default 0; the earliest is output frame 0);
     cyclic      per clip, whether it repeats (default: core.sync.is_cyclic decides);
     sync        True: synchronized (Ménardais 2004); False: the NLA's naive blend.
+
+    Clips on another skeleton or at another scale than the first (core.motion.scale_mismatch)
+    are refused, and, synchronized, a clip whose legs point up (core.rig.check_legs_hang); the
+    naive blend reads no joint roles.
     """
     names = tuple(names) if names is not None else tuple(f"clip {k + 1}" for k in range(len(motions)))
     motions, weights, priorities, starts = checked_blend_input(motions, names, weights, priorities, starts)
@@ -739,6 +752,9 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
                            # (the NLA repeats no strip unless told to: nothing is cyclic here)
                            tuple(priorities.tolist()), tuple(int(s) for s in starts), (False,) * len(motions),
                            influences=tuple(nla_influences(weights).tolist()), warnings=warnings)
+    rig = rig or find_rig(motions[0])
+    for motion, name in zip(motions, names):
+        check_legs_hang(motion, rig, clip=f"clip '{name}'")
     motion, plan, cyclic = blend_synchronized(motions, weights, priorities, starts, cyclic=cyclic, rig=rig, n_k=n_k,
                                               options=options)
     weights = tuple(weights.tolist()) if isinstance(weights, np.ndarray) else tuple(weights)

@@ -141,6 +141,43 @@ def skeleton_mismatch(skeleton: Skeleton, reference: Skeleton) -> str:
     return f"joints only in one of them: {only[:6]}" if only else "the same joints in another hierarchy or order"
 
 
+# Clips on one skeleton are one body when their bones are about as long: another performer's
+# differ by tens of percent. A factor of 2 or more is another unit (centimetres beside metres,
+# inches), a scaled export or a typo; every measure normalised by one clip's size (its leg
+# length) then puts the other's poses metres, or 1e12 leg lengths, away.
+MAX_BONE_SCALE = 2.0
+
+
+def bone_scale(skeleton: Skeleton, reference: Skeleton) -> float:
+    """How many times as long the bones of ``skeleton`` are as those of ``reference``, which has
+    the same joints (:func:`skeleton_mismatch`): the median over the bones of their ratio of
+    lengths, so that a few bones of other proportions do not decide. Bones are the offsets of
+    joints 1.. (joint 0's is where the skeleton stands) that either skeleton has; a bone one of
+    them lacks counts as 0 or inf. 1 when neither has a bone."""
+    if len(skeleton) != len(reference):
+        raise ValueError(f"bone_scale compares skeletons of the same joints, got {len(skeleton)} and {len(reference)}")
+    own = np.linalg.norm(skeleton.offsets[1:], axis=-1)
+    ref = np.linalg.norm(reference.offsets[1:], axis=-1)
+    either = (own > 0) | (ref > 0)
+    if not either.any():
+        return 1.0
+    with np.errstate(divide="ignore"):
+        return float(np.median(own[either] / ref[either]))
+
+
+def scale_mismatch(skeleton: Skeleton, reference: Skeleton, name: str = "the clip",
+                   reference_name: str = "the reference") -> str:
+    """Why ``skeleton`` is not at the scale of ``reference`` (same joints): its bones more than
+    MAX_BONE_SCALE times as long or as short (:func:`bone_scale`), for a message naming both by
+    ``name`` and ``reference_name`` and saying what to fix; "" when it is at that scale."""
+    factor = bone_scale(skeleton, reference)
+    if 1.0 / MAX_BONE_SCALE <= factor <= MAX_BONE_SCALE:
+        return ""
+    return (f"{name} has bones {factor:.3g} times as long as those of {reference_name} (the median ratio), "
+            f"more than a factor of {MAX_BONE_SCALE:g} apart: not one body at one scale but another unit "
+            f"(centimetres beside metres), a scaled export or a typo; scale one to the other's unit")
+
+
 @dataclass(frozen=True, eq=False)
 class Motion:
     """A clip: ``F`` frames of a ``J``-joint skeleton.

@@ -25,7 +25,7 @@ the motions' own unit; the up axis is found from the pose (core.rig.detect_up).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +33,7 @@ import numpy as np
 from . import quat
 from .analysis import horizontal, pelvis_facing, yaw_of
 from .motion import Motion, forward_kinematics, skeleton_mismatch
-from .rig import Rig, body_height, detect_up, find_rig
+from .rig import Rig, body_height, body_mismatch, check_legs_hang, detect_up, find_rig
 
 # The three moves of a warping path, as (reference step, example step): the
 # order is the tie-break (a diagonal step first keeps paths short).
@@ -176,25 +176,35 @@ class Registration:
     times: tuple[np.ndarray, ...]
 
 
-def register_examples(examples: list[Motion], reference: int = 0, rig: Rig | None = None) -> Registration:
+def register_examples(examples: list[Motion], reference: int = 0, rig: Rig | None = None,
+                      names: Sequence[str] | None = None) -> Registration:
     """Section 3.1: align every example to ``examples[reference]`` in start placement and time.
 
-    Examples must share one skeleton (the same joint names in the same order);
-    any up axis (shared), rate and place will do, in one unit. Each is first resampled to the
-    reference's rate, placed like it, then warped onto its frames. ``rig``: the skeleton's joint
-    roles (found from the reference's names when ``None``), one for all: they share the skeleton.
+    Examples must share one skeleton (the same joint names in the same order) at one scale
+    (core.rig.body_mismatch: bones at most twice or half as long as the reference's, legs that do
+    not point up); any up axis (shared), rate and place will do, in one unit. Each is first
+    resampled to the reference's rate, placed like it, then warped onto its frames. ``rig``: the
+    skeleton's joint roles (found from the reference's names when ``None``), one for all: they
+    share the skeleton. ``names``: the examples' names, for messages (``example 0``, ... when None).
     """
     if not examples:
         raise ValueError("need at least one example to register")
+    names = [f"example {i}" for i in range(len(examples))] if names is None else [f"example {n!r}" for n in names]
     ref = examples[reference]
     for i, ex in enumerate(examples):
         problem = skeleton_mismatch(ex.skeleton, ref.skeleton)
         if problem:
-            raise ValueError(f"example {i} does not share the reference's skeleton: {problem}")
+            raise ValueError(f"{names[i]} does not share the reference's skeleton: {problem}")
         if not np.isclose(ex.skeleton.unit, ref.skeleton.unit):
-            raise ValueError(f"example {i} is in {ex.skeleton.unit} m per unit, the reference in "
+            raise ValueError(f"{names[i]} is in {ex.skeleton.unit} m per unit, the reference in "
                              f"{ref.skeleton.unit}; scale the examples to one unit first")
-    ref_rig = find_rig(ref) if rig is None else rig
+    ref_rig = find_rig(ref, clip=names[reference]) if rig is None else rig
+    check_legs_hang(ref, ref_rig, clip=names[reference])
+    for i, ex in enumerate(examples):
+        # (blended together, an example of another size or with its legs up would bend every blend)
+        why = "" if i == reference else body_mismatch(ex, ref, ref_rig, names[i], f"the reference {names[reference]}")
+        if why:
+            raise ValueError(why)
     up = detect_up(ref, ref_rig)
     heading, ground = start_placement(ref, ref_rig, up)
     ref_pos = ref.global_positions()
@@ -1007,14 +1017,22 @@ class ReachSpace:
         self.chains = EffectorChains.of(registration.motions, rig, self.up, self.effector_joint, feature, self.start)
         weights = blend_weights(len(registration.motions), n_blends, seed=seed)
         points, frames = self.chains.hits(weights, between_frames=True)
+        if not np.ptp(points, axis=0).max() > 1e-6 * self.scale:
+            # (no blend moves the hit: the interpolation of the blends nearest a target is 0 / 0)
+            given = (f"the one example's {effector} hits at one point" if len(registration.motions) == 1 else
+                     f"the {len(registration.motions)} examples' {effector} hit at one point (their {feature})")
+            raise ValueError(f"{given}: reaching blends examples of one action that hit at different points; give "
+                             f"at least two such, not copies of one")
         self.space = ParameterSpace(weights, points, frames, effector, feature)
 
     @classmethod
     def build(cls, examples: list[Motion], *, effector: str = "right.wrist", feature: str = "highest",
-              reference: int = 0, seed: int = 0, n_blends: int = 2000, rig: Rig | None = None) -> "ReachSpace":
+              reference: int = 0, seed: int = 0, n_blends: int = 2000, rig: Rig | None = None,
+              names: Sequence[str] | None = None) -> "ReachSpace":
         """Section 3.1 once: register ``examples`` to ``examples[reference]`` and sample
         ``n_blends`` blends of them. Weights of every reach follow the order of ``examples``.
-        ``rig``: the examples' joint roles (one skeleton, one rig), found from the names when ``None``."""
+        ``rig``: the examples' joint roles (one skeleton, one rig), found from the names when ``None``.
+        ``names``: the examples' names (file names), for messages."""
         if not examples:
             raise ValueError("need at least one example motion to reach by blending")
         if not 0 <= reference < len(examples):
@@ -1022,7 +1040,8 @@ class ReachSpace:
         if feature not in FEATURES:
             raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
         order = [reference] + [k for k in range(len(examples)) if k != reference]
-        reg = register_examples([examples[k] for k in order], rig=rig)
+        reg = register_examples([examples[k] for k in order], rig=rig,
+                                names=None if names is None else [names[k] for k in order])
         back = np.argsort(order)  # registered position of each example given
         reg = Registration(tuple(reg.motions[k] for k in back), tuple(reg.paths[k] for k in back),
                            tuple(reg.times[k] for k in back))

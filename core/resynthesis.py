@@ -92,7 +92,7 @@ from .options import SynthesisOptions
 from .plan import Clip, PairPlan, Rejection, Result
 from .quality import SourceFigures, foot_joints, foot_levels, foot_positions, gap_quality, gap_skate, measure_step
 from .render import blend_start, rendered_until
-from .rig import Rig
+from .rig import Rig, check_legs_hang
 from .synthesize import (bone_length_warnings, _checked, _composable, _composed, _context, _first_track, _join, _plan,
                          _sequence, could_be_additional, earliest_after, gap_floors, planned_steps, played_until)
 from .track import Context, Track
@@ -272,7 +272,7 @@ class Resynthesis:
         counts = {"planned": 0, "kept": 0, "moved": 0, "prepared": 0, "held": 0, "measured": 0}
         every = _checked(clips, resample=self._resample)
         ctx = self._context(every[0].motion, responsiveness)
-        prepared = [self._prepare(c.motion, ctx, counts) for c in every]
+        prepared = [self._prepare(c.motion, ctx, counts, c.name) for c in every]
         self._forget(every)
         by_id = {id(p.motion): p for p in prepared}
 
@@ -332,7 +332,8 @@ class Resynthesis:
         ctx, counts = self._ctx, dict.fromkeys(("prepared",), 0)
         step = self._steps[-1]
         track = step.track.get((self._first.skeleton, ctx.rig.pelvis, ctx.fps))
-        last, new = self._prepare(step.last.motion, ctx, counts), self._prepare(new_clip.motion, ctx, counts)
+        last = self._prepare(step.last.motion, ctx, counts, step.last.name)
+        new = self._prepare(new_clip.motion, ctx, counts, new_clip.name)
         return earliest_after(track, step.last, last.joints, new_clip, new.joints, new.contacts, ctx)
 
     def _warnings(self, accepted: list[Clip]) -> tuple[str, ...]:
@@ -365,10 +366,13 @@ class Resynthesis:
             self._steps = []
         return self._ctx
 
-    def _prepare(self, motion: Motion, ctx: Context, counts: dict) -> _Prepared:
+    def _prepare(self, motion: Motion, ctx: Context, counts: dict, name: str) -> _Prepared:
+        """A clip's joints, contacts, figures and whether it could be an additional motion, once
+        per motion; its legs checked as synthesize checks them (``name`` for the message)."""
         p = self._prepared.get(id(motion))
         if p is None:
             g = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, rotations_out=False)[0]
+            check_legs_hang(motion, ctx.rig, clip=f"clip '{name}'", positions=g)
             p = _Prepared(motion, g, foot_contacts(motion, ctx.rig, up=ctx.up, positions=g),
                           SourceFigures.of(motion, ctx.rig, ctx.up, g), could_be_additional(g, ctx))
             self._prepared[id(motion)] = p

@@ -66,7 +66,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import quat
-from .motion import Motion, Skeleton
+from .motion import Motion, Skeleton, scale_mismatch
 
 SIDES = ("L", "R")
 LEG_ROLES = ("hip", "knee", "ankle", "toe")
@@ -435,7 +435,7 @@ def _side(side: str) -> str:
 # --- finding the rig ---------------------------------------------------------------
 
 
-def find_rig(skeleton: Skeleton | Motion, overrides: dict | None = None, up=None) -> Rig:
+def find_rig(skeleton: Skeleton | Motion, overrides: dict | None = None, up=None, *, clip: str = "") -> Rig:
     """The joint roles of ``skeleton`` (see the module docstring for how).
 
     skeleton   a :class:`Skeleton`, or a :class:`Motion` whose frames then
@@ -447,12 +447,24 @@ def find_rig(skeleton: Skeleton | Motion, overrides: dict | None = None, up=None
                for ``left.``/``right.``.
     up         (3,) up direction for the topology fallback; by default it is
                estimated per pose from the feet toward the upper body.
+    clip       names the clip in error messages (``"clip 'walk'"``), where a
+               command reads several.
 
     Raises :class:`RigError` for an unknown role key, an override naming a
-    joint that does not exist, overrides that break the hierarchy, or a
+    joint that does not exist, overrides that break the hierarchy, a
     skeleton whose legs cannot be found (the message lists what was found,
-    what is missing, and the override keys to set).
+    what is missing, and the override keys to set), or legs that point up
+    (:func:`legs_above_pelvis`; found by name or mapped alike).
     """
+    try:
+        return _find_rig(skeleton, overrides, up)
+    except RigError as error:
+        if not clip:
+            raise
+        raise RigError(f"{clip}: {error}") from None
+
+
+def _find_rig(skeleton: Skeleton | Motion, overrides: dict | None, up) -> Rig:
     motion = skeleton if isinstance(skeleton, Motion) else None
     skel = motion.skeleton if motion is not None else skeleton
     if not isinstance(skel, Skeleton):
@@ -485,10 +497,14 @@ def find_rig(skeleton: Skeleton | Motion, overrides: dict | None = None, up=None
         joint_names=skel.names, method=method,
     )
     _validate(tree, rig)
-    # legs found by their names are legs (a seated clip's hang little); legs found from
-    # the hierarchy alone may be the arms, when the leg bones are gone
+    # legs found from the hierarchy alone may be the arms, when the leg bones are gone: they
+    # must hang as legs do; legs found by their names (or mapped) may fold any way (a seated
+    # clip's hang little), but not point up
     if method == "topology" and not any(k.endswith((".hip", ".knee", ".ankle")) for k in fixed):
-        _check_legs_hang(tree, skel, poses, rig)
+        _check_topology_legs_hang(tree, skel, poses, rig)
+    why = _legs_above(skel, rig, poses.positions if poses.has_motion else None)
+    if why:
+        raise RigError(why)
     return rig
 
 
@@ -689,44 +705,158 @@ def _centre(tree: _Tree, scores, fixed: dict, pelvis: int, legs: dict, arms: dic
 HANG_REST = 0.75  # leg lengths below the pelvis in the rest pose, at least
 HANG_MOTION = 0.5  # leg lengths below the pelvis in the motion's most extended frames (90th percentile), at least
 HANG_PERCENTILE = 90.0
+# Legs found by their names (or mapped) may fold any way: kneeling on the heels, the ankles
+# hang a tenth of a leg below the pelvis; sitting cross-legged and leaning back they may come
+# up to about its height. They still hang on the side away from the head. Ankles that stand
+# above the pelvis, on the head's side, in most of a clip's frames belong to legs turned up
+# along the spine: leg bones flipped (their offsets or rotations turned over by an export),
+# not a pose. Up found from the feet to the head (detect_up) then points down and every
+# measure built on it turns the body over; so legs are judged by the body's own axis, from
+# the pelvis towards the head, which flipped legs do not change. Most frames, not the most
+# extended ones: bowing deep, the trunk lies across the legs, real or flipped, and the axis
+# cannot tell them apart (the real clips' median frames, flipped, stand 0.59 to 0.97 leg
+# lengths above the pelvis; as captured, 0.58 to 1.02 below).
+ABOVE_PELVIS = 0.25  # leg lengths an ankle may stand above the pelvis, towards the head, in the median frame, at most
+ABOVE_PERCENTILE = 50.0
+_LEG_KEYS = ", ".join(f"{_SIDE_WORD[s]}.{r}" for s in SIDES for r in ("hip", "knee", "ankle"))  # (for messages)
 
 
-def _check_legs_hang(tree: _Tree, skel: Skeleton, poses: _Poses, rig: Rig) -> None:
-    """Raise :class:`RigError` when the found legs do not hang below the pelvis towards
-    the floor, away from the head (or the top of the spine), in the rest pose and over
-    the motion: then they are not legs, and the message says which roles to map."""
-    top = next((j for j in (rig.head, rig.neck, rig.chest) if j is not None and j != rig.pelvis), None)
+def body_top(rig: Rig) -> int | None:
+    """The joint the body's axis points to from the pelvis: the head, else the neck, else the
+    chest; ``None`` when the rig has none of them above the pelvis."""
+    return next((j for j in (rig.head, rig.neck, rig.chest) if j is not None and j != rig.pelvis), None)
+
+
+def leg_hang(positions: np.ndarray, rig: Rig) -> np.ndarray:
+    """``(K, J, 3) -> (K, 2)``: how far each ankle (left, right) hangs below the pelvis along the
+    body's axis (from the pelvis towards :func:`body_top`), in the leg's own length in that pose
+    (hip to knee plus knee to ankle). About 1 standing, 0.1 kneeling on the heels, -1 for a leg
+    turned up along the spine; the same whichever way the world's up is (lying, a handstand)."""
+    top = body_top(rig)
     if top is None:
+        raise ValueError("the rig has no head, neck or chest above the pelvis to tell up from down by")
+    pelvis = positions[:, rig.pelvis]
+    axis = _unit(positions[:, top] - pelvis)
+    out = np.empty((len(positions), 2))
+    for k, side in enumerate(SIDES):
+        leg = rig.leg(side)
+        hip, knee, ankle = positions[:, leg.hip], positions[:, leg.knee], positions[:, leg.ankle]
+        length = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
+        out[:, k] = -np.sum((ankle - pelvis) * axis, axis=-1) / np.where(length > 0, length, 1.0)
+    return out
+
+
+def _hang_poses(skeleton: Skeleton, rig: Rig, positions: np.ndarray | None) -> tuple[np.ndarray, str] | None:
+    """The poses ``(K, J, 3)`` that tell whether the legs hang, and where they come from: a
+    motion's (``positions``, some of its frames' global joint positions), else the skeleton's
+    rest pose when that is a pose; ``None`` when it is not (a file's rest pose may be any pose:
+    Bandai Namco's lays every bone along X, one leg along the spine and the other against it;
+    neither a standing pose nor arms held out do that, nor legs turned up, both along it)."""
+    if positions is not None:
+        return positions, "over the motion"
+    rest = skeleton.rest_positions()[None]
+    spine = _unit(rest[0, body_top(rig)] - rest[0, rig.pelvis])
+    along = [float(_unit(rest[0, rig.leg(s).ankle] - rest[0, rig.leg(s).hip]) @ spine) > 0.9 for s in SIDES]
+    return None if along[0] != along[1] else (rest, "in the rest pose")
+
+
+def _spread_frames(n: int, most: int = _MAX_POSES) -> np.ndarray:
+    """Up to ``most`` evenly spread frame indices of ``n`` frames, first and last included."""
+    return np.unique(np.linspace(0, n - 1, min(n, most)).round().astype(int))
+
+
+def _lowest_hang(hang: np.ndarray, percentile: float) -> tuple[int, float]:
+    """(side index, hang) of the leg that hangs least in the poses ``hang (K, 2)``
+    (:func:`leg_hang`) at ``percentile`` over them (90: the most extended frames)."""
+    over = np.percentile(hang, percentile, axis=0)
+    k = int(np.argmin(over))
+    return k, float(over[k])
+
+
+def legs_above_pelvis(motion: Motion | Skeleton, rig: Rig, *, positions: np.ndarray | None = None) -> str:
+    """Why the legs of ``motion`` are not legs, for a message: an ankle stands more than
+    ABOVE_PELVIS leg lengths above the pelvis, towards the head, in the clip's median frame
+    (:func:`leg_hang` over up to 64 evenly spread frames); "" when the legs hang, or when
+    nothing tells (no head, neck or chest; a rest pose that is no pose).
+
+    motion     a :class:`Motion`, or a bare :class:`Skeleton`, judged by its rest pose.
+    positions  the motion's global joint positions ``(F, J, 3)`` when at hand.
+    """
+    skeleton = motion.skeleton if isinstance(motion, Motion) else motion
+    sampled = None
+    if isinstance(motion, Motion) and motion.n_frames > 0:
+        frames = _spread_frames(motion.n_frames)
+        sampled = motion[frames].global_positions() if positions is None else positions[frames]
+    return _legs_above(skeleton, rig, sampled)
+
+
+def check_legs_hang(motion: Motion | Skeleton, rig: Rig, *, clip: str = "", positions: np.ndarray | None = None
+                    ) -> None:
+    """Raise :class:`RigError` when the legs of ``motion`` point up (:func:`legs_above_pelvis`);
+    ``clip`` names it in the message (e.g. ``"clip 'walk'"``). :func:`find_rig` checks its own
+    input so; every command checks each other clip it takes with the rig it found."""
+    why = legs_above_pelvis(motion, rig, positions=positions)
+    if why:
+        raise RigError(f"{clip}: {why}" if clip else why)
+
+
+def body_mismatch(motion: Motion, reference: Motion | Skeleton, rig: Rig, name: str, reference_name: str, *,
+                  positions: np.ndarray | None = None) -> str:
+    """Why clip ``motion`` cannot stand beside ``reference`` (a clip or skeleton of the same joints,
+    whose roles ``rig`` gives): its bones at another scale (core.motion.scale_mismatch) or its legs
+    pointing up (:func:`legs_above_pelvis`), for a message naming both by ``name`` and
+    ``reference_name``; "" when it can. ``positions`` as :func:`legs_above_pelvis`'s."""
+    skeleton = reference.skeleton if isinstance(reference, Motion) else reference
+    why = scale_mismatch(motion.skeleton, skeleton, name, reference_name)
+    if why:
+        return why
+    legs = legs_above_pelvis(motion, rig, positions=positions)
+    return f"{name}: {legs}" if legs else ""
+
+
+def _legs_above(skeleton: Skeleton, rig: Rig, sampled: np.ndarray | None) -> str:
+    """:func:`legs_above_pelvis` given some frames' global joint positions ``(K, J, 3)`` (None:
+    the rest pose)."""
+    if body_top(rig) is None:
+        return ""
+    poses = _hang_poses(skeleton, rig, sampled)
+    if poses is None:
+        return ""
+    k, hang = _lowest_hang(leg_hang(poses[0], rig), ABOVE_PERCENTILE)
+    if hang >= -ABOVE_PELVIS:
+        return ""
+    names, leg, top = skeleton.names, rig.leg(SIDES[k]), body_top(rig)
+    chain = " -> ".join(names[j] for j in (leg.hip, leg.knee, leg.ankle))
+    where = poses[1] if sampled is None else f"{poses[1]} (its median frame)"
+    return (f"the legs point up: the {_SIDE_WORD[SIDES[k]]} ankle {names[leg.ankle]!r} stands {-hang:.2f} leg "
+            f"lengths above the pelvis {names[rig.pelvis]!r}, on the side of {names[top]!r}, {where}, where a leg "
+            f"hangs about 1 below it, away from the head. Legs turned up along the spine are flipped leg bones "
+            f"(offsets or rotations turned over, as by an export on other axes), not a pose: fix the legs in the "
+            f"file; or, if {chain} is not a leg, map the legs with overrides (--map) for {_LEG_KEYS}")
+
+
+def _check_topology_legs_hang(tree: _Tree, skel: Skeleton, poses: _Poses, rig: Rig) -> None:
+    """Raise :class:`RigError` when legs found from the hierarchy alone do not hang below the
+    pelvis towards the floor, away from the head (or the top of the spine), by HANG_MOTION over
+    the motion or HANG_REST in the rest pose: then they are not legs (arms, when the leg bones
+    are gone), and the message says which roles to map."""
+    if body_top(rig) is None:
         return  # nothing above the pelvis to tell up from down by
-    # Over the motion where there is one (a file's rest pose may be any pose: Bandai Namco's
-    # lays every bone along X, one leg along the spine and the other against it); in the
-    # rest pose otherwise, unless it lays a leg along the spine like that, when it says
-    # nothing either way (neither a standing pose nor arms held out do).
-    if poses.has_motion:
-        checks = [(poses.positions, HANG_MOTION, "over the motion")]
-    else:
-        rest = skel.rest_positions()[None]
-        spine = _unit(rest[0, top] - rest[0, rig.pelvis])
-        legs = [_unit(rest[0, rig.leg(s).ankle] - rest[0, rig.leg(s).hip]) for s in SIDES]
-        checks = [] if any(float(leg @ spine) > 0.9 for leg in legs) else [(rest, HANG_REST, "in the rest pose")]
-    for P, least, where in checks:
-        up = _unit(P[:, top] - P[:, rig.pelvis])
-        for side in SIDES:
-            leg = rig.leg(side)
-            length = np.linalg.norm(P[:, leg.knee] - P[:, leg.hip], axis=-1) + np.linalg.norm(
-                P[:, leg.ankle] - P[:, leg.knee], axis=-1)
-            below = float(np.percentile(-np.sum((P[:, leg.ankle] - P[:, rig.pelvis]) * up, axis=-1)
-                                        / np.maximum(length, 1e-12), HANG_PERCENTILE))
-            if below < least:
-                names = tree.names
-                chain = " -> ".join(names[j] for j in (leg.hip, leg.knee, leg.ankle))
-                keys = ", ".join(f"{_SIDE_WORD[s]}.{r}" for s in SIDES for r in ("hip", "knee", "ankle"))
-                raise RigError(
-                    f"the {_SIDE_WORD[side]} leg found ({chain}) does not hang below the pelvis "
-                    f"{names[rig.pelvis]!r} towards the floor {where}: its end is {below:.2f} leg lengths below "
-                    f"it, where a leg's is about 1. These joints are not a leg (arms?); map the legs with "
-                    f"overrides for {keys} and 'pelvis', e.g. {{'left.ankle': 'LeftFoot'}}. "
-                    f"Joints: {', '.join(names)}")
+    found = _hang_poses(skel, rig, poses.positions if poses.has_motion else None)
+    if found is None:
+        return
+    P, where = found
+    least = HANG_MOTION if poses.has_motion else HANG_REST
+    k, below = _lowest_hang(leg_hang(P, rig), HANG_PERCENTILE)
+    if below < least:
+        side, leg, names = SIDES[k], rig.leg(SIDES[k]), tree.names
+        chain = " -> ".join(names[j] for j in (leg.hip, leg.knee, leg.ankle))
+        raise RigError(
+            f"the {_SIDE_WORD[side]} leg found ({chain}) does not hang below the pelvis "
+            f"{names[rig.pelvis]!r} towards the floor {where}: its end is {below:.2f} leg lengths below "
+            f"it, where a leg's is about 1. These joints are not a leg (arms?); map the legs with "
+            f"overrides for {_LEG_KEYS} and 'pelvis', e.g. {{'left.ankle': 'LeftFoot'}}. "
+            f"Joints: {', '.join(names)}")
 
 
 def _validate(tree: _Tree, rig: Rig) -> None:
@@ -786,7 +916,7 @@ class _Poses:
         if self._positions is None:
             if self._motion is not None and self._motion.n_frames > 0:
                 n = self._motion.n_frames
-                frames = np.unique(np.linspace(0, n - 1, min(n, _MAX_POSES)).round().astype(int))
+                frames = _spread_frames(n)
                 self._positions = self._motion[frames].global_positions()
             else:
                 self._positions = self._skeleton.rest_positions()[None]

@@ -54,6 +54,12 @@ class Support(IntEnum):
     ERR = 4  # two motions that cannot be blended at this step
 
 
+# Weights and priorities are relative (weights 1,3 blend as 0.25,0.75 do; priorities rank, and
+# scale the weights of eq. (6)): none needs to be larger than this, and past it their sums and
+# eq. (6)'s products of weight, priority and duration may overflow (weights 1e308 and 1e308 summed
+# to infinity, a step's duration to NaN).
+LARGEST_RELATIVE = 1e6
+
 _DS, _LS, _RS, _NONE, _ERR = (int(s) for s in Support)
 _NAMES = tuple(s.name for s in Support)
 
@@ -589,6 +595,7 @@ def synchronize(
     weights = [checked_weight(w) for w in weights]
     if not all(np.isfinite(priorities)):
         raise ValueError(f"priorities must be finite numbers, got {priorities}")
+    checked_relative("priorities", priorities)
     if int(n_k) != n_k or n_k < 1:
         raise ValueError(f"n_k (steps synchronized ahead) must be a positive integer, got {n_k}")
     n_k = int(n_k)
@@ -732,18 +739,32 @@ def synchronize(
 
 def checked_weight(weight) -> float | np.ndarray:
     """A motion's blend weight as :func:`synchronize` takes it: a number, or one per output frame
-    ``(T,)`` (an animated NLA influence; read by :func:`weight_at`), finite and non-negative."""
+    ``(T,)`` (an animated NLA influence; read by :func:`weight_at`), finite, non-negative and at
+    most :data:`LARGEST_RELATIVE`."""
     if np.ndim(weight) == 0:
         value = float(weight)
         if not (np.isfinite(value) and value >= 0):
             raise ValueError(f"weights must be finite and non-negative, got {weight}")
+        checked_relative("weights", [value])
         return value
     values = np.asarray(weight, dtype=np.float64)
     if values.ndim != 1 or len(values) == 0:
         raise ValueError(f"a weight over output frames must be a non-empty 1-d array, got shape {values.shape}")
     if not np.all(np.isfinite(values)) or np.any(values < 0):
         raise ValueError("weights over output frames must be finite and non-negative at every frame")
+    checked_relative("weights", values)
     return values
+
+
+def checked_relative(what: str, values) -> None:
+    """``ValueError`` when a finite weight or priority among ``values`` is larger than
+    :data:`LARGEST_RELATIVE` (in magnitude), saying they are relative."""
+    values = np.asarray(values, dtype=np.float64)
+    if np.any(np.abs(values) > LARGEST_RELATIVE):
+        largest = f"{LARGEST_RELATIVE:,.0f}"
+        rule = (f"1,3 blend as 0.25,0.75 do): give numbers of at most {largest}" if what == "weights" else
+                f"higher plays first): give numbers between -{largest} and {largest}")
+        raise ValueError(f"{what} are relative ({rule}, got {[float(v) for v in np.ravel(values)][:8]}")
 
 
 def weight_at(weight, frame: float) -> float:

@@ -33,7 +33,7 @@ from .analysis import foot_contacts, horizontal
 from .compose import additional_parts, compose, shoulder_angles
 from .contacts import PlannedStep, hold_feet
 from .methods import SideFeatures, plan_pair
-from .motion import Motion, forward_kinematics
+from .motion import Motion, forward_kinematics, scale_mismatch
 from .optimize import blend_weights
 from .options import SynthesisOptions
 from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Composition, PairPlan, Plan, Rejection,
@@ -41,7 +41,7 @@ from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Co
 from .quality import SourceFigures, floors_by_foot, foot_levels, foot_positions, gap_quality, measure_step
 from .render import held_until, render_pair
 from .schedule import earliest_start
-from .rig import Rig, detect_up, find_rig, leg_length
+from .rig import Rig, check_legs_hang, detect_up, find_rig, leg_length
 from .track import Context, Track
 
 __all__ = ["synthesize", "render", "as_soon_as_possible", "additional_motion_parts", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
@@ -258,6 +258,8 @@ def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pos
     joints = [forward_kinematics(c.motion.rotations, c.motion.positions, c.motion.skeleton.parents,
                                  rotations_out=False)[0] for c in clips]
     ctx = _context(clips[0].motion, joints[0], responsiveness, rig, pose_ends, options)
+    for c, g in zip(clips, joints):
+        check_legs_hang(c.motion, ctx.rig, clip=f"clip '{c.name}'", positions=g)
     contacts = [foot_contacts(c.motion, ctx.rig, up=ctx.up, positions=g) for c, g in zip(clips, joints)]
     return clips, ctx, joints, contacts
 
@@ -574,8 +576,9 @@ def unique_names(names: list[str]) -> list[str]:
 
 
 def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
-    """The clips named, checked, resampled to the first clip's rate (``resample(motion, fps)``,
-    Motion.resampled when None) and in the order of their cores."""
+    """The clips named, checked (one skeleton, at one scale: core.motion.scale_mismatch),
+    resampled to the first clip's rate (``resample(motion, fps)``, Motion.resampled when None)
+    and in the order of their cores."""
     if not clips:
         raise ValueError("nothing to synthesize: give at least one clip")
     clips = [c if c.name else replace(c, name=f"clip {i + 1}") for i, c in enumerate(clips)]
@@ -589,6 +592,10 @@ def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
             raise ValueError(
                 f"clip '{c.name}' is on another skeleton than '{clips[0].name}' "
                 f"({len(m.skeleton)} joints vs {len(ref.skeleton)}); all clips must share one skeleton")
+        if m.skeleton is not ref.skeleton:
+            other_scale = scale_mismatch(m.skeleton, ref.skeleton, f"clip '{c.name}'", f"'{clips[0].name}'")
+            if other_scale:
+                raise ValueError(other_scale)
         lo, hi = c.core_range
         if lo > hi:
             raise ValueError(f"clip '{c.name}': core {lo}..{hi} ends before it starts; give its first frame, then "

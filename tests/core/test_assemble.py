@@ -18,7 +18,8 @@ from core.assemble import (EULER_ORDER, PARTS, FeatureLibrary, Thresholds, anato
                            is_the_query, standardized_angles, window_mismatches)
 from core.motion import Motion, Skeleton
 from core.quality import foot_levels, foot_positions, gap_skate
-from core.rig import find_rig
+from core.rig import RigError, find_rig
+from broken_rigs import legs_flipped_up
 from rig_names import CMU_NAMES
 
 PUNCH = "bandai1/punch_normal_001"
@@ -592,6 +593,36 @@ def test_a_query_inside_its_own_library_is_left_out_not_retrieved(mocap, punch_a
     assert not is_the_query(query.resampled(60), query) and not is_the_query(mocap(WALK)[:query.n_frames], query)
     with pytest.raises(ValueError, match="holds only the query itself"):
         assemble(query, {"upper": {"itself": query}})
+
+
+def test_library_clips_at_another_scale_or_with_legs_up_are_left_out_with_a_warning(punch_assembly):
+    """A folder may hold a clip in another unit, or one exported with its legs turned up: either
+    would be retrieved at the wrong size or upside down. They are left out, the warning says why,
+    and the assembly is the one the library without them gives."""
+    query, library, expected = punch_assembly
+    odd = dict(library, **{"punch in metres": library["punch before"].scaled(0.01),
+                           "punch legs up": legs_flipped_up(library["punch after"])})
+    result = assemble(query, {"upper": odd})
+    assert result.matches == expected.matches
+    assert np.array_equal(result.motion.rotations, expected.motion.rotations)
+    assert len(result.warnings) == 2 and expected.warnings == ()
+    assert result.warnings[0].startswith("library clip 'punch in metres' has bones 0.01 times as long as those of "
+                                         "the query")
+    assert result.warnings[1].startswith("library clip 'punch legs up': the legs point up")
+    assert all(w.endswith("; left out of the library of upper") for w in result.warnings)
+
+
+def test_a_library_with_no_clip_at_the_querys_scale_is_refused(punch_assembly):
+    query, library, _ = punch_assembly
+    with pytest.raises(ValueError, match="no clip of the library of upper can stand beside the query: library clip "
+                                         "'kick' has bones 100 times as long"):
+        assemble(query, {"upper": {"kick": library["punch before"].scaled(100.0)}})
+
+
+def test_a_query_whose_legs_point_up_is_refused(punch_assembly):
+    query, library, _ = punch_assembly
+    with pytest.raises(RigError, match="the legs point up"):
+        assemble(legs_flipped_up(query), {"upper": library})
 
 
 def test_a_one_frame_query_pairs_no_feature_poses(mocap, punch_assembly):

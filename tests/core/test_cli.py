@@ -361,3 +361,430 @@ def test_two_clips_of_one_name_one_rejected_synthesize(mocap):
     walk = mocap("bandai1/walk_normal_001")
     result = synthesize([Clip(walk, 0, None, "walk"), Clip(walk, 5, None, "walk")])
     assert [r.clip for r in result.plan.rejected] == ["walk"]
+
+
+def test_ctrl_c_says_nothing_was_written_rather_than_a_traceback(tmp_path, capsys, monkeypatch):
+    import core.bvh
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(core.bvh, "read_bvh", interrupted)
+    walk = str(MOCAP / "bandai1" / "walk_normal_001.bvh")
+    assert main(["synthesize", f"{walk}@0", f"{walk}@200", "-o", str(tmp_path / "out.bvh")]) == 130
+    assert "interrupted: no file was written" in capsys.readouterr().err
+    assert not (tmp_path / "out.bvh").exists()
+
+
+# --------------------------------------------------------------------------
+# what a killed run leaves behind
+
+
+def _dead_pid() -> int:
+    """The process id of a process that has ended (and been waited for)."""
+    import os
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    try:
+        os.kill(child.pid, 0)
+    except ProcessLookupError:
+        return child.pid
+    pytest.skip("the ended child's process id was taken again at once")
+
+
+def test_a_temporary_file_is_named_with_the_process_that_writes_it(tmp_path, monkeypatch):
+    """A kill leaves the temporary file (70 to 117 MB from a hop table): its name says whose it is."""
+    import os
+
+    import core.files as files
+
+    seen = []
+    replace = os.replace
+
+    def recording_replace(src, dst):
+        seen.append(Path(src).name)
+        replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", recording_replace)
+    files.write_atomically(tmp_path / "out.bvh", "HIERARCHY\n")
+    assert len(seen) == 1 and seen[0].startswith(files.temporary_prefix(tmp_path / "out.bvh"))
+    assert f".out.bvh.{os.getpid()}." in seen[0] and seen[0].endswith(".tmp")
+
+
+def test_a_write_removes_the_temporary_files_of_runs_that_are_gone_and_no_others(tmp_path):
+    """Kept: the temporary file of a live run (this one), another file's, another machine's
+    (its process ids are not this machine's) and one of the old unnamed kind (whose run may live)."""
+    import os
+
+    from core.files import temporary_prefix, write_atomically
+
+    target = tmp_path / "out.bvh"
+    dead = _dead_pid()
+    stale = tmp_path / f"{temporary_prefix(target, pid=dead)}x1y2z3ab.tmp"
+    live = tmp_path / f"{temporary_prefix(target, pid=os.getpid())}q9w8e7rt.tmp"
+    other_file = tmp_path / f"{temporary_prefix(tmp_path / 'other.bvh', pid=dead)}x1y2z3ab.tmp"
+    other_host = tmp_path / f".out.bvh.{dead}.some-other-machine.x1y2z3ab.tmp"
+    unnamed = tmp_path / ".out.bvh.k3j4h5g6.tmp"
+    for path in (stale, live, other_file, other_host, unnamed):
+        path.write_bytes(b"half a BVH")
+    write_atomically(target, "HIERARCHY\n")
+    assert target.read_text() == "HIERARCHY\n"
+    assert not stale.exists(), "the dead run's temporary file is removed"
+    assert live.exists() and other_file.exists() and other_host.exists() and unnamed.exists()
+
+
+def test_the_temporary_file_of_a_killed_write_is_removed_by_the_next_one(tmp_path):
+    """A process killed while it writes (here it ends itself before the rename) leaves its
+    temporary file; the next write of that file removes it."""
+    from core.files import write_atomically
+
+    target = tmp_path / "out.bvh"
+    target.write_text("the user's earlier work\n")
+    killed = ("import os, sys; import core.files as files; "
+              "files.os.fsync = lambda fd: os._exit(9); files.write_atomically(sys.argv[1], 'half a BVH')")
+    run = subprocess.run([sys.executable, "-c", killed, str(target)], cwd=ROOT)
+    assert run.returncode == 9
+    left = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert len(left) == 1 and target.read_text() == "the user's earlier work\n"
+    write_atomically(target, "HIERARCHY\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bvh"] and target.read_text() == "HIERARCHY\n"
+
+
+# --------------------------------------------------------------------------
+# an output and the plan (or report) that names it
+
+
+def _sha256(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _names_its_output(record_path, out) -> bool:
+    record = json.loads(Path(record_path).read_text())["output"]
+    return record == {"file": out.name, "sha256": _sha256(out)}
+
+
+@pytest.mark.parametrize("command", ["synthesize", "blend", "assemble", "reach"])
+def test_a_plan_or_report_names_the_output_it_belongs_to(two_clips, tmp_path, command):
+    """The plan (--plan) or report (--report) holds its output's file name (from the plan's folder)
+    and SHA-256: a reader can tell whether the BVH beside it is the one it describes."""
+    walk, bow = two_clips
+    out, record = tmp_path / "out.bvh", tmp_path / "record.json"
+    argv = {"synthesize": ["synthesize", f"{walk}@0:0-100", f"{bow}@150:30-137", "--plan", str(record)],
+            "blend": ["blend", str(walk), str(bow), "--plan", str(record)],
+            "assemble": ["assemble", str(bow), "--part", f"upper={walk.parent}", "--report", str(record)],
+            "reach": ["reach", str(walk.parent), "--target=0,150,30", "--report", str(record)]}[command]
+    assert main([*argv, "-o", str(out)]) == 0
+    assert _names_its_output(record, out)
+
+
+def test_a_failure_writing_the_plan_leaves_the_output_as_it_was_too(two_clips, tmp_path, monkeypatch):
+    """Both files are made before either replaces its old one: a full disk on the second keeps both."""
+    import core.files as files
+
+    walk, bow = two_clips
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    out.write_text("the earlier output\n")
+    plan.write_text("the earlier plan\n")
+    calls = []
+    fsync = files.os.fsync
+
+    def second_fails(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        fsync(fd)
+
+    monkeypatch.setattr(files.os, "fsync", second_fails)
+    assert _synthesize(walk, bow, "-o", out, "--plan", plan) == 2
+    assert out.read_text() == "the earlier output\n" and plan.read_text() == "the earlier plan\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clips", "out.bvh", "plan.json"]
+
+
+def test_a_kill_between_the_renames_is_told_by_the_plan_and_cleared_by_the_next_run(two_clips, tmp_path):
+    """The output is renamed first, its plan last: a kill between them leaves the new output beside
+    the old plan, whose SHA-256 is not the output's, and the new plan's temporary file, which the
+    next run removes."""
+    walk, bow = two_clips
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    assert _synthesize(walk, bow, "-o", out, "--plan", plan, "-W", "0.9") == 0
+    killed = ("import os, sys; import core.files as files; from core.__main__ import main; "
+              "replace, calls = files.os.replace, []; "
+              "files.os.replace = lambda a, b: (calls.append(a), os._exit(9) if len(calls) == 2 else replace(a, b)); "
+              "main(sys.argv[1:])")
+    run = subprocess.run([sys.executable, "-c", killed, "synthesize", f"{walk}@0:0-100", f"{bow}@150:30-137",
+                          "-o", str(out), "--plan", str(plan), "-W", "0.1"], cwd=ROOT, capture_output=True)
+    assert run.returncode == 9
+    assert json.loads(plan.read_text())["responsiveness"] == 0.9, "the old plan"
+    assert not _names_its_output(plan, out), "the new output: the old plan does not name it"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".plan.json.")], "the new plan's temporary file"
+    assert _synthesize(walk, bow, "-o", out, "--plan", plan, "-W", "0.1") == 0
+    assert _names_its_output(plan, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clips", "out.bvh", "plan.json"]
+
+
+def test_ctrl_c_while_the_files_are_renamed_lets_the_renames_finish_and_says_so(two_clips, tmp_path, monkeypatch,
+                                                                                 capsys):
+    import os
+    import signal
+
+    import core.files as files
+
+    walk, bow = two_clips
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    replace = files.os.replace
+
+    def interrupted_replace(src, dst):
+        if dst == out:
+            os.kill(os.getpid(), signal.SIGINT)  # (Ctrl-C between the two renames)
+        replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", interrupted_replace)
+    assert _synthesize(walk, bow, "-o", out, "--plan", plan) == 130
+    assert "interrupted once every file was written" in capsys.readouterr().err
+    assert _names_its_output(plan, out)
+
+
+@pytest.mark.parametrize("flag", ["-o", "--plan", "--report", "hops -o", "blank -o"])
+def test_an_empty_output_path_is_refused_by_every_option_alike(two_clips, tmp_path, capsys, monkeypatch, flag):
+    """--plan "" and --report "" were skipped without a word while -o "" was refused (as the folder '.');
+    -o " " wrote a file named by a space."""
+    walk, bow = two_clips
+    monkeypatch.chdir(tmp_path)  # (where a file named " " would go)
+    out = str(tmp_path / "out.bvh")
+    commands = {
+        "-o": [["synthesize", f"{walk}@0", "-o", ""], ["blend", str(walk), str(bow), "-o", ""],
+               ["assemble", str(bow), "--part", f"upper={walk.parent}", "-o", ""],
+               ["reach", str(walk.parent), "--target=0,150,30", "-o", ""]],
+        "--plan": [["synthesize", f"{walk}@0", "-o", out, "--plan", ""],
+                   ["blend", str(walk), str(bow), "-o", out, "--plan", ""]],
+        "--report": [["assemble", str(bow), "--part", f"upper={walk.parent}", "-o", out, "--report", ""],
+                     ["reach", str(walk.parent), "--target=0,150,30", "-o", out, "--report", ""]],
+        "hops -o": [["hops", "precompute", str(walk.parent), "--src", str(walk), "--dst", str(bow), "--offset", "100",
+                     "--workers", "0", "-o", ""],
+                    ["hops", "render", str(tmp_path / "table.npz"), "--trigger", "120", "-o", ""]],
+        "blank -o": [["synthesize", f"{walk}@0", "-o", " "]],
+    }[flag]
+    for argv in commands:
+        assert main(argv) == 2, argv
+        name = flag.split()[-1]
+        value = "' '" if flag.startswith("blank") else "''"
+        assert capsys.readouterr().err == f"error: {name} {value} is an empty file name: give the file to write\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clips"]
+
+
+def test_a_list_of_numbers_may_begin_with_a_negative_one(two_clips, tmp_path, capsys):
+    """argparse takes "-5,0" for an option ("expected one argument"): --starts -5,0 reaches blend's
+    own check, which says what to give; negative priorities are priorities."""
+    walk, bow = two_clips
+    out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
+    assert main(["blend", str(walk), str(bow), "-o", str(out), "--starts", "-5,0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: starts must be whole output frames from 0") and "0,5" in err, err
+    assert main(["blend", str(walk), str(bow), "-o", str(out), "--weights", "-1,2"]) == 2
+    assert capsys.readouterr().err.startswith("error: weights must be non-negative")
+    assert main(["blend", str(walk), str(bow), "-o", str(out), "--priorities", "-2,-1", "--plan", str(plan)]) == 0
+    assert json.loads(plan.read_text())["priorities"] == [-2.0, -1.0]
+
+
+@pytest.mark.parametrize("name, spec, given", [
+    ("take@2.bvh", "take@2.bvh", "take@2.bvh@0"),
+    ("take@2.bvh", "take@2.bvh:0-100", "take@2.bvh@0:0-100"),
+    ("take@5", "take@5", "take@5@0"),  # (read as the file 'take' at START 5: not found)
+    ("studio@home/walk.bvh", "studio@home/walk.bvh", "studio@home/walk.bvh@0"),
+])
+def test_a_file_name_with_an_at_sign_is_told_to_give_its_start(two_clips, tmp_path, capsys, name, spec, given):
+    """CLIP.bvh[@START][:CORE] splits at the last @: a name containing one needs its @START."""
+    walk, _ = two_clips
+    path = tmp_path / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(walk.read_bytes())
+    out = tmp_path / "out.bvh"
+    assert main(["synthesize", str(tmp_path / spec), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and err.count("\n") == 1
+    assert "containing @" in err and f"{tmp_path / given}" in err, err
+    assert main(["synthesize", str(tmp_path / given), "-o", str(out)]) == 0 and out.exists()
+
+
+# --------------------------------------------------------------------------
+# a refusal is one line: no numpy warning before it
+
+
+def _refused_in_one_line(argv, capsys) -> str:
+    """``main(argv)``'s message, after checking it exits 2 with that one line and nothing warned."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error:") and err.count("\n") == 1, err
+    assert not caught, [f"{w.category.__name__}: {w.message}" for w in caught]
+    return err
+
+
+def _hop_table_arrays() -> dict:
+    """The arrays of a small hop table that loads (three trigger frames, two clips)."""
+    import numpy as np
+
+    return {"triggers": np.arange(10, 13), "choices": np.array([[1, 5, 1, 1]] * 3), "smoothness": np.ones(3),
+            "responsiveness": np.zeros(3), "direct": np.ones(3), "hops": np.array(["a.bvh", "b.bvh"]),
+            "src": np.int64(0), "dst": np.int64(1), "offset": np.int64(5), "blend_frames": np.int64(15),
+            "fps": np.float64(30.0), "weight": np.float64(0.1), "frames": np.array([100, 100]),
+            "digests": np.array(["0" * 16, "1" * 16])}
+
+
+@pytest.mark.parametrize("field, value", [("triggers", [10.0, float("nan"), 12.0]), ("triggers", [10.0, 11.0, 1e300]),
+                                          ("choices", [[1.0, 5.0, 1.0, float("inf")]] * 3),
+                                          ("frames", [float("nan"), 100.0]), ("frames", [100.5, 100.0])])
+def test_a_hop_table_of_numbers_no_frame_has_is_refused_in_one_line(tmp_path, capsys, field, value):
+    """Frames kept as floats were cast to integers (numpy warned, NaN became -9223372036854775808): a
+    table of NaN triggers printed a RuntimeWarning before its refusal, one of NaN frame counts none."""
+    import numpy as np
+
+    table = tmp_path / "table.npz"
+    np.savez(table, **_hop_table_arrays())
+    assert main(["hops", "show", str(table)]) == 0
+    capsys.readouterr()
+    np.savez(table, **(_hop_table_arrays() | {field: np.array(value)}))
+    for argv in (["hops", "show", str(table)], ["hops", "render", str(table), "--trigger", "11", "-o",
+                                                 str(tmp_path / "o.bvh")]):
+        err = _refused_in_one_line(argv, capsys)
+        assert "is not a usable hop table" in err and field in err, err
+
+
+@pytest.mark.parametrize("option, values", [("--weights", "1e308,1e308"), ("--weights", "1e308,1"),
+                                            ("--priorities", "1e308,-1e308")])
+def test_weights_or_priorities_too_large_to_add_are_refused_in_one_line(two_clips, tmp_path, capsys, option,
+                                                                        values):
+    """1e308 and 1e308 added up to infinity (numpy warned) and the blend's timing to NaN, refused as
+    "own frame 195 lies outside the warp's 0.0 .. nan"."""
+    walk, bow = two_clips
+    err = _refused_in_one_line(["blend", str(walk), str(bow), "-o", str(tmp_path / "o.bvh"), option, values], capsys)
+    assert option.lstrip("-") in err and "relative" in err, err
+    assert not (tmp_path / "o.bvh").exists()
+
+
+def test_examples_that_all_hit_one_point_are_refused_in_one_line(two_clips, tmp_path, capsys):
+    """The same example twice: every blend hits one point, and the interpolation of the blends
+    nearest a target divided 0 by 0 (numpy warned) before a refusal about a zero-size array."""
+    walk, _ = two_clips
+    folder = tmp_path / "examples"
+    folder.mkdir()
+    for name in ("a.bvh", "b.bvh"):
+        (folder / name).write_bytes(walk.read_bytes())
+    err = _refused_in_one_line(["reach", str(folder), "--target=0,150,30", "-o", str(tmp_path / "o.bvh")], capsys)
+    assert "examples" in err and "one point" in err, err
+
+
+# one body at one scale, its legs below its pelvis
+
+
+@pytest.fixture
+def odd_clips(tmp_path, mocap):
+    """Short CMU-named clips as files in folders of their own: ``clips`` holds a walk, a bow, the
+    walk in metres and the bow with its legs flipped up (all on one skeleton, files carry no
+    unit); ``raises`` two raises of the right hand, the second with its legs flipped up."""
+    from broken_rigs import legs_flipped_up
+    from core.bvh import format_bvh
+    from rig_names import CMU_NAMES
+
+    walk, bow = (mocap(f"bandai1/{name}_normal_001")[:90].renamed(CMU_NAMES) for name in ("walk", "bow"))
+    clips, raises = tmp_path / "clips", tmp_path / "raises"
+    clips.mkdir()
+    raises.mkdir()
+    for name, motion in {"walk": walk, "bow": bow, "walk_m": walk.scaled(0.01),
+                         "bow_legs_up": legs_flipped_up(bow)}.items():
+        (clips / f"{name}.bvh").write_text(format_bvh(motion))
+    for i, change in ((1, lambda m: m), (2, legs_flipped_up)):
+        motion = change(mocap(f"bandai2-raise/raise-up-right-hand_normal_00{i}").renamed(CMU_NAMES))
+        (raises / f"raise_{i}.bvh").write_text(format_bvh(motion))
+    return clips, raises
+
+
+def test_a_cmu_rig_with_its_legs_flipped_upward_is_refused_by_every_command_and_nothing_is_written(
+        odd_clips, tmp_path, capsys):
+    """The issue: beside a normal clip, a CMU rig whose legs point up was accepted, and analyze
+    reported its body orientation reversed (up, found from its feet to its head, pointing down)."""
+    clips, raises = odd_clips
+    walk, bow, legs_up = (str(clips / f"{name}.bvh") for name in ("walk", "bow", "bow_legs_up"))
+    out, table = tmp_path / "out.bvh", tmp_path / "t.npz"
+    commands = {
+        "analyze": ["analyze", legs_up],
+        "synthesize": ["synthesize", f"{walk}@0", f"{legs_up}@100", "-o", str(out)],
+        "synthesize, the first clip": ["synthesize", f"{legs_up}@0", f"{walk}@100", "-o", str(out)],
+        "blend": ["blend", walk, legs_up, "-o", str(out)],
+        "hops, the destination": ["hops", "precompute", str(clips), "--src", walk, "--dst", legs_up, "--offset", "0",
+                                  "-o", str(table), "--workers", "0"],
+        "hops, the source": ["hops", "precompute", str(clips), "--src", legs_up, "--dst", walk, "--offset", "0",
+                             "-o", str(table), "--workers", "0"],
+        "assemble": ["assemble", legs_up, "--part", f"upper={raises}", "-o", str(out)],
+        "reach": ["reach", str(raises), "--target", "0,150,0", "-o", str(out)],
+    }
+    for what, command in commands.items():
+        assert main(command) == 2, what
+        err = capsys.readouterr().err
+        assert err.startswith("error:") and err.count("\n") == 1, (what, err)
+        assert "the legs point up" in err and "fix the legs in the file" in err, (what, err)
+        named = "example 'raise_2.bvh'" if what == "reach" else "bow_legs_up"
+        assert named in err.split(": the legs point up")[0], (what, err)
+    assert not out.exists() and not table.exists()
+
+
+def test_two_clips_of_other_scales_are_refused_as_a_pair_naming_both_and_the_factor(odd_clips, tmp_path, capsys):
+    """The issue: a clip 1e-12 times the size of the other was accepted beside it (the precompute
+    then ran past 600 s with costs near 1e23). Beyond a factor of 2 in bone length the pair is
+    refused, both clips and the factor named; files carry no unit, so centimetres beside metres
+    is such a pair."""
+    clips, _ = odd_clips
+    walk, walk_m, bow = (str(clips / f"{name}.bvh") for name in ("walk", "walk_m", "bow"))
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    for name in ("walk", "walk_m"):
+        (examples / f"{name}.bvh").write_text((clips / f"{name}.bvh").read_text())
+    out = tmp_path / "out.bvh"
+    commands = {
+        "synthesize": (["synthesize", f"{bow}@0", f"{walk_m}@100", "-o", str(out)], "'walk_m'", "'bow'"),
+        "blend": (["blend", bow, walk_m, "-o", str(out)], "'walk_m'", "'bow'"),
+        "hops": (["hops", "precompute", str(clips), "--src", bow, "--dst", walk_m, "--offset", "0", "-o",
+                  str(tmp_path / "t.npz"), "--workers", "0"], "the destination 'walk_m.bvh'", "the source 'bow.bvh'"),
+        "reach": (["reach", str(examples), "--target", "0,150,0", "-o", str(out)], "example 'walk_m.bvh'",
+                  "example 'walk.bvh'"),
+    }
+    for what, (command, clip, other) in commands.items():
+        assert main(command) == 2, what
+        err = capsys.readouterr().err
+        assert err.startswith("error:") and err.count("\n") == 1, (what, err)
+        assert f"{clip} has bones 0.01 times as long as those of " in err and other in err, (what, err)
+    assert not out.exists() and not (tmp_path / "t.npz").exists()
+    assert main(["synthesize", f"{bow}@0", f"{walk}@100", "-o", str(out)]) == 0
+
+
+def test_library_clips_of_another_scale_or_with_legs_up_are_left_out_with_a_warning(odd_clips, tmp_path, capsys):
+    """A library folder may hold such clips: the search and the retrieval leave them out, and
+    say so; the clips that are one body with the source (the query) are used as before."""
+    from core.hops import HopTable
+
+    clips, _ = odd_clips
+    walk, bow = str(clips / "walk.bvh"), str(clips / "bow.bvh")
+    table = tmp_path / "t.npz"
+    assert main(["hops", "precompute", str(clips), "--src", walk, "--dst", bow, "--offset", "0", "-o", str(table),
+                 "--workers", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: clip 'walk_m.bvh' has bones 0.01 times as long as those of the source 'walk.bvh'" in err
+    assert "warning: clip 'bow_legs_up.bvh': the legs point up" in err
+    assert HopTable.load(table).hops == ("bow.bvh", "walk.bvh")
+    library = tmp_path / "library"
+    library.mkdir()
+    for name in ("bow", "walk_m", "bow_legs_up"):
+        (library / f"{name}.bvh").write_text((clips / f"{name}.bvh").read_text())
+    report = tmp_path / "report.json"
+    assert main(["assemble", walk, "--part", f"upper={library}", "-o", str(tmp_path / "out.bvh"),
+                 "--report", str(report)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: library clip 'walk_m.bvh' has bones 0.01 times as long as those of the query" in err
+    assert "warning: library clip 'bow_legs_up.bvh': the legs point up" in err
+    assert json.loads(report.read_text())["parts"]["upper"]["clip"] == "bow.bvh"

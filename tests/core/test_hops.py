@@ -11,6 +11,7 @@ import pytest
 
 from core import hops, quat
 from core.__main__ import main
+from broken_rigs import legs_flipped_up
 
 MOCAP = Path(__file__).resolve().parents[2].parent / "shared" / "mocap"
 
@@ -324,6 +325,32 @@ def test_bad_input_says_what_to_fix(small_library, mocap):
         hops.precompute(small_library, "bye_normal_001.bvh", "respond_normal_001.bvh", 0, weight=-1.0)
     with pytest.raises(ValueError, match="blend"):
         hops.precompute(small_library, "bye_normal_001.bvh", "respond_normal_001.bvh", 0, blend_seconds=0.0)
+
+
+def test_a_source_and_a_destination_at_other_scales_are_refused_as_a_pair(small_library):
+    """The issue: a source scaled by 1e-12 beside a normal destination was taken; measured in the
+    source's leg lengths, every cost came out near 1e23 and the precompute ran past 600 s."""
+    tiny = dict(small_library, **{"bye_normal_001.bvh": small_library["bye_normal_001.bvh"].scaled(1e-12)})
+    with pytest.raises(ValueError, match=r"^the destination 'respond_normal_001.bvh' has bones 1e\+12 times as long as "
+                                         r"those of the source 'bye_normal_001.bvh'"):
+        hops.checked_library(tiny, "bye_normal_001.bvh", "respond_normal_001.bvh")
+    respond = small_library["respond_normal_001.bvh"]
+    flipped = dict(small_library, **{"respond_normal_001.bvh": legs_flipped_up(respond)})
+    with pytest.raises(ValueError, match=r"^the destination 'respond_normal_001.bvh': the legs point up"):
+        hops.checked_library(flipped, "bye_normal_001.bvh", "respond_normal_001.bvh")
+
+
+def test_library_clips_at_another_scale_or_with_legs_up_are_left_out_with_a_warning(small_library):
+    """A folder may hold a clip in another unit: the search would never choose it, only measure it
+    at the wrong size. It is left out, and the warning says why; the pair itself is kept."""
+    bow, guide = small_library["bow_normal_001.bvh"], small_library["guide_normal_001.bvh"]
+    library = dict(small_library, **{"bow_m.bvh": bow.scaled(0.01), "guide_flipped.bvh": legs_flipped_up(guide)})
+    names, motions, warnings = hops.checked_library(library, "bye_normal_001.bvh", "respond_normal_001.bvh")
+    assert names == sorted(small_library) and [library[n] for n in names] == motions
+    assert len(warnings) == 2
+    assert warnings[0].startswith("clip 'bow_m.bvh' has bones 0.01 times as long as those of the source "
+                                  "'bye_normal_001.bvh'") and warnings[0].endswith("; left out of the library")
+    assert warnings[1].startswith("clip 'guide_flipped.bvh': the legs point up")
 
 
 # ---------------------------------------------------------------- the command line

@@ -1,5 +1,6 @@
 """Rendering a one-hop transition (Koyama & Goto 2019; core.hops_render): plain blends, the engine, direct."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ from core import hops_render as hr
 from core.__main__ import main
 from core.bvh import read_bvh
 from core.rig import body_height, find_rig, leg_length
+from broken_rigs import legs_flipped_up
 
 MOCAP = Path(__file__).resolve().parents[2].parent / "shared" / "mocap"
 SRC, DST, HOP = "respond_normal_001.bvh", "bow_normal_001.bvh", "guide_normal_001.bvh"
@@ -382,3 +384,16 @@ def test_a_hand_made_table_that_is_not_one_gets_a_message_not_a_traceback(table,
             err = capsys.readouterr().err
             assert "Traceback" not in err and "hop table" in err or "not a file" in err, (what, err)
     assert not (tmp_path / "out.bvh").exists()
+
+
+@pytest.mark.parametrize("method", [hr.ENGINE, hr.PLAIN, hr.DIRECT])
+def test_an_older_tables_destination_of_another_scale_or_with_legs_up_is_refused(table, clips, method):
+    """The precompute now refuses such a pair; a table written before it, which keeps no digests to
+    tell the clips apart, may still name one. Each render refuses it, naming the clip."""
+    old = replace(table, digests=())
+    trigger = int(table.triggers[0])
+    for odd, message in ((clips[DST].scaled(0.01), r"^the destination 'bow_normal_001.bvh' has bones 0.01 times as "
+                                                   r"long as those of the source 'respond_normal_001.bvh'"),
+                         (legs_flipped_up(clips[DST]), r"^the destination 'bow_normal_001.bvh': the legs point up")):
+        with pytest.raises(ValueError, match=message):
+            hr.render_entry(old, dict(clips, **{DST: odd}), trigger, method=method)

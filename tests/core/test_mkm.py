@@ -13,11 +13,12 @@ from core import quat
 from core.__main__ import main
 from core.bvh import format_bvh
 from core.demo import demo_clips, demo_skeleton
-from core.mkm import (BLEND_IN_S, blend_root_velocities, blend_warped, nla_influences, naive_blend, own_frames,
-                      presence_weights, sample_clips, sample_motion, support_contacts,
+from core.mkm import (BLEND_IN_S, blend_clips, blend_root_velocities, blend_warped, nla_influences, naive_blend,
+                      own_frames, presence_weights, sample_clips, sample_motion, support_contacts,
                       weighted_quaternion_average)
 from core.motion import Motion
-from core.rig import find_rig, leg_length
+from core.rig import RigError, find_rig, leg_length
+from broken_rigs import legs_flipped_up
 
 ROOT = Path(__file__).resolve().parents[2]
 MOCAP = ROOT.parent / "shared" / "mocap"
@@ -307,6 +308,18 @@ def test_clips_on_other_skeletons_are_refused(two_clips, tmp_path, capsys):
     assert main(["blend", two_clips[0], str(path), "-o", str(tmp_path / "out.bvh")]) == 2
     err = capsys.readouterr().err
     assert "another skeleton" in err and "toes.L" in err
+
+
+def test_clips_at_other_scales_or_with_legs_up_are_not_blended(mocap):
+    """Blended, a clip in another unit pulls every joint towards its size, and one whose legs point
+    up folds the other's legs in; both are refused, naming the clips (the naive blend reads no
+    joint roles: only the scale is checked there)."""
+    walk, run = mocap("bandai1/walk_normal_001")[:60], mocap("bandai1/run_normal_001")[:60]
+    for sync in (True, False):
+        with pytest.raises(ValueError, match=r"^clip 'run' has bones 0.01 times as long as those of 'walk'"):
+            blend_clips([walk, run.scaled(0.01)], names=["walk", "run"], sync=sync)
+    with pytest.raises(RigError, match=r"^clip 'run': the legs point up"):
+        blend_clips([walk, legs_flipped_up(run)], names=["walk", "run"])
 
 
 def test_one_clip_is_not_a_blend(two_clips, tmp_path, capsys):

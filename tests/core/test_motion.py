@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core import quat
-from core.motion import Motion, Skeleton, forward_kinematics
+from core.motion import Motion, Skeleton, bone_scale, forward_kinematics, scale_mismatch
 
 
 def chain_skeleton(J=6):
@@ -142,3 +142,44 @@ def test_zero_length_clip_is_allowed_and_has_no_positions():
     skel = chain_skeleton()
     m = Motion.from_root(skel, np.zeros((0, len(skel), 4)), np.zeros((0, 3)), 30)
     assert m.n_frames == 0 and m.global_positions().shape == (0, len(skel), 3)
+
+
+# --- one body at one scale ------------------------------------------------------------
+
+
+def test_bone_scale_is_how_many_times_as_long_a_skeletons_bones_are():
+    skel = chain_skeleton(7)
+    assert bone_scale(skel.scaled(0.01), skel) == pytest.approx(0.01)
+    assert bone_scale(skel, skel.scaled(1e-12)) == pytest.approx(1e12)
+    assert bone_scale(skel, skel) == 1.0
+
+
+def test_a_few_bones_of_other_proportions_do_not_decide_the_scale():
+    """Another performer's forearms may be a third longer; the median ratio is the body's."""
+    skel = chain_skeleton(7)
+    offsets = np.array(skel.offsets)
+    offsets[[2, 5]] *= 3.0
+    other = Skeleton(skel.names, skel.parents, offsets)
+    assert bone_scale(other, skel) == pytest.approx(1.0)
+    assert bone_scale(other.scaled(2.54), skel) == pytest.approx(2.54)
+
+
+def test_where_a_skeleton_stands_is_no_bone():
+    skel = chain_skeleton(4)
+    offsets = np.array(skel.offsets)
+    offsets[0] = (1e6, 0.0, 0.0)
+    assert bone_scale(Skeleton(skel.names, skel.parents, offsets), skel) == 1.0
+
+
+@pytest.mark.parametrize("factor", [0.51, 1.0, 1.3, 1.99])
+def test_bones_within_a_factor_of_two_are_one_body(factor):
+    skel = chain_skeleton(5)
+    assert scale_mismatch(skel.scaled(factor), skel) == ""
+
+
+@pytest.mark.parametrize("factor, shown", [(0.01, "0.01 times"), (2.2, "2.2 times"), (1e-12, "1e-12 times")])
+def test_bones_more_than_twice_or_half_as_long_are_another_scale_and_the_message_names_both(factor, shown):
+    skel = chain_skeleton(5)
+    why = scale_mismatch(skel.scaled(factor), skel, "clip 'walk_m'", "the source 'walk'")
+    assert why.startswith(f"clip 'walk_m' has bones {shown} as long as those of the source 'walk'")
+    assert "unit" in why

@@ -1,9 +1,13 @@
 """Time alignment of examples of one action (Juang et al. 2009, section 3.1)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from broken_rigs import legs_flipped_up
 from core import quat
+from core.motion import Motion
 from core.rig import find_rig
 from core.reach import (
     accumulated_cost,
@@ -251,6 +255,22 @@ def test_the_parameter_space_does_not_depend_on_names_unit_or_up_axis(mocap, nam
 def test_an_effector_that_is_not_a_joint_role_is_refused(raises):
     with pytest.raises(ValueError, match="effector"):
         hit_points(raises, np.eye(len(raises.motions)), effector="right.tentacle")
+
+
+def test_examples_at_another_scale_or_with_legs_up_are_refused_naming_them(mocap):
+    """Files carry no unit: two examples in centimetres and metres read alike, and blended, one
+    pulls every joint towards its size. Beyond a factor of 2 in bone length they are refused, as is
+    an example whose legs point up; the messages name the examples."""
+    examples = [mocap(RAISE.format(i)) for i in (1, 2)]
+    in_metres = replace(examples[1].skeleton, offsets=examples[1].skeleton.offsets * 0.01)
+    metres = Motion(in_metres, examples[1].rotations, examples[1].positions * 0.01, examples[1].fps)
+    with pytest.raises(ValueError, match=r"^example 'b.bvh' has bones 0.01 times as long as those of the reference "
+                                         r"example 'a.bvh'"):
+        register_examples([examples[0], metres], names=["a.bvh", "b.bvh"])
+    with pytest.raises(ValueError, match=r"^example 1: the legs point up"):
+        register_examples([examples[0], legs_flipped_up(examples[1])])
+    with pytest.raises(ValueError, match=r"^example 'a.bvh': the legs point up"):
+        register_examples([legs_flipped_up(examples[0]), examples[1]], names=["a.bvh", "b.bvh"])
 
 
 # --------------------------------------------------------------------------

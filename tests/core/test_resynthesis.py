@@ -11,8 +11,9 @@ import pytest
 from core.align import Alignment
 from core.motion import forward_kinematics
 from core.resynthesis import Resynthesis
-from core.rig import body_height, find_rig
+from core.rig import RigError, body_height, find_rig
 from core.synthesize import Clip, synthesize
+from broken_rigs import legs_flipped_up
 
 _PATH = Path(__file__).resolve().parents[1] / "bench" / "fuzz.py"
 # tests/bench is a folder of scripts, not a package: load its timeline generator by path
@@ -299,3 +300,17 @@ def test_as_soon_as_possible_from_the_last_update_gives_what_synthesize_gives(ti
         got = live.as_soon_as_possible(timeline, new, t_current=t_current)
         assert got == as_soon_as_possible(timeline, new, t_current=t_current)
         assert live.last.unchanged, "the timeline was the last update's: nothing synthesized again"
+
+
+def test_live_updates_refuse_what_synthesize_refuses(mocap):
+    """A clip of another scale or whose legs point up, dropped onto a live timeline, is refused
+    as synthesize refuses it, naming it; the timeline without it updates as before."""
+    walk, bow = mocap("bandai1/walk_normal_001"), mocap("bandai1/bow_normal_001")
+    live = Resynthesis()
+    clips = [Clip(walk, 0, (0, 100), "walk")]
+    live.update(clips)
+    with pytest.raises(ValueError, match=r"^clip 'bow' has bones 0.01 times as long as those of 'walk'"):
+        live.update([*clips, Clip(bow.scaled(0.01), 150, (30, 137), "bow")])
+    with pytest.raises(RigError, match=r"^clip 'bow': the legs point up"):
+        live.update([*clips, Clip(legs_flipped_up(bow), 150, (30, 137), "bow")])
+    assert live.update([*clips, Clip(bow, 150, (30, 137), "bow")]).plan.pairs

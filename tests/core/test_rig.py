@@ -9,7 +9,10 @@ import pytest
 
 from core import quat
 from core.motion import Motion, Skeleton
-from core.rig import ROLE_KEYS, Arm, Leg, RigError, body_height, detect_up, find_rig, leg_length, parse_name
+from core.rig import (ROLE_KEYS, Arm, Leg, RigError, body_height, check_legs_hang, detect_up, find_rig, leg_hang,
+                      leg_length, legs_above_pelvis, parse_name)
+from broken_rigs import legs_flipped_up
+from rig_names import CMU_NAMES
 
 BANDAI = Path("/work/shared/mocap/bandai1/walk_normal_001.bvh")
 
@@ -773,3 +776,78 @@ def test_legs_found_by_name_are_legs_however_they_fold(mocap):
     kneeling = Motion(walk.skeleton, rotations, walk.positions, walk.fps)
     rig = find_rig(kneeling)
     assert rig.method == "names" and names[rig.left_leg.ankle] == "Foot_L"
+
+
+# --- legs hang from the pelvis, away from the head ------------------------------------------
+
+
+@pytest.mark.parametrize("clip", ["bandai1/walk_normal_001", "bandai1/bow_normal_001"])
+def test_a_cmu_rig_with_its_legs_flipped_upward_is_refused(mocap, clip):
+    """The issue: a CMU rig whose legs point up was taken as it was; up, found from the feet to
+    the head, pointed down, and analysis reported the body facing backwards. Legs found by their
+    names may fold any way, but they hang on the side of the pelvis away from the head; the
+    message says what is wrong and what to fix. (A bow is the hard case: bent over, the trunk
+    lies across the legs, real or flipped.)"""
+    flipped = legs_flipped_up(mocap(clip).renamed(CMU_NAMES))
+    with pytest.raises(RigError, match=r"the legs point up: the (left|right) ankle '(Left|Right)Foot' stands "
+                                       r"0\.\d\d leg lengths above the pelvis 'Hips', on the side of 'Head', "
+                                       r"over the motion") as caught:
+        find_rig(flipped)
+    assert "fix the legs in the file" in str(caught.value) and "left.ankle" in str(caught.value)
+    find_rig(mocap(clip).renamed(CMU_NAMES))
+
+
+@pytest.mark.parametrize("change", [
+    lambda m: m.renamed(CMU_NAMES).scaled(0.01).transformed(Y_TO_Z),
+    lambda m: m.resampled(120.0),
+    # the whole clip upside down, as a handstand would be: the legs still hang from the pelvis
+    # away from the head, and flipped ones still point at it
+    lambda m: m.transformed(quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi)),
+], ids=["cmu metres z-up", "120 fps", "upside down"])
+def test_legs_are_judged_along_the_body_so_no_axis_unit_or_turn_hides_them(mocap, change):
+    walk = mocap("bandai1/walk_normal_001")
+    find_rig(change(walk))
+    with pytest.raises(RigError, match="the legs point up"):
+        find_rig(change(legs_flipped_up(walk)))
+
+
+def test_a_bare_skeleton_whose_legs_point_up_in_its_rest_pose_is_refused():
+    """Without a motion the rest pose decides when it is a pose: legs both along the spine point
+    up; Bandai Namco's rest pose, one leg along the spine and the other against it, says nothing."""
+    skel, _ = humanoid(CMU)
+    with pytest.raises(RigError, match="the legs point up: .* in the rest pose"):
+        find_rig(legs_flipped_up(still(skel)).skeleton)
+    find_rig(skel)
+    find_rig(read_hierarchy(BANDAI))
+
+
+def test_legs_mapped_by_hand_must_hang_too(mocap):
+    walk = mocap("bandai1/walk_normal_001")
+    legs = {f"{word}.{role}": f"{joint}_{side}" for side, word in (("L", "left"), ("R", "right"))
+            for role, joint in (("hip", "UpperLeg"), ("knee", "LowerLeg"), ("ankle", "Foot"))}
+    find_rig(walk, overrides=legs)
+    with pytest.raises(RigError, match="the legs point up"):
+        find_rig(legs_flipped_up(walk), overrides=legs)
+
+
+def test_every_clip_beside_the_one_whose_rig_was_found_is_checked_with_that_rig(mocap):
+    """Commands find the rig on one clip (the first, the source, the query) and check each other
+    clip with it; the message names the clip."""
+    walk = mocap("bandai1/walk_normal_001")
+    rig = find_rig(walk)
+    check_legs_hang(mocap("bandai1/bow_normal_001"), rig, clip="clip 'bow'")
+    flipped = legs_flipped_up(mocap("bandai1/bow_normal_001"))
+    with pytest.raises(RigError, match=r"^clip 'bow': the legs point up"):
+        check_legs_hang(flipped, rig, clip="clip 'bow'")
+    with pytest.raises(RigError, match=r"^clip 'bow': the legs point up"):
+        find_rig(flipped, clip="clip 'bow'")
+    assert legs_above_pelvis(walk, rig) == ""
+
+
+def test_leg_hang_is_about_one_standing_and_minus_one_turned_up():
+    skel, _ = humanoid(CMU)
+    rig = find_rig(skel)
+    standing = leg_hang(skel.rest_positions()[None], rig)
+    flipped = leg_hang(legs_flipped_up(still(skel)).skeleton.rest_positions()[None], rig)
+    np.testing.assert_allclose(standing, [[88 / 82, 88 / 82]])
+    np.testing.assert_allclose(flipped, [[-76 / 82, -76 / 82]])

@@ -11,8 +11,9 @@ from core.analysis import Phase, foot_contacts, phase_segments, support_phases
 from core.motion import Motion
 from core.options import ContactOptions
 from core.plan import Plan
-from core.rig import body_height, find_rig, leg_length
+from core.rig import RigError, body_height, find_rig, leg_length
 from core.synthesize import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, synthesize
+from broken_rigs import legs_flipped_up
 
 WALK = "bandai1/walk_normal_001"
 BOW = "bandai1/bow_normal_001"
@@ -654,6 +655,29 @@ def test_a_clip_with_other_bone_lengths_is_synthesized_with_a_warning_naming_the
                         np.where(np.arange(len(offsets))[None, :, None] == thigh, offsets[None], bow.positions), bow.fps)
     (warning,) = synthesize([Clip(walk, 0, (0, 100), "walk"), Clip(long_thigh, 150, (30, 137), "bow")]).plan.warnings
     assert "(LowerLeg_L +10 %)" in warning
+
+
+@pytest.mark.parametrize("factor", [1e-12, 0.01, 2.2])
+def test_a_clip_whose_bones_are_more_than_twice_or_half_as_long_is_refused_naming_both_and_the_factor(clips, factor):
+    """The issue: a clip scaled by 1e-12 beside a normal one was taken, with a warning, and its
+    poses measured at the first clip's size. Beyond a factor of 2 the two are not one body
+    (another unit, a scaled export): the pair is refused, both named, with the factor."""
+    walk, bow = clips[WALK], clips[BOW]
+    with pytest.raises(ValueError, match=rf"^clip 'bow' has bones {factor:.3g} times as long as those of 'walk' "):
+        synthesize([Clip(walk, 0, (0, 100), "walk"), Clip(bow.scaled(factor), 150, (30, 137), "bow")])
+
+
+def test_both_clips_in_metres_are_one_scale(clips):
+    """The factor compares the clips as given: a pair both in metres is at one scale."""
+    walk, bow = clips[WALK].scaled(0.01), clips[BOW].scaled(0.01)
+    assert synthesize([Clip(walk, 0, (0, 100), "walk"), Clip(bow, 150, (30, 137), "bow")]).plan.pairs
+
+
+def test_a_clip_whose_legs_point_up_is_refused_beside_one_whose_legs_hang(clips):
+    """The rig is found on the first clip; every other clip's legs are checked with it."""
+    walk, bow = clips[WALK], clips[BOW]
+    with pytest.raises(RigError, match=r"^clip 'bow': the legs point up"):
+        synthesize([Clip(walk, 0, (0, 100), "walk"), Clip(legs_flipped_up(bow), 150, (30, 137), "bow")])
 
 
 @pytest.mark.parametrize("pair", [("bandai1/dash_active_001", "bandai1/dash_feminine_001"), (WALK, RUN2),
