@@ -89,7 +89,9 @@ def _declared(paths) -> list | None:
 
 def _frames_at(declared, fps: float) -> int:
     """A declared clip's frames once resampled to ``fps`` (core.motion.Motion.resampled)."""
-    return round((declared.frames - 1) / declared.fps * fps) + 1 if declared.frames > 1 else declared.frames
+    from .motion import resampled_frames
+
+    return resampled_frames(declared.frames, declared.fps, fps)
 
 
 def _overrides(pairs: list[str]) -> dict[str, str]:

@@ -50,7 +50,7 @@ from . import quat
 from .analysis import foot_contacts, horizontal, pelvis_facing, yaw_of
 from .budget import check_budget
 from .contacts import SourceFeet, hold_feet, source_feet
-from .motion import Motion, forward_kinematics, skeleton_mismatch
+from .motion import Motion, forward_kinematics, resampled_frames, skeleton_mismatch
 from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
 from .render import neighbours, sample
@@ -685,7 +685,7 @@ def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights
     if np.any(starts != np.round(starts)) or np.any(starts < 0):
         raise ValueError(f"starts must be whole output frames from 0, got {starts.tolist()}")
     ref = motions[0]
-    check_blend_size([int(np.ceil(m.n_frames * ref.fps / m.fps)) for m in motions], starts, len(ref.skeleton))
+    check_blend_size([resampled_frames(m.n_frames, m.fps, ref.fps) for m in motions], starts, len(ref.skeleton))
     out = []
     for m, name in zip(motions, names):
         if m.n_frames < 2:

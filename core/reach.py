@@ -33,7 +33,7 @@ import numpy as np
 from . import quat
 from .analysis import horizontal, pelvis_facing, yaw_of
 from .budget import check_budget
-from .motion import Motion, forward_kinematics, skeleton_mismatch
+from .motion import Motion, forward_kinematics, resampled_frames, skeleton_mismatch
 from .rig import Rig, body_height, detect_up, find_rig
 
 # The three moves of a warping path, as (reference step, example step): the
@@ -1084,7 +1084,7 @@ class ReachSpace:
         if feature not in FEATURES:
             raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
         ref = examples[reference]
-        check_reach_size(ref.n_frames, [int(np.ceil(m.n_frames * ref.fps / m.fps)) for m in examples],
+        check_reach_size(ref.n_frames, [resampled_frames(m.n_frames, m.fps, ref.fps) for m in examples],
                          len(ref.skeleton))
         order = [reference] + [k for k in range(len(examples)) if k != reference]
         reg = register_examples([examples[k] for k in order], rig=rig)

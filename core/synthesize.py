@@ -34,7 +34,7 @@ from .budget import OverBudget, check_budget, current_budget
 from .compose import additional_parts, compose, shoulder_angles
 from .contacts import PlannedStep, hold_feet
 from .methods import SideFeatures, plan_pair
-from .motion import Motion, forward_kinematics
+from .motion import Motion, forward_kinematics, resampled_frames
 from .optimize import blend_weights
 from .options import SynthesisOptions
 from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Composition, PairPlan, Plan, Rejection,
@@ -629,7 +629,7 @@ def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
     at_rate = [c.motion.fps == ref.fps or abs(c.motion.fps - ref.fps) <= 1e-8 + 1e-4 * abs(ref.fps) for c in clips]
     spans = []
     for c, same in zip(clips, at_rate):
-        frames = c.motion.n_frames if same else int(np.ceil(c.motion.n_frames * ref.fps / c.motion.fps))
+        frames = c.motion.n_frames if same else resampled_frames(c.motion.n_frames, c.motion.fps, ref.fps)
         size = synthesis_bytes(frames, len(ref.skeleton))
         if not same and size > current_budget():
             # (before the synthesis's size: a clip that alone exceeds the budget once resampled
