@@ -55,6 +55,10 @@ all (core.files). A plan or report begins with the output it belongs to, its
 file name and SHA-256 ("output"), and replaces its old file after the output
 does: a run killed between the two leaves a record that does not name the
 output beside it.
+Work whose arrays would exceed the memory budget (2 GiB;
+--max-memory GIB, on every command, raises it) is refused before it starts,
+naming the size it would need (core.budget); what follows from frame counts
+alone is checked from the files' headers, before a clip is read.
 """
 
 from __future__ import annotations
@@ -64,6 +68,35 @@ import json
 import os
 import re
 import sys
+
+
+def _gib(text: str) -> float:
+    """``--max-memory GIB`` -> bytes."""
+    from .budget import GiB
+
+    try:
+        gib = float(text)
+    except ValueError:
+        gib = float("nan")
+    if not (0 < gib < float("inf")):
+        raise argparse.ArgumentTypeError(f"expects a positive number of GiB (for example 8), got {text!r}")
+    return gib * GiB
+
+
+def _declared(paths) -> list | None:
+    """What the header of each BVH file declares (core.bvh.declared_size), or None when one does
+    not say: the sizes a command will need are then checked as the files are read."""
+    from .bvh import declared_size
+
+    sizes = [declared_size(path) for path in paths]
+    return None if any(size is None for size in sizes) else sizes
+
+
+def _frames_at(declared, fps: float) -> int:
+    """A declared clip's frames once resampled to ``fps`` (core.motion.Motion.resampled)."""
+    from .motion import resampled_frames
+
+    return resampled_frames(declared.frames, declared.fps, fps)
 
 
 def _overrides(pairs: list[str]) -> dict[str, str]:
@@ -175,7 +208,7 @@ def cmd_synthesize(args) -> int:
     from .bvh import format_bvh, read_bvh
     from .files import check_outputs
     from .rig import find_rig
-    from .synthesize import Clip, as_soon_as_possible, synthesize, unique_names
+    from .synthesize import Clip, as_soon_as_possible, check_synthesis_size, synthesize, unique_names
 
     specs = [parse_clip_spec(spec) for spec in args.clips]
     for spec, (path, _, _) in zip(args.clips, specs):
@@ -188,6 +221,13 @@ def cmd_synthesize(args) -> int:
     # and every output's folder must take the file
     outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan is not None else {})}
     check_outputs({f"clip '{spec}'": path for spec, (path, _, _) in zip(args.clips, specs)}, outputs)
+    declared = _declared([path for path, _, _ in specs])
+    if declared:
+        # before the clips are read (a long one takes seconds): the output runs at least from the
+        # first start to the last placed clip's end, and past --current
+        placed = [(start or 0, _frames_at(d, declared[0].fps))  # (the first clip starts at 0 when not placed)
+                  for k, ((_, start, _), d) in enumerate(zip(specs, declared)) if start is not None or k == 0]
+        check_synthesis_size(placed, declared[0].joints, args.current)
     clips = [Clip(read_bvh(path), start if start is not None else 0, core, name)
              for (path, start, core), name in zip(specs, unique_names([Path(path).stem for path, _, _ in specs]))]
     rig = find_rig(clips[0].motion, overrides=_overrides(args.map), clip=f"clip '{clips[0].name}'")
@@ -232,7 +272,7 @@ def cmd_blend(args) -> int:
 
     from .bvh import format_bvh, read_bvh
     from .files import check_outputs
-    from .mkm import blend_clips
+    from .mkm import blend_clips, check_blend_size
     from .rig import find_rig
 
     names = [Path(path).stem for path in args.clips]
@@ -253,6 +293,10 @@ def cmd_blend(args) -> int:
         cyclic = [n in named for n in names]
     outputs = {"-o": args.output, **({"--plan": args.plan} if args.plan is not None else {})}
     check_outputs({f"clip '{name}'": path for name, path in zip(names, args.clips)}, outputs)
+    declared = _declared(args.clips)
+    if declared and len(declared) > 1 and (starts is None or len(starts) == len(declared)):
+        check_blend_size([_frames_at(d, declared[0].fps) for d in declared], starts or [0] * len(declared),
+                         declared[0].joints)
     motions = [read_bvh(path) for path in args.clips]
     # (the naive blend reads no joint roles)
     rig = None if args.no_sync else find_rig(motions[0], overrides=_overrides(args.map), clip=f"clip '{names[0]}'")
@@ -316,12 +360,24 @@ def cmd_hops_precompute(args) -> int:
 
     from .bvh import read_bvh
     from .files import check_outputs
-    from .hops import BLEND_SECONDS, SerialRunner, checked_library, precompute
+    from .hops import (BLEND_SECONDS, SerialRunner, blend_frames_of, check_precompute_size, checked_library,
+                       precompute, precompute_pairs)
     from .rig import find_rig
 
     files = _library_files(args.library, args.src, args.dst)
     check_outputs({f"clip '{name}'": path for name, path in files.items()}, {"-o": args.output})
     src, dst = Path(args.src).name, Path(args.dst).name
+    processes = 1 if args.workers == 0 else 0 if args.scheduler is not None else args.workers or os.cpu_count() or 1
+    names = sorted(files)
+    declared = _declared([files[name] for name in names])
+    if declared:
+        # before the clips are read: the distance matrices follow from the frame counts alone
+        s, d = names.index(src), names.index(dst)
+        lengths = [_frames_at(clip, declared[s].fps) for clip in declared]
+        length = blend_frames_of(BLEND_SECONDS if args.blend is None else args.blend, declared[s].fps)
+        check_precompute_size(names, lengths, declared[s].joints, s, d,
+                              precompute_pairs(lengths, s, d, length, weight_given=args.weight is not None), length,
+                              processes)
     library = {name: read_bvh(path) for name, path in files.items()}
     rig = find_rig(library[src], overrides=_overrides(args.map), clip=f"the source {src!r}")
     names, motions, warnings = checked_library(library, src, dst, rig)
@@ -341,7 +397,8 @@ def cmd_hops_precompute(args) -> int:
     else:  # local processes by default: a Dask LocalCluster, one worker per processor (one code path)
         runner = _cluster_runner(args.workers or os.cpu_count() or 1, None)
     with runner as run:
-        table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig)
+        table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig,
+                           processes=processes)
     table.save(args.output)
     print(table.summary())
     print(f"wrote the table of {len(table.triggers)} trigger frames to {args.output}")
@@ -534,7 +591,7 @@ def cmd_reach(args) -> int:
 
     from .bvh import format_bvh, read_bvh
     from .files import check_outputs
-    from .reach import ReachSpace
+    from .reach import ReachSpace, check_reach_size
 
     target = _target_point(args.target)
     folder = Path(args.examples)
@@ -545,6 +602,10 @@ def cmd_reach(args) -> int:
         raise ValueError(f"{args.examples} has no .bvh files: give a folder of BVH examples of one action")
     outputs = {"-o": args.output} | ({"--report": args.report} if args.report is not None else {})
     check_outputs({f"example '{p.name}'": p for p in files}, outputs)
+    declared = _declared(files)
+    if declared:
+        # before the examples are read: the registration's grids follow from the frame counts alone
+        check_reach_size(declared[0].frames, [_frames_at(d, declared[0].fps) for d in declared], declared[0].joints)
     examples = [read_bvh(p) for p in files]
     space = ReachSpace.build(examples, effector=args.effector, feature=args.feature, names=[p.name for p in files])
     result = space.reach(np.array(target))
@@ -593,16 +654,22 @@ def _negative_lists_joined(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .budget import MEMORY_BUDGET, OverBudget, in_gib, memory_budget
+
     parser = argparse.ArgumentParser(prog="python -m core", description="Smart Motion core tools")
     sub = parser.add_subparsers(dest="command", required=True)
+    budget = argparse.ArgumentParser(add_help=False)
+    budget.add_argument("--max-memory", type=_gib, metavar="GIB",
+                        help=f"the memory budget in GiB (default {in_gib(MEMORY_BUDGET).split()[0]}): work whose "
+                             f"arrays would need more is refused before it starts, naming the size it needs")
 
-    p = sub.add_parser("analyze", help="support phases and body orientation of a BVH clip")
+    p = sub.add_parser("analyze", parents=[budget], help="support phases and body orientation of a BVH clip")
     p.add_argument("clip", help="a BVH file")
     p.add_argument("--json", action="store_true", help="print JSON: fps, segments, orientation_start, orientation_end")
     p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role, e.g. left.ankle=LeftFoot (repeatable)")
     p.set_defaults(func=cmd_analyze)
 
-    p = sub.add_parser("synthesize", help="one continuous motion from clips on a timeline")
+    p = sub.add_parser("synthesize", parents=[budget], help="one continuous motion from clips on a timeline")
     p.add_argument("clips", nargs="+", metavar="CLIP.bvh[@START][:CORE_START-CORE_END]",
                    help="a clip, the output frame its first frame plays at (left out: as soon as possible after the "
                         "clips before it), and optionally its core (clip frames, inclusive)")
@@ -615,7 +682,8 @@ def main(argv: list[str] | None = None) -> int:
                         "frames up to it stay as the clips before them alone give them")
     p.set_defaults(func=cmd_synthesize)
 
-    p = sub.add_parser("blend", help="clips played at the same time, synchronized and blended (Ménardais 2004)")
+    p = sub.add_parser("blend", parents=[budget],
+                       help="clips played at the same time, synchronized and blended (Ménardais 2004)")
     p.add_argument("clips", nargs="+", metavar="CLIP.bvh", help="the clips, on one skeleton (at least two)")
     p.add_argument("-o", "--output", required=True, help="the BVH file to write (on the first clip's skeleton)")
     p.add_argument("--weights", metavar="W1,W2,...", help="one weight >= 0 per clip (default: equal)")
@@ -630,13 +698,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role (repeatable)")
     p.set_defaults(func=cmd_blend)
 
-    p = sub.add_parser("demo", help="analyse the embedded demo clips")
+    p = sub.add_parser("demo", parents=[budget], help="analyse the embedded demo clips")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("hops", help="one-hop transitions through a clip library (Koyama & Goto 2019)")
     hops = p.add_subparsers(dest="hops_command", required=True)
-    q = hops.add_parser("precompute", help="the best one-hop transition at every trigger frame of a source")
+    q = hops.add_parser("precompute", parents=[budget],
+                        help="the best one-hop transition at every trigger frame of a source")
     q.add_argument("library", metavar="LIBRARY_DIR", help="a folder of BVH clips on one skeleton: the hop candidates")
     q.add_argument("--src", required=True, metavar="A.bvh", help="the source clip (in the library or not)")
     q.add_argument("--dst", required=True, metavar="B.bvh", help="the destination clip (in the library or not)")
@@ -654,14 +723,14 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--map", action="append", metavar="ROLE=JOINT",
                    help="override a joint role of the source's rig (repeatable)")
     q.set_defaults(func=cmd_hops_precompute)
-    q = hops.add_parser("show", help="print a precomputed table")
+    q = hops.add_parser("show", parents=[budget], help="print a precomputed table")
     q.add_argument("table", metavar="TABLE.npz")
     q.add_argument("--trigger", type=int, metavar="FRAME", help="only this trigger frame")
     q.add_argument("--json", action="store_true",
                    help="print a list with one object per trigger frame: trigger, hop, offset, stay_src, stay_hop, "
                         "smoothness, responsiveness, direct")
     q.set_defaults(func=cmd_hops_show)
-    q = hops.add_parser("render", help="write the transition at one trigger frame as BVH",
+    q = hops.add_parser("render", parents=[budget], help="write the transition at one trigger frame as BVH",
                         description="Render a table's one-hop transition at one trigger frame, from L frames before "
                                     "the trigger to L after the destination takes over (L: the blend), on the "
                                     "source's frames and in its world. By default through the synthesis engine "
@@ -682,8 +751,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="override a joint role of the source's rig (repeatable), as given to precompute")
     q.set_defaults(func=cmd_hops_render)
 
-    p = sub.add_parser("assemble", help="replace body parts of a clip by the most similar ones of a library "
-                                        "(Juang et al. 2009)",
+    p = sub.add_parser("assemble", parents=[budget],
+                       help="replace body parts of a clip by the most similar ones of a library "
+                            "(Juang et al. 2009)",
                        description="Each --part PART=DIR replaces that body part of the query (left.arm, right.arm, "
                                    "left.leg, right.leg, upper, lower) with the library segment most like it, aligned "
                                    "on feature poses, its juncture joints standardised to the query's mean and "
@@ -699,7 +769,8 @@ def main(argv: list[str] | None = None) -> int:
                         "the feature poses paired and the cost")
     p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role of the query (repeatable)")
     p.set_defaults(func=cmd_assemble)
-    p = sub.add_parser("reach", help="a motion whose effector hits a target, by blending examples (Juang et al. 2009)",
+    p = sub.add_parser("reach", parents=[budget],
+                       help="a motion whose effector hits a target, by blending examples (Juang et al. 2009)",
                        description="Blend examples of one action (the .bvh files of a folder, sorted by name) so that "
                                    "the effector's hit point (its highest or farthest point) lands on the target; "
                                    "beyond what whole-body blending reaches, partial blending (section 3.2).")
@@ -719,7 +790,11 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(_negative_lists_joined(sys.argv[1:] if argv is None else list(argv)))
     try:
-        return args.func(args)
+        with memory_budget(args.max_memory or MEMORY_BUDGET):
+            return args.func(args)
+    except OverBudget as exc:
+        print(f"error: {exc.with_option('--max-memory')}", file=sys.stderr)
+        return 2
     except (ValueError, KeyError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {msg}", file=sys.stderr)

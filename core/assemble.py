@@ -56,6 +56,7 @@ import numpy as np
 
 from . import quat
 from .analysis import foot_contacts, horizontal, pelvis_facing
+from .budget import check_budget
 from .contacts import SourceFeet, hold_feet, source_feet
 from .mkm import body_yaw, clip_floors
 from .motion import Motion, Skeleton, forward_kinematics, skeleton_mismatch
@@ -271,24 +272,39 @@ def window_mismatches(query: np.ndarray, library: np.ndarray, scale: float = 1.0
     span = int(offsets[-1]) + 1
     if m < span:
         return np.zeros(0, dtype=np.int64)
-    if query.shape[1] <= PACKED_BITS:
+    packed = query.shape[1] <= PACKED_BITS
+    if packed:
         # each frame's bits as one small integer: a window's differing bits are the popcounts of
         # its n frames' codes xor the query's, a tenth of the data of comparing bit by bit
         weights = 1 << np.arange(query.shape[1], dtype=np.uint16)
         q, lib = (query @ weights).astype(np.uint16), (library @ weights).astype(np.uint16)
-        if span == n:  # (every window a view, until the xor)
-            windows = np.lib.stride_tricks.sliding_window_view(lib, n)
-        else:  # a scaled window: its n frames gathered for every start at once
-            windows = lib[np.arange(m - span + 1)[:, None] + offsets[None, :]]
-        return _POPCOUNT[windows ^ q].sum(axis=1, dtype=np.int64)
-    # every window compared at once, (m - span + 1, n, K) booleans
-    windows = library[np.arange(m - span + 1)[:, None] + offsets[None, :]]
-    return np.count_nonzero(windows != query[None], axis=(1, 2))
+
+    def mismatches(first: int, stop: int) -> np.ndarray:
+        """Of the windows starting at library frames ``first .. stop - 1``, all at once."""
+        if packed and span == n:  # (every window a view, until the xor)
+            return _POPCOUNT[np.lib.stride_tricks.sliding_window_view(lib, n)[first:stop] ^ q].sum(
+                axis=1, dtype=np.int64)
+        # a scaled window: its n frames gathered for every start at once
+        frames = np.arange(first, stop)[:, None] + offsets[None, :]
+        if packed:
+            return _POPCOUNT[lib[frames] ^ q].sum(axis=1, dtype=np.int64)
+        return np.count_nonzero(library[frames] != query[None], axis=(1, 2))  # ((starts, n, K) booleans)
+
+    # windows in blocks of at most WINDOW_BLOCK_BYTES: a query and a library clip both long have
+    # many windows of many frames (100,000-frame ones asked for 11.9 GiB at once)
+    starts = m - span + 1
+    per_window = n * (WINDOW_BYTES_PER_FRAME if packed else 8 + 2 * query.shape[1])
+    rows = max(1, WINDOW_BLOCK_BYTES // per_window)
+    return np.concatenate([mismatches(first, min(first + rows, starts)) for first in range(0, starts, rows)])
 
 
 # parts of up to this many features compare windows by popcounts of packed bits (a part has at most 10)
 PACKED_BITS = 12
 _POPCOUNT = np.array([bin(i).count("1") for i in range(1 << PACKED_BITS)], dtype=np.int64)
+# What comparing one window frame holds: its index, its code, the xor and the popcount (bytes);
+# and the most one block of windows may hold.
+WINDOW_BYTES_PER_FRAME = 20
+WINDOW_BLOCK_BYTES = 64 << 20
 
 
 def best_window(query: np.ndarray, library: Mapping[str, np.ndarray], scales=(1.0,)) -> Match:
@@ -515,6 +531,11 @@ def feature_changes(features: np.ndarray) -> np.ndarray:
 POSE_WINDOW = 0.15
 
 
+def pairing_bytes(query_poses: int, segment_poses: int) -> int:
+    """Bytes :func:`paired_feature_poses` holds for that many feature poses: its table of doubles."""
+    return 8 * (query_poses + 1) * (segment_poses + 1)
+
+
 def paired_feature_poses(query: np.ndarray, segment: np.ndarray) -> np.ndarray:
     """Section 4.2.1: feature poses of ``query (n, K)`` paired with those of ``segment (L, K)``
     (a part's bits), ``(P, 2)`` int of (query frame, segment frame), strictly increasing in both.
@@ -534,14 +555,19 @@ def paired_feature_poses(query: np.ndarray, segment: np.ndarray) -> np.ndarray:
     sf = np.flatnonzero(s[1:-1].any(axis=1)) + 1
     if not len(qf) or not len(sf):
         return np.zeros((0, 2), dtype=np.int64)
-    shared = np.count_nonzero((q[qf][:, None] == s[sf][None]) & (q[qf][:, None] != 0), axis=2)
-    near = 1.0 - np.abs(qf[:, None] / (n - 1) - sf[None, :] / (L - 1)) / POSE_WINDOW
-    gain = np.where((shared > 0) & (near > 0), shared * near, -np.inf)
+    check_budget("assembling", pairing_bytes(len(qf), len(sf)),
+                 f"{len(qf):,} feature poses of the query x {len(sf):,} of the segment",
+                 remedy="give a shorter query")
     # the most gain over pairs in order: a longest-common-subsequence table, one row per query
-    # pose (each row needs the one before it: the one sequential step, over a few dozen poses)
+    # pose (each row needs the one before it: the one sequential step, over a few dozen poses;
+    # each row's gains are made with it, so that only the table grows with both lengths)
     best = np.zeros((len(qf) + 1, len(sf) + 1))
     for i in range(1, len(qf) + 1):
-        best[i, 1:] = np.maximum.accumulate(np.maximum(best[i - 1, 1:], best[i - 1, :-1] + gain[i - 1]))
+        pose = q[qf[i - 1]]
+        shared = np.count_nonzero((pose[None] == s[sf]) & (pose[None] != 0), axis=1)
+        near = 1.0 - np.abs(qf[i - 1] / (n - 1) - sf / (L - 1)) / POSE_WINDOW
+        gain = np.where((shared > 0) & (near > 0), shared * near, -np.inf)
+        best[i, 1:] = np.maximum.accumulate(np.maximum(best[i - 1, 1:], best[i - 1, :-1] + gain))
     pairs = []
     i, j = len(qf), len(sf)
     while i > 0 and j > 0:

@@ -30,17 +30,19 @@ line and what to fix.
 
 from __future__ import annotations
 
-import io
+import os
 import re
-from pathlib import Path
+import stat
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import quat
+from .budget import OverBudget, check_budget, current_budget
 from .files import write_atomically
 from .motion import Motion, Skeleton
 
-__all__ = ["BVHError", "read_bvh", "parse_bvh", "write_bvh", "format_bvh"]
+__all__ = ["BVHError", "read_bvh", "parse_bvh", "write_bvh", "format_bvh", "declared_size", "Declared"]
 
 _CHANNEL_NAMES = ("Xposition", "Yposition", "Zposition", "Xrotation", "Yrotation", "Zrotation")
 _CANONICAL = {name.lower(): name for name in _CHANNEL_NAMES}
@@ -76,14 +78,118 @@ def _error(source: str, line: int, problem: str, fix: str) -> BVHError:
 
 
 def read_bvh(path, *, up=(0.0, 1.0, 0.0), unit: float = 1.0) -> Motion:
-    """The motion stored in the BVH file at ``path``; see :func:`parse_bvh`."""
-    raw = Path(path).read_bytes()
+    """The motion stored in the BVH file at ``path``; see :func:`parse_bvh`.
+
+    A file larger than the memory budget lets it read (:func:`readable_bytes`) is refused
+    (:class:`core.budget.OverBudget`) before it is read, a pipe once it has given more; a
+    device or a folder is refused as no file (:class:`BVHError`).
+    """
+    return parse_bvh(_text(_bounded_bytes(path)), str(path), up=up, unit=unit)
+
+
+# Reading holds a file's bytes, then its text and its lines at once: a file is read only when
+# this many times its size fits the memory budget. The values parsed from it are checked
+# against the budget once the header has said how many there are (:func:`parse_bytes`).
+READ_BYTES_PER_BYTE = 3
+
+
+def readable_bytes() -> int:
+    """The largest BVH file (bytes) the current memory budget lets :func:`read_bvh` read."""
+    return current_budget() // READ_BYTES_PER_BYTE
+
+
+# (with tracemalloc: the Bandai Namco walk tiled to 100,000 frames took 456 MB to parse, and
+# parse_bytes says 458; the same frames written as zeros took 284 MB, and it says 306)
+def parse_bytes(characters: int, n_lines: int, frames: int, channels: int, joints: int) -> int:
+    """Bytes :func:`parse_bvh` holds at its peak for a text of ``characters`` (one byte each, as a
+    file's ASCII) in ``n_lines``, declaring ``frames`` of ``channels`` values on ``joints``: the
+    text and its lines (about 60 bytes a line besides its characters), the values as doubles,
+    the motion's rotations and positions (7 doubles a joint, and a copy while it is checked)."""
+    return 2 * characters + 64 * n_lines + 8 * frames * channels + 64 * frames * joints
+
+
+def _bounded_bytes(path) -> bytes:
+    """The bytes of the file at ``path``, read no further than :func:`readable_bytes`."""
+    limit = readable_bytes()
+    info = os.stat(path)
+    mode = info.st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        # (a device such as /dev/zero never ends, a terminal waits for typing)
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device or socket, not a file"
+        raise BVHError(f"{path} is {kind}: give a BVH file")
+    remedy = "give a shorter clip"
+    size = info.st_size if stat.S_ISREG(mode) else 0  # (a pipe's size is what it will give)
+    check_budget(f"reading {path}", size * READ_BYTES_PER_BYTE, f"a file of {size:,} bytes", remedy=remedy)
+    with open(path, "rb") as f:
+        # as much as the file says it holds, then on while it gives more, up to the limit (a
+        # buffer of the limit's size, asked for at once, would be taken for any file)
+        chunks = [f.read(size + 1)]
+        read = len(chunks[0])
+        while chunks[-1] and read <= limit:
+            chunks.append(f.read(min(READ_CHUNK, limit + 1 - read)))
+            read += len(chunks[-1])
+    if read > limit:
+        # a pipe (or a file that grew since): how much more it holds is not known
+        raise OverBudget(f"reading {path}", read * READ_BYTES_PER_BYTE, current_budget(),
+                         f"more than {limit:,} bytes", remedy, more_than=True)
+    return b"".join(chunk for chunk in chunks if chunk)  # (one chunk is itself, not a copy)
+
+
+READ_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a BVH file's header says of its size: ``frames``, ``joints`` and ``fps``."""
+
+    frames: int
+    joints: int
+    fps: float
+
+
+# The most of a file read for its header: a hierarchy of ten thousand joints is about a megabyte.
+HEADER_BYTES = 1 << 20
+
+
+def declared_size(path) -> Declared | None:
+    """The frames, joints and frame rate the header of the BVH file at ``path`` declares, read
+    without its frames (a header is small however long the clip), so that a tool can tell what
+    the file will need before it reads it. None where the header does not say: not a regular
+    file (a pipe is read once, by :func:`read_bvh`), or a header :func:`read_bvh` will refuse,
+    saying why."""
     try:
-        text = raw.decode("utf-8")
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            head = f.read(HEADER_BYTES).decode("latin-1")
+    except OSError:
+        return None
+    lines = iter(head.replace("\r", "\n").split("\n"))
+    joints = 0
+    for line in lines:
+        words = line.split()
+        if words and words[0].upper() in ("ROOT", "JOINT"):
+            joints += 1
+        elif words and words[0].upper() == "MOTION":
+            break
+    frames = _FRAMES.match(next((line for line in lines if line.strip()), ""))
+    frame_time = _FRAME_TIME.match(next((line for line in lines if line.strip()), ""))
+    try:
+        n, seconds = int(frames.group(1)), float(frame_time.group(1))
+    except (AttributeError, ValueError):  # (no such line, or no number on it)
+        return None
+    if not (joints and n >= 0 and MIN_FRAME_TIME <= seconds <= MAX_FRAME_TIME):
+        return None
+    return Declared(n, joints, 1.0 / seconds)
+
+
+def _text(raw: bytes) -> str:
+    # (a function of its own, so that the bytes are freed as soon as the text is made)
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         # Older exporters write joint names in a legacy 8-bit code page.
-        text = raw.decode("latin-1")
-    return parse_bvh(text, str(path), up=up, unit=unit)
+        return raw.decode("latin-1")
 
 
 def parse_bvh(text: str, source: str = "<string>", *, up=(0.0, 1.0, 0.0), unit: float = 1.0) -> Motion:
@@ -102,6 +208,8 @@ def parse_bvh(text: str, source: str = "<string>", *, up=(0.0, 1.0, 0.0), unit: 
     names, parents, offsets, end_sites, channels = hierarchy
     n_frames, frame_time, data_line = _parse_motion_header(lines, motion_line, source)
     n_channels = sum(len(c) for c in channels)
+    check_budget(f"reading {source}", parse_bytes(len(text), len(lines), n_frames, n_channels, len(names)),
+                 f"{n_frames:,} frames of {len(names)} joints, {n_channels} values each", remedy="give a shorter clip")
     data = _parse_frames(lines, data_line, n_frames, n_channels, source)
 
     J = len(names)
@@ -124,6 +232,7 @@ def parse_bvh(text: str, source: str = "<string>", *, up=(0.0, 1.0, 0.0), unit: 
         angles = np.zeros((n_frames, 3))
         angles[:, : len(columns)] = np.radians(data[:, columns])
         rotations[:, j] = quat.from_euler(angles, order)
+    del lines, data  # (the text's lines and values, larger than the motion, go before it is checked)
 
     skeleton = Skeleton(
         names=tuple(names),
@@ -395,15 +504,17 @@ def _parse_frames(lines: list[str], first: int, n_frames: int, n_channels: int, 
     that fails, or the shape is not the declared one, are the lines walked
     one by one to find and report the first bad line.
     """
-    block = "\n".join(lines[first:])
-    if not block or block.isspace():
+    block = lines[first:]
+    if all(not line or line.isspace() for line in block):
         if n_channels == 0:
             # a skeleton without channels has empty frames
             return np.zeros((n_frames, 0))
         data = np.zeros((0, n_channels))
     else:
         try:
-            data = np.loadtxt(io.StringIO(block), dtype=np.float64, comments=None, ndmin=2)
+            # (the lines themselves, not one string of them: that string, and the reader's
+            # copy of it, four bytes a character, were most of the memory a file took to read)
+            data = np.loadtxt(block, dtype=np.float64, comments=None, ndmin=2)
         except ValueError:
             data = None
     if data is not None and data.shape == (n_frames, n_channels) and np.all(np.isfinite(data)):
@@ -627,14 +738,18 @@ def _format_numbers(values: np.ndarray) -> str:
 def _format_rows(values: np.ndarray) -> str:
     """One line per frame of ``values (F, C)``.
 
-    A single ``%`` over one format string for the whole block: the
-    formatting runs in C, no Python loop over frames.
+    A single ``%`` over one format string per block of FORMAT_ROWS frames:
+    the formatting runs in C, no Python loop over frames.
     """
     F, C = values.shape
-    if F == 0:
-        return ""
+    # (in blocks: each value becomes a Python float in a tuple first, about 60 bytes, so one
+    # block of a 100,000-frame clip of 22 joints took twice the memory of the rest of the writing)
     row = " ".join(["%.12g"] * C) + "\n"
-    return (row * F) % tuple(_clean(values).ravel().tolist())
+    return "".join((row * len(block)) % tuple(_clean(block).ravel().tolist())
+                   for block in np.array_split(values, range(FORMAT_ROWS, F, FORMAT_ROWS)))
+
+
+FORMAT_ROWS = 4096
 
 
 def _format_frame_time(fps: float) -> str:

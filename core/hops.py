@@ -146,8 +146,12 @@ def diagonal_window_sums(c: np.ndarray, length: int) -> np.ndarray:
     """(F_A, F_B) -> (F_A - length + 1, F_B - length + 1): ``out[a, b] = sum_k c[a + k, b + k]``, k < length.
 
     The matrix is sheared so that its diagonals become columns, summed cumulatively down them,
-    and read back: two passes over the matrix whatever ``length``.
+    and read back: two passes over the matrix whatever ``length``. A tall matrix is sheared as
+    its transpose, whose diagonals are the same sums in the same order: the sheared array has a
+    row per row and a column per diagonal, a row per frame of the longer clip otherwise.
     """
+    if c.shape[0] > c.shape[1]:  # (a 100,000-frame source against a short hop sheared 149 GiB)
+        return diagonal_window_sums(c.T, length).T
     fa, fb = c.shape
     rows = np.arange(fa)[:, None]
     diagonals = np.arange(fb)[None, :] - rows + (fa - 1)
@@ -522,9 +526,17 @@ class HopTable:
         if not Path(path).is_file():
             # (a FIFO or a device would block or never end)
             raise ValueError(f"{path} is not a file: give the .npz written by `python -m core hops precompute`")
+        from .budget import OverBudget, check_budget
+
         try:
+            # (the sizes its members declare, before any is read: a few compressed bytes may
+            # declare gigabytes)
+            size = declared_array_bytes(path)
+            check_budget(f"reading {path}", size, f"arrays of {size:,} bytes", remedy="give the table precompute wrote")
             with np.load(path, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
+        except OverBudget:
+            raise
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             raise ValueError(f"{path} is not a hop table (.npz written by `python -m core hops precompute`): "
                              f"{exc}") from None
@@ -555,6 +567,24 @@ def _whole(values: np.ndarray, what: str) -> np.ndarray:
                                          and (values == np.round(values)).all()):
         raise ValueError(f"its {what} must be whole numbers, and some are not")
     return values.astype(np.int64)
+
+
+def declared_array_bytes(path) -> int:
+    """The bytes the arrays of the ``.npz`` at ``path`` declare (each ``.npy`` header's shape and
+    type, or its member's size if larger), read without the arrays: numpy makes an array of the
+    declared size before it reads the data, and a few compressed bytes may declare gigabytes."""
+    import zipfile
+
+    total = 0
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.infolist():
+            with archive.open(member) as f:
+                version = np.lib.format.read_magic(f)
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, _, dtype = read_header(f)
+            total += max(member.file_size, math.prod(shape) * dtype.itemsize)
+    return total
 
 
 # --------------------------------------------------------------------------- the library and the precompute
@@ -730,9 +760,56 @@ def _distance_matrices(clouds, pairs, blend_frames: int, runner, cache) -> dict:
     return {p: cache[p] for p in pairs}
 
 
+# (within 1 % of what tracemalloc sees on 2,000 x 2,000, 20,000 x 300 and 6,000 x 1,000 frames)
+def distance_matrix_bytes(frames_a: int, frames_b: int) -> int:
+    """Bytes :func:`distance_matrix` holds at its peak for clips of ``frames_a`` and ``frames_b``
+    frames: 64 per pair of frames (the products, their window sums, the terms of D) and the
+    sheared diagonals, 16 per frame of the shorter clip and diagonal."""
+    return 64 * frames_a * frames_b + 16 * min(frames_a, frames_b) * (frames_a + frames_b)
+
+
+def precompute_pairs(lengths: Sequence[int], src: int, dst: int, blend_frames: int, *, weight_given: bool,
+                     seed: int = 0) -> set[tuple[int, int]]:
+    """The clip pairs ``(a, b)`` whose distance matrices :func:`precompute` computes: the source
+    against every clip, every clip against the destination, and eq. (5)'s when no weight is given."""
+    every = range(len(lengths))
+    pairs = {(src, i) for i in every} | {(i, dst) for i in every}
+    if not weight_given:
+        pairs |= default_weight_pairs(lengths, blend_frames, seed=seed)
+    return pairs
+
+
+def precompute_bytes(lengths: Sequence[int], joints: int, src: int, dst: int, pairs, blend_frames: int,
+                     processes: int = 1) -> int:
+    """Bytes :func:`precompute` holds at its peak for clips of ``lengths`` frames (at the source's
+    rate) on ``joints`` joints and the distance ``pairs`` it computes (:func:`precompute_pairs`):
+    the clips and their point clouds (10 doubles a joint and frame), the matrices kept, and per
+    process computing at once on this machine (``processes``: 0 for a cluster elsewhere) the
+    temporaries of the largest matrix or the search's copies of the matrices it reads."""
+    windows = [max(n - int(blend_frames) + 1, 0) for n in lengths]
+    kept = 80 * joints * sum(lengths) + 8 * sum(windows[a] * windows[b] for a, b in pairs)
+    searched = 8 * sum(windows[src] * w + w * windows[dst] for w in windows)
+    largest = max((distance_matrix_bytes(lengths[a], lengths[b]) for a, b in pairs), default=0)
+    return kept + int(processes) * max(largest, 2 * searched)
+
+
+def check_precompute_size(names: Sequence[str], lengths: Sequence[int], joints: int, src: int, dst: int, pairs,
+                          blend_frames: int, processes: int = 1) -> None:
+    """Refuse (core.budget) a precompute the memory budget cannot hold (:func:`precompute_bytes`)."""
+    from .budget import check_budget  # (here, as core.rig: the tasks shipped to workers need numpy only)
+
+    windows = [max(n - int(blend_frames) + 1, 0) for n in lengths]
+    longest = int(np.argmax(lengths))
+    check_budget("hops precompute", precompute_bytes(lengths, joints, src, dst, pairs, blend_frames, processes),
+                 f"{len(lengths)} clips, the longest {names[longest]!r} of {lengths[longest]:,} frames; distance "
+                 f"matrices of {sum(windows[a] * windows[b] for a, b in pairs):,} pairs of windows"
+                 + (f", {processes} processes" if processes > 1 else ""),
+                 remedy="give shorter clips (the source and destination around the transition)")
+
+
 def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, blend_seconds: float = BLEND_SECONDS,
                weight: float | None = None, runner=None, cache: DistanceCache | None = None, rig=None,
-               seed: int = 0) -> HopTable:
+               seed: int = 0, processes: int = 1) -> HopTable:
     """The one-hop table of every trigger frame of ``src`` towards ``dst`` at ``offset`` (section 3).
 
     clips    ``{file name: Motion}``, the library: every clip that may be a hop, the source and
@@ -744,6 +821,9 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     runner   ``map(fn, items, **shared)``: :class:`SerialRunner` when None, or core.cluster's.
     cache    a :class:`DistanceCache` kept between calls (keys are clip names), or None.
     rig      the source's joint roles; found on it when None.
+    processes  how many processes of ``runner`` compute at once on this machine (0 for a
+             cluster elsewhere), for the memory the precompute needs (:func:`precompute_bytes`),
+             checked against the budget (core.budget) before any matrix is computed.
 
     The work is two ``runner.map`` calls: the distance matrices of the clip pairs needed (eq. (5)'s
     too), then the search over chunks of trigger frames. Stays are bounded by the clips, and by eq. (5)'s s_max
@@ -756,15 +836,16 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     triggers = trigger_frames(motions[s].n_frames, motions[d].n_frames, int(offset), length)
     if weight is not None and not (weight >= 0 and math.isfinite(weight)):
         raise ValueError(f"the weight must be a number >= 0 (per second), got {weight}")
+    lengths = [m.n_frames for m in motions]
+    pairs = precompute_pairs(lengths, s, d, length, weight_given=weight is not None, seed=seed)
+    check_precompute_size(names, lengths, len(motions[s].skeleton), s, d, pairs, length, processes)
     clouds, normalisation = library_point_clouds(motions, s, rig)
     runner = SerialRunner() if runner is None else runner
     by_index: dict = {}
     if cache is not None:
         cache.measured_as(length, normalisation)
         by_index = {(names.index(a), names.index(b)): m for (a, b), m in cache.items() if a in names and b in names}
-    pairs = {(s, i) for i in range(len(names))} | {(i, d) for i in range(len(names))}
-    if weight is None:  # eq. (5)'s matrices are computed with the search's, in one map
-        pairs |= default_weight_pairs([len(c) for c in clouds], length, seed=seed)
+    # (eq. (5)'s matrices, when no weight is given, are computed with the search's, in one map)
     matrices = _distance_matrices(clouds, pairs, length, runner, by_index)
     if weight is None:
         weight = default_weight(clouds, length, fps, cache=by_index, seed=seed)
@@ -820,6 +901,13 @@ def search_trigger(clouds: Sequence[np.ndarray], src: int, dst: int, trigger: in
     rows = slice(trigger, min(trigger + most + 1, n_src))  # source windows of the first blend
     first_dst = trigger + length - offset  # destination window of the second blend with no stay
     columns = slice(min(first_dst, n_dst), min(first_dst + most + 1, n_dst))
+    from .budget import check_budget  # (here, as core.rig: the tasks shipped to workers need numpy only)
+
+    # (the matrices are whole, the windows not searched NaN; the largest part computed at once)
+    check_budget("the hop search", 8 * sum(n_src * w + w * n_dst for w in n_windows)
+                 + max(distance_matrix_bytes(rows.stop - rows.start + length - 1, len(c)) for c in clouds),
+                 f"{len(clouds)} clips, {n_src + length - 1:,} frames of the source, {n_dst + length - 1:,} of the "
+                 f"destination, {sum(n_windows):,} windows in all", remedy="give shorter clips")
     from_source, to_destination = [], []
     for i, cloud in enumerate(clouds):
         part = np.full((n_src, n_windows[i]), np.nan)

@@ -291,7 +291,7 @@ class Motion:
         """The same clip sampled at ``fps``: positions interpolated linearly, rotations by slerp."""
         if self.n_frames < 2:
             return replace(self, fps=fps)
-        n = int(round(self.duration * fps)) + 1
+        n = resampled_frames(self.n_frames, self.fps, fps)
         t = np.arange(n) * (self.fps / fps)
         t = np.minimum(t, self.n_frames - 1)
         i0 = np.minimum(np.floor(t).astype(int), self.n_frames - 2)
@@ -300,6 +300,12 @@ class Motion:
         rot = quat.slerp(rot[i0], rot[i0 + 1], np.broadcast_to(a[:, None], (n, len(self.skeleton))))
         pos = self.positions[i0] + a[:, None, None] * (self.positions[i0 + 1] - self.positions[i0])
         return Motion(self.skeleton, rot, pos, fps)
+
+
+def resampled_frames(n_frames: int, fps: float, new_fps: float) -> int:
+    """The frames of a clip of ``n_frames`` at ``fps`` once :meth:`Motion.resampled` to ``new_fps``
+    (its duration kept), known before it is resampled."""
+    return int(round((n_frames - 1) / fps * new_fps)) + 1 if n_frames >= 2 else n_frames
 
 
 # Up to this many frames forward kinematics goes generation by generation of

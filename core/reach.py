@@ -32,7 +32,8 @@ import numpy as np
 
 from . import quat
 from .analysis import horizontal, pelvis_facing, yaw_of
-from .motion import Motion, forward_kinematics, skeleton_mismatch
+from .budget import check_budget
+from .motion import Motion, forward_kinematics, resampled_frames, skeleton_mismatch
 from .rig import Rig, body_height, body_mismatch, check_legs_hang, detect_up, find_rig
 
 # The three moves of a warping path, as (reference step, example step): the
@@ -100,6 +101,32 @@ def warping_path(move: np.ndarray) -> np.ndarray:
         cell = cell - _MOVES[move[cell[0], cell[1]]]
         path.append(cell)
     return np.array(path[::-1])
+
+
+# The registration's grids per cell at their peak: the distances, their temporaries, the
+# accumulated cost and the moves (three doubles; measured with tracemalloc: 24.1 bytes).
+DTW_BYTES_PER_CELL = 24
+
+
+def reach_bytes(reference_frames: int, example_frames: list[int], joints: int) -> int:
+    """Bytes :meth:`ReachSpace.build` holds at its peak for a reference of ``reference_frames``,
+    examples of ``example_frames`` at the reference's rate (the reference among them) on
+    ``joints`` joints: the examples registered (three copies: the motions, their stacks and
+    the effector's chains, 7 doubles a joint and frame), and the larger of the distance grid of
+    the longest example (section 3.1, ``DTW_BYTES_PER_CELL`` a cell) and a block of hit points."""
+    held = 3 * 56 * len(example_frames) * reference_frames * joints
+    grid = DTW_BYTES_PER_CELL * reference_frames * max(example_frames, default=0)
+    hits = max(HIT_BLOCK_BYTES, HIT_BYTES_PER_BLEND_FRAME_JOINT * reference_frames * joints)
+    return held + max(grid, hits)
+
+
+def check_reach_size(reference_frames: int, example_frames: list[int], joints: int) -> None:
+    """Refuse (core.budget) a reach space the memory budget cannot hold (:func:`reach_bytes`)."""
+    longest = max(example_frames, default=0)
+    check_budget("reach", reach_bytes(reference_frames, example_frames, joints),
+                 f"{reference_frames:,} frames of the reference x {longest:,} frames of the longest example, "
+                 f"{len(example_frames)} examples of {joints} joints",
+                 remedy="give shorter examples (the action alone)")
 
 
 def dynamic_time_warping(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -240,7 +267,7 @@ def hit_frame(effector: np.ndarray, pelvis: np.ndarray, up: np.ndarray, feature:
     raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
 
 
-def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def blended_rotations(rotations: np.ndarray, weights: np.ndarray, *, mixes: int | None = None) -> np.ndarray:
     """Section 3.1's slerp blend of ``K`` aligned examples: ``(K, ..., 4), (S, K) -> (S, ..., 4)``.
 
     Several rotations are blended by successive slerps: after the examples
@@ -250,7 +277,10 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     Only the examples a row weights enter it (in example order): a blend of 3
     among 40 costs 3 slerps, not 40 (the 2000 blends of the parameter space in
     a tenth of the time). The loop is over the most examples one row mixes;
-    samples, frames and joints are one array.
+    samples, frames and joints are one array. ``mixes``: slerp that many examples into every row
+    (at least as many as any row weights; those beyond a row's own enter at weight zero), so that
+    rows blended in several calls come out as blended together (the default: as many as the
+    row that mixes most).
     """
     weights = np.asarray(weights, dtype=np.float64)
     if weights.ndim != 2 or weights.shape[1] != len(rotations):
@@ -258,7 +288,7 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     # (np.allclose(sums, 1.0)'s test, without its dispatch: the refinement blends a few rows, often)
     if (weights < 0).any() or not (np.abs(weights.sum(axis=1) - 1.0) <= 1e-5 + 1e-8).all():
         raise ValueError("blend weights must be non-negative and sum to 1 in every row")
-    order, share = _weighted_first(weights)
+    order, share = _weighted_first(weights, mixes)
     # (as component planes (4, S, rest): the weights then broadcast over rows of quaternions, not
     # over each one's four components; quat.slerp_planes is slerp's arithmetic, the same bits)
     used, order = np.unique(order, return_inverse=True)
@@ -268,11 +298,16 @@ def blended_rotations(rotations: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.moveaxis(blend, 0, -1).reshape((len(weights),) + rotations.shape[1:])
 
 
-def _weighted_first(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _weighted_first(weights: np.ndarray, mixes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per row of ``weights (S, K)``, the examples it weights first, in example order (a stable
-    sort of "weight is zero"), as far as the row that mixes most: ``(order, share) (S, n)``."""
-    order = np.argsort(weights == 0, axis=1, kind="stable")[:, :max(1, int((weights > 0).sum(axis=1).max()))]
+    sort of "weight is zero"), as far as the row that mixes most (or ``mixes``): ``(order, share) (S, n)``."""
+    order = np.argsort(weights == 0, axis=1, kind="stable")[:, :mixes or most_mixed(weights)]
     return order, np.take_along_axis(weights, order, axis=1)
+
+
+def most_mixed(weights: np.ndarray) -> int:
+    """The most examples a row of ``weights (S, K)`` mixes (at least 1)."""
+    return max(1, int((weights > 0).sum(axis=1).max(initial=0)))
 
 
 def _slerped_in_turn(example, share: np.ndarray, spread) -> np.ndarray:
@@ -578,12 +613,26 @@ class EffectorChains:
             lo = max(0, near - NEAR_FRAMES)
             taken = np.r_[0, lo:min(n_frames, near + NEAR_FRAMES + 1)]
             rotations, positions = self.rotations[:, taken], self.positions[:, taken]
-        rot = blended_rotations(rotations, weights)
+        rows = hit_rows_per_block(*rotations.shape[1:3])
+        if len(weights) > rows:
+            # blends in blocks, so that a long reference costs time, not memory; every block
+            # mixes as many examples as the most mixed blend (the same bits as one pass)
+            mixes = most_mixed(weights)
+            found = [self._hits(rotations, positions, weights[i:i + rows], lo, near is not None, between_frames,
+                                mixes) for i in range(0, len(weights), rows)]
+            return np.concatenate([p for p, _ in found]), np.concatenate([t for _, t in found])
+        return self._hits(rotations, positions, weights, lo, near is not None, between_frames, None)
+
+    def _hits(self, rotations: np.ndarray, positions: np.ndarray, weights: np.ndarray, lo: int, near: bool,
+              between_frames: bool, mixes: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`hits` of the blends ``weights`` in one pass over the chains' frames ``rotations``,
+        ``positions`` (the clip's from ``lo``)."""
+        rot = blended_rotations(rotations, weights, mixes=mixes)
         pos = np.einsum("sk,kfjc->sfjc", weights, positions)
         s, f, c = rot.shape[:3]
         world, _ = forward_kinematics(rot.reshape(s * f, c, 4), pos.reshape(s * f, c, 3), self.parents,
                                       [self.effector, self.pelvis], rotations_out=False)
-        return self._found(rot, pos, world.reshape(s, f, 2, 3), lo, near is not None, between_frames)
+        return self._found(rot, pos, world.reshape(s, f, 2, 3), lo, near, between_frames)
 
     def hits_ahead(self, weights: np.ndarray, probes: np.ndarray, around: int,
                    spread: int) -> tuple[np.ndarray, np.ndarray, Callable[[int], np.ndarray | None]]:
@@ -657,6 +706,19 @@ class EffectorChains:
         posed_pos = pos[rows, start] + share[:, None, None] * (pos[rows, start + 1] - pos[rows, start])
         point, _ = forward_kinematics(posed_rot, posed_pos, self.parents, [self.effector], rotations_out=False)
         return point[:, 0] + shift, times
+
+
+# What hit points hold at their peak per blend, frame and chain joint: the blended rotations
+# and translations, the slerps' temporaries, the forward kinematics (measured with tracemalloc
+# on the raises: 182 bytes), and the most bytes one block of blends may take.
+HIT_BYTES_PER_BLEND_FRAME_JOINT = 192
+HIT_BLOCK_BYTES = 256 << 20
+
+
+def hit_rows_per_block(frames: int, joints: int) -> int:
+    """How many blends :meth:`EffectorChains.hits` poses at once over ``frames`` of ``joints``
+    chain joints (at least one): a block holds HIT_BLOCK_BYTES at most, or one blend."""
+    return max(1, HIT_BLOCK_BYTES // (HIT_BYTES_PER_BLEND_FRAME_JOINT * max(frames * joints, 1)))
 
 
 # How many frames either side of the base blend's hit the finite-difference blends of the
@@ -1039,6 +1101,9 @@ class ReachSpace:
             raise ValueError(f"reference must index one of the {len(examples)} examples, got {reference}")
         if feature not in FEATURES:
             raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
+        ref = examples[reference]
+        check_reach_size(ref.n_frames, [resampled_frames(m.n_frames, m.fps, ref.fps) for m in examples],
+                         len(ref.skeleton))
         order = [reference] + [k for k in range(len(examples)) if k != reference]
         reg = register_examples([examples[k] for k in order], rig=rig,
                                 names=None if names is None else [names[k] for k in order])

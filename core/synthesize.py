@@ -30,10 +30,11 @@ from typing import Sequence
 import numpy as np
 
 from .analysis import foot_contacts, horizontal
+from .budget import OverBudget, check_budget, current_budget
 from .compose import additional_parts, compose, shoulder_angles
 from .contacts import PlannedStep, hold_feet
 from .methods import SideFeatures, plan_pair
-from .motion import Motion, forward_kinematics, scale_mismatch
+from .motion import Motion, forward_kinematics, resampled_frames, scale_mismatch
 from .optimize import blend_weights
 from .options import SynthesisOptions
 from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Composition, PairPlan, Plan, Rejection,
@@ -559,9 +560,39 @@ def bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
     return warnings
 
 
-# A clip at another frame rate is resampled to the first clip's; past this size the
-# rates are a mistake (a typo in a Frame Time), not a capture.
-MAX_RESAMPLED_BYTES = 2e9
+# What a synthesis holds at its peak per output frame and joint: the track, time warps, blends,
+# the contact stage and the quality figures over a gap (measured with tracemalloc: 392 bytes
+# over a gap of 20,000 frames between two Bandai Namco clips; a long clip alone, 165).
+SYNTHESIS_BYTES_PER_FRAME_JOINT = 400
+# A clip held for a synthesis, per frame and joint: its motion (7 doubles) and its joint positions (3).
+CLIP_BYTES_PER_FRAME_JOINT = 80
+
+
+def synthesis_bytes(frames: int, joints: int, clip_frames: int = 0) -> int:
+    """Bytes a synthesis of ``frames`` output frames on ``joints`` joints holds at its peak, its
+    clips (``clip_frames`` in all) held with their joint positions besides."""
+    return (SYNTHESIS_BYTES_PER_FRAME_JOINT * int(frames) + CLIP_BYTES_PER_FRAME_JOINT * int(clip_frames)) * int(joints)
+
+
+def output_span(spans: Sequence[tuple[int, int]], current: int | None = None) -> tuple[int, int]:
+    """The first and last output frame of a synthesis of clips playing ``spans`` (each its start
+    and its frame count at the output's rate): the output runs from the first clip's first frame
+    to the last one's last frame, and past a current frame (eq. 17), whose frames the output
+    holds up to it and a blend may start only after."""
+    first = min(start for start, _ in spans)
+    last = max(start + frames - 1 for start, frames in spans)
+    return first, max(last, first if current is None else int(current) + 1)
+
+
+def check_synthesis_size(spans: Sequence[tuple[int, int]], joints: int, current: int | None = None) -> None:
+    """Refuse (core.budget) a synthesis whose output the memory budget cannot hold, before any
+    of it is made; ``spans``, ``current`` as :func:`output_span`."""
+    first, last = output_span(spans, current)
+    frames = last - first + 1
+    reach = f", past the current frame {current:,}" if current is not None and last == current + 1 else ""
+    check_budget("the synthesis", synthesis_bytes(frames, joints, sum(n for _, n in spans)),
+                 f"{frames:,} output frames, from frame {first:,} to {last:,}{reach}, x {joints} joints",
+                 remedy="place the clips closer together" + (" and nearer the current frame" if reach else ""))
 
 
 def unique_names(names: list[str]) -> list[str]:
@@ -603,19 +634,26 @@ def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
         if not 0 <= lo <= hi < m.n_frames:
             raise ValueError(
                 f"clip '{c.name}': core {lo}..{hi} is not inside its frames 0..{m.n_frames - 1}")
+    # (np.isclose(fps, ref.fps, rtol=1e-4) on two numbers, without its dispatch: every live update checks)
+    at_rate = [c.motion.fps == ref.fps or abs(c.motion.fps - ref.fps) <= 1e-8 + 1e-4 * abs(ref.fps) for c in clips]
+    spans = []
+    for c, same in zip(clips, at_rate):
+        frames = c.motion.n_frames if same else resampled_frames(c.motion.n_frames, c.motion.fps, ref.fps)
+        size = synthesis_bytes(frames, len(ref.skeleton))
+        if not same and size > current_budget():
+            # (before the synthesis's size: a clip that alone exceeds the budget once resampled
+            # is a mistake in a frame rate, and the message names it)
+            raise OverBudget(f"clip '{c.name}' at {c.motion.fps:g} fps, resampled to the first clip's {ref.fps:g} "
+                             f"fps,", size, current_budget(), f"{frames:,} frames x {len(ref.skeleton)} joints",
+                             f"check its frame rate, or resample it to {ref.fps:g} fps before synthesizing")
+        spans.append((c.start, frames))
+    check_synthesis_size(spans, len(ref.skeleton), max((c.current for c in clips if c.current is not None),
+                                                       default=None))
     out = []
-    for c in clips:
-        # (np.isclose(fps, ref.fps, rtol=1e-4) on two numbers, without its dispatch: every live update checks)
-        if not (c.motion.fps == ref.fps or abs(c.motion.fps - ref.fps) <= 1e-8 + 1e-4 * abs(ref.fps)):
+    for c, same in zip(clips, at_rate):
+        if not same:
             # a clip at another rate is resampled, and its start and core kept in seconds
             scale = ref.fps / c.motion.fps
-            frames = int(np.ceil(c.motion.n_frames * scale))
-            size = frames * len(c.motion.skeleton) * 7 * 8  # a rotation and a translation per joint, in doubles
-            if size > MAX_RESAMPLED_BYTES:
-                raise ValueError(
-                    f"clip '{c.name}' at {c.motion.fps:g} fps would be resampled to the first clip's {ref.fps:g} fps as "
-                    f"{frames:,} frames ({size / 1e9:.1f} GB); check its frame rate, or resample it to "
-                    f"{ref.fps:g} fps before synthesizing")
             m = c.motion.resampled(ref.fps) if resample is None else resample(c.motion, ref.fps)
             lo, hi = c.core_range
             core = (min(int(round(lo * scale)), m.n_frames - 1), min(int(round(hi * scale)), m.n_frames - 1))

@@ -269,8 +269,8 @@ def test_a_clip_whose_rate_would_resample_it_into_gigabytes_is_refused():
 
     walk = demo_clips()["walk"].motion
     slow = Motion(walk.skeleton, walk.rotations, walk.positions, 1e-6)  # made in code: no reader to refuse it
-    with pytest.raises(ValueError, match=r"'slow' at 1e-06 fps would be resampled to the first clip's 30 fps as "
-                                         r"[\d,]+ frames \([\d.]+ GB\)"):
+    with pytest.raises(ValueError, match=r"'slow' at 1e-06 fps, resampled to the first clip's 30 fps, would need "
+                                         r"[\d,.]+ GiB \([\d,]+ frames"):
         synthesize([Clip(walk, 0, None, "walk"), Clip(slow, walk.n_frames + 10, None, "slow")])
 
 
