@@ -120,7 +120,7 @@ def _bounded_bytes(path) -> bytes:
     remedy = "give a shorter clip"
     size = info.st_size if stat.S_ISREG(mode) else 0  # (a pipe's size is what it will give)
     check_budget(f"reading {path}", size * READ_BYTES_PER_BYTE, f"a file of {size:,} bytes", remedy=remedy)
-    with open(path, "rb") as f:
+    with _opened(path, mode) as f:
         # as much as the file says it holds, then on while it gives more, up to the limit (a
         # buffer of the limit's size, asked for at once, would be taken for any file)
         chunks = [f.read(size + 1)]
@@ -136,6 +136,28 @@ def _bounded_bytes(path) -> bytes:
 
 
 READ_CHUNK = 1 << 20
+PIPE_WAIT_S = 10.0  # seconds a pipe may take to give its first bytes
+
+
+def _opened(path, mode: int):
+    """``path`` opened for reading bytes; a pipe only once it gives its first bytes, within
+    PIPE_WAIT_S (opening one that nobody writes would wait for ever)."""
+    if not stat.S_ISFIFO(mode):
+        return open(path, "rb")
+    import fcntl
+    import select
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        ready, _, _ = select.select([fd], [], [], PIPE_WAIT_S)
+        if not ready:
+            raise BVHError(f"{path} is a pipe nothing was written to within {PIPE_WAIT_S:g} s: give a BVH file, or "
+                           f"start what writes the pipe first")
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @dataclass(frozen=True)

@@ -352,3 +352,16 @@ def test_a_reach_space_takes_no_more_than_its_estimate(mocap):
         tracemalloc.stop()
     frames = examples[0].n_frames
     assert peak <= reach_bytes(frames, [m.n_frames for m in examples], len(examples[0].skeleton))
+
+
+def test_a_fifo_nobody_writes_is_refused_after_a_wait_not_waited_on_for_ever(tmp_path, capsys, monkeypatch):
+    """Opening a pipe that nobody writes blocks for ever (the hostile-input fuzz found every
+    command that reads a clip hanging on one): a pipe is opened only once it gives its first
+    bytes, within PIPE_WAIT_S."""
+    import core.bvh
+
+    monkeypatch.setattr(core.bvh, "PIPE_WAIT_S", 0.5)
+    fifo = tmp_path / "clip.bvh"
+    os.mkfifo(fifo)
+    assert main(["analyze", str(fifo)]) == 2
+    assert "a pipe nothing was written to within 0.5 s" in capsys.readouterr().err
