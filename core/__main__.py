@@ -178,15 +178,47 @@ def parse_clip_spec(spec: str) -> tuple[str, int | None, tuple[int, int] | None]
                          f"(or leave it out, as in walk.bvh@:30-120, to run the clip as soon as possible)"
                          + _at_sign_hint(spec))
     else:
-        start = int(start_text)
+        start = _checked_frame(int(start_text), f"clip {spec!r}: START")
     core = None
     if colon:
         match = _CORE.match(core_text)
         if match is None:
             raise ValueError(f"clip {spec!r}: the core {core_text!r} must be two whole clip frames, FIRST-LAST, "
                              f"as in walk.bvh@0:30-120")
-        core = (int(match.group(1)), int(match.group(2)))
+        core = tuple(_checked_frame(int(match.group(k)), f"clip {spec!r}: the core") for k in (1, 2))
     return path, start, core
+
+
+# No timeline or clip is this long (a year at 30 fps): a larger frame number is a typo, and
+# believing it overflowed numpy's 64-bit integers (an OverflowError traceback)
+MAX_FRAME = 10**9
+
+
+def _checked_frame(value: int, what: str) -> int:
+    if abs(value) > MAX_FRAME:
+        raise ValueError(f"{what} {value} is beyond {MAX_FRAME:,} frames (a year at 30 fps): give the frame meant")
+    return value
+
+
+def _frame(text: str) -> int:
+    """argparse type: a frame number, whole and within MAX_FRAME either way."""
+    try:
+        return _checked_frame(int(text), "frame")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error) if "beyond" in str(error) else f"{text!r} is not a whole frame")
+
+
+def _finite(low: float, high: float, what: str):
+    """argparse type: a number from ``low`` to ``high``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not low <= value <= high:  # (NaN fails too)
+            raise argparse.ArgumentTypeError(f"{what} must be from {low:g} to {high:g}, got {text}")
+        return value
+    return parse
 
 
 def _at_sign_hint(spec: str) -> str:
@@ -677,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--responsiveness", "-W", type=float, default=0.5, help="0 most responsive .. 1 smoothest (default 0.5)")
     p.add_argument("--plan", help="also write the plan as JSON here")
     p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role (repeatable)")
-    p.add_argument("--current", type=int, metavar="FRAME",
+    p.add_argument("--current", type=_frame, metavar="FRAME",
                    help="the output frame being played when the clips without @START are added (eq. 17): output "
                         "frames up to it stay as the clips before them alone give them")
     p.set_defaults(func=cmd_synthesize)
@@ -709,11 +741,12 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("library", metavar="LIBRARY_DIR", help="a folder of BVH clips on one skeleton: the hop candidates")
     q.add_argument("--src", required=True, metavar="A.bvh", help="the source clip (in the library or not)")
     q.add_argument("--dst", required=True, metavar="B.bvh", help="the destination clip (in the library or not)")
-    q.add_argument("--offset", required=True, type=int, metavar="FRAMES",
+    q.add_argument("--offset", required=True, type=_frame, metavar="FRAMES",
                    help="the destination's frame k plays at the source's frame k + FRAMES")
     q.add_argument("-o", "--output", required=True, metavar="TABLE.npz", help="the table to write")
-    q.add_argument("--blend", type=float, metavar="SECONDS", help="the length of each blend (default 0.5 s)")
-    q.add_argument("--weight", type=float, metavar="W",
+    q.add_argument("--blend", type=_finite(1e-3, 60.0, "--blend"), metavar="SECONDS",
+                   help="the length of each blend (default 0.5 s)")
+    q.add_argument("--weight", type=_finite(0.0, 1e6, "--weight"), metavar="W",
                    help="w of eq. (2), per second of stays (it is divided by the frame rate, so the choices do not "
                         "change with it); default: eq. (5) on 100 seeded random conditions of the library")
     q.add_argument("--workers", type=int, metavar="N",
@@ -725,7 +758,7 @@ def main(argv: list[str] | None = None) -> int:
     q.set_defaults(func=cmd_hops_precompute)
     q = hops.add_parser("show", parents=[budget], help="print a precomputed table")
     q.add_argument("table", metavar="TABLE.npz")
-    q.add_argument("--trigger", type=int, metavar="FRAME", help="only this trigger frame")
+    q.add_argument("--trigger", type=_frame, metavar="FRAME", help="only this trigger frame")
     q.add_argument("--json", action="store_true",
                    help="print a list with one object per trigger frame: trigger, hop, offset, stay_src, stay_hop, "
                         "smoothness, responsiveness, direct")
@@ -737,7 +770,7 @@ def main(argv: list[str] | None = None) -> int:
                                     "(source, hop and destination as three clips, the frames each plays alone its "
                                     "core); --plain: the paper's crossfades; --direct: the plain direct transition.")
     q.add_argument("table", metavar="TABLE.npz")
-    q.add_argument("--trigger", type=int, required=True, metavar="FRAME", help="the source frame of the trigger")
+    q.add_argument("--trigger", type=_frame, required=True, metavar="FRAME", help="the source frame of the trigger")
     q.add_argument("-o", "--output", required=True, metavar="OUT.bvh", help="the BVH file to write")
     q.add_argument("--plain", action="store_true", help="the paper's plain blends instead of the synthesis engine")
     q.add_argument("--direct", action="store_true",
@@ -795,7 +828,8 @@ def main(argv: list[str] | None = None) -> int:
     except OverBudget as exc:
         print(f"error: {exc.with_option('--max-memory')}", file=sys.stderr)
         return 2
-    except (ValueError, KeyError, OSError) as exc:
+    except (ValueError, KeyError, OSError, OverflowError) as exc:
+        # (an OverflowError: a number past what a computation can hold, e.g. a rate of 1e308)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {msg}", file=sys.stderr)
         return 2

@@ -449,9 +449,9 @@ class HopTable:
                              f"{k} clips")
         if n and (self.choices[:, 0].min() < 0 or self.choices[:, 0].max() >= k or self.choices[:, 2:].min() < 0):
             raise ValueError(f"a hop table's choices must name its {k} clips and stay no negative time")
-        if not (np.isfinite(self.fps) and self.fps > 0) or self.blend_frames < 1 or not (
+        if not (np.isfinite(self.fps) and 0 < self.fps <= 1000) or self.blend_frames < 1 or not (
                 np.isfinite(self.weight) and self.weight >= 0):
-            raise ValueError(f"a hop table needs a positive frame rate (got {self.fps}), blends of a frame or more "
+            raise ValueError(f"a hop table needs a frame rate up to 1000 fps (got {self.fps}), blends of a frame or more "
                              f"(got {self.blend_frames}) and a finite weight of 0 or more (got {self.weight})")
 
     def index(self, trigger: int) -> int:

@@ -788,3 +788,23 @@ def test_library_clips_of_another_scale_or_with_legs_up_are_left_out_with_a_warn
     assert "warning: library clip 'walk_m.bvh' has bones 0.01 times as long as those of the query" in err
     assert "warning: library clip 'bow_legs_up.bvh': the legs point up" in err
     assert json.loads(report.read_text())["parts"]["upper"]["clip"] == "bow.bvh"
+
+
+def test_numbers_past_what_a_computation_holds_are_refused_by_name(tmp_path, capsys):
+    """Left by the trust fixes and found in their review: --current 99999999999999999999 and
+    --blend 1e308 ended in OverflowError tracebacks. A frame number beyond a year at 30 fps or a
+    blend beyond a minute is a typo, refused with what it is."""
+    walk = str(MOCAP / "bandai1" / "walk_normal_001.bvh")
+    out = str(tmp_path / "out.bvh")
+    for argv, said in ((["synthesize", f"{walk}@0", walk, "--current", "99999999999999999999", "-o", out], "beyond"),
+                       (["synthesize", f"{walk}@0", f"{walk}@100000000000000000000", "-o", out], "beyond"),
+                       (["hops", "precompute", str(tmp_path), "--src", walk, "--dst", walk, "--offset", "0",
+                         "--blend", "1e308", "-o", str(tmp_path / "t.npz")], "--blend must be from"),
+                       (["hops", "show", str(tmp_path / "t.npz"), "--trigger", "1e3"], "not a whole frame")):
+        try:
+            status = main(argv)
+        except SystemExit as exit:  # (argparse's refusal of an option's value)
+            status = exit.code
+        err = capsys.readouterr().err
+        assert status == 2 and said in err and "Traceback" not in err, (argv, err)
+    assert not (tmp_path / "out.bvh").exists()

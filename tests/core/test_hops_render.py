@@ -363,7 +363,7 @@ def test_a_hand_made_table_that_is_not_one_gets_a_message_not_a_traceback(table,
     def forged(**changes):
         arrays = table.to_arrays()
         arrays.update(changes)
-        path = tmp_path / "forged.npz"
+        path = tmp_path / f"forged-{len(list(tmp_path.glob('forged-*')))}.npz"  # (one file a case)
         np.savez(path, **arrays)
         return path
 
@@ -375,7 +375,7 @@ def test_a_hand_made_table_that_is_not_one_gets_a_message_not_a_traceback(table,
     choices[0, 0] = len(table.hops) + 3
     cases = {"an empty .npz": empty_npz, "an empty file": empty_file,
              "a source out of range": forged(src=np.int64(99)), "a hop out of range": forged(choices=choices),
-             "fps 0": forged(fps=np.float64(0.0)), "a folder": tmp_path}
+             "fps 0": forged(fps=np.float64(0.0)), "fps 1e308": forged(fps=np.float64(1e308)), "a folder": tmp_path}
     for what, path in cases.items():
         for command in (["hops", "show", str(path)],
                         ["hops", "render", str(path), "--trigger", str(int(table.triggers[0])), "-o",
