@@ -206,7 +206,8 @@ def _wrapped(angles: np.ndarray) -> np.ndarray:
 
 def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple[int, int]], rig: Rig, *,
               up: np.ndarray, leg: float, floors: np.ndarray, steps: list[dict] | None = None,
-              sources: SourceFeet | None = None, options: ContactOptions = ContactOptions()) -> Motion:
+              sources: SourceFeet | None = None, options: ContactOptions = ContactOptions(),
+              pelvis_down: bool = False) -> Motion:
     """``motion`` with its feet held over each of output frames ``gaps`` (inclusive, cores at both ends).
 
     motion, first  the output and the timeline frame of its frame 0;
@@ -222,6 +223,11 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
                    eased in between; a swing is lifted, and kept above the floor, no
                    higher than theirs go (so a blend equal to one source is left as it
                    is). None (synthesis): every foot down held still, on the floor.
+    pelvis_down    whether the body may come down to held feet out of reach (:func:`pelvis_drop`,
+                   synthesis's gaps), no leg stretched past render.REACH or its own extension;
+                   False leaves the pelvis and every leg not held as they are, and eases legs
+                   into their full reach, as before the reach rule (assembly keeps the query's
+                   pelvis and the legs it does not replace).
 
     The legs of every gap are solved in one evaluation of the whole motion.
     """
@@ -289,7 +295,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
         return motion
     lengths = np.array([leg_length(motion.skeleton, rig, side) for side in "LR"])
     drop = np.zeros(F)
-    for g0, g1 in spans:
+    for g0, g1 in spans if pelvis_down else ():
         window = slice(g0, g1 + 1)
         # (only for feet held down: a foot in the air is the step's to bring, not the body's)
         held_down = active[window] & standing[window]
@@ -309,7 +315,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
         rotations = np.where(free[..., None], blended[1], rotations)
         active = active | free
     return adapt_legs(motion, rig, targets, active, ankle_rotations=rotations, evaluated=evaluated,
-                      fade_s=options.hold_fade_s)
+                      fade_s=options.hold_fade_s, reach_rule=pelvis_down)
 
 
 def pelvis_drop(hips: np.ndarray, ankles: np.ndarray, targets: np.ndarray, active: np.ndarray, lengths: np.ndarray,

@@ -87,6 +87,7 @@ def adapt_legs(
     ankle_rotations: np.ndarray | None = None,
     evaluated: tuple[int, list[int], np.ndarray, np.ndarray] | None = None,
     fade_s: float,
+    reach_rule: bool = True,
 ) -> Motion:
     """Legs of ``motion`` solved by two-bone IK so that each ankle reaches its target (2008, 7.2).
 
@@ -105,6 +106,10 @@ def adapt_legs(
                   continuity is the caller's (the contact stage's corrections grow
                   from zero at the cores, adaptation's targets start where the feet
                   stand). So no hold switches on or off in one frame.
+    reach_rule    no leg stretched past the larger of REACH and its own extension (synthesis,
+                  whose contact stage brings the body down to feet that leaves short);
+                  False: eased into the leg's full reach (assembly and blends, whose pelvis
+                  stays where it is).
     evaluated     forward kinematics of ``motion`` when the caller has it: ``(first frame,
                   joints, positions (n, K, 3), rotations (n, K, 4))`` over frames
                   ``first .. first + n - 1``, every active frame among them, of joints
@@ -167,7 +172,7 @@ def adapt_legs(
     # nearly straight leg asked to stretch further would swing its knee across by many
     # times the change (a held foot settling half a millimetre turned a standing knee by
     # 9 mm in one frame); its foot stays that little short instead
-    top = np.maximum(own, REACH)
+    top = np.maximum(own, REACH) if reach_rule else 1.0
     # both legs on one evaluation of their chains (solving one leg does not move the other)
     # (the contact stage's window runs from the first gap to the last: only the gaps' frames are solved)
     solved = legs_ik(window, legs, np.stack(targets, axis=1),

@@ -488,7 +488,8 @@ def _hold_gap(track: Track, skeleton, step: _Step, by_id: dict, ctx: Context, le
     window = Motion(skeleton, track.rotations[a:b], track.positions[a:b], ctx.fps)
     floors = gap_floors(by_id[id(prev.motion)].figures, by_id[id(nxt.motion)].figures, ctx.rig)
     held = hold_feet(window, g0, track.contacts[a:b], [(g0, g1)], ctx.rig, up=ctx.up, leg=ctx.leg,
-                     floors=[floors], steps=[planned_steps(step.outcome)], options=ctx.options.contacts)
+                     floors=[floors], steps=[planned_steps(step.outcome)], options=ctx.options.contacts,
+                     pelvis_down=True)
     drop = held.positions[:, ctx.rig.pelvis] - window.positions[:, ctx.rig.pelvis]
     return g0, np.array(held.rotations[:, legs]), drop if drop.any() else None
 

@@ -487,7 +487,7 @@ def _feet_held(motion: Motion, track: Track, pairs: list[PairPlan], joined: list
     floors = [gap_floors(figures[id(prev)], figures[id(nxt)], ctx.rig) for prev, nxt in joined]
     steps = [planned_steps(p) for p in pairs]
     motion = hold_feet(motion, track.first, track.contacts, [p.gap for p in pairs], ctx.rig, up=ctx.up, leg=ctx.leg,
-                       floors=floors, steps=steps, options=ctx.options.contacts)
+                       floors=floors, steps=steps, options=ctx.options.contacts, pelvis_down=True)
     return motion
 
 

@@ -783,3 +783,19 @@ def test_every_juncture_of_an_arm_or_of_the_legs_has_the_querys_statistics_befor
         want = juncture_angles(query.rotations[:, j], frame)
         np.testing.assert_allclose(out.mean(axis=0), want.mean(axis=0), atol=1e-9)
         np.testing.assert_allclose(out.std(axis=0), want.std(axis=0), atol=1e-9)
+
+
+def test_a_replaced_leg_leaves_the_pelvis_and_the_other_leg_the_query_s_bit_for_bit(mocap):
+    """The pelvis stays the query's and a leg left as the query's is the query's, bit for bit,
+    while the replaced leg's feet are held (the review of the legs issue's reach rule found
+    the body brought down to the held feet in assembly too, the other leg bent with it)."""
+    walk = mocap(WALK)[WALK_FRAMES]
+    library = {name: mocap(name) for name in ("bandai1/walk_angry_001", "bandai1/walk_happy_001", KICK)}
+    rig = find_rig(walk)
+    for part, kept_side in (("left.leg", "R"), ("lower", None)):
+        out = assemble(walk, {part: library}).motion
+        assert np.array_equal(out.positions[:, rig.pelvis], walk.positions[:, rig.pelvis]), part
+        if kept_side:
+            leg = rig.leg(kept_side)
+            joints = [leg.hip, leg.knee, leg.ankle, leg.toe]
+            assert np.array_equal(out.rotations[:, joints], walk.rotations[:, joints]), part

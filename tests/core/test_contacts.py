@@ -38,7 +38,9 @@ def slid(motion, rig, up, distance):
 def held(motion, rig, up, contacts):
     leg = leg_length(motion.skeleton, rig, "L")
     levels = foot_levels(foot_positions(motion, rig) @ up, motion.fps)
-    return hold_feet(motion, 0, contacts, [GAP], rig, up=up, leg=leg, floors=levels.floor.reshape(2, 2)), leg, levels
+    # (as synthesis holds them: the body may come down to feet out of reach)
+    return hold_feet(motion, 0, contacts, [GAP], rig, up=up, leg=leg, floors=levels.floor.reshape(2, 2),
+                     pelvis_down=True), leg, levels
 
 
 def test_a_foot_the_sources_hold_down_moves_less_than_half_a_percent_of_a_leg_per_frame(walk):
