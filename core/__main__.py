@@ -278,7 +278,7 @@ def cmd_synthesize(args) -> int:
     result = synthesize(clips, responsiveness=args.responsiveness, rig=rig)
     # (the plan as Plan.to_json writes it, naming its output)
     _write_with_record(args.output, format_bvh(result.motion), args.plan,
-                       result.plan.to_dict() if args.plan is not None else None, allow_nan=True)
+                       result.plan.to_dict() if args.plan is not None else None)
     print(result.plan.summary())
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
@@ -311,6 +311,8 @@ def cmd_blend(args) -> int:
     weights = _numbers(args.weights, "--weights")
     priorities = _numbers(args.priorities, "--priorities")
     starts = _numbers(args.starts, "--starts", int)
+    if starts is not None:
+        starts = [_checked_frame(x, "--starts: a start") for x in starts]
     cyclic = None
     if args.cyclic is not None:
         named = [n.strip() for n in args.cyclic.split(",") if n.strip()]

@@ -429,8 +429,8 @@ class HopTable:
 
     def __post_init__(self):
         n = len(self.triggers)
-        if self.choices.shape != (n, 4) or not all(len(a) == n for a in (self.smoothness, self.responsiveness,
-                                                                          self.direct)):
+        if self.triggers.ndim != 1 or self.choices.shape != (n, 4) or not all(
+                np.shape(a) == (n,) for a in (self.smoothness, self.responsiveness, self.direct)):
             raise ValueError(f"a hop table needs 4 choices and 3 costs per trigger frame ({n})")
         if len(self.frames) not in (0, len(self.hops)) or len(self.digests) not in (0, len(self.hops)):
             raise ValueError(f"a hop table keeps the frame count and digest of each of its {len(self.hops)} clips, "
@@ -522,6 +522,7 @@ class HopTable:
     @classmethod
     def load(cls, path) -> "HopTable":
         import zipfile
+        import zlib
 
         if not Path(path).is_file():
             # (a FIFO or a device would block or never end)
@@ -537,7 +538,9 @@ class HopTable:
                 arrays = {k: data[k] for k in data.files}
         except OverBudget:
             raise
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError,
+                KeyError) as exc:
+            # (a damaged member: zlib's error; an encrypted or unknown compression: zipfile's)
             raise ValueError(f"{path} is not a hop table (.npz written by `python -m core hops precompute`): "
                              f"{exc}") from None
         missing = {"triggers", "choices", "smoothness", "responsiveness", "direct", "hops", "src", "dst", "offset",

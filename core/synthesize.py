@@ -598,11 +598,18 @@ def check_synthesis_size(spans: Sequence[tuple[int, int]], joints: int, current:
 def unique_names(names: list[str]) -> list[str]:
     """``names`` with a repeated one numbered from its second time on (``walk``, ``walk #2``):
     the same file given twice is two clips."""
-    seen: dict[str, int] = {}
-    out = []
+    taken, count, out = set(names), {}, []
     for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+        count[name] = count.get(name, 0) + 1
+        label = name
+        if count[name] > 1:
+            # (never a name given too: walk, "walk #2" and walk again are walk, walk #2, walk #3)
+            k = count[name]
+            while f"{name} #{k}" in taken:
+                k += 1
+            label = f"{name} #{k}"
+            taken.add(label)
+        out.append(label)
     return out
 
 

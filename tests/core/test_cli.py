@@ -808,3 +808,17 @@ def test_numbers_past_what_a_computation_holds_are_refused_by_name(tmp_path, cap
         err = capsys.readouterr().err
         assert status == 2 and said in err and "Traceback" not in err, (argv, err)
     assert not (tmp_path / "out.bvh").exists()
+
+
+def test_a_start_beyond_a_year_is_refused_by_blend_too(capsys, tmp_path):
+    walk = str(MOCAP / "bandai1" / "walk_normal_001.bvh")
+    bow = str(MOCAP / "bandai1" / "bow_normal_001.bvh")
+    assert main(["blend", walk, bow, f"--starts=0,{'9' * 400}", "-o", str(tmp_path / "o.bvh")]) == 2
+    assert "--starts: a start" in capsys.readouterr().err
+
+
+def test_repeated_names_never_meet_a_name_given():
+    from core.synthesize import unique_names
+
+    assert unique_names(["walk", "walk #2", "walk", "walk"]) == ["walk", "walk #2", "walk #3", "walk #4"]
+    assert unique_names(["a", "b", "a"]) == ["a", "b", "a #2"]

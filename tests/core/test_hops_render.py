@@ -367,6 +367,21 @@ def test_a_hand_made_table_that_is_not_one_gets_a_message_not_a_traceback(table,
         np.savez(path, **arrays)
         return path
 
+    def damaged():
+        """The table compressed, a byte in its first member's data flipped (zlib's error)."""
+        import zipfile
+
+        path = tmp_path / "damaged.npz"
+        np.savez_compressed(path, **table.to_arrays())
+        data = bytearray(path.read_bytes())
+        with zipfile.ZipFile(path) as archive:
+            info = max(archive.infolist(), key=lambda i: i.compress_size)
+        at = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra) + info.compress_size // 2
+        for k in range(16):
+            data[at + k] ^= 0xFF
+        path.write_bytes(bytes(data))
+        return path
+
     empty_npz = tmp_path / "empty.npz"
     np.savez(empty_npz)
     empty_file = tmp_path / "nothing.npz"
@@ -375,7 +390,9 @@ def test_a_hand_made_table_that_is_not_one_gets_a_message_not_a_traceback(table,
     choices[0, 0] = len(table.hops) + 3
     cases = {"an empty .npz": empty_npz, "an empty file": empty_file,
              "a source out of range": forged(src=np.int64(99)), "a hop out of range": forged(choices=choices),
-             "fps 0": forged(fps=np.float64(0.0)), "fps 1e308": forged(fps=np.float64(1e308)), "a folder": tmp_path}
+             "fps 0": forged(fps=np.float64(0.0)), "fps 1e308": forged(fps=np.float64(1e308)),
+             "costs of two columns": forged(smoothness=np.stack([table.smoothness] * 2, axis=1)),
+             "a damaged member": damaged(), "a folder": tmp_path}
     for what, path in cases.items():
         for command in (["hops", "show", str(path)],
                         ["hops", "render", str(path), "--trigger", str(int(table.triggers[0])), "-o",
