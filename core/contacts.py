@@ -239,7 +239,6 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
     targets = np.zeros((F, 2, 3))
     rotations = np.zeros((F, 2, 4))
     active = np.zeros((F, 2), dtype=bool)
-    standing = np.zeros((F, 2), dtype=bool)  # the feet the blended sources have down
     steps = steps or [{} for _ in gaps]
     floors = [np.asarray(floors)] * len(gaps) if np.ndim(floors) == 2 else list(floors)
     # (gaps too short to change a frame in, or outside the motion, are left alone)
@@ -269,7 +268,6 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
         blended[2][g0 : g1 + 1] = hips_all[at : at + n]
         at += n
         down = np.array(contacts[g0 : g1 + 1], dtype=bool)
-        standing[g0 : g1 + 1] = down
         # a planned step stands on its first frame and lands on its last, off its hold between:
         # its slot (gap frames), how high it rises and whether it glides
         slots = {k: [replace(p, first=max(p.first + 1 - first - g0, 1), last=min(p.last - 1 - first - g0, n - 2))
@@ -298,7 +296,7 @@ def hold_feet(motion: Motion, first: int, contacts: np.ndarray, gaps: list[tuple
     for g0, g1 in spans if pelvis_down else ():
         window = slice(g0, g1 + 1)
         # (only for feet held down: a foot in the air is the step's to bring, not the body's)
-        held_down = active[window] & standing[window]
+        held_down = active[window] & np.asarray(contacts[window], dtype=bool)
         drop[window] = pelvis_drop(blended[2][window], blended[0][window], targets[window], held_down, lengths,
                                    up, motion.fps, options.pelvis_s)
     drop[drop < 1e-9 * lengths.mean()] = 0.0  # (rounding: the same rig in other units drops alike)

@@ -522,40 +522,53 @@ def _written_finite(path: Path) -> bool:
     return True
 
 
-def run_case(case: Case, workdir: Path, good_clips: list[Path]) -> tuple[str, str]:
-    """(outcome, what the command said last) of one case, in a folder of its own."""
+def _case_folder(workdir: Path, name: str, good_clips: list[Path]) -> tuple[Path, list[Path]]:
+    """A fresh folder for one case and copies of the good clips in it (a command must not change
+    them)."""
     import shutil
-    import subprocess
 
-    folder = workdir / f"{case.seed}"
+    folder = workdir / name
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    rng = np.random.default_rng(case.seed)
-    goods = []
-    for g in good_clips:  # copies: a command must not change them
-        goods.append(folder / g.name)
-        goods[-1].write_bytes(g.read_bytes())
-    bad = folder / "hostile.bvh"
-    _write_input(bad, case.kind, rng, goods[0].read_text())
-    args, outputs = _arguments(case, bad, goods, folder)
-    inputs = [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix in (".bvh", ".npz")]
+    goods = [folder / g.name for g in good_clips]
+    for copy, g in zip(goods, good_clips):
+        copy.write_bytes(g.read_bytes())
+    return folder, goods
+
+
+def _outcome(args: list[str], inputs: list[Path], outputs: list[Path], env: dict | None = None) -> tuple[str, str]:
+    """(outcome, what the command said last) of ``python -m core ARGS``, its ``inputs``
+    checksummed before and after, its ``outputs`` read back when it exits 0. A refusal that
+    prints a line of /etc/passwd ("root:") counts as a traceback: it read what it must not."""
+    import subprocess
+
     before = {p: _digest(p) for p in inputs}
     try:
         done = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True,
-                              timeout=HANG_S, env={**os.environ, "PYTHONHASHSEED": str(case.seed % 1000)})
+                              timeout=HANG_S, env=env)
     except subprocess.TimeoutExpired:
         return "hang", f"still running after {HANG_S:g} s"
     said = (done.stderr.strip().splitlines() or [""])[-1]
     if any(_digest(p) != d for p, d in before.items()):
         return "inputs changed", said
-    if "Traceback" in done.stderr or done.returncode not in (0, 2):
+    if "Traceback" in done.stderr or done.returncode not in (0, 2) or "root:" in done.stderr:
         return "traceback", said
     if done.returncode == 2:
         return "clean refusal", said
     if not all(_written_finite(p) for p in outputs if p.exists()):
         return "exit 0 with NaN", said
     return "accepted", said
+
+
+def run_case(case: Case, workdir: Path, good_clips: list[Path]) -> tuple[str, str]:
+    """(outcome, what the command said last) of one case, in a folder of its own."""
+    folder, goods = _case_folder(workdir, f"{case.seed}", good_clips)
+    bad = folder / "hostile.bvh"
+    _write_input(bad, case.kind, np.random.default_rng(case.seed), goods[0].read_text())
+    args, outputs = _arguments(case, bad, goods, folder)
+    inputs = [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix in (".bvh", ".npz")]
+    return _outcome(args, inputs, outputs, env={**os.environ, "PYTHONHASHSEED": str(case.seed % 1000)})
 
 
 def cases(seed: int, count: int | None = None) -> list[Case]:
@@ -633,41 +646,14 @@ TABLE_COMMANDS = ("hops show (table)", "hops render (table)")
 
 def run_table_case(case: Case, workdir: Path, good_clips: list[Path]) -> tuple[str, str]:
     """(outcome, what the command said last) of a hand-made table given to show or render."""
-    import shutil
-    import subprocess
-
-    folder = workdir / f"t{case.seed}"
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    rng = np.random.default_rng(case.seed)
-    goods = []
-    for g in good_clips:
-        goods.append(folder / g.name)
-        goods[-1].write_bytes(g.read_bytes())
+    folder, goods = _case_folder(workdir, f"t{case.seed}", good_clips)
     table = hops.precompute({g.name: read_bvh(g) for g in goods}, goods[1].name, goods[0].name, 0, weight=0.01)
     path = folder / "table.npz"
-    path.write_bytes(TABLES[case.kind](table.to_arrays(), rng))
+    path.write_bytes(TABLES[case.kind](table.to_arrays(), np.random.default_rng(case.seed)))
     out = folder / "out.bvh"
     args = ["hops", "show", str(path)] if case.command == "hops show (table)" else [
         "hops", "render", str(path), "--trigger", str(int(table.triggers[0])), "-o", str(out)]
-    before = {p: _digest(p) for p in goods + [path]}
-    try:
-        done = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True,
-                              timeout=HANG_S)
-    except subprocess.TimeoutExpired:
-        return "hang", f"still running after {HANG_S:g} s"
-    said = (done.stderr.strip().splitlines() or [""])[-1]
-    if any(_digest(p) != d for p, d in before.items()):
-        return "inputs changed", said
-    if "Traceback" in done.stderr or done.returncode not in (0, 2) or "root:" in done.stderr:
-        return "traceback", said
-    if done.returncode == 2:
-        return "clean refusal", said
-    if out.exists() and not _written_finite(out):
-        return "exit 0 with NaN", said
-    return "accepted", said
-
+    return _outcome(args, goods + [path], [out])
 
 
 # hostile timelines, in this process: repeated files, cores with no frame between them,

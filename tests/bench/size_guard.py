@@ -28,12 +28,10 @@ need.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import resource
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -44,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from common import MOCAP  # noqa: E402  (tests/bench, next to this script)
+from reliability import old_engine  # noqa: E402
 
 FRAMES = 100_000
 WALK, RUN = MOCAP / "bandai2" / "walk_normal_001.bvh", MOCAP / "bandai2" / "run_normal_001.bvh"
@@ -138,14 +137,6 @@ def feed(fifo: Path) -> None:
         pass
 
 
-def old_core(rev: str, into: Path) -> Path:
-    tar = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev, "core"], check=True,
-                         capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
-        archive.extractall(into, filter="data")
-    return into
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", metavar="REV", help="also measure the core/ of this commit")
@@ -204,7 +195,7 @@ def main() -> None:
         ]
         codes = [("after", ROOT)]
         if args.before:
-            codes.insert(0, (f"before ({args.before})", old_core(args.before, tmp / "before")))
+            codes.insert(0, (f"before ({args.before})", old_engine(args.before, tmp / "before")))
         print(f"each on a {FRAMES:,}-frame clip (real capture tiled); one child per figure: exit status, peak "
               f"resident memory, wall time; cap {MEMORY_CAP >> 30} GiB, {TIMEOUT_S:g} s; budget {BUDGET_MB:,} MB\n")
         for label, code in codes:

@@ -56,6 +56,18 @@ def aligned_clips(result, clips, rig):
     return out
 
 
+def core_errors(result, clips, rig) -> dict[str, float]:
+    """Each clip's largest distance of any joint on any core frame of the output from the clip as
+    the engine placed it (:func:`aligned_clips`; clips in the order of their cores)."""
+    out = result.motion.global_positions()
+    errors = {}
+    for clip, placed in zip(clips, aligned_clips(result, clips, rig).values()):
+        lo, hi = clip.core_range
+        got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
+        errors[clip.name] = float(np.abs(got - placed.global_positions()[lo : hi + 1]).max())
+    return errors
+
+
 def largest_step(motion):
     g = motion.global_positions()
     return np.linalg.norm(np.diff(g, axis=0), axis=-1).max()
@@ -363,12 +375,8 @@ def test_every_core_is_exact_on_every_joint(clips, mocap, gap_s, margin_s):
                 continue
             timeline = cores_apart(motions[a], motions[b], gap_s, int(round(margin_s * motions[a].fps)))
             result = synthesize(timeline)
-            out = result.motion.global_positions()
-            for clip, placed in zip(timeline, aligned_clips(result, timeline, rig).values()):
-                lo, hi = clip.core_range
-                got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
-                error = np.abs(got - placed.global_positions()[lo : hi + 1]).max()
-                assert error <= 1e-6 * height, f"{a} > {b}: core of {clip.name} moved by {error:.3g}"
+            for name, error in core_errors(result, timeline, rig).items():
+                assert error <= 1e-6 * height, f"{a} > {b}: core of {name} moved by {error:.3g}"
 
 
 @pytest.mark.parametrize("method", [TRANSITION, CONNECTION, ADAPTATION, ADAPTATION_HOLD])
@@ -696,12 +704,8 @@ def test_cores_stay_exact_however_close_the_next_core_starts(clips, mocap, pair)
         result = synthesize(timeline)
         if result.plan.rejected:
             continue
-        out = result.motion.global_positions()
-        for clip, placed in zip(timeline, aligned_clips(result, timeline, rig).values()):
-            lo, hi = clip.core_range
-            got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
-            error = np.abs(got - placed.global_positions()[lo : hi + 1]).max()
-            assert error <= 1e-6 * height, f"next core {gap} frame(s) after: core of {clip.name} moved by {error:.3g}"
+        for name, error in core_errors(result, timeline, rig).items():
+            assert error <= 1e-6 * height, f"next core {gap} frame(s) after: core of {name} moved by {error:.3g}"
 
 
 def test_no_step_runs_past_s1_into_the_next_core(mocap):
@@ -717,11 +721,7 @@ def test_no_step_runs_past_s1_into_the_next_core(mocap):
     for pair in result.plan.pairs:
         assert all(s.end <= core_start[pair.next] for s in pair.segments), pair.next
     rig = find_rig(turn)
-    out = result.motion.global_positions()
-    for clip, placed in zip(timeline, aligned_clips(result, timeline, rig).values()):
-        lo, hi = clip.core_range
-        got = out[clip.start + lo - result.start : clip.start + hi + 1 - result.start]
-        assert np.abs(got - placed.global_positions()[lo : hi + 1]).max() <= 1e-6 * body_height(turn, rig)
+    assert max(core_errors(result, timeline, rig).values()) <= 1e-6 * body_height(turn, rig)
 
 
 def test_an_additional_motion_cut_short_by_the_output_s_end_is_still_composed(mocap):
