@@ -389,13 +389,30 @@ def _library_files(folder: str, src: str, dst: str) -> dict[str, str]:
     return out
 
 
+def _read_library(files: dict[str, str], needed: tuple[str, ...]) -> tuple[dict, dict[str, str]]:
+    """``({name: Motion}, {name: why})``: the library's files read, and those that could not be
+    (core.bvh.read_bvh's message) left out, as a clip of another skeleton is (core.hops.checked_library):
+    one broken file of a folder must not refuse the rest. The ``needed`` ones (source and
+    destination) must read: their error is raised as it is."""
+    from .bvh import read_bvh
+
+    library, unreadable = {}, {}
+    for name, path in files.items():
+        try:
+            library[name] = read_bvh(path)
+        except ValueError as error:  # (BVHError is one)
+            if name in needed:
+                raise
+            unreadable[name] = f"{name!r} could not be read ({error})"
+    return library, unreadable
+
+
 def cmd_hops_precompute(args) -> int:
     from pathlib import Path
 
-    from .bvh import read_bvh
     from .files import check_outputs
-    from .hops import (BLEND_SECONDS, SerialRunner, blend_frames_of, check_precompute_size, checked_library,
-                       precompute, precompute_pairs)
+    from .hops import (BLEND_SECONDS, MeasuredRunner, SerialRunner, blend_frames_of, check_precompute_size,
+                       checked_library, precompute, precompute_pairs)
     from .rig import find_rig
 
     files = _library_files(args.library, args.src, args.dst)
@@ -412,9 +429,9 @@ def cmd_hops_precompute(args) -> int:
         check_precompute_size(names, lengths, declared[s].joints, s, d,
                               precompute_pairs(lengths, s, d, length, weight_given=args.weight is not None), length,
                               processes)
-    library = {name: read_bvh(path) for name, path in files.items()}
+    library, unreadable = _read_library(files, (src, dst))
     rig = find_rig(library[src], overrides=_overrides(args.map), clip=f"the source {src!r}")
-    names, motions, warnings = checked_library(library, src, dst, rig)
+    names, motions, warnings = checked_library(library, src, dst, rig, unreadable=unreadable)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     clips = dict(zip(names, motions))  # (now all at the source's rate)
@@ -428,12 +445,19 @@ def cmd_hops_precompute(args) -> int:
         from contextlib import nullcontext
 
         runner = nullcontext(SerialRunner(progress=True))
-    else:  # local processes by default: a Dask LocalCluster, one worker per processor (one code path)
-        runner = _cluster_runner(args.workers or os.cpu_count() or 1, None)
+    elif args.workers is not None:
+        runner = _cluster_runner(args.workers, None)
+    else:  # by default here, until the work measured says a local cluster of one worker per processor pays
+        from importlib.util import find_spec
+
+        workers = (os.cpu_count() or 1) if find_spec("distributed") else 1  # (no Dask: here, always)
+        runner = MeasuredRunner(lambda: _cluster_runner(workers, None), workers, progress=True)
     with runner as run:
         table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig,
                            processes=processes)
     table.save(args.output)
+    if isinstance(run, MeasuredRunner):
+        print(f"ran {run.summary()}")
     print(table.summary())
     print(f"wrote the table of {len(table.triggers)} trigger frames to {args.output}")
     return 0
@@ -687,6 +711,15 @@ def _negative_lists_joined(argv: list[str]) -> list[str]:
     return out
 
 
+def _quiet_stdout() -> None:
+    """Send what is left of standard output to /dev/null (its reader has gone)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # (a stdout with no file descriptor, as under a test)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     from .budget import MEMORY_BUDGET, OverBudget, in_gib, memory_budget
 
@@ -752,8 +785,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="w of eq. (2), per second of stays (it is divided by the frame rate, so the choices do not "
                         "change with it); default: eq. (5) on 100 seeded random conditions of the library")
     q.add_argument("--workers", type=int, metavar="N",
-                   help="run on a local Dask cluster of N worker processes (default: one per processor); "
-                        "0 runs it in this process")
+                   help="run on a local Dask cluster of N worker processes; 0 runs it in this process. Default: "
+                        "in this process, moving to a local cluster of one worker per processor once the work "
+                        "measured would take longer here than the cluster costs to start (it says which ran)")
     q.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (tcp://HOST:8786)")
     q.add_argument("--map", action="append", metavar="ROLE=JOINT",
                    help="override a joint role of the source's rig (repeatable)")
@@ -826,10 +860,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(_negative_lists_joined(sys.argv[1:] if argv is None else list(argv)))
     try:
         with memory_budget(args.max_memory or MEMORY_BUDGET):
-            return args.func(args)
+            code = args.func(args)
+        sys.stdout.flush()  # (here, where a reader gone is caught, not at exit)
+        return code
     except OverBudget as exc:
         print(f"error: {exc.with_option('--max-memory')}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader of our output has gone (`hops show t.npz | head`): stop quietly, as command-line
+        # tools do. Output still buffered for the closed pipe is sent to /dev/null, else Python's own
+        # flush at exit would report the broken pipe after all.
+        _quiet_stdout()
+        return 128 + 13  # (as a tool the pipe's SIGPIPE ends: the shell's status for it)
     except (ValueError, KeyError, OSError, OverflowError) as exc:
         # (an OverflowError: a number past what a computation can hold, e.g. a rate of 1e308)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

@@ -56,6 +56,9 @@ BLEND_SECONDS = 0.5  # the paper's 30 frames at 60 fps
 S_MAX_SECONDS = 1.0  # eq. (5)'s bound on each stay
 N_CONDITIONS = 100  # eq. (5)'s random conditions
 TRIGGERS_PER_TASK = 25  # trigger frames per search task: enough work per task to hide its shipping
+# Seconds a local cluster costs before it computes: its start-up and the shipping of a map's shared
+# arrays (tests/bench/hops_runner.py measures it); MeasuredRunner starts one only for work that pays it.
+CLUSTER_OVERHEAD_S = 4.0
 
 
 # --------------------------------------------------------------------------- runner
@@ -81,6 +84,87 @@ class SerialRunner:
                 print(f"\r{fn.__name__}: {n}/{len(items)}", end="" if n < len(items) else "\n", file=sys.stderr,
                       flush=True)
         return out
+
+
+class MeasuredRunner:
+    """Runs here until a map's own pace says that a local cluster would finish it sooner.
+
+    The command line's default (no ``--workers``, no ``--scheduler``). Each ``map`` runs its
+    tasks in this process one by one, timing them; once the remaining tasks, at the pace
+    measured so far, would take longer here than ``overhead_s * P / (P - 1)`` seconds, the
+    cluster ``start_cluster()`` gives (a context manager, P = ``workers`` processes) is started
+    and takes the rest. With P workers the rest takes 1/P of the time there, plus the
+    cluster's start-up and the shipping of the map's shared arrays (``overhead_s``, measured
+    by tests/bench/hops_runner.py); below that bound the cluster costs more than it saves
+    (a table of 158 trigger frames took 9.7 s on two local workers, 5.8 s here). One worker
+    never pays. The table is the same either way: every runner gives the serial results to
+    the bit. ``choices`` records what each map did, for the report (:meth:`summary`).
+    """
+
+    def __init__(self, start_cluster, workers: int, *, overhead_s: float = CLUSTER_OVERHEAD_S,
+                 progress: bool = False):
+        self.start_cluster = start_cluster
+        self.workers = int(workers)
+        self.overhead_s = float(overhead_s)
+        self.progress = progress
+        self.cluster = None
+        self.choices: list[tuple[str, int, int, float]] = []  # (map, tasks, of them here, estimate here in s)
+        self._stack = None
+
+    def __enter__(self) -> MeasuredRunner:
+        from contextlib import ExitStack
+
+        self._stack = ExitStack()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        stack, self._stack, self.cluster = self._stack, None, None
+        if stack is not None:
+            stack.close()
+
+    @property
+    def pays_after_s(self) -> float:
+        """Seconds of remaining work here above which the cluster finishes sooner (inf: never)."""
+        p = self.workers
+        return math.inf if p < 2 else self.overhead_s * p / (p - 1)
+
+    def map(self, fn, items, **shared) -> list:
+        import time
+
+        items = list(items)
+        out: list = []
+        started = time.perf_counter()
+        estimate = 0.0
+        name = getattr(fn, "__name__", "task")
+        for n, item in enumerate(items):
+            if n:
+                spent = time.perf_counter() - started
+                estimate = spent + spent / n * (len(items) - n)  # (the whole map, here, at the pace so far)
+                if self.cluster is None and spent / n * (len(items) - n) > self.pays_after_s:
+                    self.cluster = self._stack.enter_context(self.start_cluster())
+                if self.cluster is not None:
+                    out += self.cluster.map(fn, items[n:], **shared)
+                    self.choices.append((name, len(items), n, estimate))
+                    return out
+            out.append(fn(item, **shared))
+            if self.progress:
+                print(f"\r{name}: {n + 1}/{len(items)}", end="" if n + 1 < len(items) else "\n", file=sys.stderr,
+                      flush=True)
+        self.choices.append((name, len(items), len(items), time.perf_counter() - started))
+        return out
+
+    def summary(self) -> str:
+        """Where the work ran, and why: one clause per map."""
+        parts = []
+        for name, total, here, seconds in self.choices:
+            if here == total:
+                parts.append(f"{name}: {total} tasks in this process ({seconds:.1f} s; a local cluster of "
+                             f"{self.workers} workers pays only above {self.pays_after_s:.3g} s)")
+            else:
+                parts.append(f"{name}: {here} of {total} tasks here, the rest on a local cluster of {self.workers} "
+                             f"workers (about {seconds:.1f} s here: above the {self.pays_after_s:.3g} s from which "
+                             "it pays)")
+        return "; ".join(parts)
 
 
 # --------------------------------------------------------------------------- point clouds
@@ -599,16 +683,19 @@ def is_plain_file_name(name: str) -> bool:
         and Path(name).name == name
 
 
-def checked_library(clips: Mapping[str, object], src: str, dst: str, rig=None) -> tuple[list[str], list, list[str]]:
+def checked_library(clips: Mapping[str, object], src: str, dst: str, rig=None, *,
+                    unreadable: Mapping[str, str] | None = None) -> tuple[list[str], list, list[str]]:
     """The library's names (sorted) and clips, all at the source's frame rate, and warnings.
 
-    ``ValueError`` when the source or destination is not in it, a clip is on another skeleton,
-    or a clip has no frames; also when the destination is not at the source's scale (its bones
-    more than twice or half as long: core.motion.scale_mismatch) or the legs of either point up
-    (core.rig.legs_above_pelvis, with ``rig``, the source's joint roles, found on it when None).
-    Another clip of that kind is left out of the library, and a warning says why: a folder may
-    hold a clip of another unit, which the search would never choose, only measure at the wrong
-    size. A clip at another rate is resampled to the source's (a warning says so).
+    ``ValueError`` when the source or destination is not in it, has no frames, or the destination
+    is on another skeleton than the source; also when the destination is not at the source's scale
+    (its bones more than twice or half as long: core.motion.scale_mismatch) or the legs of either
+    point up (core.rig.legs_above_pelvis, with ``rig``, the source's joint roles, found on it when
+    None). Any other clip of that kind, and each file of ``unreadable`` (``{name: why}``: files the
+    caller could not read), is left out of the library, and one warning names them all with why:
+    a folder may hold a clip of another rig or unit, which the search would never choose, and one
+    such file must not refuse the rest (the Blender add-on's hop library skips them too). A clip at
+    another rate is resampled to the source's (a warning says so).
     """
     # (in the calling process: the tasks need numpy only)
     from .motion import skeleton_mismatch
@@ -619,34 +706,47 @@ def checked_library(clips: Mapping[str, object], src: str, dst: str, rig=None) -
     for role, name in (("source", src), ("destination", dst)):
         if name not in clips:
             raise ValueError(f"the {role} {name!r} is not in the library ({len(clips)} clips); add it")
-    names = sorted(clips)
+        if clips[name].n_frames == 0:
+            raise ValueError(f"the {role} {name!r} has no frames: give a clip with frames")
     ref = clips[src]
-    for name in names:
-        m = clips[name]
-        if m.n_frames == 0:
-            raise ValueError(f"clip {name!r} has no frames; remove it from the library")
-        detail = skeleton_mismatch(m.skeleton, ref.skeleton)
-        if detail:
-            raise ValueError(f"clip {name!r} is on another skeleton than the source {src!r} ({detail}); every clip "
-                             f"of the library must share the source's skeleton: move it out of the library")
+    detail = skeleton_mismatch(clips[dst].skeleton, ref.skeleton)
+    if detail:
+        raise ValueError(f"the destination {dst!r} is on another skeleton than the source {src!r} ({detail}): give "
+                         "a source and destination of one skeleton")
     rig = find_rig(ref, clip=f"the source {src!r}") if rig is None else rig
     check_legs_hang(ref, rig, clip=f"the source {src!r}")
+    left_out = dict(unreadable or {})
     kept, out, warnings = [], [], []
-    for name in names:
+    for name in sorted(clips):
         m = clips[name]
-        role = "the destination" if name == dst else "clip"
-        why = "" if name == src else body_mismatch(m, ref, rig, f"{role} {name!r}", f"the source {src!r}")
-        if why and name == dst:
-            raise ValueError(why)
-        if why:
-            warnings.append(f"{why}; left out of the library")
+        if name in (src, dst):
+            why = "" if name == src else body_mismatch(m, ref, rig, f"the destination {name!r}", f"the source {src!r}")
+            if why:
+                raise ValueError(why)
+        elif m.n_frames == 0:
+            left_out[name] = f"clip {name!r} has no frames"
+            continue
+        elif detail := skeleton_mismatch(m.skeleton, ref.skeleton):
+            left_out[name] = f"clip {name!r} is on another skeleton than the source {src!r} ({detail})"
+            continue
+        elif why := body_mismatch(m, ref, rig, f"clip {name!r}", f"the source {src!r}"):
+            left_out[name] = why
             continue
         if abs(m.fps - ref.fps) > 1e-4 * ref.fps:
             warnings.append(f"clip {name!r} at {m.fps:g} fps is resampled to the source's {ref.fps:g} fps")
             m = m.resampled(ref.fps)
         kept.append(name)
         out.append(m)
+    if left_out:
+        warnings.insert(0, left_out_warning(left_out))
     return kept, out, warnings
+
+
+def left_out_warning(left_out: Mapping[str, str]) -> str:
+    """One warning for the library's clips left out (``{name: why}``), every one named with why."""
+    n = len(left_out)
+    return (f"{n} clip{'s' if n > 1 else ''} left out of the library (the table is made without "
+            f"{'them' if n > 1 else 'it'}): " + "; ".join(left_out[name] for name in sorted(left_out)))
 
 
 def clip_digest(motion) -> str:

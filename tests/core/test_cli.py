@@ -774,8 +774,9 @@ def test_library_clips_of_another_scale_or_with_legs_up_are_left_out_with_a_warn
     assert main(["hops", "precompute", str(clips), "--src", walk, "--dst", bow, "--offset", "0", "-o", str(table),
                  "--workers", "0"]) == 0
     err = capsys.readouterr().err
-    assert "warning: clip 'walk_m.bvh' has bones 0.01 times as long as those of the source 'walk.bvh'" in err
-    assert "warning: clip 'bow_legs_up.bvh': the legs point up" in err
+    assert "warning: 2 clips left out of the library" in err and err.count("warning:") == 1, err
+    assert "clip 'walk_m.bvh' has bones 0.01 times as long as those of the source 'walk.bvh'" in err
+    assert "clip 'bow_legs_up.bvh': the legs point up" in err
     assert HopTable.load(table).hops == ("bow.bvh", "walk.bvh")
     library = tmp_path / "library"
     library.mkdir()
@@ -822,3 +823,21 @@ def test_repeated_names_never_meet_a_name_given():
 
     assert unique_names(["walk", "walk #2", "walk", "walk"]) == ["walk", "walk #2", "walk #3", "walk #4"]
     assert unique_names(["a", "b", "a"]) == ["a", "b", "a #2"]
+
+
+def test_output_cut_short_by_its_reader_ends_quietly(tmp_path):
+    """`hops show t.npz | head` printed "error: [Errno 32] Broken pipe": a reader that has read
+    enough is no error. The command stops quietly, with the status of a tool ended by SIGPIPE."""
+    import numpy as np
+
+    n = 5000
+    table = tmp_path / "table.npz"
+    np.savez(table, **(_hop_table_arrays() | {"triggers": np.arange(10, 10 + n), "choices": np.array([[1, 5, 1, 1]] * n),
+                                             "smoothness": np.ones(n), "responsiveness": np.zeros(n),
+                                             "direct": np.ones(n), "frames": np.array([n + 100, n + 100])}))
+    process = subprocess.Popen([sys.executable, "-m", "core", "hops", "show", str(table)], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout.readline().startswith(b"a.bvh -> b.bvh")
+    process.stdout.close()  # as `head -1` does
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141 and err == "", err
