@@ -109,6 +109,7 @@ class MeasuredRunner:
         self.progress = progress
         self.cluster = None
         self.choices: list[tuple[str, int, int, float]] = []  # (map, tasks, of them here, estimate here in s)
+        self.not_started = ""  # why a cluster that paid could not be started
         self._stack = None
 
     def __enter__(self) -> MeasuredRunner:
@@ -141,7 +142,7 @@ class MeasuredRunner:
                 spent = time.perf_counter() - started
                 estimate = spent + spent / n * (len(items) - n)  # (the whole map, here, at the pace so far)
                 if self.cluster is None and spent / n * (len(items) - n) > self.pays_after_s:
-                    self.cluster = self._stack.enter_context(self.start_cluster())
+                    self.cluster = self._start_cluster()
                 if self.cluster is not None:
                     out += self.cluster.map(fn, items[n:], **shared)
                     self.choices.append((name, len(items), n, estimate))
@@ -153,9 +154,19 @@ class MeasuredRunner:
         self.choices.append((name, len(items), len(items), time.perf_counter() - started))
         return out
 
+    def _start_cluster(self):
+        """The cluster, started; None when it could not be (the work then stays here, and the
+        summary says why): a cluster that fails to start is no reason to lose the work done."""
+        try:
+            return self._stack.enter_context(self.start_cluster())
+        except (ValueError, OSError, RuntimeError) as error:
+            self.not_started = f"a local cluster could not be started ({error}), so it all ran here"
+            self.workers = 1
+            return None
+
     def summary(self) -> str:
         """Where the work ran, and why: one clause per map."""
-        parts = []
+        parts = [self.not_started] if self.not_started else []
         for name, total, here, seconds in self.choices:
             if here == total:
                 parts.append(f"{name}: {total} tasks in this process ({seconds:.1f} s; a local cluster of "

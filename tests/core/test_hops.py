@@ -490,5 +490,13 @@ def test_the_default_runner_stays_here_unless_the_work_measured_pays_a_cluster(t
     with hops.MeasuredRunner(lambda: _Cluster(started), 1, overhead_s=0.0) as run:  # one worker never pays
         hops.precompute(*args, weight=0.05, runner=run)
     assert len(started) == 1
+
+    def no_cluster():
+        raise ValueError("no Dask worker joined")
+
+    with hops.MeasuredRunner(no_cluster, 2, overhead_s=0.0) as run:  # the work is not lost: it stays here
+        kept = hops.precompute(*args, weight=0.05, runner=run)
+    assert run.summary().startswith("a local cluster could not be started (no Dask worker joined), so it all ran here")
+    assert all(np.array_equal(a, b) for a, b in zip(kept.to_arrays().values(), table.to_arrays().values()))
     for t in (here, spread):
         assert all(np.array_equal(a, b) for a, b in zip(t.to_arrays().values(), table.to_arrays().values()))
