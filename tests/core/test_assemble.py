@@ -201,7 +201,9 @@ def test_the_best_window_is_the_one_with_fewest_differing_bits():
 def test_a_segment_of_a_library_clip_retrieves_that_clip_and_start(mocap, part, clip, start, stop):
     library = {name: mocap(name) for name in (WALK, PUNCH, KICK)}
     match = retrieve_part(library[clip][start:stop + 1], library, part)
-    assert (match.clip, match.start, match.cost) == (clip, start, 0.0)
+    # every bit the same (the continuous measures differ a little at the segment's two ends, where
+    # its speeds are one-sided differences and its swing windows are cut short: see below)
+    assert (match.clip, match.start, match.bits) == (clip, start, 0.0)
 
 
 def test_a_renamed_metric_z_up_query_retrieves_the_same_segment(mocap):
@@ -428,7 +430,7 @@ def punch_assembly(mocap):
 def test_the_upper_body_retrieved_for_a_punch_over_a_walk_is_a_punch(punch_assembly):
     _, _, result = punch_assembly
     assert result.matches["upper"].clip in ("punch before", "punch after")
-    assert result.matches["upper"].cost < 0.1
+    assert result.matches["upper"].bits < 0.1
 
 
 def test_assembling_the_upper_body_leaves_the_walks_legs_and_pelvis_bit_for_bit(punch_assembly):
@@ -495,6 +497,14 @@ def test_the_anatomical_frame_is_right_to_left_up_and_forwards(mocap):
     assert across @ axes[:, 0] == pytest.approx(np.linalg.norm(across - (across @ axes[:, 1]) * axes[:, 1]))
 
 
+def assert_same_matches(result, expected):
+    """The same clips, windows and Boolean costs; the measures' costs to rounding."""
+    assert {p: (m.clip, m.start, m.length, m.bits) for p, m in result.items()} == \
+        {p: (m.clip, m.start, m.length, m.bits) for p, m in expected.items()}
+    for part, m in result.items():
+        assert m.cost == pytest.approx(expected[part].cost, abs=1e-12)
+
+
 def re_expressed(motion, rotation):
     """The same motion in other axes: every offset and the root's path turned by ``rotation``, every
     local rotation conjugated by it (the pose in the new axes), the up axis turned, BVH channels dropped
@@ -519,7 +529,7 @@ def test_an_assembly_in_other_axes_is_the_same_assembly_in_those_axes(mocap, axe
     turned_query, turned_library = punch_over_walk(mocap, lambda m: re_expressed(m, rotation))
     expected = assemble(query, {part: library}, contacts=None)
     result = assemble(turned_query, {part: turned_library}, contacts=None)
-    assert result.matches == expected.matches
+    assert_same_matches(result.matches, expected.matches)
     np.testing.assert_allclose(result.time_maps[part], expected.time_maps[part], atol=1e-9)
     back = quat.mul(quat.mul(quat.inv(rotation), result.motion.rotations), rotation)
     a = expected.motion.rotations
@@ -541,7 +551,7 @@ def test_the_same_assembly_renamed_in_metres_z_up(mocap, punch_assembly):
         return m.transformed(quat.from_axis_angle(np.array([1.0, 0, 0]), np.pi / 2))
     changed, library = punch_over_walk(mocap, change)
     result = assemble(changed, {"upper": library})
-    assert result.matches == expected.matches
+    assert_same_matches(result.matches, expected.matches)
     np.testing.assert_allclose(result.time_maps["upper"], expected.time_maps["upper"], atol=1e-9)
     # local rotations below the root are the same numbers
     np.testing.assert_allclose(result.motion.rotations[:, 1:], expected.motion.rotations[:, 1:], atol=1e-9)
@@ -550,7 +560,8 @@ def test_the_same_assembly_renamed_in_metres_z_up(mocap, punch_assembly):
 
 def test_a_swapped_lower_body_keeps_its_feet_planted(mocap):
     walk = mocap(WALK)[WALK_FRAMES]
-    library = {name: mocap(name) for name in ("bandai1/walk_angry_001", "bandai1/walk_happy_001", KICK)}
+    # (the stage, not retrieval, is under test: two clips, of which the angry walk's legs are taken)
+    library = {name: mocap(name) for name in ("bandai1/walk_angry_001", KICK)}
     held = assemble(walk, {"lower": library})
     sliding = assemble(walk, {"lower": library}, contacts=None)
     assert held.matches["lower"].clip.startswith("bandai1/walk")
