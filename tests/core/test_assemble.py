@@ -710,7 +710,8 @@ def test_the_assemble_command_writes_the_assembly_and_its_report(mocap, tmp_path
     assert written.skeleton.names == mocap(WALK).skeleton.names
     parts = json.loads(report.read_text())["parts"]
     assert set(parts) == {"upper", "lower"}
-    assert set(parts["upper"]) == {"clip", "start", "length", "frames", "cost", "feature_poses", "left_out"}
+    assert set(parts["upper"]) == {"clip", "start", "length", "frames", "cost", "bits", "feature_poses", "left_out",
+                                   "pieces"}
     assert parts["lower"]["clip"] == "walk_angry_001.bvh" and parts["lower"]["left_out"] == []
     assert "wrote" in capsys.readouterr().out
 
@@ -810,3 +811,97 @@ def test_a_replaced_leg_leaves_the_pelvis_and_the_other_leg_the_query_s_bit_for_
             leg = rig.leg(kept_side)
             joints = [leg.hip, leg.knee, leg.ankle, leg.toe]
             assert np.array_equal(out.rotations[:, joints], walk.rotations[:, joints]), part
+
+
+# --- issue 24, item 8: what the Boolean features cannot tell apart ------------------------------
+
+
+def middle(motion, frames=61):
+    first = (motion.n_frames - frames) // 2
+    return motion[first:first + frames]
+
+
+@pytest.mark.parametrize("clip", [WALK, "bandai1/run_happy_001"])
+@pytest.mark.parametrize("change", list(EXACT_CHANGES))
+def test_speed_swing_and_pose_do_not_depend_on_names_units_up_axis_or_placement(mocap, clip, change):
+    from core.assemble import continuous_features
+    measures, poses = continuous_features(mocap(clip))
+    got_measures, got_poses = continuous_features(EXACT_CHANGES[change](mocap(clip)))
+    for key in measures:
+        np.testing.assert_allclose(got_measures[key], measures[key], atol=1e-9, err_msg=key)
+    for key in poses:
+        np.testing.assert_allclose(got_poses[key], poses[key], atol=1e-9, err_msg=key)
+
+
+def test_speed_and_swing_at_60_fps_are_those_at_30_fps(mocap):
+    """Per second and over a window in seconds: the rate does not change them (but for the
+    differences' shorter step)."""
+    from core.assemble import continuous_features
+    original = mocap("bandai1/run_happy_001")
+    expected, _ = continuous_features(original)
+    got, _ = continuous_features(original.resampled(2 * original.fps))
+    for key in expected:
+        shared = got[key][::2][: len(expected[key])]
+        inner = slice(5, len(shared) - 5)
+        assert np.median(np.abs(shared[inner] - expected[key][inner])) < 0.02 * np.median(expected[key]) + 1e-3, key
+
+
+def test_a_run_carries_its_arms_faster_than_a_walk_in_leg_lengths_per_second(mocap):
+    from core.assemble import continuous_features
+    walk, _ = continuous_features(mocap(WALK))
+    run, _ = continuous_features(mocap("bandai1/run_happy_001"))
+    for side in ("left", "right"):
+        assert np.median(run[f"{side}.arm.carried_speed"]) > 1.3 * np.median(walk[f"{side}.arm.carried_speed"])
+
+
+def test_arms_whose_bits_never_change_are_taken_from_the_nearest_pose_not_the_first_clip():
+    """Bits that tie everywhere leave retrieval to the first clip by name; the pose decides."""
+    from core.assemble import PartFrames, best_window
+    rng = np.random.default_rng(7)
+    n = 20
+    poses = rng.normal(size=(n, 6))
+    query = PartFrames(np.zeros((n, 5), bool), np.ones((n, 2)), poses, np.array([0.25, 0.05]))
+    far = PartFrames(np.zeros((40, 5), bool), np.ones((40, 2)), rng.normal(size=(40, 6)) + 3.0, query.floors)
+    near_poses = rng.normal(size=(40, 6)) + 3.0
+    near_poses[11:11 + n] = poses + 0.01
+    near = PartFrames(np.zeros((40, 5), bool), np.ones((40, 2)), near_poses, query.floors)
+    match = best_window(query, {"a dance": far, "b walk": near})
+    assert (match.clip, match.start, match.cost, match.bits) == ("b walk", 11, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("query", ["bandai1/walk_sad_001", "bandai1/walk_angry_002"])
+def test_a_walks_arms_come_from_a_walk_not_from_the_first_clip_whose_bits_match(mocap, query):
+    """The walks' arms hang and swing without a bit changing, as a bow's do: with bits alone a bow
+    (first by name) matched at cost 0."""
+    library = {name: mocap(name) for name in ("bandai1/bow_angry_001", "bandai1/bow_normal_001",
+                                              "bandai1/dance-short_normal_001", WALK, "bandai1/walk_happy_001",
+                                              "bandai1/walk-back_not-confident_001")}
+    matches = retrieve_parts(middle(mocap(query)), library, ["upper", "right.arm"])
+    for part, match in matches.items():
+        assert "walk" in match.clip, (part, match)
+
+
+def test_a_runs_upper_body_comes_from_a_run_not_a_walk(mocap):
+    """bandai1's normal run: with bits alone its arms matched the normal walk's (cost 0.121)."""
+    library = {name: mocap(name) for name in (
+        "bandai1/walk_happy_001", "bandai1/walk_angry_001", WALK, "bandai1/walk_sad_001", "bandai1/run_happy_001",
+        "bandai1/run_sad_001", "bandai1/run_musical_001", "bandai1/run_proud_001", "bandai1/run_feminine_001")}
+    match = retrieve_part(mocap("bandai1/run_normal_001"), library, "upper")
+    assert "/run_" in match.clip, match
+
+
+def test_a_part_none_of_whose_feature_poses_pair_is_warned_of(mocap):
+    """A query holding one pose has no feature pose: the segment plays at an even speed, and
+    nothing but the measures and the pose chose it; the user is told."""
+    still = mocap(WALK)[np.full(40, 50)]
+    result = assemble(still, {"upper": {name: mocap(name) for name in (PUNCH, "bandai1/walk_happy_001")}})
+    assert result.feature_poses("upper") == 0
+    assert any("no feature pose of the upper" in w and result.matches["upper"].clip in w for w in result.warnings)
+    # a query whose poses pair is not warned of
+    _, _, punch = punch_assembly_result(mocap)
+    assert punch.feature_poses("upper") > 0 and not any("feature pose" in w for w in punch.warnings)
+
+
+def punch_assembly_result(mocap):
+    query, library = punch_over_walk(mocap)
+    return query, library, assemble(query, {"upper": library})
