@@ -905,3 +905,119 @@ def test_a_part_none_of_whose_feature_poses_pair_is_warned_of(mocap):
 def punch_assembly_result(mocap):
     query, library = punch_over_walk(mocap)
     return query, library, assemble(query, {"upper": library})
+
+
+# --- issue 24, item 9: a query longer than the library's clips -------------------------------------
+
+
+def test_a_query_the_median_clip_holds_is_assembled_whole():
+    from core.assemble import assembly_pieces
+    assert assembly_pieces(61, [150, 200, 40]) == [(0, 61)]
+    # the smallest scale (2 ** -0.5) lets a 120-frame clip hold a 170-frame query's window
+    assert assembly_pieces(170, [125, 125, 500]) == [(0, 170)]
+    assert len(assembly_pieces(170, [110, 110, 500])) > 1
+
+
+def test_a_long_query_is_cut_into_overlapping_pieces_of_the_median_clips_length():
+    from core.assemble import PIECE_OVERLAP, assembly_pieces
+    pieces = assembly_pieces(400, [60, 100, 152, 300, 40])
+    assert all(stop - first == 100 for first, stop in pieces)
+    assert pieces[0][0] == 0 and pieces[-1][1] == 400
+    overlaps = [a[1] - b[0] for a, b in zip(pieces, pieces[1:])]
+    assert min(overlaps) >= round(PIECE_OVERLAP * 100), "every piece shares frames with the next"
+
+
+def test_pieces_are_joined_by_slerp_along_a_smoothstep_weight():
+    from core.assemble import joined_pieces, piece_weights
+    pieces = [(0, 10), (6, 16)]
+    weights = piece_weights(pieces, 16)
+    np.testing.assert_allclose(weights.sum(axis=0), 1.0)
+    assert np.all(np.diff(weights[1, 6:10]) > 0) and weights[1, 5] == 0 and weights[1, 10] == 1
+    a = np.broadcast_to(quat.from_axis_angle(np.array([0, 0, 1.0]), 0.0), (10, 1, 4))
+    b = np.broadcast_to(quat.from_axis_angle(np.array([0, 0, 1.0]), 1.0), (10, 1, 4))
+    joined = joined_pieces(pieces, [a, b], 16)
+    angle = 2 * np.arctan2(joined[:, 0, 3], joined[:, 0, 0])
+    np.testing.assert_allclose(angle[:6], 0.0, atol=1e-12)
+    np.testing.assert_allclose(angle[10:], 1.0, atol=1e-12)
+    np.testing.assert_allclose(angle[6:10], weights[1, 6:10], atol=1e-12)  # the angle follows the weight
+
+
+def short_walks(mocap, frames=60):
+    """Library clips of two steps each, shorter than 0.7 of a 180-frame query."""
+    return {f"{name} {first}": mocap(name)[first:first + frames]
+            for name in ("bandai1/walk_happy_001", "bandai1/walk_angry_001", "bandai1/walk_sad_001")
+            for first in (0, 60, 120)}
+
+
+def test_a_long_walk_takes_its_arms_from_shorter_clips_piece_by_piece(mocap):
+    """Before, every clip shorter than 0.7 of the query ruled itself out: this library held none."""
+    query = mocap(WALK)[:180]
+    library = short_walks(mocap)
+    result = assemble(query, {"upper": library})
+    pieces = result.pieces["upper"]
+    assert len(pieces) > 1
+    assert pieces[0].first == 0 and pieces[-1].stop == query.n_frames
+    assert all(a.stop > b.first for a, b in zip(pieces, pieces[1:])), "each piece overlaps the next"
+    assert all(p.match.clip in library and p.match.length <= 60 for p in pieces)
+    assert result.matches["upper"] == pieces[0].match
+    # the legs and pelvis stay the query's, bit for bit
+    kept = ~part_joints(query.skeleton, find_rig(query), "upper")
+    assert np.array_equal(result.motion.rotations[:, kept], query.rotations[:, kept])
+
+
+def test_the_joins_between_pieces_turn_slower_than_pieces_butted_together(mocap, monkeypatch):
+    """Across each overlap the output passes from one piece to the next by slerp; butted (a cut at
+    the overlap's middle), the part's joints jump there."""
+    import core.assemble as assembly
+    query = mocap(WALK)[:180]
+    library = short_walks(mocap)
+    result = assemble(query, {"upper": library})
+    pieces = result.pieces["upper"]
+    upper = part_joints(query.skeleton, find_rig(query), "upper")
+
+    def steps(motion):
+        r = motion.rotations[:, upper]
+        return 2 * np.arccos(np.clip(np.abs(np.sum(r[1:] * r[:-1], axis=-1)), 0, 1)).max(axis=1)  # (F - 1,)
+
+    at_joins = np.zeros(query.n_frames - 1, bool)
+    for a, b in zip(pieces, pieces[1:]):
+        at_joins[b.first - 1:a.stop] = True
+    joined = steps(result.motion)
+
+    def cut(layout, n):
+        weights = np.zeros((len(layout), n))
+        for k, (first, stop) in enumerate(layout):
+            weights[k, first:stop] = 1.0
+            if k:
+                middle = (first + layout[k - 1][1]) // 2
+                weights[k, first:middle], weights[k - 1, middle:layout[k - 1][1]] = 0.0, 0.0
+        return weights
+
+    monkeypatch.setattr(assembly, "piece_weights", cut)
+    butted = steps(assemble(query, {"upper": library}).motion)
+    assert butted[at_joins].max() > 1.5 * joined[at_joins].max()
+
+
+def test_a_long_lower_body_from_shorter_clips_keeps_its_feet_planted(mocap):
+    query = mocap(WALK)[:180]
+    library = short_walks(mocap)
+    held = assemble(query, {"lower": library})
+    sliding = assemble(query, {"lower": library}, contacts=None)
+    assert len(held.pieces["lower"]) > 1
+    assert skate(held.motion) < 0.5 * skate(sliding.motion)
+
+
+def test_the_assemble_command_says_it_assembled_piecewise(mocap, tmp_path, capsys):
+    folder = tmp_path / "library"
+    folder.mkdir()
+    for name, clip in short_walks(mocap).items():
+        (folder / f"{name.split('/')[1].replace(' ', '_')}.bvh").write_text(format_bvh(clip))
+    query = tmp_path / "query.bvh"
+    query.write_text(format_bvh(mocap(WALK)[:180]))
+    report = tmp_path / "report.json"
+    assert main(["assemble", str(query), "--part", f"upper={folder}", "-o", str(tmp_path / "out.bvh"),
+                 "--report", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "assembled piecewise" in out and "upper frames 0-" in out
+    pieces = json.loads(report.read_text())["parts"]["upper"]["pieces"]
+    assert len(pieces) > 1 and pieces[0]["first"] == 0 and pieces[-1]["last"] == 179
