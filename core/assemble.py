@@ -456,8 +456,10 @@ def window_measure_differences(query: np.ndarray, library: np.ndarray, floors: n
     n, m = len(query), len(library)
     offsets = window_offsets(n, scale)
     starts = np.arange(max(m - int(offsets[-1]), 0))
-    return _in_blocks(starts, 8 * n * query.shape[1] * 3, lambda s: measure_differences(
-        query[None], library[_window_frames(s, offsets)], floors).sum(axis=(1, 2)))
+    # measure_differences with the logarithms taken once per frame, not once per frame of every window
+    own, theirs = np.log2(query + floors), np.log2(library + floors)
+    return _in_blocks(starts, 8 * n * query.shape[1] * 3, lambda s: np.minimum(
+        np.abs(theirs[_window_frames(s, offsets)] - own[None]), 1.0).sum(axis=(1, 2)))
 
 
 def window_pose_distances(query: np.ndarray, library: np.ndarray, starts: np.ndarray,
@@ -855,17 +857,19 @@ PIECE_OVERLAP = 0.25
 def assembly_pieces(n_frames: int, clip_frames, scales=SEGMENT_SCALES) -> list[tuple[int, int]]:
     """The query frames ``[(first, stop), ...]`` assembled each on its own, in order: the whole query
     when the library's median clip (``clip_frames``: each clip's length at the query's rate) holds
-    its window at the smallest of ``scales``; else pieces of the median clip's length (two frames
-    at least), each overlapping the next by :data:`PIECE_OVERLAP` of it (one frame at least), the
-    last one ending with the query."""
+    its window at the smallest of ``scales``; else as few pieces as keep each no longer than the
+    median clip, all of one length (to a frame), each sharing :data:`PIECE_OVERLAP` of the median
+    clip's length (a frame at least) with the next, the first starting and the last ending with the
+    query. A piece overlaps only its neighbours."""
     median = int(np.median(np.asarray(clip_frames)))
     if int(window_offsets(n_frames, min(scales))[-1]) + 1 <= median:
         return [(0, n_frames)]
-    length = max(median, 2)
-    overlap = min(max(int(round(PIECE_OVERLAP * length)), 1), length - 1)
-    firsts = list(range(0, n_frames - length, length - overlap)) + [n_frames - length]
-    firsts = sorted(set(firsts))
-    return [(first, first + length) for first in firsts]
+    longest = max(median, 2)
+    overlap = min(max(int(round(PIECE_OVERLAP * longest)), 1), longest - 1)
+    count = int(np.ceil((n_frames - overlap) / (longest - overlap)))
+    length = int(np.ceil((n_frames + (count - 1) * overlap) / count))
+    firsts = np.rint(np.linspace(0, n_frames - length, count)).astype(int)
+    return [(int(first), int(first) + length) for first in firsts]
 
 
 def piece_weights(pieces: list[tuple[int, int]], n_frames: int) -> np.ndarray:

@@ -921,10 +921,14 @@ def test_a_query_the_median_clip_holds_is_assembled_whole():
 def test_a_long_query_is_cut_into_overlapping_pieces_of_the_median_clips_length():
     from core.assemble import PIECE_OVERLAP, assembly_pieces
     pieces = assembly_pieces(400, [60, 100, 152, 300, 40])
-    assert all(stop - first == 100 for first, stop in pieces)
+    lengths = {stop - first for first, stop in pieces}
+    assert len(lengths) == 1 and max(lengths) <= 100, "pieces of one length, no longer than the median clip"
     assert pieces[0][0] == 0 and pieces[-1][1] == 400
     overlaps = [a[1] - b[0] for a, b in zip(pieces, pieces[1:])]
-    assert min(overlaps) >= round(PIECE_OVERLAP * 100), "every piece shares frames with the next"
+    assert min(overlaps) >= round(PIECE_OVERLAP * 100) - 1, "every piece shares frames with the next (to a frame)"
+    assert all(a[1] <= c[0] for a, c in zip(pieces, pieces[2:])), "and with its neighbours only"
+    # the fewest pieces that keep to the median's length
+    assert len(pieces) == int(np.ceil((400 - 25) / (100 - 25)))
 
 
 def test_pieces_are_joined_by_slerp_along_a_smoothstep_weight():
