@@ -456,10 +456,23 @@ def window_measure_differences(query: np.ndarray, library: np.ndarray, floors: n
     n, m = len(query), len(library)
     offsets = window_offsets(n, scale)
     starts = np.arange(max(m - int(offsets[-1]), 0))
-    # measure_differences with the logarithms taken once per frame, not once per frame of every window
-    own, theirs = np.log2(query + floors), np.log2(library + floors)
-    return _in_blocks(starts, 8 * n * query.shape[1] * 3, lambda s: np.minimum(
-        np.abs(theirs[_window_frames(s, offsets)] - own[None]), 1.0).sum(axis=(1, 2)))
+    # measure_differences with the logarithms taken once per frame, not once per frame of every
+    # window. A loop over the query's frames, each a whole-array step over every window at once:
+    # query frame i meets library frames offsets[i] + starts, a contiguous slice (best_window
+    # passes every clip at once, end to end), where gathering every window's frames (fancy
+    # indexing, (starts, n, C)) took more time than the rest of retrieval
+    # (single precision, in place: a sum of shares of a bit needs no more)
+    own = np.log2(query + floors).astype(np.float32)
+    theirs = np.ascontiguousarray(np.log2(library + floors).T, dtype=np.float32)  # (C, m): rows contiguous
+    total = np.zeros(len(starts), dtype=np.float32)
+    d = np.empty((query.shape[1], len(starts)), dtype=np.float32)
+    for i, offset in enumerate(offsets):
+        np.subtract(theirs[:, offset:offset + len(starts)], own[i][:, None], out=d)
+        np.abs(d, out=d)
+        np.minimum(d, np.float32(1.0), out=d)
+        for row in d:
+            total += row
+    return total.astype(np.float64)
 
 
 def window_pose_distances(query: np.ndarray, library: np.ndarray, starts: np.ndarray,
@@ -493,15 +506,20 @@ def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray
     n = len(query.bits)
     units = query.bits.size + (query.measures.size if soft else 0)
     candidates = []  # (scale index, clip index, clip, costs (starts,), span, differing bits (starts,))
+    if soft:  # every clip end to end: one pass per scale (windows across two clips are not read)
+        firsts = np.cumsum([0] + [len(f.measures) for f in library.values()])
+        every = np.concatenate([f.measures for f in library.values()])
     for s, scale in enumerate(scales):
         span = int(window_offsets(n, scale)[-1]) + 1
+        if soft:
+            soft_costs = window_measure_differences(query.measures, every, query.floors, scale)
         for c, (clip, frames) in enumerate(library.items()):
             bits = window_mismatches(query.bits, frames.bits, scale)
             if len(bits) == 0:
                 continue
             costs = bits.astype(np.float64)
             if soft:
-                costs = costs + window_measure_differences(query.measures, frames.measures, query.floors, scale)
+                costs = costs + soft_costs[firsts[c]:firsts[c] + len(bits)]
             candidates.append((s, c, clip, costs / units, span, bits))
     if not candidates:
         raise ValueError(f"every library clip is shorter than the query ({n} frames); give a shorter "

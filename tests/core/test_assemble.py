@@ -1025,3 +1025,14 @@ def test_the_assemble_command_says_it_assembled_piecewise(mocap, tmp_path, capsy
     assert "assembled piecewise" in out and "upper frames 0-" in out
     pieces = json.loads(report.read_text())["parts"]["upper"]["pieces"]
     assert len(pieces) > 1 and pieces[0]["first"] == 0 and pieces[-1]["last"] == 179
+
+
+@pytest.mark.parametrize("scale", [1.0, 2 ** -0.5, 2 ** 0.25])
+def test_the_windows_measure_differences_equal_a_plain_loop(scale):
+    from core.assemble import measure_differences, window_measure_differences, window_offsets
+    rng = np.random.default_rng(3)
+    query, library, floors = rng.gamma(2.0, size=(9, 4)), rng.gamma(2.0, size=(40, 4)), np.array([0.25, 0.05] * 2)
+    offsets = window_offsets(len(query), scale)
+    plain = [measure_differences(query, library[start + offsets], floors).sum()
+             for start in range(len(library) - offsets[-1])]
+    np.testing.assert_allclose(window_measure_differences(query, library, floors, scale), plain, rtol=1e-5)
