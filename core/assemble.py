@@ -24,6 +24,15 @@ punch thrown from a fighting stance goes sideways to the body: in bandai1's
 punch the jab at its peak is 46 cm to the left of its shoulder and only 10 cm in
 front of it, so "in front of the body plane" alone does not see it.
 
+Beyond the paper (issue 24): the Boolean features cannot tell a run's arms from a
+walk's, and arms whose bits never change matched any window at cost 0, the first
+clip by name winning. So each limb also has continuous measures (:data:`MEASURES`:
+how fast the body carries it, how far it swings, in leg lengths), compared as
+soft bits beside the Boolean ones, and windows of equal cost go to the one whose
+part poses lie nearest the query's (:func:`best_window`). A query longer than the
+library's clips is assembled in overlapping pieces joined by slerp
+(:func:`assembly_pieces`).
+
 Every threshold is in body units (the humerus length for the arms, the leg length
 for the legs) or an angle, and every direction comes from the body itself (its
 facing from the hips or shoulders, the skeleton's up axis), so joint names,
@@ -71,7 +80,11 @@ __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES"
            "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "anatomical_frame",
            "juncture_angles", "juncture_rotations",
            "standardized_angles", "feature_changes", "paired_feature_poses", "monotone_time_curve", "segment_time_map",
-           "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS"]
+           "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS",
+           "MEASURES", "PART_LIMBS", "body_unit", "moving_range", "limb_frames", "limb_measures",
+           "continuous_features", "PartFrames", "part_frames", "measure_differences", "window_measure_differences",
+           "window_pose_distances", "COST_TIE", "PIECE_OVERLAP", "assembly_pieces", "piece_weights", "joined_pieces",
+           "Piece"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
@@ -525,7 +538,10 @@ def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray
         raise ValueError(f"every library clip is shorter than the query ({n} frames); give a shorter "
                          f"query or longer library clips")
     least = min(float(x[3].min()) for x in candidates)
-    bits_share = lambda bits, start: float(bits[start]) / query.bits.size  # noqa: E731
+
+    def bits_share(bits: np.ndarray, start: int) -> float:
+        return float(bits[start]) / query.bits.size
+
     if not soft or query.poses is None:
         s, c, clip, costs, span, bits = next(x for x in candidates if float(x[3].min()) == least)
         start = int(np.argmin(costs))
