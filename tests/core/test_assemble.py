@@ -1036,3 +1036,26 @@ def test_the_windows_measure_differences_equal_a_plain_loop(scale):
     plain = [measure_differences(query, library[start + offsets], floors).sum()
              for start in range(len(library) - offsets[-1])]
     np.testing.assert_allclose(window_measure_differences(query, library, floors, scale), plain, rtol=1e-5)
+
+
+RUN_LIBRARY = ("bandai1/walk_happy_001", "bandai1/walk_angry_001", WALK, "bandai1/run_happy_001",
+               "bandai1/run_sad_001", "bandai1/run_musical_001", "bandai1/bow_angry_001")
+
+
+@pytest.mark.parametrize("change", list(EXACT_CHANGES))
+def test_retrieval_with_the_measures_does_not_depend_on_names_units_up_axis_or_placement(mocap, change):
+    query = mocap("bandai1/run_normal_001")
+    expected = retrieve_parts(query, {n: mocap(n) for n in RUN_LIBRARY}, ["upper", "right.arm", "lower"])
+    changed = EXACT_CHANGES[change]
+    got = retrieve_parts(changed(query), {n: changed(mocap(n)) for n in RUN_LIBRARY}, ["upper", "right.arm", "lower"])
+    assert_same_matches(got, expected)
+
+
+def test_retrieval_with_the_measures_does_not_depend_on_the_rate(mocap):
+    """The library at 60 fps, the query at 30: the same clips, windows given in the clips' own frames."""
+    query = mocap("bandai1/run_normal_001")
+    expected = retrieve_parts(query, {n: mocap(n) for n in RUN_LIBRARY}, ["upper", "right.arm", "lower"])
+    got = retrieve_parts(query, {n: mocap(n).resampled(60) for n in RUN_LIBRARY}, ["upper", "right.arm", "lower"])
+    for part, match in got.items():
+        assert match.clip == expected[part].clip, part
+        assert abs(match.start - 2 * expected[part].start) <= 2, part
