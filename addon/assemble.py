@@ -64,11 +64,24 @@ class AssemblyFound:
         first = self.first_frames[self.match.clip] + int(self.match.start)
         return first, first + int(self.match.length) - 1
 
+    @property
+    def pieces(self) -> list[dict]:
+        """Each piece the query was assembled in (one unless it is longer than the library's clips,
+        core.assemble.assembly_pieces): its query frames (from 0) and the clip and frames it took,
+        numbered as :attr:`frames` numbers them."""
+        out = []
+        for piece in self.assembly.pieces.get(self.part, ()):
+            first = self.first_frames[piece.match.clip] + int(piece.match.start)
+            out.append({"query_frames": [piece.first, piece.stop - 1], "clip": piece.match.clip,
+                        "frames": [first, first + int(piece.match.length) - 1], "cost": float(piece.match.cost)})
+        return out
+
     def to_dict(self) -> dict:
         """As the panel reads it (``Object.smart_motion.assembly_json``)."""
+        bits = self.match.bits
         return {"strip": self.strip, "part": self.part, "clip": self.match.clip, "frames": list(self.frames),
-                "cost": float(self.match.cost), "library": self.library, "clips": self.clips,
-                "seconds": self.seconds}
+                "cost": float(self.match.cost), "bits": None if bits is None else float(bits),
+                "library": self.library, "clips": self.clips, "seconds": self.seconds, "pieces": self.pieces}
 
 
 def query_strip(strips: list, obj: bpy.types.Object) -> bpy.types.NlaStrip:
@@ -147,9 +160,13 @@ def insert_assembly(obj: bpy.types.Object, found: AssemblyFound) -> bpy.types.Nl
 def assembly_text(found: AssemblyFound, strip: bpy.types.NlaStrip) -> str:
     """The operator's report."""
     first, last = found.frames
-    return (f"{found.strip!r} with its {found.part} from {found.match.clip!r} frames {first}-{last} (features "
-            f"differing {found.match.cost:.0%}, best of {found.clips} clips): new action {strip.action.name!r} as "
-            f"strip {strip.name!r} above it ({found.seconds:.2f} s)")
+    pieces = found.pieces
+    more = "".join(f", then from {p['clip']!r} frames {p['frames'][0]}-{p['frames'][1]}" for p in pieces[1:])
+    piecewise = (f" (longer than the library's clips: assembled in {len(pieces)} pieces joined over the frames "
+                 f"they share)" if len(pieces) > 1 else "")
+    return (f"{found.strip!r} with its {found.part} from {found.match.clip!r} frames {first}-{last}{more}"
+            f"{piecewise} (cost {found.match.cost:.2f}, best of {found.clips} clips): new action "
+            f"{strip.action.name!r} as strip {strip.name!r} above it ({found.seconds:.2f} s)")
 
 
 def left_out_warnings(found: AssemblyFound) -> list[str]:
@@ -164,8 +181,11 @@ def left_out_warnings(found: AssemblyFound) -> list[str]:
 def assembly_lines(shown: dict) -> list[str]:
     """The panel's lines of the last Assemble Parts (``to_dict`` and where it went)."""
     first, last = shown["frames"]
-    return [f"Assembled {shown['strip']}: {shown['part']}",
-            f"    from {shown['clip']} frames {first}-{last}",
-            f"    features differing {shown['cost']:.0%}, {shown['clips']} clips "
+    pieces = shown.get("pieces", [])
+    taken = ([f"    from {shown['clip']} frames {first}-{last}"] if len(pieces) < 2 else
+             [f"    in {len(pieces)} pieces (longer than the library's clips):"]
+             + [f"    from {p['clip']} frames {p['frames'][0]}-{p['frames'][1]}" for p in pieces])
+    return [f"Assembled {shown['strip']}: {shown['part']}", *taken,
+            f"    cost {shown['cost']:.2f}, {shown['clips']} clips "
             f"({'file actions' if shown['library'] == 'actions' else 'folder'})",
             f"    strip {shown.get('new_strip', '')}"]

@@ -610,9 +610,15 @@ def cmd_assemble(args) -> int:
         libraries[part] = by_folder[key]
     rig = find_rig(query, overrides=_overrides(args.map), clip=f"the query {args.query}")
     result = assemble(query, libraries, rig=rig)
+    def piece_record(piece) -> dict:
+        m = piece.match
+        return {"first": piece.first, "last": piece.stop - 1, "clip": m.clip, "start": m.start, "length": m.length,
+                "cost": m.cost, "bits": m.bits, "feature_poses": piece.feature_poses()}
+
     report = {"parts": {part: {"clip": m.clip, "start": m.start, "length": m.length, "frames": query.n_frames,
-                               "cost": m.cost, "feature_poses": result.feature_poses(part),
-                               "left_out": list(result.left_out.get(part, ()))}
+                               "cost": m.cost, "bits": m.bits, "feature_poses": result.feature_poses(part),
+                               "left_out": list(result.left_out.get(part, ())),
+                               "pieces": [piece_record(p) for p in result.pieces[part]]}
                         for part, m in result.matches.items()}}
     _write_with_record(args.output, format_bvh(result.motion), args.report, report)
     for part, own in result.left_out.items():
@@ -620,10 +626,18 @@ def cmd_assemble(args) -> int:
               file=sys.stderr)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    for part, m in result.matches.items():
-        print(f"{part}: {m.clip} frames {m.start}-{m.start + m.length - 1} ({m.length} frames over the query's "
-              f"{query.n_frames}), {report['parts'][part]['feature_poses']} feature poses paired, "
-              f"cost {m.cost:.3f}")
+    for part, pieces in result.pieces.items():
+        if len(pieces) > 1:
+            # (issue 24, item 9: say that the query was cut, and where)
+            print(f"{part}: the query's {query.n_frames} frames are longer than the library's clips hold, so it "
+                  f"was assembled piecewise: {len(pieces)} pieces of {pieces[0].stop - pieces[0].first} frames, "
+                  f"each retrieved on its own and joined by slerp over the frames they share")
+        for piece in pieces:
+            m = piece.match
+            within = f" frames {piece.first}-{piece.stop - 1}" if len(pieces) > 1 else ""
+            print(f"{part}{within}: {m.clip} frames {m.start}-{m.start + m.length - 1} ({m.length} frames over the "
+                  f"query's {piece.stop - piece.first}), {piece.feature_poses()} feature poses paired, cost "
+                  f"{m.cost:.3f} (Boolean features differing {m.bits:.1%})")
     print(f"wrote {result.motion.n_frames} frames to {args.output}"
           + (f" and the report to {args.report}" if args.report else ""))
     return 0

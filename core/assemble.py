@@ -24,6 +24,15 @@ punch thrown from a fighting stance goes sideways to the body: in bandai1's
 punch the jab at its peak is 46 cm to the left of its shoulder and only 10 cm in
 front of it, so "in front of the body plane" alone does not see it.
 
+Beyond the paper (issue 24): the Boolean features cannot tell a run's arms from a
+walk's, and arms whose bits never change matched any window at cost 0, the first
+clip by name winning. So each limb also has continuous measures (:data:`MEASURES`:
+how fast the body carries it, how far it swings, in leg lengths), compared as
+soft bits beside the Boolean ones, and windows of equal cost go to the one whose
+part poses lie nearest the query's (:func:`best_window`). A query longer than the
+library's clips is assembled in overlapping pieces joined by slerp
+(:func:`assembly_pieces`).
+
 Every threshold is in body units (the humerus length for the arms, the leg length
 for the legs) or an angle, and every direction comes from the body itself (its
 facing from the hips or shoulders, the skeleton's up axis), so joint names,
@@ -63,6 +72,7 @@ from .motion import Motion, Skeleton, forward_kinematics, skeleton_mismatch
 from .options import ContactOptions
 from .render import sample
 from .rig import Rig, body_mismatch, check_legs_hang, find_rig, leg_length
+from .weights import smoothstep
 
 __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_features",
            "part_feature_names", "humerus_length", "flexion", "in_front", "above", "speed_in_body_units",
@@ -70,7 +80,11 @@ __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES"
            "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "anatomical_frame",
            "juncture_angles", "juncture_rotations",
            "standardized_angles", "feature_changes", "paired_feature_poses", "monotone_time_curve", "segment_time_map",
-           "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS"]
+           "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS",
+           "MEASURES", "PART_LIMBS", "body_unit", "moving_range", "limb_frames", "limb_measures",
+           "continuous_features", "PartFrames", "part_frames", "measure_differences", "window_measure_differences",
+           "window_pose_distances", "COST_TIE", "PIECE_OVERLAP", "assembly_pieces", "piece_weights", "joined_pieces",
+           "Piece"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
@@ -93,6 +107,10 @@ class Thresholds:
     foot_raised: float = 0.1     # leg lengths above the lower of the two ankles
     knee_bent_deg: float = 35.0  # shin turned this far from the thigh's direction
     foot_fast: float = 1.0       # leg lengths per second over the ground
+    # the continuous measures (issue 24, item 8; :data:`MEASURES`)
+    swing_window_s: float = 1.0  # seconds around a frame a limb's swing is measured over (about a stride)
+    speed_floor: float = 0.25    # leg lengths per second: speeds both under about this differ little
+    swing_floor: float = 0.05    # leg lengths: swings both under about this differ little
 
 
 def _parts() -> dict[str, tuple[str, ...]]:
@@ -111,15 +129,19 @@ class Match:
 
     clip   key of the library clip.
     start  first frame of the matched window, in the library clip's own frames.
-    cost   share of the part's feature bits that differ over the window, 0..1.
+    cost   share of the part's feature bits that differ over the window, 0..1, its measures'
+           differences counted as soft bits among them (:func:`best_window`).
     length frames of the library clip the window spans, in its own frames (section 4.2.1: a
            segment may be shorter or longer than the query, see :data:`SEGMENT_SCALES`).
+    bits   share of the part's Boolean feature bits alone that differ over the window (the
+           paper's comparison); None where not measured.
     """
 
     clip: str
     start: int
     cost: float
     length: int = 0
+    bits: float | None = None
 
 
 # --------------------------------------------------------------------------
@@ -156,6 +178,68 @@ def speed_in_body_units(x: np.ndarray, fps: float, body_unit: float) -> np.ndarr
     if len(x) < 2:
         return np.zeros(len(x))
     return quat.length(np.gradient(x, axis=0)) * fps / body_unit
+
+
+# --------------------------------------------------------------------------
+# What the Boolean features cannot tell apart (issue 24, item 8): a run's arms and a walk's
+# swing in front in turn with the elbows bent alike, so their bits match about as well; what
+# separates them is how fast the body carries the limb and how far the limb swings. Both are
+# continuous, in leg lengths (per second), so that any rig, unit or rate gives the same figures;
+# a window compares them as "soft bits" (:func:`measure_differences`), each frame's difference
+# a share from 0 (equal) to 1, added to the differing bits.
+
+MEASURES = ("carried_speed", "swing")
+
+
+def body_unit(motion: Motion | Skeleton, rig: Rig) -> float:
+    """The body's length unit for every measure of this module: the mean of the two rest leg lengths."""
+    return 0.5 * (leg_length(motion, rig, "L") + leg_length(motion, rig, "R"))
+
+
+def moving_range(x: np.ndarray, frames: int) -> np.ndarray:
+    """``(F,)`` the range (max - min) of ``x (F,)`` over a centred window of ``frames`` frames (odd;
+    the ends repeated), whole-array through a sliding view."""
+    half = max(int(frames) // 2, 0)
+    padded = np.concatenate([np.repeat(x[:1], half), x, np.repeat(x[-1:], half)])
+    view = np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1)
+    return view.max(axis=1) - view.min(axis=1)
+
+
+def limb_frames(motion: Motion, rig: Rig, g: np.ndarray, side: str, limb: str) -> tuple[np.ndarray, ...]:
+    """``(root, middle, tip, facing)`` ``(F, 3)`` each: an arm's shoulder, elbow and wrist with the
+    chest's facing (from the shoulders), a leg's hip, knee and ankle with the hips' facing."""
+    up = np.asarray(motion.skeleton.up, dtype=np.float64)
+    if limb == "arm":
+        arm = rig.arm(side)
+        facing = pelvis_facing(g[:, rig.left_arm.shoulder], g[:, rig.right_arm.shoulder], up)
+        return g[:, arm.shoulder], g[:, arm.elbow], g[:, arm.wrist], facing
+    leg = rig.leg(side)
+    facing = pelvis_facing(g[:, rig.left_leg.hip], g[:, rig.right_leg.hip], up)
+    return g[:, leg.hip], g[:, leg.knee], g[:, leg.ankle], facing
+
+
+def limb_measures(motion: Motion, rig: Rig, g: np.ndarray, side: str, limb: str, t: "Thresholds"
+                  ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """``({measure: (F,)}, pose (F, 6))`` of one limb ("arm" or "leg") from world positions ``g (F, J, 3)``.
+
+    carried_speed  the limb's root (shoulder, hip) over the ground, leg lengths per second: how fast
+                   the body carries it (a run carries it about twice a walk's speed).
+    swing          how far the tip (wrist, ankle) swings fore and aft of the root across the body's
+                   frontal plane within ``t.swing_window_s`` around the frame, leg lengths.
+    pose           the middle and tip joints (elbow and wrist, knee and ankle) relative to the root
+                   in the body's frame (forwards, leftwards, up), leg lengths: what retrieval's
+                   tie-break compares (:func:`pose_distances`).
+    """
+    up = np.asarray(motion.skeleton.up, dtype=np.float64)
+    unit = body_unit(motion, rig)
+    root, middle, tip, facing = limb_frames(motion, rig, g, side, limb)
+    left = quat.cross(up, facing)
+    window = 2 * int(round(0.5 * t.swing_window_s * motion.fps)) + 1
+    measures = {"carried_speed": speed_in_body_units(horizontal(root, up), motion.fps, unit),
+                "swing": moving_range(in_front(tip, root, facing) / unit, window)}
+    axes = np.stack([facing, left, np.broadcast_to(up, facing.shape)], axis=1)  # (F, 3 axes, 3)
+    pose = np.concatenate([np.einsum("fad,fd->fa", axes, p - root) for p in (middle, tip)], axis=1) / unit
+    return measures, pose
 
 
 # --------------------------------------------------------------------------
@@ -230,6 +314,63 @@ def part_feature_names(part: str) -> tuple[str, ...]:
 def part_features(features: Mapping[str, np.ndarray], part: str) -> np.ndarray:
     """``(F, K)`` bool: the columns of :func:`relational_features` that belong to ``part``."""
     return np.stack([features[k] for k in part_feature_names(part)], axis=1)
+
+
+# the limbs of each body part, as keys of :func:`continuous_features`' poses
+PART_LIMBS = {"left.arm": ("left.arm",), "right.arm": ("right.arm",), "left.leg": ("left.leg",),
+              "right.leg": ("right.leg",), "upper": ("left.arm", "right.arm"), "lower": ("left.leg", "right.leg")}
+
+
+def continuous_features(motion: Motion, rig: Rig | None = None, thresholds: Thresholds = Thresholds()
+                        ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """``({"{side}.{limb}.{measure}": (F,)}, {"{side}.{limb}": (F, 6)})``: every limb's
+    :func:`limb_measures` and pose, in leg lengths (issue 24, item 8)."""
+    rig = find_rig(motion) if rig is None else rig
+    g = motion.global_positions()
+    measures, poses = {}, {}
+    for limb_key in ("left.arm", "right.arm", "left.leg", "right.leg"):
+        side, limb = limb_key.split(".")
+        m, pose = limb_measures(motion, rig, g, _SIDES[side], limb, thresholds)
+        measures.update({f"{limb_key}.{k}": v for k, v in m.items()})
+        poses[limb_key] = pose
+    return measures, poses
+
+
+@dataclass(frozen=True)
+class PartFrames:
+    """One body part of a clip frame by frame, as retrieval compares it.
+
+    bits      (F, K) bool: the part's Boolean features (:func:`part_features`).
+    measures  (F, C) float or None: its limbs' :data:`MEASURES`, leg lengths (per second).
+    poses     (F, D) float or None: its limbs' poses (:func:`limb_measures`), leg lengths.
+    floors    (C,) the measures' floors (:func:`measure_differences`)."""
+
+    bits: np.ndarray
+    measures: np.ndarray | None = None
+    poses: np.ndarray | None = None
+    floors: np.ndarray | None = None
+
+
+def part_frames(features: Mapping[str, np.ndarray], part: str, measures: Mapping[str, np.ndarray] | None = None,
+                poses: Mapping[str, np.ndarray] | None = None, thresholds: Thresholds = Thresholds()) -> PartFrames:
+    """The :class:`PartFrames` of ``part`` from a clip's features (and, when given, its continuous ones)."""
+    bits = part_features(features, part)
+    if not measures:
+        return PartFrames(bits)
+    limbs = PART_LIMBS[part]
+    floors = {"carried_speed": thresholds.speed_floor, "swing": thresholds.swing_floor}
+    return PartFrames(bits, np.stack([measures[f"{limb}.{m}"] for limb in limbs for m in MEASURES], axis=1),
+                      np.concatenate([poses[limb] for limb in limbs], axis=1),
+                      np.array([floors[m] for _ in limbs for m in MEASURES]))
+
+
+def measure_differences(query: np.ndarray, library: np.ndarray, floors: np.ndarray) -> np.ndarray:
+    """Each measure's difference as a share of a bit: how many octaves (factors of two) apart the two
+    are, ``|log2((a + floor) / (b + floor))|``, at most 1, of non-negative ``query`` and ``library``
+    measures broadcast together, ``floors`` last axis. A soft bit, so that a window's cost adds it to
+    its differing bits: twice as fast, or swinging twice as far, is a whole bit apart. A ratio, so it
+    does not depend on the body's size; the floor keeps two still limbs' noise from counting."""
+    return np.minimum(np.abs(np.log2((query + floors) / (library + floors))), 1.0)
 
 
 # --------------------------------------------------------------------------
@@ -307,26 +448,116 @@ WINDOW_BYTES_PER_FRAME = 20
 WINDOW_BLOCK_BYTES = 64 << 20
 
 
-def best_window(query: np.ndarray, library: Mapping[str, np.ndarray], scales=(1.0,)) -> Match:
-    """The library window of least :func:`window_mismatches` over all clips and ``scales`` (see the
-    comment above for ties), its ``start`` and ``length`` in the library's frames; ``ValueError``
-    when no clip is as long as the query at any scale."""
-    best: Match | None = None
-    bits = np.asarray(query).size
-    for scale in scales:
-        span = int(window_offsets(len(query), scale)[-1]) + 1
-        for clip, features in library.items():
-            costs = window_mismatches(query, features, scale)
-            if len(costs) == 0:
+def _window_frames(starts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``(S, n)`` library frames of the windows starting at ``starts`` (their offsets ``(n,)``)."""
+    return np.asarray(starts)[:, None] + offsets[None, :]
+
+
+def _in_blocks(starts: np.ndarray, per_window: int, compute) -> np.ndarray:
+    """``compute(block of starts)`` over ``starts`` in blocks of at most WINDOW_BLOCK_BYTES."""
+    rows = max(1, WINDOW_BLOCK_BYTES // max(per_window, 1))
+    if len(starts) == 0:
+        return np.zeros(0)
+    return np.concatenate([compute(starts[first:first + rows]) for first in range(0, len(starts), rows)])
+
+
+def window_measure_differences(query: np.ndarray, library: np.ndarray, floors: np.ndarray,
+                               scale: float = 1.0) -> np.ndarray:
+    """``(m - L + 1,)`` float: the summed :func:`measure_differences` between ``query (n, C)`` and each
+    window of ``library (m, C)`` (frames as :func:`window_mismatches` lays them), soft bits to add to
+    its differing bits."""
+    n, m = len(query), len(library)
+    offsets = window_offsets(n, scale)
+    starts = np.arange(max(m - int(offsets[-1]), 0))
+    # measure_differences with the logarithms taken once per frame, not once per frame of every
+    # window. A loop over the query's frames, each a whole-array step over every window at once:
+    # query frame i meets library frames offsets[i] + starts, a contiguous slice (best_window
+    # passes every clip at once, end to end), where gathering every window's frames (fancy
+    # indexing, (starts, n, C)) took more time than the rest of retrieval
+    # (single precision, in place: a sum of shares of a bit needs no more)
+    own = np.log2(query + floors).astype(np.float32)
+    theirs = np.ascontiguousarray(np.log2(library + floors).T, dtype=np.float32)  # (C, m): rows contiguous
+    total = np.zeros(len(starts), dtype=np.float32)
+    d = np.empty((query.shape[1], len(starts)), dtype=np.float32)
+    for i, offset in enumerate(offsets):
+        np.subtract(theirs[:, offset:offset + len(starts)], own[i][:, None], out=d)
+        np.abs(d, out=d)
+        np.minimum(d, np.float32(1.0), out=d)
+        for row in d:
+            total += row
+    return total.astype(np.float64)
+
+
+def window_pose_distances(query: np.ndarray, library: np.ndarray, starts: np.ndarray,
+                          scale: float = 1.0) -> np.ndarray:
+    """``(S,)``: the root mean square, over the query's ``n`` frames, of the distance between the
+    query's poses ``(n, D)`` and those of the library's windows at ``starts`` ``(S,)`` (leg lengths)."""
+    offsets = window_offsets(len(query), scale)
+    return _in_blocks(np.asarray(starts), 8 * query.size * 2, lambda s: np.sqrt(
+        np.mean(np.sum((library[_window_frames(s, offsets)] - query[None]) ** 2, axis=2), axis=1)))
+
+
+# costs this close are ties (a sum of shares over a window: rounding, not a difference)
+COST_TIE = 1e-9
+
+
+def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray | PartFrames],
+                scales=(1.0,)) -> Match:
+    """The library window of least cost over all clips and ``scales``, its ``start`` and ``length`` in the
+    library's frames; ``ValueError`` when no clip is as long as the query at any scale.
+
+    Of bits alone (arrays ``(F, K)``), the cost is the share of differing bits (:func:`window_mismatches`),
+    ties going to the scale listed first, the first clip, the earliest window. Of :class:`PartFrames`
+    with measures, each frame's :data:`MEASURES` count as soft bits besides the Boolean ones
+    (:func:`measure_differences`): cost = (differing bits + measure differences) / (frames x (K + C)).
+    Windows whose cost ties with the least (within :data:`COST_TIE`, rounding) are told apart by how
+    near their part's poses lie to the query's (:func:`window_pose_distances`; issue 24, item 8: an arm
+    whose bits never change matched every window at cost 0, and the first clip by name won)."""
+    query = query if isinstance(query, PartFrames) else PartFrames(np.asarray(query))
+    library = {clip: f if isinstance(f, PartFrames) else PartFrames(np.asarray(f)) for clip, f in library.items()}
+    soft = query.measures is not None and all(f.measures is not None for f in library.values())
+    n = len(query.bits)
+    units = query.bits.size + (query.measures.size if soft else 0)
+    candidates = []  # (scale index, clip index, clip, costs (starts,), span, differing bits (starts,))
+    if soft:  # every clip end to end: one pass per scale (windows across two clips are not read)
+        firsts = np.cumsum([0] + [len(f.measures) for f in library.values()])
+        every = np.concatenate([f.measures for f in library.values()])
+    for s, scale in enumerate(scales):
+        span = int(window_offsets(n, scale)[-1]) + 1
+        if soft:
+            soft_costs = window_measure_differences(query.measures, every, query.floors, scale)
+        for c, (clip, frames) in enumerate(library.items()):
+            bits = window_mismatches(query.bits, frames.bits, scale)
+            if len(bits) == 0:
                 continue
-            start = int(np.argmin(costs))
-            cost = float(costs[start]) / bits
-            if best is None or cost < best.cost:
-                best = Match(clip, start, cost, span)
-    if best is None:
-        raise ValueError(f"every library clip is shorter than the query ({len(query)} frames); give a shorter "
+            costs = bits.astype(np.float64)
+            if soft:
+                costs = costs + soft_costs[firsts[c]:firsts[c] + len(bits)]
+            candidates.append((s, c, clip, costs / units, span, bits))
+    if not candidates:
+        raise ValueError(f"every library clip is shorter than the query ({n} frames); give a shorter "
                          f"query or longer library clips")
-    return best
+    least = min(float(x[3].min()) for x in candidates)
+
+    def bits_share(bits: np.ndarray, start: int) -> float:
+        return float(bits[start]) / query.bits.size
+
+    if not soft or query.poses is None:
+        s, c, clip, costs, span, bits = next(x for x in candidates if float(x[3].min()) == least)
+        start = int(np.argmin(costs))
+        return Match(clip, start, least, span, bits_share(bits, start))
+    tie = least + COST_TIE
+    best = None
+    for s, c, clip, costs, span, bits in candidates:
+        starts = np.flatnonzero(costs <= tie)
+        if not len(starts):
+            continue
+        distances = window_pose_distances(query.poses, library[clip].poses, starts, scales[s])
+        k = int(np.argmin(distances))
+        if best is None or distances[k] < best[0]:
+            start = int(starts[k])
+            best = (float(distances[k]), Match(clip, start, float(costs[start]), span, bits_share(bits, start)))
+    return best[1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -339,6 +570,9 @@ class FeatureLibrary:
     motions     {clip: Motion} the clips themselves, as given (assembly, section 4.2, takes the
                 retrieved parts from them); empty for a library of features alone.
     thresholds  the :class:`Thresholds` the features were computed with.
+    measures    {clip: {measure key: (F,) float}} and
+    poses       {clip: {limb: (F, 6) float}}: :func:`continuous_features` (empty for a library of
+                Boolean features alone: retrieval then compares bits alone).
     """
 
     fps: float
@@ -346,6 +580,21 @@ class FeatureLibrary:
     clip_fps: dict
     motions: dict = field(default_factory=dict)
     thresholds: Thresholds = Thresholds()
+    measures: dict = field(default_factory=dict)
+    poses: dict = field(default_factory=dict)
+
+    def subset(self, clips) -> "FeatureLibrary":
+        """This library with only ``clips`` (keys of it), in their order here."""
+        kept = [c for c in self.features if c in set(clips)]
+        return FeatureLibrary(self.fps, {c: self.features[c] for c in kept}, {c: self.clip_fps[c] for c in kept},
+                              {c: self.motions[c] for c in kept if c in self.motions}, self.thresholds,
+                              {c: self.measures[c] for c in kept if c in self.measures},
+                              {c: self.poses[c] for c in kept if c in self.poses})
+
+    def part_frames(self, clip: str, part: str) -> PartFrames:
+        """:class:`PartFrames` of ``part`` of library clip ``clip``."""
+        return part_frames(self.features[clip], part, self.measures.get(clip), self.poses.get(clip),
+                           self.thresholds)
 
     @classmethod
     def build(cls, library: Mapping[str, Motion], fps: float, thresholds: Thresholds = Thresholds(),
@@ -354,9 +603,11 @@ class FeatureLibrary:
         every clip (all on one skeleton) when known, else each clip's own are found."""
         if not library:
             raise ValueError("the library is empty; give at least one clip")
-        features = {clip: relational_features(m if m.fps == fps else m.resampled(fps), rig, thresholds)
-                    for clip, m in library.items()}
-        return cls(fps, features, {clip: m.fps for clip, m in library.items()}, dict(library), thresholds)
+        at_rate = {clip: m if m.fps == fps else m.resampled(fps) for clip, m in library.items()}
+        features = {clip: relational_features(m, rig, thresholds) for clip, m in at_rate.items()}
+        continuous = {clip: continuous_features(m, rig, thresholds) for clip, m in at_rate.items()}
+        return cls(fps, features, {clip: m.fps for clip, m in library.items()}, dict(library), thresholds,
+                   {clip: c[0] for clip, c in continuous.items()}, {clip: c[1] for clip, c in continuous.items()})
 
 
 def _feature_library(library: Mapping[str, Motion] | FeatureLibrary, fps: float,
@@ -370,10 +621,12 @@ def _feature_library(library: Mapping[str, Motion] | FeatureLibrary, fps: float,
 
 
 def _matches_in_library_frames(query_features: Mapping[str, np.ndarray], library: FeatureLibrary, parts,
-                               scales) -> dict[str, Match]:
-    """Per part, :func:`best_window` over ``library``: start and length in its frames (at ``library.fps``)."""
-    return {part: best_window(part_features(query_features, part),
-                              {clip: part_features(f, part) for clip, f in library.features.items()}, scales)
+                               scales, query_continuous=None) -> dict[str, Match]:
+    """Per part, :func:`best_window` over ``library``: start and length in its frames (at ``library.fps``).
+    ``query_continuous``: the query's :func:`continuous_features`, compared where the library has them."""
+    measures, poses = query_continuous if query_continuous is not None and library.measures else (None, None)
+    return {part: best_window(part_frames(query_features, part, measures, poses, library.thresholds),
+                              {clip: library.part_frames(clip, part) for clip in library.features}, scales)
             for part in parts}
 
 
@@ -383,7 +636,8 @@ def _in_own_frames(match: Match, library: FeatureLibrary) -> Match:
     if ratio == 1.0:
         return match
     start = int(round(match.start * ratio))
-    return Match(match.clip, start, match.cost, int(round((match.start + match.length - 1) * ratio)) - start + 1)
+    return Match(match.clip, start, match.cost, int(round((match.start + match.length - 1) * ratio)) - start + 1,
+                 match.bits)
 
 
 def retrieve_parts(query: Motion, library: Mapping[str, Motion] | FeatureLibrary, parts, *,
@@ -397,8 +651,9 @@ def retrieve_parts(query: Motion, library: Mapping[str, Motion] | FeatureLibrary
     for part in parts:
         part_feature_names(part)  # an unknown part fails before any features are computed
     library = _feature_library(library, query.fps)
-    matches = _matches_in_library_frames(relational_features(query, thresholds=library.thresholds), library, parts,
-                                         scales)
+    rig = find_rig(query)
+    matches = _matches_in_library_frames(relational_features(query, rig, library.thresholds), library, parts,
+                                         scales, continuous_features(query, rig, library.thresholds))
     return {part: _in_own_frames(match, library) for part, match in matches.items()}
 
 
@@ -623,6 +878,86 @@ def segment_time_map(query: np.ndarray, segment: np.ndarray) -> tuple[np.ndarray
     return monotone_time_curve(knots, np.arange(n)), knots
 
 
+# Issue 24, item 9: a library clip shorter than the query's window at its smallest scale
+# cannot hold it, so a long query would leave out most of a library of short clips (a
+# 400-frame walk, bandai1's clips a median 152 frames). Such a query is assembled piecewise:
+# in pieces as long as the library's median clip (so that half its clips can hold one at the
+# query's speed, more at the faster scales), each overlapping the next by PIECE_OVERLAP of that,
+# each retrieved and assembled on its own, and joined by slerp over the overlaps along a
+# smoothstep weight (zero speed at both ends of a join: no kink where one piece takes over).
+PIECE_OVERLAP = 0.25
+
+
+def assembly_pieces(n_frames: int, clip_frames, scales=SEGMENT_SCALES) -> list[tuple[int, int]]:
+    """The query frames ``[(first, stop), ...]`` assembled each on its own, in order: the whole query
+    when the library's median clip (``clip_frames``: each clip's length at the query's rate) holds
+    its window at the smallest of ``scales``; else as few pieces as keep each no longer than the
+    median clip, all of one length (to a frame), each sharing :data:`PIECE_OVERLAP` of the median
+    clip's length (a frame at least) with the next, the first starting and the last ending with the
+    query. A piece overlaps only its neighbours."""
+    median = int(np.median(np.asarray(clip_frames)))
+    if int(window_offsets(n_frames, min(scales))[-1]) + 1 <= median:
+        return [(0, n_frames)]
+    longest = max(median, 2)
+    overlap = min(max(int(round(PIECE_OVERLAP * longest)), 1), longest - 1)
+    count = int(np.ceil((n_frames - overlap) / (longest - overlap)))
+    length = int(np.ceil((n_frames + (count - 1) * overlap) / count))
+    firsts = np.rint(np.linspace(0, n_frames - length, count)).astype(int)
+    return [(int(first), int(first) + length) for first in firsts]
+
+
+def piece_weights(pieces: list[tuple[int, int]], n_frames: int) -> np.ndarray:
+    """``(K, n_frames)`` each piece's weight at every query frame: 1 on its own, 0 outside it, and
+    across an overlap a smoothstep from the piece before to the next, the two summing to 1."""
+    weights = np.zeros((len(pieces), n_frames))
+    for k, (first, stop) in enumerate(pieces):
+        weights[k, first:stop] = 1.0
+        if k:
+            end = pieces[k - 1][1]
+            rising = smoothstep(np.arange(1, end - first + 1) / (end - first + 1))
+            weights[k, first:end] = rising
+            weights[k - 1, first:end] = 1.0 - rising
+    return weights
+
+
+def joined_pieces(pieces: list[tuple[int, int]], rotations: list[np.ndarray], n_frames: int) -> np.ndarray:
+    """``(n_frames, J, 4)``: each piece's local rotations ``(stop - first, J, 4)`` where it is alone, and
+    across an overlap the slerp from the piece before to the next along :func:`piece_weights`."""
+    weights = piece_weights(pieces, n_frames)
+    out = np.empty((n_frames,) + rotations[0].shape[1:])
+    for k, ((first, stop), own) in enumerate(zip(pieces, rotations)):
+        end = pieces[k - 1][1] if k else first
+        out[first:end] = quat.slerp(out[first:end], own[:end - first], weights[k, first:end, None])
+        out[end:stop] = own[end - first:]
+    return out
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A stretch of the query assembled on its own (:func:`assembly_pieces`).
+
+    first, stop  the query frames it covers, ``[first, stop)``.
+    match        the library segment retrieved for it (start and length in the clip's own frames).
+    time_map     ``(stop - first,)`` the segment frame (at the query's rate, from the segment's first)
+                 each of its frames plays (section 4.2.1).
+    knots        ``(P, 2)`` (frame from ``first``, segment frame) pairs the time map passes through.
+    """
+
+    first: int
+    stop: int
+    match: Match
+    time_map: np.ndarray
+    knots: np.ndarray
+
+    def feature_poses(self) -> int:
+        """How many feature poses were paired: the knots but the two ends."""
+        return max(len(self.knots) - 2, 0)
+
+
+def _sliced(features: Mapping[str, np.ndarray], first: int, stop: int) -> dict[str, np.ndarray]:
+    return {k: v[first:stop] for k, v in features.items()}
+
+
 @dataclass(frozen=True)
 class Assembly:
     """A query motion with body parts replaced by retrieved ones (section 4.2).
@@ -637,7 +972,11 @@ class Assembly:
     left_out    {part: (clip, ...)} library clips left out because they hold the query's own
                 poses (:func:`is_the_query`): the query would retrieve itself, at cost 0.
     warnings    one per library clip left out because it cannot stand beside the query (its
-                bones at another scale, its legs pointing up: core.rig.body_mismatch), saying why.
+                bones at another scale, its legs pointing up: core.rig.body_mismatch), saying why;
+                one per part (or piece) none of whose feature poses was paired.
+    pieces      {part: (:class:`Piece`, ...)}: the query assembled piecewise where it is longer
+                than the library's clips (:func:`assembly_pieces`), one piece where it is not.
+                ``matches``, ``time_maps`` and ``knots`` are the first piece's.
     """
 
     motion: Motion
@@ -646,6 +985,7 @@ class Assembly:
     knots: dict = field(default_factory=dict)
     left_out: dict = field(default_factory=dict)
     warnings: tuple = ()
+    pieces: dict = field(default_factory=dict)
 
     def feature_poses(self, part: str) -> int:
         """How many feature poses of ``part`` were paired: its knots but the segments' two ends
@@ -669,9 +1009,7 @@ def _without_the_query(library: FeatureLibrary, query: Motion, part: str) -> tup
     if len(own) == len(library.motions):
         raise ValueError(f"the library of {part} holds only the query itself ({', '.join(own)}); give other clips "
                          f"to take the {part} from")
-    kept = [clip for clip in library.motions if clip not in own]
-    return FeatureLibrary(library.fps, {c: library.features[c] for c in kept}, {c: library.clip_fps[c] for c in kept},
-                          {c: library.motions[c] for c in kept}, library.thresholds), own
+    return library.subset([clip for clip in library.motions if clip not in own]), own
 
 
 def _checked_library(query: Motion, part: str, library, rig: Rig) -> tuple[Mapping[str, Motion] | FeatureLibrary,
@@ -700,9 +1038,7 @@ def _checked_library(query: Motion, part: str, library, rig: Rig) -> tuple[Mappi
                          + "; ".join(left_out.values()))
     if not isinstance(library, FeatureLibrary):
         return {c: m for c, m in library.items() if c not in left_out}, left_out
-    kept = [c for c in library.motions if c not in left_out]
-    return FeatureLibrary(library.fps, {c: library.features[c] for c in kept}, {c: library.clip_fps[c] for c in kept},
-                          {c: library.motions[c] for c in kept}, library.thresholds), left_out
+    return library.subset([c for c in library.motions if c not in left_out]), left_out
 
 
 def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLibrary], *,
@@ -756,10 +1092,12 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
                                  f"give one of them")
     frame = anatomical_frame(query, rig)  # (eq. (1)'s axes)
     query_features = relational_features(query, rig, thresholds)
+    query_measures, query_poses = continuous_features(query, rig, thresholds)
     libraries: dict[int, FeatureLibrary] = {}  # one feature library per library given (several parts may share it)
     clips: dict[tuple[int, str], Motion] = {}
     rotations = query.rotations.copy()
-    matches, time_maps, all_knots, leg_sources, left_out = {}, {}, {}, {}, {}
+    n = query.n_frames
+    all_pieces, leg_sources, left_out = {}, {}, {}
     for part, given in parts.items():
         library = libraries.get(id(given))
         if library is None:
@@ -771,52 +1109,75 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
         if library.thresholds != thresholds:
             raise ValueError(f"the feature library of {part} was built with other thresholds than the ones given; "
                              f"build it with these")
-        match = _matches_in_library_frames(query_features, library, [part], scales)[part]
-        clip = clips.get((id(library), match.clip))
-        if clip is None:
-            own = library.motions[match.clip]
-            clip = clips[(id(library), match.clip)] = own if own.fps == query.fps else own.resampled(query.fps)
-        frames = slice(match.start, match.start + match.length)
-        segment = clip[frames]
-        times, knots = segment_time_map(part_features(query_features, part),
-                                        part_features(library.features[match.clip], part)[frames])
-        sampled, sampled_positions = sample(segment.rotations, segment.positions, times)
         mask = masks[part]
-        rotations[:, mask] = sampled[:, mask]
-        for j in juncture_joints(skeleton, mask):  # section 4.2.2, eq. (1)
-            angles = standardized_angles(juncture_angles(sampled[:, j], frame),
-                                         juncture_angles(query.rotations[:, j], frame))
-            rotations[:, j] = juncture_rotations(angles, frame)
-        matches[part] = _in_own_frames(match, library)
-        time_maps[part], all_knots[part] = times, knots
-        for side, leg in (("L", rig.left_leg), ("R", rig.right_leg)):
-            if mask[leg.hip]:
-                leg_sources[side] = (clip, match.start + times,
-                                     Motion._trusted(clip.skeleton, sampled, sampled_positions, query.fps))
+        layout = assembly_pieces(n, [len(next(iter(f.values()))) for f in library.features.values()], scales)
+        weights = piece_weights(layout, n)
+        pieces, piece_rotations = [], []
+        for k, (first, stop) in enumerate(layout):
+            features = _sliced(query_features, first, stop)
+            match = _matches_in_library_frames(features, library, [part], scales,
+                                               (_sliced(query_measures, first, stop), _sliced(query_poses, first, stop))
+                                               )[part]
+            clip = clips.get((id(library), match.clip))
+            if clip is None:
+                own_clip = library.motions[match.clip]
+                clip = own_clip if own_clip.fps == query.fps else own_clip.resampled(query.fps)
+                clips[(id(library), match.clip)] = clip
+            frames = slice(match.start, match.start + match.length)
+            segment = clip[frames]
+            times, knots = segment_time_map(part_features(features, part),
+                                            part_features(library.features[match.clip], part)[frames])
+            sampled, sampled_positions = sample(segment.rotations, segment.positions, times)
+            own_rotations = query.rotations[first:stop].copy()
+            own_rotations[:, mask] = sampled[:, mask]
+            for j in juncture_joints(skeleton, mask):  # section 4.2.2, eq. (1), over the piece
+                angles = standardized_angles(juncture_angles(sampled[:, j], frame),
+                                             juncture_angles(query.rotations[first:stop, j], frame))
+                own_rotations[:, j] = juncture_rotations(angles, frame)
+            piece_rotations.append(own_rotations)
+            pieces.append(Piece(first, stop, _in_own_frames(match, library), times, knots))
+            if stop - first > 1 and pieces[-1].feature_poses() == 0:
+                within = f" (query frames {first}-{stop - 1})" if len(layout) > 1 else ""
+                warnings.append(f"no feature pose of the {part}{within} was paired with {match.clip!r}: its segment "
+                                f"plays at an even speed, and it was chosen by its measures and pose alone (check it, "
+                                f"or give clips of the query's action)")
+            # the frames this piece is played at, its ends held outside it (where its weight is 0)
+            held = np.clip(np.arange(n) - first, 0, stop - first - 1)
+            for side, leg in (("L", rig.left_leg), ("R", rig.right_leg)):
+                if mask[leg.hip]:
+                    leg_sources.setdefault(side, []).append(
+                        (clip, match.start + times[held],
+                         Motion._trusted(clip.skeleton, sampled[held], sampled_positions[held], query.fps), weights[k]))
+        rotations[:, mask] = joined_pieces(layout, piece_rotations, n)[:, mask]
+        all_pieces[part] = tuple(pieces)
     # (every rotation is a unit quaternion already: the query's, slerped or from Euler angles;
     # made again by Motion, the query's untouched joints would change in their last bits)
     motion = Motion._trusted(skeleton, rotations, query.positions, query.fps)
     if leg_sources and contacts is not None:
         motion = held_assembled_feet(motion, query, leg_sources, rig, options=contacts)
-    return Assembly(motion, matches, time_maps, all_knots, left_out, tuple(warnings))
+    firsts = {part: pieces[0] for part, pieces in all_pieces.items()}
+    return Assembly(motion, {p: f.match for p, f in firsts.items()}, {p: f.time_map for p, f in firsts.items()},
+                    {p: f.knots for p, f in firsts.items()}, left_out, tuple(warnings), all_pieces)
 
 
-def held_assembled_feet(motion: Motion, query: Motion, leg_sources: Mapping[str, tuple[Motion, np.ndarray, Motion]],
-                        rig: Rig, *, options: ContactOptions = ContactOptions()) -> Motion:
+def held_assembled_feet(motion: Motion, query: Motion, leg_sources: Mapping[str, list], rig: Rig, *,
+                        options: ContactOptions = ContactOptions()) -> Motion:
     """The contact stage (core.contacts.hold_feet) over an assembled ``motion``, for its replaced legs.
 
-    leg_sources  {side ("L", "R"): (the whole library clip at the query's rate, the clip frame
-                 (fractional) each output frame plays, the clip sampled there)}; a side not given
-                 keeps the query's leg.
+    leg_sources  {side ("L", "R"): [(the whole library clip at the query's rate, the clip frame
+                 (fractional) each output frame plays, the clip sampled there, its weight (F,)
+                 at each output frame), ...]}: one source per piece (:func:`piece_weights`), their
+                 weights summing to 1 at each frame; a side not given keeps the query's leg.
 
     Each foot is held as its leg's source has it down (core.analysis.foot_contacts of the
-    source clip, at the nearest frame), on the query's floors, with the source's own steps
-    and swings as what the stage compares against (core.contacts.SourceFeet): a foot the
-    query's pelvis carries along while the source had it planted is held where it touches
-    down; a foot its source moves, or a leg left as the query's, is left as it is.
+    source clip, at the nearest frame; of the source weighing most there), on the query's
+    floors, with the sources' own steps and swings, weighted, as what the stage compares
+    against (core.contacts.SourceFeet): a foot the query's pelvis carries along while the
+    source had it planted is held where it touches down; a foot its source moves, or a leg
+    left as the query's, is left as it is.
     """
     up = np.asarray(query.skeleton.up, dtype=np.float64)
-    leg = 0.5 * (leg_length(query.skeleton, rig, "L") + leg_length(query.skeleton, rig, "R"))
+    leg = body_unit(query.skeleton, rig)
     query_floors = clip_floors([query.global_positions()], [query], rig, up)[0]
     contacts = foot_contacts(query, rig, up=up)
     # hold_feet keeps a gap's first and last frames as they are (there synthesis has its
@@ -826,19 +1187,25 @@ def held_assembled_feet(motion: Motion, query: Motion, leg_sources: Mapping[str,
     pad = 1 + int(np.ceil(options.hold_fade_s * query.fps))
     padded = _padded(query, pad)
     heading = np.unwrap(body_yaw(padded, rig, up)[2])
-    query_feet = _own_feet(padded, query_floors, heading, rig, up, leg, options)
+    query_feet = _own_feet([padded], np.ones((1, padded.n_frames)), query_floors[None], heading, rig, up, leg, options)
     per_side = []
     for k, side in enumerate("LR"):
         if side not in leg_sources:
             per_side.append(query_feet)
             continue
-        clip, played, sampled = leg_sources[side]
-        clip_joints = clip.global_positions()
-        own_contacts = foot_contacts(clip, rig, up=up, positions=clip_joints)
-        contacts[:, k] = own_contacts[np.clip(np.rint(played).astype(np.int64), 0, clip.n_frames - 1), k]
-        floors = clip_floors([clip_joints], [clip], rig, up)[0]
-        per_side.append(_own_feet(_padded(sampled, pad), floors, heading, rig, up, leg, options))
-    # each foot's figures from its own leg's source; the floors the output stands on are the query's
+        sources = leg_sources[side]
+        weights = np.stack([w for *_, w in sources])
+        down, floors = [], []
+        for clip, played, _, _ in sources:
+            clip_joints = clip.global_positions()
+            own_contacts = foot_contacts(clip, rig, up=up, positions=clip_joints)
+            down.append(own_contacts[np.clip(np.rint(played).astype(np.int64), 0, clip.n_frames - 1), k])
+            floors.append(clip_floors([clip_joints], [clip], rig, up)[0])
+        contacts[:, k] = np.stack(down)[np.argmax(weights, axis=0), np.arange(motion.n_frames)]
+        padded_weights = np.concatenate([weights[:, :1].repeat(pad, 1), weights, weights[:, -1:].repeat(pad, 1)], 1)
+        per_side.append(_own_feet([_padded(sampled, pad) for _, _, sampled, _ in sources], padded_weights,
+                                  np.stack(floors), heading, rig, up, leg, options))
+    # each foot's figures from its own leg's sources; the floors the output stands on are the query's
     own = SourceFeet(*(np.stack([getattr(per_side[k], name)[:, k] for k in range(2)], axis=1)
                        for name in ("steps", "turns", "clearance", "reach")), query_floors)
     contacts = np.concatenate([contacts[:1].repeat(pad, 0), contacts, contacts[-1:].repeat(pad, 0)])
@@ -853,14 +1220,16 @@ def _padded(motion: Motion, pad: int = 1) -> Motion:
     return motion[frames]
 
 
-def _own_feet(source: Motion, floors: np.ndarray, heading: np.ndarray, rig: Rig, up: np.ndarray, leg: float,
-              options: ContactOptions) -> SourceFeet:
-    """core.contacts.SourceFeet of one source motion played at the output's frames, its steps turned
-    from its body's heading to the output's ``heading``."""
+def _own_feet(sources: list[Motion], weights: np.ndarray, floors: np.ndarray, heading: np.ndarray, rig: Rig,
+              up: np.ndarray, leg: float, options: ContactOptions) -> SourceFeet:
+    """core.contacts.SourceFeet of source motions played at the output's frames with ``weights (K, F)``
+    and floors ``(K, 2, 2)``, their steps turned from their bodies' headings to the output's ``heading``."""
     legs = rig.left_leg, rig.right_leg
     has_toes = all(leg.toe is not None for leg in legs)
     wanted = [legs[0].ankle, legs[1].ankle] + ([legs[0].toe, legs[1].toe] if has_toes else [])
-    gpos, grot = forward_kinematics(source.rotations, source.positions, source.skeleton.parents, wanted)
-    yaw = np.unwrap(body_yaw(source, rig, up)[2])
-    return source_feet(gpos[None, :, :2], grot[None, :, :2], gpos[None, :, 2:] if has_toes else None,
-                       np.ones((1, source.n_frames)), floors[None], yaw[None], heading, up=up, leg=leg, options=options)
+    kinematics = [forward_kinematics(s.rotations, s.positions, s.skeleton.parents, wanted) for s in sources]
+    gpos = np.stack([g for g, _ in kinematics])
+    grot = np.stack([r for _, r in kinematics])
+    yaw = np.stack([np.unwrap(body_yaw(s, rig, up)[2]) for s in sources])
+    return source_feet(gpos[:, :, :2], grot[:, :, :2], gpos[:, :, 2:] if has_toes else None, weights, floors, yaw,
+                       heading, up=up, leg=leg, options=options)

@@ -596,3 +596,25 @@ def test_a_copy_of_the_query_in_the_library_is_left_out_and_warned_of(walk, capf
     shown = json.loads(walk.smart_motion.assembly_json)
     assert (shown["clip"], shown["frames"]) == (plain["clip"], plain["frames"]) and shown["clip"] != copy.name
     assert f"library clip {copy.name!r} plays what strip 'walk' plays: left out of the library" in report
+
+
+def test_a_strip_longer_than_the_librarys_clips_is_assembled_piecewise_and_says_so(walk, capfd, tmp_path):
+    """Issue 24, item 9: a folder of clips shorter than 0.7 of the strip held none that could stand in
+    for it whole; the strip is assembled piece by piece, and the report and the panel say so."""
+    bvh = extension("core.bvh")
+    for name in LIBRARY:  # two-second pieces of the punch and the kick: the walk strip is longer
+        motion = bvh.read_bvh(clip_path(name))
+        for first in (0, 60, 120):
+            bvh.write_bvh(motion[first:first + 60], tmp_path / f"{name} {first}.bvh")
+    extension("addon.properties").preferences(bpy.context).assembly_folder = str(tmp_path)
+    bpy.context.scene.smart_motion.assembly_library = 'FOLDER'
+    report = assemble(capfd)
+    shown = json.loads(walk.smart_motion.assembly_json)
+    assert len(shown["pieces"]) > 1
+    assert shown["pieces"][0]["query_frames"][0] == 0
+    source = strips_by_name(walk)["walk"]
+    assert shown["pieces"][-1]["query_frames"][1] == round(source.frame_end - source.frame_start)
+    assert f"assembled in {len(shown['pieces'])} pieces" in report
+    text = "\n".join(draw_panel().labels)
+    assert f"in {len(shown['pieces'])} pieces" in text
+    assert all(f"from {p['clip']} frames {p['frames'][0]}-{p['frames'][1]}" in text for p in shown["pieces"])
