@@ -767,7 +767,7 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     from .synthesize import bone_length_warnings  # (synthesize's own check of the same thing)
     from .plan import Clip
 
-    warnings = tuple(bone_length_warnings([Clip(m, 0, name=n) for m, n in zip(motions, names)]))
+    warnings = tuple(bone_length_warnings([Clip(m, 0, name=n) for m, n in zip(motions, names)], blend=True))
     if not sync:
         if not isinstance(weights, np.ndarray):
             raise ValueError("the naive blend takes one number per clip as its weight, not weights over frames")

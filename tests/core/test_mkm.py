@@ -378,6 +378,9 @@ def test_bones_of_other_lengths_warn_as_synthesize_does(two_clips, tmp_path, cap
     assert main(["blend", two_clips[0], str(path), "-o", str(tmp_path / "out.bvh"), "--no-sync"]) == 0
     out = capsys.readouterr().out
     assert "warning: clip 'longer' has bones of other lengths than 'walk' (shin.L +10 %)" in out
+    # in words of blending: a clip blended has no core (a synthesis term)
+    assert "so 'longer' is blended by its joint rotations but not its joint positions" in out
+    assert "core" not in out.split("warning: ")[1]
 
 
 @pytest.fixture(scope="module")
