@@ -618,8 +618,9 @@ def synchronize(
     else at the element of its first stride (:data:`STRIDE_ELEMENTS`) that
     fits, is in step at the join and stays in step over more of the ``n_k + 1``
     steps than the first element would (the earliest of those), playing from
-    that element's first frame; else at its first element as above (a clip
-    standing still has nothing to be in step with). ``elements`` at its join
+    that element's first frame, where what it skips lasts no longer than its
+    stride from there; else at its first element as above (a clip standing
+    still has nothing to be in step with, and a long standing start is played). ``elements`` at its join
     step says where it entered.
 
     Durations (§5.2, eq. 6). ``ΔS(k) = Σ w_i ΔS_i(k)`` over the motions whose
@@ -766,7 +767,9 @@ def synchronize(
             return first
         best = first
         for e in range(1, STRIDE_ELEMENTS):
-            if ext[i][e][3] or not in_step_count(i, k, 0, e) or not fits(i, k, window, e):
+            skipped, stride = ext[i][e][1], ext[i][e + STRIDE_ELEMENTS][1] - ext[i][e][1]
+            # (a start longer than one of the clip's strides, standing before it sets off, is played)
+            if ext[i][e][3] or skipped > stride or not in_step_count(i, k, 0, e) or not fits(i, k, window, e):
                 continue
             count = in_step_count(i, k, window, e)
             if count > score:

@@ -450,3 +450,16 @@ def test_a_later_clip_enters_at_the_element_in_step_with_the_others():
     standing = SupportSequence([DS], [0], 40, 30.0)
     plan = synchronize([standing, walk], [2.0, 1.0], [0, 5], [0.5, 0.5])
     assert plan.elements[1][plan.joins[1]] == 0
+
+
+def test_a_start_longer_than_a_stride_is_played_not_skipped():
+    walk = SupportSequence([RS, DS, LS, DS], [0, 10, 13, 23], 27, 30.0, cyclic=True)
+    # stands for 90 frames, then sets off: joining the walk's LS, its own LS is in step but would
+    # skip the standing; it enters at its first element, as §5.1 has it
+    dancer = SupportSequence([DS, LS, DS, RS, DS, LS], [0, 90, 100, 103, 113, 116], 126, 30.0)
+    plan = synchronize([walk, dancer], [2.0, 1.0], [0, 12], [0.5, 0.5])
+    assert plan.elements[1][plan.joins[1]] == 0
+    # the same clip with a short start enters at that LS
+    short = SupportSequence([DS, LS, DS, RS, DS, LS], [0, 5, 15, 18, 28, 31], 41, 30.0)
+    plan = synchronize([walk, short], [2.0, 1.0], [0, 12], [0.5, 0.5])
+    assert plan.elements[1][plan.joins[1]] == 1
