@@ -619,9 +619,12 @@ def synchronize(
     fits, is in step at the join and stays in step over more of the ``n_k + 1``
     steps than the first element would (the earliest of those), playing from
     that element's first frame, where what it skips lasts no longer than its
-    stride from there; else at its first element as above (a clip standing
-    still has nothing to be in step with, and a long standing start is played). ``elements`` at its join
-    step says where it entered.
+    stride from there. Where it has no such element at a boundary but would
+    have one at a committed step within a stride, it waits for that step (as
+    §5.1 waits for one that fits); else it enters at its first element as
+    above (a clip standing still has nothing to be in step with, and a long
+    standing start is played). ``elements`` at its join step says where it
+    entered.
 
     Durations (§5.2, eq. 6). ``ΔS(k) = Σ w_i ΔS_i(k)`` over the motions whose
     element begins at step k, with ``w_i`` their blend weight times their
@@ -744,28 +747,31 @@ def synchronize(
         return all(combined_row(rows[k + j][:i] + [entry + j] + rows[k + j][i + 1:]) != _ERR
                    for j in range(window + 1))
 
+    def others_steps(k: int, window: int) -> list[int]:
+        """The support of the steps k .. k + window of the motions already joined that weigh something
+        at the current step (one of weight 0 shows nothing to be in step with)."""
+        now = times[min(k, len(times) - 1)]
+        weighing = [m for m in range(nA) if join[m] >= 0 and weight_at(weights[m], now) > 0]
+        return [combined_row([e if m in weighing else -1 for m, e in enumerate(rows[k + j])])
+                for j in range(window + 1)]
+
     def in_step_count(i: int, k: int, window: int, entry: int) -> int:
         """How many of the steps k .. k + window motion i, entering at element ``entry``, plays in
-        step (:func:`in_step`) with the motions already joined that weigh something at step k
-        (one of weight 0 shows nothing to be in step with)."""
-        weighing = [m for m in range(nA) if join[m] >= 0 and weight_at(weights[m], times[k]) > 0]
-        count = 0
-        for j in range(window + 1):
-            others = combined_row([e if m in weighing else -1 for m, e in enumerate(rows[k + j])])
-            count += in_step(code(i, entry + j), others)
-        return count
+        step (:func:`in_step`) with the motions already joined (:func:`others_steps`)."""
+        return sum(in_step(code(i, entry + j), c) for j, c in enumerate(others_steps(k, window)))
 
-    def entry_element(i: int, k: int, window: int) -> int | None:
-        """The element motion i enters at when it joins at step k, or None when it cannot join there
-        (the join rule beyond §5.1, see :func:`synchronize`): its first element where that fits and
-        is in step at step k; else the element of its first stride that fits, is in step at step k
-        and stays in step over more of the window than the first element would (the earliest of
-        those most in step); else its first element where that fits."""
-        first = 0 if fits(i, k, window) else None
-        score = -1 if first is None else in_step_count(i, k, window, 0)
-        if first is not None and in_step_count(i, k, 0, 0):
-            return first
-        best = first
+    def in_step_entry(i: int, k: int, window: int) -> int | None:
+        """The element motion i would enter at in step at step k (see :func:`synchronize`), or None:
+        its first element where that fits and is in step there; else the element of its first
+        stride that fits, is in step at step k and stays in step over more of the window than the
+        first element would (the earliest of those most in step), skipping no more of its start
+        than one of its strides from there lasts."""
+        if not any(c in _OTHER_FOOT for c in others_steps(k, window)):
+            return None  # (the others stand, or fly: no step to be in)
+        first = fits(i, k, window)
+        if first and in_step_count(i, k, 0, 0):
+            return 0
+        best, score = None, in_step_count(i, k, window, 0) if first else -1
         for e in range(1, STRIDE_ELEMENTS):
             skipped, stride = ext[i][e][1], ext[i][e + STRIDE_ELEMENTS][1] - ext[i][e][1]
             # (a start longer than one of the clip's strides, standing before it sets off, is played)
@@ -775,6 +781,19 @@ def synchronize(
             if count > score:
                 best, score = e, count
         return best
+
+    def entry_element(i: int, k: int, window: int) -> int | None:
+        """The element motion i enters at when it joins at step k, or None when it waits (the join
+        rule beyond §5.1, see :func:`synchronize`)."""
+        entry = in_step_entry(i, k, window)
+        if entry is not None:
+            return entry
+        # nothing in step here: wait for a step of the committed ones where it would be, as §5.1
+        # waits for one that fits, if one comes within a stride
+        ahead = range(1, min(STRIDE_ELEMENTS, window + 1))
+        if tries[i] < STRIDE_ELEMENTS and any(in_step_entry(i, k + j, window - j) is not None for j in ahead):
+            return None
+        return 0 if fits(i, k, window) else None
 
     def place(i: int, k: int, window: int, entry: int = 0) -> None:
         """Motion i joins at step k at its element ``entry`` (:func:`fits` checked that it can). The

@@ -463,3 +463,19 @@ def test_a_start_longer_than_a_stride_is_played_not_skipped():
     short = SupportSequence([DS, LS, DS, RS, DS, LS], [0, 5, 15, 18, 28, 31], 41, 30.0)
     plan = synchronize([walk, short], [2.0, 1.0], [0, 12], [0.5, 0.5])
     assert plan.elements[1][plan.joins[1]] == 1
+
+
+
+def test_a_clip_with_nothing_in_step_at_a_boundary_waits_for_the_next_step_where_it_is():
+    walk = SupportSequence([RS, DS, LS, DS], [0, 10, 13, 23], 27, cyclic=True, fps=30.0)
+    # it stands 15 frames, then walks: asked to join at the walk's RS, its standing DS would start half
+    # a step off, and its own RS lies further than one of its strides into it; the walk's next DS is
+    # the one before LS, as its own standing is: it waits one step for it
+    starter = SupportSequence([DS, LS, DS, RS, DS, LS, DS, RS], [0, 15, 25, 28, 38, 41, 51, 54], 64, 30.0)
+    plan = synchronize([walk, starter], [2.0, 1.0], [0, 24], [0.5, 0.5])
+    assert_a_valid_plan(plan, 2)
+    k = plan.joins[1]
+    # one step past the first boundary at or after its start, at its first element
+    assert plan.boundaries[k - 2] < 24 <= plan.boundaries[k - 1] and plan.elements[1][k] == 0
+    codes = [[s.element(e)[0] for e in plan.elements[i][k:k + 6]] for i, s in enumerate((walk, starter))]
+    assert all(sync.in_step(a, b) for a, b in zip(*codes))
