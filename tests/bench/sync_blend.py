@@ -82,9 +82,8 @@ sys.path.insert(0, str(ROOT))
 from common import load, short, timed  # noqa: E402  (tests/bench, next to this script)
 from quality import whole_clip_skate  # noqa: E402
 import core.mkm  # noqa: E402
-from core.analysis import foot_contacts  # noqa: E402
+from core.analysis import Phase, foot_contacts  # noqa: E402
 from core.mkm import blend_clips, naive_blend  # noqa: E402
-from core.sync import Support, played_supports  # noqa: E402
 from core.motion import Motion  # noqa: E402
 from core.quality import SourceFigures, foot_levels, foot_positions, gap_quality  # noqa: E402
 from core.rig import Rig, detect_up, find_rig, leg_length  # noqa: E402
@@ -286,7 +285,7 @@ PHASE_OFFSETS = (0, 5, 10, 20, 30)  # output frames the second clip starts at
 CLASH_TARGET, CLASH_RUNS = 0.05, 0.95  # at most 5 % of frames clash in 95 % of the runs
 STRIKE_TARGET = 0.05  # strides between the clips' strikes of one foot
 RELATION_SPREAD = 0.05  # strides: a pair's phase offsets at every start lie within this
-LS_, RS_ = int(Support.LS), int(Support.RS)
+LS_, RS_ = int(Phase.LS), int(Phase.RS)  # core.sync.Support's codes too
 
 
 @dataclass
@@ -310,7 +309,7 @@ class PhaseRun:
 
 def heel_strikes(supports: np.ndarray) -> list[np.ndarray]:
     """Frames where each foot (left, right) comes down, from supports ``(T,)`` (-1: not playing)."""
-    down = [np.isin(supports, [int(Support.DS), LS_]), np.isin(supports, [int(Support.DS), RS_])]
+    down = [np.isin(supports, [int(Phase.DS), LS_]), np.isin(supports, [int(Phase.DS), RS_])]
     playing = supports >= 0
     return [np.flatnonzero(d[1:] & ~d[:-1] & playing[1:] & playing[:-1]) + 1 for d in down]
 
@@ -374,6 +373,7 @@ def synchronize_before(ref: str):
 
 def phase_run(a, b, ma, mb, offset, method, rig, up, contacts, pair_sources, leg, cm) -> PhaseRun:
     """One blend of the pair, the second clip starting at ``offset``, measured."""
+    from core.sync import played_supports
     if method == "naive":
         output = naive_blend([ma, mb], [0.5, 0.5], [0, offset])
         t = np.arange(output.n_frames, dtype=np.float64)

@@ -479,3 +479,14 @@ def test_a_clip_with_nothing_in_step_at_a_boundary_waits_for_the_next_step_where
     assert plan.boundaries[k - 2] < 24 <= plan.boundaries[k - 1] and plan.elements[1][k] == 0
     codes = [[s.element(e)[0] for e in plan.elements[i][k:k + 6]] for i, s in enumerate((walk, starter))]
     assert all(sync.in_step(a, b) for a, b in zip(*codes))
+
+
+def test_played_supports_read_each_clip_s_own_contacts_at_the_frame_it_plays():
+    contacts = contacts_of([RS, DS, LS], [3, 2, 3])  # 8 frames
+    warps = np.array([[np.nan, 0.0, 2.6, 4.4, 7.0, 9.0],  # not yet; frames 0, 3, 4, 7; past its end
+                      [0.0, 4.0, 6.0, 7.0, 12.0, 9.0]])  # cyclic (period 7): 7 is frame 0 again, 12 frame 5
+    supports = sync.played_supports(warps, [contacts, contacts], [False, True])
+    np.testing.assert_array_equal(supports[0], [-1, RS, DS, DS, LS, -1])
+    np.testing.assert_array_equal(supports[1], [RS, DS, LS, RS, LS, RS])
+    with pytest.raises(ValueError, match="contacts and cyclic for each of the 2 warps"):
+        sync.played_supports(warps, [contacts], [False])
