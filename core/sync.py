@@ -508,6 +508,12 @@ class SyncPlan:
     splines: list[WarpSpline] = field(default_factory=list, repr=False)
     sequences: list[SupportSequence] = field(default_factory=list, repr=False)
 
+    def entry_frames(self) -> list[int]:
+        """Per motion, the clip frame it starts playing at: 0, or the first frame of the element
+        further into its first stride that it entered at in step with the others (:func:`synchronize`)."""
+        return [int(seq.element(int(elements[join]))[1]) for seq, elements, join in
+                zip(self.sequences, self.elements, self.joins)]
+
     def support_at(self) -> np.ndarray:
         """(n_frames,) combined :class:`Support` code of the step each output frame lies in."""
         step = np.searchsorted(self.boundaries, np.arange(self.n_frames), side="right") - 1
@@ -526,6 +532,7 @@ class SyncPlan:
             "weights": [_weight_json(w) for w in self.weights],
             "priorities": [float(p) for p in self.priorities],
             "joins": list(self.joins),
+            "entry_frames": self.entry_frames(),
             "finished": list(self.finished),
             "elements": [e.tolist() for e in self.elements],
         }

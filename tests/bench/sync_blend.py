@@ -410,7 +410,8 @@ def phase_main(args) -> None:
 
     methods = {"naive": None, "sync": core.mkm.synchronize}
     if args.before:
-        methods = {"naive": None, f"before {args.before}": synchronize_before(args.before), "sync": core.mkm.synchronize}
+        methods = {"naive": None, f"before {args.before}": synchronize_before(args.before),
+                   "sync": core.mkm.synchronize}
     runs: list[PhaseRun] = []
     for method, synchronize in methods.items():
         if synchronize is not None:
@@ -424,7 +425,8 @@ def phase_main(args) -> None:
     core.mkm.synchronize = methods["sync"]
 
     if args.rows:
-        print(f"\n{'pair':<34} {'start':>5} {'method':<16} {'clash':>6} {'strikes':>7} {'phase':>6} {'skate':>6} {'frames':>6}")
+        print(f"\n{'pair':<34} {'start':>5} {'method':<16} {'clash':>6} {'strikes':>7} {'phase':>6} {'skate':>6} "
+              f"{'frames':>6}")
         for r in runs:
             print(f"{r.a + ' + ' + r.b:<34} {r.offset:5d} {r.method:<16} {fmt(r.clash, 6)} {fmt(r.strikes, 7)} "
                   f"{fmt(r.phase, 6)} {fmt(r.skate, 6)} {r.frames:6d}{'  FAILED: ' + r.failure if r.failure else ''}")
