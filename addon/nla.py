@@ -816,6 +816,8 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
         "core_from": core_why,
         "combined": plan.to_dict()["combined"],
         "delays": {s.name: int(d) for s, d in zip(ordered, plan.delays)},
+        # (the strips that start playing past their first frame, in step with the others: core.sync)
+        "entered": {s.name: f for s, f in zip(ordered, plan.entry_frames()) if f},
         "weights": {s.name: float(w[0]) for s, w in zip(ordered, weights)},
         "varying": varying,
         "cyclic": [s.name for s, c in zip(ordered, blend.cyclic) if c],
@@ -974,19 +976,21 @@ def weights_varying(obj: bpy.types.Object, ordered: list, frames, influences, pl
 def group_lines(group: dict, width: int = 12) -> list[str]:
     """The panel's lines for one synchronized group of a plan: its combined sequence (the first
     ``width`` steps), delays and weights (influences' share at the group's start, and why one
-    varies: :func:`weights_varying`)."""
+    varies: :func:`weights_varying`), and the strips that start past their first frame, in step
+    with the others."""
     combined = group["combined"]
     sequence = " ".join(combined[:width]) + (" …" if len(combined) > width else "")
     varying = group.get("varying", {})
     weights = ", ".join(f"{name} {w:.2f}" + (f" {varying[name]}" if name in varying else "")
                         for name, w in group["weights"].items())
     delays = [f"{name} by {d}" for name, d in group["delays"].items() if d]
+    entered = [f"{name} at its frame {f}" for name, f in group.get("entered", {}).items()]
     return [
         f"{group['name']} synchronized, frames {group['start']}-{group['start'] + group['frames'] - 1}",
         f"    {sequence}",
         f"    weights {weights}",
         f"    delayed: {', '.join(delays)}" if delays else "    no delay",
-    ]
+    ] + ([f"    starts in step: {', '.join(entered)}"] if entered else [])
 
 
 @dataclass(frozen=True, eq=False)

@@ -619,6 +619,13 @@ class BlendResult:
         return [{"clip": name, "frames": int(d), "joins": int(s + d)}
                 for name, s, d in zip(self.names, self.starts, self.plan.delays) if d]
 
+    def entered(self) -> list[dict]:
+        """The clips that start playing past their first frame, in step with the others (core.sync's
+        join rule): ``[{"clip", "frame"}]`` (the clip's frame)."""
+        if self.plan is None:
+            return []
+        return [{"clip": name, "frame": f} for name, f in zip(self.names, self.plan.entry_frames()) if f]
+
     def to_dict(self) -> dict:
         out = {
             "mode": "naive" if self.plan is None else "synchronized",
@@ -633,6 +640,7 @@ class BlendResult:
         }
         if self.plan is not None:
             out["delayed"] = self.delayed()
+            out["entered"] = self.entered()
             out["sync"] = self.plan.to_dict()
         if self.influences is not None:
             out["influences"] = list(self.influences)
@@ -646,6 +654,7 @@ class BlendResult:
             lines.append(f"  '{name}': weight {weight_text(self.weights[k])}, priority {self.priorities[k]:g}, starts at "
                          f"{self.starts[k]}{', cyclic' if self.cyclic[k] else ''}{extra}")
         lines += [f"  delayed: '{d['clip']}' by {d['frames']} frames (joins at {d['joins']})" for d in self.delayed()]
+        lines += [f"  '{e['clip']}' starts at its frame {e['frame']}, in step with the others" for e in self.entered()]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -767,7 +776,7 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     from .synthesize import bone_length_warnings  # (synthesize's own check of the same thing)
     from .plan import Clip
 
-    warnings = tuple(bone_length_warnings([Clip(m, 0, name=n) for m, n in zip(motions, names)]))
+    warnings = tuple(bone_length_warnings([Clip(m, 0, name=n) for m, n in zip(motions, names)], blend=True))
     if not sync:
         if not isinstance(weights, np.ndarray):
             raise ValueError("the naive blend takes one number per clip as its weight, not weights over frames")

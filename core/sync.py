@@ -63,6 +63,12 @@ LARGEST_RELATIVE = 1e6
 _DS, _LS, _RS, _NONE, _ERR = (int(s) for s in Support)
 _NAMES = tuple(s.name for s in Support)
 
+#: Elements of one stride of a biped in FS: a single support on each foot and the neutral (DS) or
+#: absorbing (∅) phase after each. Any point of a step recurs within this many elements of a
+#: sequence that alternates its feet, so a motion joining looks no further for an element in step
+#: with the others (:func:`synchronize`).
+STRIDE_ELEMENTS = 4
+
 # Fig. 4, indexed [a, b]: DS neutral, ∅ absorbing, Err absorbing on {RS, LS, DS}, RS ⊕ LS = Err
 _COMBINE = np.array(
     [
@@ -98,6 +104,14 @@ def combined_sequence(codes) -> np.ndarray:
     for row in codes[1:]:
         out = combine(out, row)
     return out
+
+
+def in_step(a: int, b: int) -> bool:
+    """Two supports at the same point of a step: one foot alone on the ground, the same one in both,
+    or neither with one foot alone (DS or ∅, the phases between single supports). A walk's single
+    support against another's double support is half a step off: ⊕ allows it (DS is neutral) but
+    the legs are then half a step apart."""
+    return a == b if a in _OTHER_FOOT or b in _OTHER_FOOT else a in (_DS, _NONE) and b in (_DS, _NONE)
 
 
 def synchronizable(codes) -> bool:
@@ -216,6 +230,33 @@ def clip_frames(own: np.ndarray, n_frames: int, *, cyclic: bool) -> tuple[np.nda
     # (a frame at the very end of a cycle stays the last frame of that cycle, not frame 0 of the next)
     within = np.clip(own - cycles * last, 0.0, last)
     return within, np.where(np.isnan(cycles), 0, cycles).astype(np.int64)
+
+
+def played_supports(warps, contacts: Sequence[np.ndarray], cyclic: Sequence[bool]) -> np.ndarray:
+    """Each motion's own support at the clip frame it plays: ``(K, T)`` int8 :class:`Support` codes
+    (DS, LS, RS, NONE), -1 where it plays none of its own frames.
+
+    warps     ``(K, T)`` own frames at each output frame (:attr:`SyncPlan.warps`, or any clip
+              frames: NaN where a motion does not play yet).
+    contacts  per motion, its ``(F_k, 2)`` bool foot contacts (left, right).
+    cyclic    per motion, whether it repeats (:func:`clip_frames`); one that does not plays none
+              of its own frames past its last one (it holds its last posture, §4.3).
+
+    What a blend shows of each motion's feet: two motions whose supports here are LS and RS on
+    one frame clash (the one on its left foot alone, the other on its right), which ⊕ forbids
+    of the synchronized elements (Fig. 4) but a frame-by-frame blend does not."""
+    warps = np.atleast_2d(np.asarray(warps, dtype=np.float64))
+    if len(contacts) != len(warps) or len(cyclic) != len(warps):
+        raise ValueError(f"give contacts and cyclic for each of the {len(warps)} warps, got {len(contacts)} and "
+                         f"{len(cyclic)}")
+    out = np.full(warps.shape, -1, dtype=np.int8)
+    for k, (warp, feet, repeats) in enumerate(zip(warps, contacts, cyclic)):
+        feet = np.asarray(feet, dtype=bool)
+        last = len(feet) - 1
+        playing = ~np.isnan(warp) & (repeats | (np.nan_to_num(warp, nan=0.0) <= last + 0.5))
+        frames, _ = clip_frames(np.where(playing, warp, 0.0), len(feet), cyclic=bool(repeats))
+        out[k] = np.where(playing, support_phases(feet)[np.clip(np.rint(frames).astype(np.int64), 0, last)], -1)
+    return out
 
 
 def support_sequence(contacts: np.ndarray, fps: float, *, cyclic: bool = False) -> SupportSequence:
@@ -435,9 +476,11 @@ class SyncPlan:
     boundaries  (K+1,) output frame (float) where each synchronized step begins; last = end.
     combined    (K,) :class:`Support` code of each step, the ⊕ of the motions' elements (eq. 2).
     elements    per motion, (K,) index of its element in its *extended* sequence
-                (:meth:`SupportSequence.element`) at each step, -1 before it joins; an
-                index that stays the same over steps is an enlarged element (§5.1); one that
-                advances by two passes over a DS or ∅ folded into the step before (``in_phase``).
+                (:meth:`SupportSequence.element`) at each step, -1 before it joins (at its
+                join step, the element it entered at: 0, or one further into its first stride
+                that is in step with the others, see :func:`synchronize`); an index that
+                stays the same over steps is an enlarged element (§5.1); one that advances
+                by two passes over a DS or ∅ folded into the step before (``in_phase``).
     delays      per motion, output frames from its requested start to the step it joined
                 at (waiting for a step boundary, and whole elements when it could not be
                 synchronized there, §5.1).
@@ -465,6 +508,12 @@ class SyncPlan:
     splines: list[WarpSpline] = field(default_factory=list, repr=False)
     sequences: list[SupportSequence] = field(default_factory=list, repr=False)
 
+    def entry_frames(self) -> list[int]:
+        """Per motion, the clip frame it starts playing at: 0, or the first frame of the element
+        further into its first stride that it entered at in step with the others (:func:`synchronize`)."""
+        return [int(seq.element(int(elements[join]))[1]) for seq, elements, join in
+                zip(self.sequences, self.elements, self.joins)]
+
     def support_at(self) -> np.ndarray:
         """(n_frames,) combined :class:`Support` code of the step each output frame lies in."""
         step = np.searchsorted(self.boundaries, np.arange(self.n_frames), side="right") - 1
@@ -483,6 +532,7 @@ class SyncPlan:
             "weights": [_weight_json(w) for w in self.weights],
             "priorities": [float(p) for p in self.priorities],
             "joins": list(self.joins),
+            "entry_frames": self.entry_frames(),
             "finished": list(self.finished),
             "elements": [e.tolist() for e in self.elements],
         }
@@ -566,6 +616,22 @@ def synchronize(
     waited). One that still cannot join after as many tries as there are
     elements in all sequences (plus ``n_k``) joins where its first element
     alone fits, the steps ahead recommitted with it.
+
+    Joining in step (beyond §5.1). ⊕ lets a walk join another with its single
+    support against the other's double support (DS is neutral), and the two
+    then stay half a step apart for good, with no Err to show it. So a motion
+    enters at its first element only where that is at the same point of a
+    step (:func:`in_step`) as the motions already joined that weigh something;
+    else at the element of its first stride (:data:`STRIDE_ELEMENTS`) that
+    fits, is in step at the join and stays in step over more of the ``n_k + 1``
+    steps than the first element would (the earliest of those), playing from
+    that element's first frame, where what it skips lasts no longer than its
+    stride from there. Where it has no such element at a boundary but would
+    have one at a committed step within a stride, it waits for that step (as
+    §5.1 waits for one that fits); else it enters at its first element as
+    above (a clip standing still has nothing to be in step with, and a long
+    standing start is played). ``elements`` at its join step says where it
+    entered.
 
     Durations (§5.2, eq. 6). ``ΔS(k) = Σ w_i ΔS_i(k)`` over the motions whose
     element begins at step k, with ``w_i`` their blend weight times their
@@ -684,16 +750,65 @@ def synchronize(
             proposed = in_phase(prev, [e + 1 if e >= 0 else -1 for e in prev])
             rows.append(proposed if combined_row(proposed) != _ERR else resolve(prev, proposed))
 
-    def fits(i: int, k: int, window: int) -> bool:
-        return all(combined_row(rows[k + j][:i] + [j] + rows[k + j][i + 1:]) != _ERR for j in range(window + 1))
+    def fits(i: int, k: int, window: int, entry: int = 0) -> bool:
+        return all(combined_row(rows[k + j][:i] + [entry + j] + rows[k + j][i + 1:]) != _ERR
+                   for j in range(window + 1))
 
-    def place(i: int, k: int, window: int) -> None:
-        """Motion i joins at step k (:func:`fits` checked that it can). The steps ahead are
-        committed again with it (the caller commits them), as every step is, so that the
-        rules keeping the motions in step (``in_phase``, ``resolve``) see it from its start."""
+    def others_steps(k: int, window: int) -> list[int]:
+        """The support of the steps k .. k + window of the motions already joined that weigh something
+        at the current step (one of weight 0 shows nothing to be in step with)."""
+        now = times[min(k, len(times) - 1)]
+        weighing = [m for m in range(nA) if join[m] >= 0 and weight_at(weights[m], now) > 0]
+        return [combined_row([e if m in weighing else -1 for m, e in enumerate(rows[k + j])])
+                for j in range(window + 1)]
+
+    def in_step_count(i: int, k: int, window: int, entry: int) -> int:
+        """How many of the steps k .. k + window motion i, entering at element ``entry``, plays in
+        step (:func:`in_step`) with the motions already joined (:func:`others_steps`)."""
+        return sum(in_step(code(i, entry + j), c) for j, c in enumerate(others_steps(k, window)))
+
+    def in_step_entry(i: int, k: int, window: int) -> int | None:
+        """The element motion i would enter at in step at step k (see :func:`synchronize`), or None:
+        its first element where that fits and is in step there; else the element of its first
+        stride that fits, is in step at step k and stays in step over more of the window than the
+        first element would (the earliest of those most in step), skipping no more of its start
+        than one of its strides from there lasts."""
+        if not any(c in _OTHER_FOOT for c in others_steps(k, window)):
+            return None  # (the others stand, or fly: no step to be in)
+        first = fits(i, k, window)
+        if first and in_step_count(i, k, 0, 0):
+            return 0
+        best, score = None, in_step_count(i, k, window, 0) if first else -1
+        for e in range(1, STRIDE_ELEMENTS):
+            skipped, stride = ext[i][e][1], ext[i][e + STRIDE_ELEMENTS][1] - ext[i][e][1]
+            # (a start longer than one of the clip's strides, standing before it sets off, is played)
+            if ext[i][e][3] or skipped > stride or not in_step_count(i, k, 0, e) or not fits(i, k, window, e):
+                continue
+            count = in_step_count(i, k, window, e)
+            if count > score:
+                best, score = e, count
+        return best
+
+    def entry_element(i: int, k: int, window: int) -> int | None:
+        """The element motion i enters at when it joins at step k, or None when it waits (the join
+        rule beyond §5.1, see :func:`synchronize`)."""
+        entry = in_step_entry(i, k, window)
+        if entry is not None:
+            return entry
+        # nothing in step here: wait for a step of the committed ones where it would be, as §5.1
+        # waits for one that fits, if one comes within a stride
+        ahead = range(1, min(STRIDE_ELEMENTS, window + 1))
+        if tries[i] < STRIDE_ELEMENTS and any(in_step_entry(i, k + j, window - j) is not None for j in ahead):
+            return None
+        return 0 if fits(i, k, window) else None
+
+    def place(i: int, k: int, window: int, entry: int = 0) -> None:
+        """Motion i joins at step k at its element ``entry`` (:func:`fits` checked that it can). The
+        steps ahead are committed again with it (the caller commits them), as every step is, so
+        that the rules keeping the motions in step (``in_phase``, ``resolve``) see it from its start."""
         join[i] = k
         del rows[k + 1:]
-        rows[k][i] = 0
+        rows[k][i] = entry
 
     def done(i: int, k: int) -> bool:
         """Motion i has played to its end by the end of step k."""
@@ -713,8 +828,9 @@ def synchronize(
                 continue
             commit(k + n_k)
             window = n_k if tries[i] < patience else 0
-            if fits(i, k, window):
-                place(i, k, window)
+            entry = entry_element(i, k, window)
+            if entry is not None:
+                place(i, k, window, entry)
                 commit(k + n_k)
             else:
                 tries[i] += 1

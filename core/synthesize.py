@@ -531,10 +531,12 @@ def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tu
 BONE_LENGTH_TOLERANCE = 0.02
 
 
-def bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
+def bone_length_warnings(clips: Sequence[Clip], *, blend: bool = False) -> list[str]:
     """A warning for each clip whose bones differ in length from the first clip's by more
     than BONE_LENGTH_TOLERANCE, naming them: the output is on the first clip's skeleton, so
-    such a clip's core keeps its joint rotations but not its joint positions."""
+    such a clip's core keeps its joint rotations but not its joint positions. ``blend``: the
+    clips are blended at the same time (core.mkm), where a clip has no core: such a clip takes
+    part in the blend with its joint rotations."""
     if not clips:  # (a file given twice under one name, one copy rejected: the filter by name takes both)
         return []
     ref = clips[0]
@@ -553,10 +555,11 @@ def bone_length_warnings(clips: Sequence[Clip]) -> list[str]:
         else:
             names = ", ".join(f"{clip.motion.skeleton.names[j]} {100 * change[j]:+.0f} %" for j in off[:6])
             names += f" and {len(off) - 6} more" if len(off) > 6 else ""
+        kept = (f"'{clip.name}' is blended by its joint rotations" if blend else
+                f"the core of '{clip.name}' keeps its joint rotations")
         warnings.append(
             f"clip '{clip.name}' has bones of other lengths than '{ref.name}' ({names}); the output is on the "
-            f"skeleton of '{ref.name}', so the core of '{clip.name}' keeps its joint rotations but not its joint "
-            f"positions")
+            f"skeleton of '{ref.name}', so {kept} but not its joint positions")
     return warnings
 
 

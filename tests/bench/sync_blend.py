@@ -2,6 +2,7 @@
 
 Run by hand (not collected as a test):
     .venv/bin/python tests/bench/sync_blend.py [--naive-only] [--rows]
+    .venv/bin/python tests/bench/sync_blend.py --phase [--before REF] [--rows]
 
 Clips: eight locomotion clips from ../shared/mocap/bandai1 (Y up, centimetres,
 30 fps, read with ``unit=0.01``): walks in four styles (normal, happy, sad,
@@ -36,6 +37,33 @@ Targets (the issue): synchronized median skate at most 1.5x the sources'
 median and at most a third of naive's; two 300-frame clips blended in under
 20 ms, analysis included (contacts, sequences, synchronization, blend, contact
 stage), file reading excluded.
+
+--phase: do two locomotions blended stay in step, whatever their starts?
+(issue 24, item 1: clips locked half a step apart.) Every ordered pair of the
+PHASE_CLIPS (walks and runs of bandai1 in several styles, and bandai2's walk,
+another performer), half and half, the first at output frame 0 and the second
+at each of PHASE_OFFSETS; each blend synchronized (core.mkm.blend_clips), and
+the same clips frame by frame (core.mkm.naive_blend: no time warp). With
+``--before REF`` also synchronized by core/sync.py as it stood at git commit REF
+(e.g. the commit before the join rule: the old rule in the same run). Each
+clip's own support at the frame it plays (core.sync.played_supports: its own
+foot contacts at its warped frame), over the frames where both play their own:
+  clash    share of frames where one clip stands on its left foot alone and the
+           other on its right alone;
+  strikes  how far apart the two clips put the same foot down, in strides: for
+           each heel strike (a foot's contact starting) of the first clip, the
+           nearest of the second's same foot, over the first clip's median
+           interval between strikes of that foot; the run's median;
+  phase    the signed offset of those strikes in strides, wrapped to
+           [-0.5, 0.5) (0: in step, 0.25: half a step, the single supports of
+           one against the double supports of the other; 0.5: opposite feet),
+           its circular mean over the run; a pair keeps its phase relation
+           when its offsets at the five starts lie within 0.05 stride;
+  skate    core.quality's, as above, over the whole blend, against the median
+           of all the sources' own and (/pair) the median of the pair's two.
+Targets (the issue): clash at most 5 % in 95 % of the runs; strikes within
+0.05 stride; skate at most 1.5x the sources' median; the phase relation the
+same whatever the start.
 """
 
 from __future__ import annotations
@@ -53,6 +81,8 @@ sys.path.insert(0, str(ROOT))
 
 from common import load, short, timed  # noqa: E402  (tests/bench, next to this script)
 from quality import whole_clip_skate  # noqa: E402
+import core.mkm  # noqa: E402
+from core.analysis import Phase, foot_contacts  # noqa: E402
 from core.mkm import blend_clips, naive_blend  # noqa: E402
 from core.motion import Motion  # noqa: E402
 from core.quality import SourceFigures, foot_levels, foot_positions, gap_quality  # noqa: E402
@@ -141,7 +171,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--naive-only", action="store_true", help="the naive blend only (no core.sync needed)")
     parser.add_argument("--rows", action="store_true", help="print every blend")
+    parser.add_argument("--phase", action="store_true", help="do locomotions blended stay in step (issue 24, item 1)")
+    parser.add_argument("--before", metavar="REF", help="--phase: also core/sync.py as it stood at git commit REF")
     args = parser.parse_args()
+    if args.phase:
+        phase_main(args)
+        return
 
     clips = {short(name): load(name) for name in CLIPS}
     first = next(iter(clips.values()))
@@ -227,6 +262,226 @@ def main() -> None:
               f"{SPEED_TARGET_S * 1e3:.0f} ms: {'met' if seconds < SPEED_TARGET_S else 'NOT met'}")
     else:
         print("  (the synchronized side was not run: nothing to check)")
+
+
+# --------------------------------------------------------------------------
+# --phase: locomotions blended in step, whatever their starts (issue 24, item 1)
+
+PHASE_CLIPS = (
+    "bandai1/walk_normal_001",
+    "bandai1/walk_happy_001",
+    "bandai1/walk_sad_001",
+    "bandai1/walk_proud_001",
+    "bandai1/walk_angry_001",
+    "bandai1/walk_childish_001",
+    "bandai2/walk_normal_001",
+    "bandai1/run_normal_001",
+    "bandai1/run_happy_001",
+    "bandai1/run_sad_001",
+    "bandai1/run_feminine_001",
+    "bandai1/dash_happy_001",
+)
+PHASE_OFFSETS = (0, 5, 10, 20, 30)  # output frames the second clip starts at
+CLASH_TARGET, CLASH_RUNS = 0.05, 0.95  # at most 5 % of frames clash in 95 % of the runs
+STRIKE_TARGET = 0.05  # strides between the clips' strikes of one foot
+RELATION_SPREAD = 0.05  # strides: a pair's phase offsets at every start lie within this
+LS_, RS_ = int(Phase.LS), int(Phase.RS)  # core.sync.Support's codes too
+
+
+@dataclass
+class PhaseRun:
+    a: str
+    b: str
+    offset: int
+    method: str
+    clash: float | None  # share of the frames both play their own
+    strikes: float | None  # median separation of same-foot strikes, strides
+    phase: float | None  # circular mean signed offset, strides in [-0.5, 0.5)
+    skate: float | None  # cm/s over the whole blend
+    frames: int
+    failure: str = ""
+    sources_skate: float | None = None  # cm/s, the median of the two clips' own
+
+    @property
+    def skate_ratio(self) -> float | None:
+        return None if self.skate is None or not self.sources_skate else self.skate / self.sources_skate
+
+
+def heel_strikes(supports: np.ndarray) -> list[np.ndarray]:
+    """Frames where each foot (left, right) comes down, from supports ``(T,)`` (-1: not playing)."""
+    down = [np.isin(supports, [int(Phase.DS), LS_]), np.isin(supports, [int(Phase.DS), RS_])]
+    playing = supports >= 0
+    return [np.flatnonzero(d[1:] & ~d[:-1] & playing[1:] & playing[:-1]) + 1 for d in down]
+
+
+def strike_offsets(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Signed offsets in strides of the second clip's strikes from the first's, one per strike of the
+    first (each foot alike): to the second's nearest strike of that foot, over the first's median
+    interval between strikes of that foot, wrapped to [-0.5, 0.5)."""
+    out = []
+    for a, b in zip(heel_strikes(first), heel_strikes(second)):
+        if len(a) < 2 or len(b) < 1:
+            continue
+        stride = float(np.median(np.diff(a)))
+        nearest = b[np.argmin(np.abs(b[None] - a[:, None]), axis=1)]
+        out.append(((nearest - a) / stride + 0.5) % 1.0 - 0.5)
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def circular_mean(offsets: np.ndarray) -> float | None:
+    """The mean of offsets in strides on the circle of one stride, in [-0.5, 0.5)."""
+    if not len(offsets):
+        return None
+    angle = np.angle(np.mean(np.exp(2j * np.pi * offsets))) / (2 * np.pi)
+    return float((angle + 0.5) % 1.0 - 0.5)
+
+
+def circular_spread(values: list[float]) -> float:
+    """The shortest arc (strides) holding every offset of ``values`` on the circle of one stride."""
+    x = np.sort(np.mod(values, 1.0))
+    gaps = np.diff(np.append(x, x[0] + 1.0))
+    return float(1.0 - gaps.max())
+
+
+def phase_figures(supports: np.ndarray) -> tuple[float | None, float | None, float | None]:
+    """(clash share, median strike separation, circular mean offset) of two clips' supports ``(2, T)``
+    over the frames both play their own."""
+    both = (supports >= 0).all(axis=0)
+    if not both.any():
+        return None, None, None
+    a, b = supports[0], supports[1]
+    clash = float(np.mean(((a == LS_) & (b == RS_) | (a == RS_) & (b == LS_))[both]))
+    masked = np.where(both, supports, -1)
+    offsets = strike_offsets(masked[0], masked[1])
+    return clash, (float(np.median(np.abs(offsets))) if len(offsets) else None), circular_mean(offsets)
+
+
+def synchronize_before(ref: str):
+    """core.sync.synchronize as it stood at git commit ``ref``, run against today's other core modules
+    (the module is loaded from ``git show`` under another name; its relative imports find today's)."""
+    import subprocess
+    import types
+
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:core/sync.py"], capture_output=True, text=True,
+                            check=True).stdout
+    module = types.ModuleType("core._sync_before")
+    module.__package__ = "core"
+    sys.modules[module.__name__] = module
+    exec(compile(source, f"{ref}:core/sync.py", "exec"), module.__dict__)
+    return module.synchronize
+
+
+def phase_run(a, b, ma, mb, offset, method, rig, up, contacts, pair_sources, leg, cm) -> PhaseRun:
+    """One blend of the pair, the second clip starting at ``offset``, measured."""
+    from core.sync import played_supports
+    if method == "naive":
+        output = naive_blend([ma, mb], [0.5, 0.5], [0, offset])
+        t = np.arange(output.n_frames, dtype=np.float64)
+        warps = np.stack([t, np.where(t >= offset, t - offset, np.nan)])
+        cyclic = (False, False)  # the NLA repeats no strip unless told to
+    else:
+        try:
+            result = blend_clips([ma, mb], names=[a, b], weights=[0.5, 0.5], starts=[0, offset], rig=rig)
+        except ValueError as error:
+            return PhaseRun(a, b, offset, method, None, None, None, None, 0, str(error))
+        output, warps, cyclic = result.motion, np.asarray(result.plan.warps), result.cyclic
+    supports = played_supports(warps, contacts, cyclic)
+    clash, strikes, phase = phase_figures(supports)
+    skate = measure(output, (0, output.n_frames - 1), pair_sources, rig, up, leg, cm).skate
+    return PhaseRun(a, b, offset, method, clash, strikes, phase, skate, output.n_frames)
+
+
+def phase_main(args) -> None:
+    clips = {short(name) if name.startswith("bandai1/") else name.replace("/", ":").removesuffix("_001"): load(name)
+             for name in PHASE_CLIPS}
+    first = next(iter(clips.values()))
+    rig = find_rig(first)
+    up = detect_up(first, rig)
+    leg = 0.5 * (leg_length(first, rig, "L") + leg_length(first, rig, "R"))
+    cm = 100.0 * first.skeleton.unit
+    contacts = {label: foot_contacts(m, rig, up=up) for label, m in clips.items()}
+    sources = {label: SourceFigures.of(m, rig, up) for label, m in clips.items()}
+    own = {label: whole_clip_skate(s, up, m.fps, leg) for (label, s), m in zip(sources.items(), clips.values())}
+    own = {label: None if v is None else v * leg * cm for label, v in own.items()}
+    source_median = median(own.values())
+    pairs = list(itertools.permutations(clips, 2))
+    print(f"{len(clips)} clips ({', '.join(clips)}), {len(pairs)} ordered pairs x starts {PHASE_OFFSETS} of the "
+          f"second, half and half; the sources' median skate {source_median:.2f} cm/s")
+
+    methods = {"naive": None, "sync": core.mkm.synchronize}
+    if args.before:
+        methods = {"naive": None, f"before {args.before}": synchronize_before(args.before),
+                   "sync": core.mkm.synchronize}
+    runs: list[PhaseRun] = []
+    for method, synchronize in methods.items():
+        if synchronize is not None:
+            core.mkm.synchronize = synchronize  # blend_synchronized calls the name it imported
+        for a, b in pairs:
+            for offset in PHASE_OFFSETS:
+                run = phase_run(a, b, clips[a], clips[b], offset, method, rig, up, [contacts[a], contacts[b]],
+                                [sources[a], sources[b]], leg, cm)
+                run.sources_skate = median([own[a], own[b]])
+                runs.append(run)
+    core.mkm.synchronize = methods["sync"]
+
+    if args.rows:
+        print(f"\n{'pair':<34} {'start':>5} {'method':<16} {'clash':>6} {'strikes':>7} {'phase':>6} {'skate':>6} "
+              f"{'frames':>6}")
+        for r in runs:
+            print(f"{r.a + ' + ' + r.b:<34} {r.offset:5d} {r.method:<16} {fmt(r.clash, 6)} {fmt(r.strikes, 7)} "
+                  f"{fmt(r.phase, 6)} {fmt(r.skate, 6)} {r.frames:6d}{'  FAILED: ' + r.failure if r.failure else ''}")
+
+    def kind(label: str) -> str:
+        return "walk" if "walk" in label else "run"
+
+    print(f"\n{'method':<16} {'pairs':<9} {'runs':>4} | {'clash: median':>13} {'p95':>5} {'<=5%':>5} | "
+          f"{'strikes: median':>15} {'p95':>5} {'<=.05':>5} | {'skate median':>12} {'/pair':>5} {'<=1.5x':>6} | "
+          f"{'same phase':>10} {'spread med':>10} {'max':>5}")
+    checks = {}
+    for method in methods:
+        for group in ("all", "walk+walk", "walk+run", "run+walk", "run+run"):
+            chosen = [r for r in runs if r.method == method
+                      and (group == "all" or f"{kind(r.a)}+{kind(r.b)}" == group)]
+            if not chosen:
+                continue
+            ok = [r for r in chosen if not r.failure]
+            clash = np.array([r.clash for r in ok if r.clash is not None])
+            strikes = np.array([r.strikes for r in ok if r.strikes is not None])
+            skate = np.array([r.skate for r in ok if r.skate is not None])
+            ratio = np.array([r.skate_ratio for r in ok if r.skate_ratio is not None])
+            spreads = []
+            for a, b in {(r.a, r.b) for r in ok}:
+                phases = [r.phase for r in ok if (r.a, r.b) == (a, b)]
+                if len(phases) == len(PHASE_OFFSETS) and all(p is not None for p in phases):
+                    spreads.append(circular_spread(phases))
+            spreads = np.array(spreads)
+            same = float(np.mean(spreads <= RELATION_SPREAD)) if len(spreads) else float("nan")
+            print(f"{method:<16} {group:<9} {len(chosen):4d} | {100 * np.median(clash):12.1f}% "
+                  f"{100 * np.percentile(clash, 95):4.0f}% {100 * np.mean(clash <= CLASH_TARGET):4.0f}% | "
+                  f"{np.median(strikes):15.3f} {np.percentile(strikes, 95):5.2f} "
+                  f"{100 * np.mean(strikes <= STRIKE_TARGET):4.0f}% | {np.median(skate):12.2f} "
+                  f"{np.median(ratio):5.2f} {100 * np.mean(ratio <= SOURCE_RATIO_TARGET):5.0f}% | "
+                  f"{100 * same:9.0f}% {np.median(spreads):10.3f} {spreads.max():5.2f}"
+                  + (f"  ({len(chosen) - len(ok)} failed)" if len(ok) < len(chosen) else ""))
+            if group == "all":
+                checks[method] = (clash, strikes, skate, ratio, spreads)
+
+    clash, strikes, skate, ratio, spreads = checks["sync"]
+    print("\ntargets (synchronized):")
+    print(f"  clash at most {100 * CLASH_TARGET:.0f} % in {100 * CLASH_RUNS:.0f} % of the runs: "
+          f"{100 * np.mean(clash <= CLASH_TARGET):.1f} % of them: "
+          f"{'met' if np.mean(clash <= CLASH_TARGET) >= CLASH_RUNS else 'NOT met'}")
+    print(f"  strikes within {STRIKE_TARGET} stride: median {np.median(strikes):.3f}, "
+          f"{100 * np.mean(strikes <= STRIKE_TARGET):.1f} % of the runs: "
+          f"{'met' if np.median(strikes) <= STRIKE_TARGET else 'NOT met'} (median)")
+    print(f"  skate at most {SOURCE_RATIO_TARGET}x the sources' median {source_median:.2f} = "
+          f"{SOURCE_RATIO_TARGET * source_median:.2f} cm/s: median {np.median(skate):.2f}: "
+          f"{'met' if np.median(skate) <= SOURCE_RATIO_TARGET * source_median else 'NOT met'}; against each "
+          f"pair's own two sources: median {np.median(ratio):.2f}x, {100 * np.mean(ratio <= SOURCE_RATIO_TARGET):.1f} "
+          f"% of the runs within {SOURCE_RATIO_TARGET}x")
+    print(f"  the phase relation the same at every start (offsets within {RELATION_SPREAD} stride): "
+          f"{int(np.sum(spreads <= RELATION_SPREAD))} of {len(spreads)} pairs: "
+          f"{'met' if np.all(spreads <= RELATION_SPREAD) else 'NOT met'}")
 
 
 if __name__ == "__main__":

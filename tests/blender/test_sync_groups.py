@@ -132,13 +132,18 @@ def test_two_overlapping_strips_blend_as_one_clip_weighted_by_the_upper_influenc
     assert group["strips"] == ["run", "walk"]  # the upper track first, as the NLA evaluates
     assert group["weights"] == {"run": 0.5, "walk": 0.5} and group["varying"] == {}
     assert "ERR" not in group["combined"] and len(group["combined"]) > 4
-    assert_plays(obj, expected_blend(obj, sm, [0.5, 0.5]))
+    expected = expected_blend(obj, sm, [0.5, 0.5])
+    assert_plays(obj, expected)
     assert source_state(obj) == before, "the source strips or actions changed"
+    # the run joins the walk in step past its first frame (core.sync): the plan and the panel say so
+    entered = {n: f for n, f in zip(["run", "walk"], expected.plan.entry_frames()) if f}
+    assert list(entered) == ["run"] and group["entered"] == entered
 
     lines = draw_panel().labels
     assert any(line.startswith("walk + run synchronized") for line in lines)
     assert any(line.strip().startswith(" ".join(group["combined"][:3])) for line in lines)
     assert any("weights run 0.50, walk 0.50" in line for line in lines)
+    assert any(f"starts in step: run at its frame {entered['run']}" in line for line in lines)
 
 
 def test_without_animated_influence_the_upper_strip_replaces_the_lower(walk_run, sm):

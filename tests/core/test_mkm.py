@@ -378,6 +378,9 @@ def test_bones_of_other_lengths_warn_as_synthesize_does(two_clips, tmp_path, cap
     assert main(["blend", two_clips[0], str(path), "-o", str(tmp_path / "out.bvh"), "--no-sync"]) == 0
     out = capsys.readouterr().out
     assert "warning: clip 'longer' has bones of other lengths than 'walk' (shin.L +10 %)" in out
+    # in words of blending: a clip blended has no core (a synthesis term)
+    assert "so 'longer' is blended by its joint rotations but not its joint positions" in out
+    assert "core" not in out.split("warning: ")[1]
 
 
 @pytest.fixture(scope="module")
@@ -565,3 +568,25 @@ def test_a_rate_of_120_fps_gives_the_blend_at_30_to_a_frame(pair):
     rig = find_rig(clips[0])
     leg = 0.5 * sum(leg_length(clips[0].skeleton, rig, side) for side in "LR")
     assert np.median(apart) < 0.02 * leg
+
+
+def test_a_walk_joining_another_says_which_frame_it_starts_at(tmp_path, capsys):
+    # two walks of one performer, the second at frame 10: it joins at the next step boundary, at the
+    # element of its first stride in step with the first walk (core.sync), and the report says so
+    if not MOCAP.is_dir():
+        pytest.skip("no real capture")
+    import json
+
+    walk, happy = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "walk_happy_001.bvh"
+    plan = tmp_path / "plan.json"
+    assert main(["blend", str(walk), str(happy), "-o", str(tmp_path / "out.bvh"), "--starts", "0,10",
+                 "--plan", str(plan)]) == 0
+    report = json.loads(plan.read_text())
+    entered = report["entered"]
+    assert [e["clip"] for e in entered] == ["walk_happy_001"] and entered[0]["frame"] > 0
+    assert report["sync"]["entry_frames"] == [0, entered[0]["frame"]]
+    said = f"'walk_happy_001' starts at its frame {entered[0]['frame']}, in step with the others"
+    assert said in capsys.readouterr().out
+    # and the combined sequence alternates single supports with double supports from the start
+    combined = report["sync"]["combined"]
+    assert combined[:12] == ["RS", "DS", "LS", "DS"] * 3
