@@ -277,7 +277,7 @@ class SMART_MOTION_OT_reach_target(_Reported, bpy.types.Operator):
                                  folder=folder)
         strip = reach.insert_reach(obj, found, context.scene.frame_current)
         self.report({'INFO'}, reach.reach_text(found, strip, context.scene))
-        for line in active_action_warning(obj, strip):
+        for line in reach.limit_warnings(found, context.scene) + active_action_warning(obj, strip):
             self.report({'WARNING'}, line)
         return {'FINISHED'}
 

@@ -82,6 +82,7 @@ class ReachFound:
     def to_dict(self) -> dict:
         """As the panel reads it (``Object.smart_motion.reach_json``)."""
         return {"target": self.target, "error": self.error, "partial": bool(self.reach.partial),
+                "why": self.reach.why, "limited": list(self.reach.limited), "feet_held": bool(self.reach.feet_held),
                 "hit_frame": int(self.reach.hit_frame), "examples": len(self.examples), "reference": self.examples[0],
                 "weights": self.weights(), "effector": self.effector, "feature": self.feature,
                 "library": self.library, "seconds": self.seconds, "cached": self.cached}
@@ -239,10 +240,23 @@ def reach_text(found: ReachFound, strip: bpy.types.NlaStrip, scene: bpy.types.Sc
     weights = ", ".join(f"{name} {w:.2f}" for name, w in found.weights())
     timing = ("the examples' alignment kept from before" if found.cached else "examples aligned")
     error = length_text(found.error, scene)
+    limit = (f"; joint limit: {', '.join(found.reach.limited)} turned as far as the examples' range allows, no "
+             f"further" if found.reach.limited else "")
+    feet = "; feet held where the examples have them down" if found.reach.feet_held else ""
     return (f"{found.effector} reaches {found.target!r} with a hit error of {error} at frame "
             f"{round(strip.frame_start) + int(found.reach.hit_frame)}, by {blend} of {len(found.examples)} "
-            f"examples ({weights}); new action {strip.action.name!r} as strip {strip.name!r} from frame "
-            f"{round(strip.frame_start)} ({timing}, {found.seconds:.2f} s)")
+            f"examples ({weights}){limit}{feet}; why: {found.reach.why} (lengths in the armature's units); new "
+            f"action {strip.action.name!r} as strip {strip.name!r} from frame {round(strip.frame_start)} "
+            f"({timing}, {found.seconds:.2f} s)")
+
+
+def limit_warnings(found: ReachFound, scene: bpy.types.Scene) -> list[str]:
+    """The operator's warning when a joint limit stopped partial blending's turns (core.reach.JointRanges)."""
+    if not found.reach.limited:
+        return []
+    return [f"{', '.join(found.reach.limited)} turned only as far as the examples' range (and its margin) allows; "
+            f"the hit error is {length_text(found.error, scene)}: examples that reach further that way would "
+            f"reach this target"]
 
 
 def reach_lines(shown: dict, scene: bpy.types.Scene) -> list[str]:
@@ -252,6 +266,8 @@ def reach_lines(shown: dict, scene: bpy.types.Scene) -> list[str]:
              f"{shown.get('hit_scene_frame', shown['hit_frame'])}",
              f"    {shown['examples']} examples ({'listed' if shown['library'] == 'actions' else 'folder'}), "
              f"from {shown['reference']}"]
+    if shown.get("limited"):
+        lines.append(f"    joint limit: {', '.join(shown['limited'])}")
     lines += [f"    {weight:.2f} {name}" for name, weight in shown["weights"]]
     if shown.get("strip"):
         lines.append(f"    strip {shown['strip']}")

@@ -685,6 +685,9 @@ def cmd_reach(args) -> int:
         "error": result.error,
         "weights": {p.name: float(w) for p, w in zip(files, result.weights)},
         "partial": result.partial,
+        "why": result.why,
+        "limited": list(result.limited),
+        "feet_held": result.feet_held,
         "hit_point": [float(v) for v in result.hit_point],
         "hit_frame": result.hit_frame,
         "target": target,
@@ -695,6 +698,12 @@ def cmd_reach(args) -> int:
     used = sorted(((w, p.name) for p, w in zip(files, result.weights) if w > 1e-3), reverse=True)
     print(f"reach of {args.effector} ({args.feature}) to {target}: hit at frame {result.hit_frame}, "
           f"error {result.error:.4g} (file units)" + (", with partial blending (section 3.2)" if result.partial else ""))
+    print(f"why: {result.why} (lengths in file units)")
+    if result.limited:
+        print(f"joint limit: {', '.join(result.limited)} turned as far as the examples' range (and its margin) "
+              f"allows, no further")
+    if result.feet_held:
+        print("feet: held where the examples have them down (the contact stage of synthesis)")
     print("blend: " + ", ".join(f"{name} {w:.3f}" for w, name in used))
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the report to {args.report}" if args.report else ""))
     return 0
@@ -856,7 +865,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="a motion whose effector hits a target, by blending examples (Juang et al. 2009)",
                        description="Blend examples of one action (the .bvh files of a folder, sorted by name) so that "
                                    "the effector's hit point (its highest or farthest point) lands on the target; "
-                                   "beyond what whole-body blending reaches, partial blending (section 3.2).")
+                                   "beyond what whole-body blending reaches, partial blending (section 3.2), its "
+                                   "turned joints kept within the range the examples show; the feet the examples "
+                                   "have down held. One example is reached by partial blending alone.")
     p.add_argument("examples", metavar="EXAMPLES_DIR", help="a folder of BVH examples of one action, on one skeleton")
     p.add_argument("--target", required=True, metavar="X,Y,Z",
                    help="the point to hit, in the first example's file coordinates (by file name); the output "
@@ -867,7 +878,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the hit point: the effector's highest point (default) or its farthest from the pelvis")
     p.add_argument("-o", "--output", required=True, metavar="OUT.bvh", help="the BVH file to write")
     p.add_argument("--report", metavar="R.json",
-                   help="also write JSON: error (file units), weights (file name -> weight), partial, hit_point, "
+                   help="also write JSON: error (file units), weights (file name -> weight), partial, why (which "
+                        "blending and why), limited (joints held at the examples' range), feet_held, hit_point, "
                         "hit_frame")
     p.set_defaults(func=cmd_reach)
 

@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import quat
-from .analysis import horizontal, pelvis_facing, yaw_of
+from .analysis import foot_contacts, horizontal, pelvis_facing, yaw_of
 from .budget import check_budget
+from .contacts import hold_feet
+from .mkm import clip_floors
 from .motion import Motion, forward_kinematics, resampled_frames, skeleton_mismatch
-from .rig import Rig, body_height, body_mismatch, check_legs_hang, detect_up, find_rig
+from .options import ContactOptions
+from .rig import Rig, body_height, body_mismatch, check_legs_hang, detect_up, find_rig, leg_length
 
 # The three moves of a warping path, as (reference step, example step): the
 # order is the tie-break (a diagonal step first keeps paths short).
@@ -760,7 +763,12 @@ def neighbour_blend(points: np.ndarray, weights: np.ndarray, target: np.ndarray,
     nearest = np.argpartition(distance, k)[:k + 1]
     nearest = nearest[np.argsort(distance[nearest], kind="stable")]
     share = 1.0 / distance[nearest[:k]] - 1.0 / distance[nearest[k]]
+    if not share.sum() > 0.0:
+        # (every neighbour as near as the next: blends that all hit one point, any of which will do)
+        share = np.ones(k)
     blend = np.maximum((share / share.sum()) @ weights[nearest[:k]] - floor, 0.0)
+    if not blend.sum() > 0.0:
+        blend = weights[nearest[0]].copy()
     return blend / blend.sum()
 
 
@@ -874,15 +882,25 @@ def blended_timing(times, weights: np.ndarray) -> np.ndarray:
 
 def retimed(motion: Motion, timing: np.ndarray, pinned: float) -> tuple[Motion, int]:
     """``motion`` (on the reference's frames) played on ``timing (F,)`` (:func:`blended_timing`),
-    one output frame per unit of it, as ``(motion, output frame of the hit)``.
+    one output frame per unit of it, as ``(motion, output frame of the hit)``
+    (:func:`retimed_frames`)."""
+    frames, out_pinned = retimed_frames(timing, pinned)
+    if motion.n_frames < 2:
+        return motion, 0
+    return sampled_at(motion, frames, motion.fps), out_pinned
+
+
+def retimed_frames(timing: np.ndarray, pinned: float) -> tuple[np.ndarray, int]:
+    """``(frames (T,), output frame of the hit)``: the fractional reference frame each output frame
+    of :func:`retimed` plays, the reference's frames played on ``timing (F,)``.
 
     The (fractional) reference frame ``pinned``, the hit, is sampled exactly by an output
     frame: the clock before it and the clock after it are each scaled linearly (by at most
     half a frame over their length) to put it on a whole frame.
     """
-    n = motion.n_frames
+    n = len(timing)
     if n < 2:
-        return motion, 0
+        return np.zeros(n), 0
     reference = np.arange(n, dtype=np.float64)
     at, last = float(np.interp(pinned, reference, timing)), float(timing[-1])
     out_pinned = int(round(at))
@@ -894,7 +912,7 @@ def retimed(motion: Motion, timing: np.ndarray, pinned: float) -> tuple[Motion, 
     fitted = np.where(timing <= at, timing * before, out_pinned + (timing - at) * after)
     frames = np.interp(np.arange(n_out, dtype=np.float64), fitted, reference)
     frames[out_pinned] = pinned
-    return sampled_at(motion, frames, motion.fps), out_pinned
+    return frames, out_pinned
 
 
 # --------------------------------------------------------------------------
@@ -923,17 +941,97 @@ def adjustment_profile(value: np.ndarray, peak: int, *, hold: float = 0.2) -> np
     return u * u * (3.0 - 2.0 * u)
 
 
+# --------------------------------------------------------------------------
+# Issue 24 item 6: the turned joints kept to the range the examples show
+
+
+@dataclass(frozen=True)
+class JointRanges:
+    """How far each joint turns over the examples: section 3.2's adjustments keep the joints they
+    turn within this (:func:`joint_ranges`).
+
+    centre     (J, 4) each joint's mean rotation over every frame of every example.
+    low, high  (J, 3) the range of the rotation vector of ``centre^-1 q`` (radians, about the axes
+               of the centre's frame) over the examples, widened at each end by its margin.
+    margin     (J, 3, 2) the margins (low, high) it was widened by, radians.
+    in_world   (J,) whether the joint's rotation is taken in the world (the pelvis and the joints
+               above it: placing an example turns those, and every example is placed facing the
+               reference's way) rather than against its parent's.
+    """
+
+    centre: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    margin: np.ndarray
+    in_world: np.ndarray
+
+    def kept(self, joints: np.ndarray, local: np.ndarray, own: np.ndarray,
+             parent_world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(local (..., n, 4), excess (..., n))``: local rotations ``local`` of ``joints (n,)``
+        brought into their ranges, widened to hold ``own (..., n, 4)`` (the rotations before any
+        turn: a turn keeps a joint within its range, or no further out than the blend had it), and
+        by how much each was outside (radians). ``parent_world (..., n, 4)``: the world rotations
+        of their parents, for the joints taken in the world. Clamping each axis is continuous, so
+        turns kept on every frame change from frame to frame as smoothly as before."""
+        world = self.in_world[joints][:, None]
+        centre = self.centre[joints]
+        measured, own = (np.where(world, quat.mul(parent_world, q), q) for q in (local, own))
+        v = quat.log(quat.mul(quat.inv(centre), measured))
+        v_own = quat.log(quat.mul(quat.inv(centre), own))
+        inside = np.clip(v, np.minimum(self.low[joints], v_own), np.maximum(self.high[joints], v_own))
+        excess = np.linalg.norm(v - inside, axis=-1)
+        kept = quat.mul(centre, quat.exp(inside))
+        kept = np.where(world, quat.mul(quat.inv(parent_world), kept), kept)
+        # (unchanged where nothing was outside: the same bits as without limits)
+        return np.where((excess > 0)[..., None], kept, local), excess
+
+
+def joint_ranges(motions: Sequence[Motion], rig: Rig) -> JointRanges:
+    """:class:`JointRanges` of registered examples ``motions`` (one skeleton, the same frames).
+
+    The margin at each end of an axis's range is the gap between the example that goes furthest
+    that way and the next one: how far the furthest example took the range beyond all the others,
+    a leave-one-out estimate of how far one more example of the action would take it. It follows
+    the examples' own spread, in any unit or rig; it is zero for one example (nothing says how the
+    action varies) and for copies of one."""
+    rotations = np.stack([m.rotations for m in motions])  # (K, F, J, 4)
+    K, F, J = rotations.shape[:3]
+    skel = motions[0].skeleton
+    in_world = np.zeros(J, dtype=bool)
+    in_world[_ancestors_of(skel.parents, [rig.pelvis])] = True
+    above = np.flatnonzero(in_world)
+    _, world = forward_kinematics(rotations.reshape(K * F, J, 4), np.stack([m.positions for m in motions]).reshape(
+        K * F, J, 3), skel.parents, list(above))
+    measured = rotations.copy()
+    measured[:, :, above] = world.reshape(K, F, len(above), 4)
+    # each joint's mean rotation, its samples' signs made to agree with the first's
+    flat = quat.standardize(measured.reshape(K * F, J, 4))
+    flat = np.where((flat * flat[:1]).sum(-1, keepdims=True) < 0, -flat, flat)
+    centre = flat.sum(axis=0)
+    centre = centre / np.linalg.norm(centre, axis=-1, keepdims=True)
+    v = quat.log(quat.mul(quat.inv(centre), measured))  # (K, F, J, 3)
+    highest, lowest = np.sort(v.max(axis=1), axis=0), np.sort(v.min(axis=1), axis=0)  # (K, J, 3) per example
+    if K > 1:
+        margin = np.stack([lowest[1] - lowest[0], highest[-1] - highest[-2]], axis=-1)
+    else:
+        margin = np.zeros((J, 3, 2))
+    return JointRanges(centre, lowest[0] - margin[..., 0], highest[-1] + margin[..., 1], margin, in_world)
+
+
 def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndarray,
                       joints: list[tuple[int, np.ndarray, float]], *, iterations: int = 12,
-                      tolerance: float = 0.0) -> np.ndarray:
-    """Section 3.2's adjustments of joint orientations, solved at one frame: local rotations
-    ``(n, 4)``, one per ``(joint, world axes (a, 3), stiffness)`` of ``joints``, that, applied
-    before each joint's own local rotation, bring the ``effector`` to ``target (3,)`` at ``frame``.
+                      tolerance: float = 0.0, ranges: JointRanges | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Section 3.2's adjustments of joint orientations, solved at one frame: ``(local rotations
+    (n, 4), limited (n,) bool)``, one rotation per ``(joint, world axes (a, 3), stiffness)`` of
+    ``joints``, that, applied before each joint's own local rotation, bring the ``effector`` to
+    ``target (3,)`` at ``frame``.
 
     Each joint turns about its world axes; the least-norm Gauss-Newton step weighs joint
     ``j``'s angles by its stiffness squared (a small one moves little: the hips in a punch,
     after Fig. 14's discussion), damped, over ``iterations`` linearisations. A world rotation
     ``R`` of joint ``j`` is the local ``G_parent^-1 R G_parent`` put before its own.
+    ``ranges``: each turned joint is kept within its range (:meth:`JointRanges.kept`); one a step
+    takes beyond it stays at its edge and turns no more (``limited``), the others take up the rest.
     """
     rot = motion.rotations[frame]
     pos = motion.positions[frame]
@@ -941,8 +1039,9 @@ def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndar
     moved = np.array([j for j, _, _ in joints])
     owner = np.concatenate([np.full(len(np.atleast_2d(axes)), k) for k, (_, axes, _) in enumerate(joints)])
     axes = np.concatenate([np.atleast_2d(axes) for _, axes, _ in joints])
-    scale = np.array([joints[k][2] for k in owner])
-    deltas = quat.identity((len(joints),))
+    stiffness = np.array([joints[k][2] for k in owner])
+    limited = np.zeros(len(joints), dtype=bool)
+    start = rot[moved].copy()
     fractions = np.array([1.0, 0.5, 0.25, 0.125])
     # only the joints the step needs are posed: the effector, the turned joints and their parents
     wanted = np.unique(np.concatenate([[effector], moved, np.maximum(parents[moved], 0)]))
@@ -958,8 +1057,9 @@ def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndar
     damping = 1e-3  # Levenberg-Marquardt: less after a full step, more after a shortened one
     for _ in range(iterations):
         miss = target - world[effector_c]
-        if np.linalg.norm(miss) <= tolerance:
+        if np.linalg.norm(miss) <= tolerance or limited.all():
             break
+        scale = stiffness * ~limited[owner]  # (a joint at its limit turns no more)
         jac = np.cross(axes, world[effector_c] - world[moved_c[owner]]).T * scale
         gram = jac @ jac.T
         angles = scale * (jac.T @ np.linalg.solve(gram + damping * np.trace(gram) * np.eye(3) + 1e-300, miss))
@@ -973,6 +1073,9 @@ def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndar
         local = quat.mul(quat.inv(parent), quat.mul(turns, parent))  # (4, n, 4)
         trial_rot = np.broadcast_to(rot, (len(fractions),) + rot.shape).copy()
         trial_rot[:, moved] = quat.mul(local, rot[moved])
+        excess = np.zeros((len(fractions), len(joints)))
+        if ranges is not None:
+            trial_rot[:, moved], excess = ranges.kept(moved, trial_rot[:, moved], start, parent)
         trial_world, trial_wrot = posed(trial_rot)
         misses = np.linalg.norm(target - trial_world[:, effector_c], axis=1)
         better = np.flatnonzero(misses < np.linalg.norm(miss))
@@ -981,19 +1084,42 @@ def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndar
         pick = better[0]
         damping = max(damping * 0.1, 1e-7) if pick == 0 else min(damping * 10.0, 1.0)
         rot, world, wrot = trial_rot[pick], trial_world[pick], trial_wrot[pick]
-        deltas = quat.mul(local[pick], deltas)
-        if misses[pick] > 0.99 * np.linalg.norm(miss):  # (creeping: the turns cannot take it much nearer)
-            break
-    return quat.standardize(deltas)
+        limited |= excess[pick] > LIMIT_BITES
+        if misses[pick] > 0.99 * np.linalg.norm(miss) and not (excess[pick] > LIMIT_BITES).any():
+            break  # (creeping: the turns cannot take it much nearer)
+    # (each turn as the local rotation put before the joint's own: new = delta old)
+    return quat.standardize(quat.mul(rot[moved], quat.inv(start))), limited
 
 
-def with_adjustments(motion: Motion, joints: list[int], deltas: np.ndarray, profile: np.ndarray) -> Motion:
-    """``motion`` with each local rotation ``deltas[k] (4,)`` put before joint ``joints[k]``'s own,
-    by the fraction ``profile (F,)`` of its angle at each frame."""
+# How far (radians) a turn must have gone beyond a joint's range for its limit to count as biting:
+# far above rounding, far below what the eye sees (a thousandth of a degree).
+LIMIT_BITES = np.radians(1e-3)
+
+
+def with_adjustments(motion: Motion, joints: list[int], deltas: np.ndarray, profile: np.ndarray,
+                     ranges: JointRanges | None = None) -> tuple[Motion, np.ndarray]:
+    """``(motion, limited (n,) bool)``: ``motion`` with each local rotation ``deltas[k] (4,)`` put
+    before joint ``joints[k]``'s own, by the fraction ``profile (F,)`` of its angle at each frame;
+    with ``ranges``, each joint kept within its range on every frame (:meth:`JointRanges.kept`:
+    no further out than the motion had it), ``limited`` where that bit."""
+    joints = np.asarray(joints, dtype=np.int64)
     rot = motion.rotations.copy()
-    for joint, delta in zip(joints, deltas):
-        rot[:, joint] = quat.mul(quat.power(np.broadcast_to(delta, (len(profile), 4)), profile), rot[:, joint])
-    return motion.with_arrays(rotations=rot)
+    own = rot[:, joints]
+    turned = quat.mul(quat.power(np.broadcast_to(deltas, (len(profile),) + deltas.shape), profile[:, None]), own)
+    limited = np.zeros(len(joints), dtype=bool)
+    if ranges is not None:
+        parents = motion.skeleton.parents[joints]
+        parent_world = np.broadcast_to(quat.identity(), turned.shape).copy()
+        if ranges.in_world[joints].any():
+            # (the joints taken in the world are the pelvis and above: no turned joint moves their parents)
+            above = [int(p) for p in parents[ranges.in_world[joints]] if p >= 0]
+            if above:
+                _, wrot = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, above)
+                parent_world[:, np.flatnonzero(ranges.in_world[joints] & (parents >= 0))] = wrot
+        turned, excess = ranges.kept(joints, turned, own, parent_world)
+        limited = (excess > LIMIT_BITES).any(axis=0)
+    rot[:, joints] = turned
+    return motion.with_arrays(rotations=rot), limited
 
 
 def spliced(base: Motion, donor: Motion, mask: np.ndarray) -> Motion:
@@ -1020,6 +1146,11 @@ class Reach:
                which the effector's limb and the body other than the adjustment joints follow).
     partial    True when section 3.2's partial blending was needed.
     vertical_weights  (K,) P_V's weights with partial blending, else None.
+    why        which way was taken and why, in a sentence (for the report).
+    limited    the joints (names) whose range (:class:`JointRanges`) stopped partial
+               blending's turns: there the target may be missed for it.
+    reference_frames  (F,) the (fractional) reference frame each frame of ``motion`` plays.
+    feet_held  whether the contact stage held the feet the examples have down.
     """
 
     motion: Motion
@@ -1029,6 +1160,27 @@ class Reach:
     weights: np.ndarray
     partial: bool
     vertical_weights: np.ndarray | None = None
+    why: str = ""
+    limited: tuple[str, ...] = ()
+    reference_frames: np.ndarray | None = None
+    feet_held: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReachOptions:
+    """What a reach does beyond section 3 of the paper (issue 24, item 6); both on by default,
+    each can be turned off (the benchmark compares with both off, as before).
+
+    hold_feet     the feet the examples have down are held where they stand, through the
+                  contact stage of synthesis (:meth:`ReachSpace.feet_held`).
+    joint_limits  section 3.2's turned joints stay within the range the examples show, widened
+                  by a margin (:func:`joint_ranges`).
+    contacts      the contact stage's constants.
+    """
+
+    hold_feet: bool = True
+    joint_limits: bool = True
+    contacts: ContactOptions = ContactOptions()
 
 
 # The largest miss of the refined regular blend taken as a hit, as a fraction of the body size
@@ -1056,7 +1208,8 @@ class ReachSpace:
     """
 
     def __init__(self, registration: Registration, *, reference: int = 0, effector: str = "right.wrist",
-                 feature: str = "highest", n_blends: int = 2000, seed: int = 0, rig: Rig | None = None):
+                 feature: str = "highest", n_blends: int = 2000, seed: int = 0, rig: Rig | None = None,
+                 options: ReachOptions = ReachOptions()):
         if feature not in FEATURES:
             raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
         self.reference = reference
@@ -1077,20 +1230,20 @@ class ReachSpace:
         self.positions = np.stack([m.positions for m in registration.motions])
         self.start = horizontal(reference[:1].global_positions()[0, rig.pelvis], self.up)
         self.chains = EffectorChains.of(registration.motions, rig, self.up, self.effector_joint, feature, self.start)
+        self.options = options
         weights = blend_weights(len(registration.motions), n_blends, seed=seed)
         points, frames = self.chains.hits(weights, between_frames=True)
-        if not np.ptp(points, axis=0).max() > 1e-6 * self.scale:
-            # (no blend moves the hit: the interpolation of the blends nearest a target is 0 / 0)
-            given = (f"the one example's {effector} hits at one point" if len(registration.motions) == 1 else
-                     f"the {len(registration.motions)} examples' {effector} hit at one point (their {feature})")
-            raise ValueError(f"{given}: reaching blends examples of one action that hit at different points; give "
-                             f"at least two such, not copies of one")
+        # One example, or copies of one: no blend moves the hit, and only partial blending
+        # (section 3.2, the joints turned) can take it anywhere else.
+        self.one_point = not np.ptp(points, axis=0).max() > 1e-6 * self.scale
         self.space = ParameterSpace(weights, points, frames, effector, feature)
+        self.ranges = joint_ranges(registration.motions, rig)
+        self._feet = None  # (each example's contacts and floors, when the contact stage first asks)
 
     @classmethod
     def build(cls, examples: list[Motion], *, effector: str = "right.wrist", feature: str = "highest",
               reference: int = 0, seed: int = 0, n_blends: int = 2000, rig: Rig | None = None,
-              names: Sequence[str] | None = None) -> "ReachSpace":
+              names: Sequence[str] | None = None, options: ReachOptions = ReachOptions()) -> "ReachSpace":
         """Section 3.1 once: register ``examples`` to ``examples[reference]`` and sample
         ``n_blends`` blends of them. Weights of every reach follow the order of ``examples``.
         ``rig``: the examples' joint roles (one skeleton, one rig), found from the names when ``None``.
@@ -1111,7 +1264,7 @@ class ReachSpace:
         reg = Registration(tuple(reg.motions[k] for k in back), tuple(reg.paths[k] for k in back),
                            tuple(reg.times[k] for k in back))
         return cls(reg, reference=reference, effector=effector, feature=feature, n_blends=n_blends, seed=seed,
-                   rig=rig)
+                   rig=rig, options=options)
 
     # -- pieces of a query
 
@@ -1132,9 +1285,24 @@ class ReachSpace:
         return motion.transformed(quat.identity(), horizontal(self.start - pelvis, self.up))
 
     def inside(self, target) -> bool:
-        """Whether ``target`` lies in the convex hull of the sampled hit points (to a
-        millionth of the body size): the geometric meaning of "inside the space"."""
-        return hull_combination(self.space.hit_points, self._target(target), scale=self.scale)[1] <= 1e-6 * self.scale
+        """Whether whole-body blending (section 3.1, refined) hits ``target`` within :attr:`tolerance`:
+        "inside the space" as what blending the whole body can reach, so that a target inside
+        is one :meth:`reach` answers by whole-body blending.
+
+        Not the convex hull of the sampled hit points (:meth:`hull_distance`): hit points can lie
+        on a curved shell (a raise's hand at its highest, about the shoulder), and the hull then
+        holds much that no blend hits (issue 24 item 7; figures in docs/design.md). A target
+        farther than twice the tolerance outside the hull is outside without a refinement (no
+        refined blend reaches that far beyond it)."""
+        target = self._target(target)
+        lam, beyond = hull_combination(self.space.hit_points, target, scale=self.scale)
+        if beyond > 2.0 * self.tolerance:
+            return False
+        return self._regular(target, lam @ self.space.hit_points).error <= self.tolerance
+
+    def hull_distance(self, target) -> float:
+        """How far ``target`` lies outside the convex hull of the sampled hit points (0 inside it)."""
+        return hull_combination(self.space.hit_points, self._target(target), scale=self.scale)[1]
 
     def blend_towards(self, point: np.ndarray, metric: np.ndarray | None = None, *,
                       iterations: int = 8) -> tuple[np.ndarray, np.ndarray]:
@@ -1174,21 +1342,28 @@ class ReachSpace:
             raise ValueError(f"a target is one finite point (x, y, z), got {np.asarray(target).tolist()!r}")
         return target
 
-    def _retimed(self, motion: Motion, weights: np.ndarray, pinned: float) -> tuple[Motion, int]:
+    def _retimed(self, motion: Motion, weights: np.ndarray, pinned: float) -> tuple[Motion, int, np.ndarray]:
         """Section 3.2's "shortened and time-warped to get a smoother result", read as: the
         motion (on the reference's frames) played on its blend's own timing (the weighted mean
-        of the examples' own clocks, :func:`blended_timing`), the hit on a whole output frame."""
-        return retimed(motion, blended_timing(self.registration.times, weights), pinned)
+        of the examples' own clocks, :func:`blended_timing`), the hit on a whole output frame:
+        ``(motion, hit frame, the reference frame each output frame plays (T,))``."""
+        frames, pinned_at = retimed_frames(blended_timing(self.registration.times, weights), pinned)
+        if motion.n_frames < 2:
+            return motion, 0, np.zeros(motion.n_frames)
+        return sampled_at(motion, frames, motion.fps), pinned_at, frames
 
     def _measured(self, motion: Motion, target: np.ndarray, weights: np.ndarray, partial: bool,
-                  vertical: np.ndarray | None = None, world: np.ndarray | None = None) -> Reach:
+                  vertical: np.ndarray | None = None, world: np.ndarray | None = None,
+                  frames: np.ndarray | None = None, limited: tuple[str, ...] = ()) -> Reach:
         """The reach of ``motion``, its hit found on it (the feature over its whole frames);
-        ``world``: its effector's and pelvis's positions ``(F, 2, 3)`` when the caller has them."""
+        ``world``: its effector's and pelvis's positions ``(F, 2, 3)`` when the caller has them;
+        ``frames``: the reference frame each of its frames plays."""
         if world is None:
             world = self._effector_and_pelvis(motion)
         frame = int(hit_frame(world[:, 0], world[:, 1], self.up, self.feature))
         point = world[frame, 0]
-        return Reach(motion, point, frame, float(np.linalg.norm(point - target)), weights, partial, vertical)
+        return Reach(motion, point, frame, float(np.linalg.norm(point - target)), weights, partial, vertical,
+                     limited=limited, reference_frames=frames)
 
     def _effector_and_pelvis(self, motion: Motion) -> np.ndarray:
         """``(F, 2, 3)`` world positions of the effector and the pelvis over ``motion``."""
@@ -1202,7 +1377,10 @@ class ReachSpace:
 
         Regular blending first (section 3.1, refined); when it misses by more than
         :attr:`tolerance` (the target outside the space, or the refinement short of it),
-        section 3.2's partial blending, kept when it misses less.
+        section 3.2's partial blending, kept when it misses less. ``Reach.why`` says which was
+        taken and why. Examples that all hit at one point (one example, or copies of one) are
+        reached by partial blending alone. Then the feet the examples have down are held
+        (:attr:`options`, :meth:`feet_held`).
 
         A target farther than :attr:`tolerance` outside the hull of the sampled hit points
         cannot be hit by regular blending: partial blending comes first there, and regular
@@ -1213,15 +1391,85 @@ class ReachSpace:
         """
         target = self._target(target)
         lam, beyond = hull_combination(self.space.hit_points, target, scale=self.scale)
+        if self.one_point:
+            one = len(self.registration.motions)
+            given = "the one example hits" if one == 1 else f"the {one} examples all hit"
+            return self._finished(self._partial(target, beyond), target,
+                                  f"{given} at one point, which no blend moves: partial blending (section 3.2) "
+                                  f"alone, its joints turned")
         partial = self._partial(target, beyond) if beyond > self.tolerance else None
+        outside = f"the target lies {beyond:.3g} outside the hull of the blends' hit points"
         if partial is not None and partial.error < beyond - self.tolerance:
-            return partial
+            return self._finished(partial, target, f"{outside}, beyond whole-body blending (section 3.1): "
+                                                   f"partial blending (section 3.2)")
         # (beyond the hull, regular blending only approaches it: 4 steps, not 6, for the comparison)
         regular = self._regular(target, lam @ self.space.hit_points, 6 if partial is None else 4)
         if regular.error <= self.tolerance:
-            return regular
+            return self._finished(regular, target, "whole-body blending (section 3.1) hits it")
         partial = self._partial(target, beyond) if partial is None else partial
-        return partial if partial.error < regular.error else regular
+        where = outside if beyond > self.tolerance else "the target lies inside the hull of the blends' hit points"
+        missed = f"whole-body blending (section 3.1) misses it by {regular.error:.3g}"
+        if partial.error < regular.error:
+            return self._finished(partial, target, f"{where}, but {missed}: partial blending (section 3.2), "
+                                                   f"which misses less")
+        return self._finished(replace(regular, limited=partial.limited), target,
+                              f"{where}; {missed} and partial blending (section 3.2) by no less "
+                              f"({partial.error:.3g}): whole-body kept")
+
+    def _finished(self, result: Reach, target: np.ndarray, why: str) -> Reach:
+        """``result`` with ``why`` (and the joints whose limit bit), its feet held (:meth:`feet_held`)."""
+        if result.limited:
+            why += (f"; the range the examples show stopped the turn of {', '.join(result.limited)}"
+                    + (f" (missing by {result.error:.3g})" if result.error > self.tolerance else ""))
+        result = replace(result, why=why)
+        return self.feet_held(result, target) if self.options.hold_feet else result
+
+    def feet_held(self, result: Reach, target) -> Reach:
+        """``result`` with the feet its examples have down held (issue 24 item 6), through the contact
+        stage of synthesis (core.contacts.hold_feet, as synthesis runs it: every foot down held
+        still where it stands, on the floor; the pelvis left as it is, as for blends and assembly).
+        A foot is down where the examples that weigh in ``result.weights`` have it down, weighted
+        (core.analysis.foot_contacts of each, at the reference frame each output frame plays), on
+        their floors, weighted. Only the legs change (the leg IK): a hit on an arm stays where it
+        was; the foot of a leg that hits (a kick) is left as blended, or the stage would carry it
+        between its holds. The hit is measured again on the result all the same."""
+        target = self._target(target)
+        if result.reference_frames is None or result.motion.n_frames < 3:
+            return result
+        # The stage keeps a gap's first and last frames as they are (there synthesis has its cores)
+        # and glides a foot down throughout from one to the other, or steps it. A reach has no
+        # cores: its feet stand where they stand on its first frame. So it runs over the motion with
+        # the first frame repeated before it (a foot down there is held from there, in full from the
+        # real first frame on) and the last after it with the feet up (in the air there, a held
+        # foot is let go only in the copies, which are dropped again).
+        pad = 1 + int(np.ceil(self.options.contacts.hold_fade_s * result.motion.fps))
+        n = result.motion.n_frames
+        padded = np.r_[np.zeros(pad, dtype=np.int64), np.arange(n), np.full(pad, n - 1)]
+        contacts, floors = self._example_feet()
+        weights = result.weights / result.weights.sum()
+        nearest = np.clip(np.rint(result.reference_frames[padded]).astype(np.int64), 0, contacts.shape[1] - 1)
+        down = np.einsum("k,kfs->fs", weights, contacts[:, nearest]) >= 0.5
+        down[-pad:] = False
+        for k, side in enumerate("LR"):
+            if self.effector_joint in self.rig.leg(side).joints:
+                down[:, k] = False
+        motion = result.motion
+        leg = 0.5 * (leg_length(motion.skeleton, self.rig, "L") + leg_length(motion.skeleton, self.rig, "R"))
+        held = hold_feet(motion[padded], 0, down, [(0, len(padded) - 1)], self.rig, up=self.up, leg=leg,
+                         floors=np.einsum("k,kab->ab", weights, floors), options=self.options.contacts)[pad:pad + n]
+        measured = self._measured(held, target, result.weights, result.partial)
+        return replace(result, motion=held, hit_point=measured.hit_point, hit_frame=measured.hit_frame,
+                       error=measured.error, feet_held=True)
+
+    def _example_feet(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(contacts (K, F, 2) bool, floors (K, 2, 2))``: each registered example's feet down
+        (core.analysis.foot_contacts) and its floors (core.mkm.clip_floors), found once."""
+        if self._feet is None:
+            motions = self.registration.motions
+            joints = [m.global_positions() for m in motions]
+            contacts = np.stack([foot_contacts(m, self.rig, up=self.up, positions=g) for m, g in zip(motions, joints)])
+            self._feet = contacts, clip_floors(joints, motions, self.rig, self.up)
+        return self._feet
 
     def regular_reach(self, target) -> Reach:
         """Section 3.1 alone: the whole-body blend refined towards ``target`` (:meth:`blend_towards`),
@@ -1230,8 +1478,8 @@ class ReachSpace:
 
     def _regular(self, target: np.ndarray, goal: np.ndarray | None = None, iterations: int = 6) -> Reach:
         weights, _, frame = self._refined_towards(target, goal=goal, iterations=iterations)
-        return self._measured(self._retimed(self.placed(self.blend(weights)), weights, frame)[0], target,
-                              weights, False)
+        motion, _, frames = self._retimed(self.placed(self.blend(weights)), weights, frame)
+        return self._measured(motion, target, weights, False, frames=frames)
 
     def without(self, k: int, **kwargs) -> "ReachSpace":
         """The space of the same examples but the ``k``-th, on the same registration (section
@@ -1243,7 +1491,7 @@ class ReachSpace:
         reg = Registration(*(tuple(part[i] for i in keep) for part in
                              (self.registration.motions, self.registration.paths, self.registration.times)))
         return ReachSpace(reg, reference=keep.index(self.reference), effector=self.effector, feature=self.feature,
-                          **{"rig": self.rig, **kwargs})
+                          **{"rig": self.rig, "options": self.options, **kwargs})
 
     def partial_reach(self, target) -> Reach:
         """Section 3.2 (Figs. 4-5): partial blending for a target the space does not reach.
@@ -1278,8 +1526,9 @@ class ReachSpace:
         skel = motion_h.skeleton
         if part in _LEG_PARTS:
             hip = self.rig.leg(side).hip
-            motion, frame = self._retimed(self.placed(spliced(motion_v, motion_h, self.rig.subtree_mask(skel, hip))),
-                                          weights_h, frame_h)
+            motion, frame, frames = self._retimed(self.placed(spliced(motion_v, motion_h,
+                                                                      self.rig.subtree_mask(skel, hip))),
+                                                  weights_h, frame_h)
             world = motion[frame].global_positions()[0]
             legs = self.rig.leg("R").hip, self.rig.leg("L").hip
             lateral = horizontal(world[legs[0]] - world[legs[1]], up)
@@ -1293,13 +1542,15 @@ class ReachSpace:
             adjusted_roles = [(role, j) for role, j in adjusted_roles if j is not None]
             mask = np.zeros(len(skel), dtype=bool)
             mask[[j for _, j in adjusted_roles]] = True
-            motion, frame = self._retimed(self.placed(spliced(motion_h, motion_v, mask)), weights_h, frame_h)
+            motion, frame, frames = self._retimed(self.placed(spliced(motion_h, motion_v, mask)), weights_h, frame_h)
             adjusted = [(j, up[None] if role == "pelvis" else np.eye(3), _STIFFNESS[role]) for role, j in adjusted_roles]
         joints = [j for j, _, _ in adjusted]
         world = self._effector_and_pelvis(motion)
         value = world[:, 0] @ up if self.feature == "highest" else np.linalg.norm(world[:, 0] - world[:, 1], axis=-1)
         deltas = quat.identity((len(joints),))
-        best = found = self._measured(motion, target, weights_h, True, weights_v, world)
+        best = found = self._measured(motion, target, weights_h, True, weights_v, world, frames)
+        ranges = self.ranges if self.options.joint_limits else None
+        names = self.registration.motions[0].skeleton.names
         # The adjustment changes which frame is the hit (a lower hand at the peak, a higher one
         # elsewhere): solved again at the frame the result hits from, a few times, the profile
         # peaking there (so the solution holds in full at that frame); the best kept.
@@ -1307,13 +1558,14 @@ class ReachSpace:
             if found.error <= 0.02 * self.tolerance:
                 break
             profile = adjustment_profile(value, found.hit_frame)
-            centred = with_adjustments(motion, joints, deltas, profile)
-            more = joint_adjustments(centred, found.hit_frame, self.effector_joint, target, adjusted,
-                                     tolerance=0.01 * self.tolerance)
+            centred, _ = with_adjustments(motion, joints, deltas, profile, ranges)
+            more, stopped = joint_adjustments(centred, found.hit_frame, self.effector_joint, target, adjusted,
+                                              tolerance=0.01 * self.tolerance, ranges=ranges)
             deltas = quat.mul(more, deltas)
             before = found
-            found = self._measured(with_adjustments(motion, joints, deltas, profile), target, weights_h, True,
-                                   weights_v)
+            turned, kept = with_adjustments(motion, joints, deltas, profile, ranges)
+            limited = tuple(names[j] for j, bit in zip(joints, stopped | kept) if bit)
+            found = self._measured(turned, target, weights_h, True, weights_v, frames=frames, limited=limited)
             best = found if found.error < best.error else best
             if found.error > 0.9 * before.error and found.hit_frame == before.hit_frame:
                 break  # (no longer getting closer at the same frame: the turns cannot reach it)
@@ -1328,11 +1580,14 @@ class ReachSpace:
 class LeftOut:
     """One example left out of the space and its hit point targeted (section 5.2).
 
-    example   its index among the examples; outside: whether its hit lies outside the
-    shrunk space's hull; regular, product: the hit errors of regular blending alone and of
-    :meth:`ReachSpace.reach` (partial blending where regular misses); partial: whether the
-    product used partial blending; scale: the body size (errors / scale are unit-free);
-    seconds: how long the product's query took (the median of the runs timed).
+    example   its index among the examples; outside: whether whole-body blending of the others
+    misses it (:meth:`ReachSpace.inside`: "outside of newly formed shrunk space"); regular,
+    product: the hit errors of regular blending alone and of :meth:`ReachSpace.reach` (partial
+    blending where regular misses); partial: whether the product used partial blending; scale:
+    the body size (errors / scale are unit-free); seconds: how long the product's query took (the
+    median of the runs timed); body: the product's whole-body distance to the left-out example
+    (:func:`body_distance`); limited: the joints whose range stopped the product's turns;
+    motion: the product's motion.
     """
 
     example: int
@@ -1342,22 +1597,35 @@ class LeftOut:
     partial: bool
     scale: float
     seconds: float = 0.0
+    body: float = 0.0
+    limited: tuple[str, ...] = ()
+    motion: Motion | None = None
+
+
+def body_distance(result: Reach, example: Motion) -> float:
+    """Section 5.2's comparison of joint trajectories, as one figure: the mean, over the frames of
+    ``result.motion`` and every joint, of the distance between its joint and ``example``'s (an
+    example registered on the reference's frames) at the reference frame that frame plays
+    (``result.reference_frames``). In the motions' unit."""
+    played = sampled_at(example, result.reference_frames, example.fps)
+    return float(np.linalg.norm(result.motion.global_positions() - played.global_positions(), axis=-1).mean())
 
 
 def cross_validation(examples: list[Motion], left_out, *, effector: str = "right.wrist", feature: str = "highest",
-                     n_blends: int = 2000, seed: int = 0, repeats: int = 1) -> list[LeftOut]:
+                     n_blends: int = 2000, seed: int = 0, repeats: int = 1,
+                     options: ReachOptions = ReachOptions()) -> list[LeftOut]:
     """Section 5.2: for each index of ``left_out``, the space of the other examples, and the
     left-out example's own hit point (on the full registration, in its coordinates) as the
     target. Example 0 is the reference; when it is the one left out, example 1 is.
     ``repeats``: the product's query is timed that many times, the median kept (on a machine
-    other jobs share, one run can be twice the idle time)."""
+    other jobs share, one run can be twice the idle time). ``options``: the reach's."""
     spaces = {}
     rows = []
     for k in left_out:
         reference = 1 if k == 0 else 0
         if reference not in spaces:
             spaces[reference] = ReachSpace.build(examples, effector=effector, feature=feature, reference=reference,
-                                                 seed=seed, n_blends=0)
+                                                 seed=seed, n_blends=0, options=options)
         full = spaces[reference]
         target = full.chains.hits(np.eye(len(examples))[k][None], between_frames=True)[0][0]
         shrunk = full.without(k, n_blends=n_blends, seed=seed)
@@ -1368,5 +1636,6 @@ def cross_validation(examples: list[Motion], left_out, *, effector: str = "right
             product = shrunk.reach(target)
             durations.append(time.perf_counter() - start)
         rows.append(LeftOut(k, not shrunk.inside(target), regular.error, product.error, product.partial, shrunk.scale,
-                            float(np.median(durations))))
+                            float(np.median(durations)), body_distance(product, full.registration.motions[k]),
+                            product.limited, product.motion))
     return rows

@@ -37,10 +37,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from core import quat  # noqa: E402
-from core.analysis import horizontal, pelvis_facing  # noqa: E402
+from core.analysis import foot_contacts, horizontal, pelvis_facing  # noqa: E402
 from core.motion import Motion, forward_kinematics  # noqa: E402
 from core.quality import gap_samples  # noqa: E402
-from core.rig import Rig  # noqa: E402
+from core.rig import Rig, detect_up  # noqa: E402
 
 # The Bandai Namco joints under the names of the CMU capture (as converted to
 # BVH by cgspeed); the still joint_Root above the hips has no CMU counterpart.
@@ -217,3 +217,20 @@ def accel_floor(positions: np.ndarray, first: int, last: int, k: int, fps: float
     i = np.arange(len(a))
     weights = [len(a) - i] + ([i + 1, np.ones(len(a))] if frames[-2] == last else [])
     return max(float(np.linalg.norm(np.tensordot(w, a, axes=(0, 0)), axis=-1).mean() / w.sum()) for w in weights)
+
+
+def ankle_drift(motion: Motion, rig: Rig) -> float:
+    """How far planted feet drift: the largest horizontal distance either ankle moves, while its foot
+    is down (core.analysis.foot_contacts, the contacts the contact stage holds), from where it stood
+    on the first frame of that run down; 0 for a motion whose feet are never down. In the motion's
+    units."""
+    up = detect_up(motion, rig)
+    ankles = [rig.leg(side).ankle for side in "LR"]
+    place = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, ankles,
+                               rotations_out=False)[0]
+    down = foot_contacts(motion, rig, up=up)
+    # each frame's run start, per foot: the last frame before it that was not down, plus one
+    frames = np.arange(motion.n_frames)[:, None]
+    start = np.maximum.accumulate(np.where(down, 0, frames + 1), axis=0)
+    moved = horizontal(place - place[start, [0, 1]], up)
+    return float(np.where(down, np.linalg.norm(moved, axis=-1), 0.0).max(initial=0.0))

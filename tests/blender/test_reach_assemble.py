@@ -61,12 +61,14 @@ def example_motions(obj) -> list:
 
 
 def inside_target(obj, effector: str = "right.wrist", feature: str = "highest") -> np.ndarray:
-    """A point among the examples' hit points, in the armature's space: the mean of the hit points
-    of the second and third examples once each is placed as the first starts (core.reach's registration)."""
+    """A point whole-body blending reaches, in the armature's space: the hit point of the even blend
+    of the second and third examples, placed as the first starts (core.reach's registration and blends).
+    (Not the midpoint of their hit points: the hull of the hit points holds points no blend hits.)"""
     reach = extension("core.reach")
-    registration = reach.register_examples(example_motions(obj))
-    space = reach.parameter_space(registration, effector=effector, feature=feature, n_blends=0)
-    return space.hit_points[1:3].mean(axis=0)
+    space = reach.ReachSpace.build(example_motions(obj), effector=effector, feature=feature, n_blends=0)
+    weights = np.zeros(len(space.registration.motions))
+    weights[1:3] = 0.5
+    return space.chains.hits(weights[None], between_frames=True)[0][0]
 
 
 def effector_bone(obj, effector: str = "right.wrist") -> str:
@@ -149,6 +151,8 @@ def test_the_bone_mapping_chooses_the_effector_and_is_part_of_the_kept_alignment
         f"{side}.{role}={bone}_{other}" for side, other in (("left", "R"), ("right", "L"))
         for role, bone in (("clavicle", "Shoulder"), ("shoulder", "UpperArm"), ("elbow", "LowerArm"),
                            ("wrist", "Hand")))
+    # (where the left hand goes: a target the mapped right.wrist reaches by whole-body blending)
+    place_empty(reach_scene, inside_target(reach_scene, effector="left.wrist"))
     reach(capfd)
     shown = shown_reach(reach_scene)
     assert not shown["cached"], "another mapping, another alignment"
@@ -226,6 +230,51 @@ def test_a_target_far_outside_the_examples_is_reached_by_partial_blending_and_sa
     assert shown["partial"] and "by partial blending (section 3.2" in report
     hand = evaluated_hand(reach_scene, shown["hit_scene_frame"])
     assert np.linalg.norm(hand - target) <= shown["error"] + 1e-4
+
+
+def test_a_joint_limit_that_stops_partial_blending_is_reported_and_the_feet_are_held(reach_scene, capfd):
+    """Issue 24 item 6: the turned joints stay within the range the examples show; the report says when
+    that stopped them, and the feet the examples have down stay where they stand."""
+    reach_module = extension("core.reach")
+    points = reach_module.parameter_space(reach_module.register_examples(example_motions(reach_scene)),
+                                          n_blends=0).hit_points
+    target = points[np.argmin(points[:, 0])] - np.array([0.15, 0.0, 0.0])  # (15 cm beyond the side of them all)
+    place_empty(reach_scene, target)
+    report = reach(capfd)
+    shown = shown_reach(reach_scene)
+    assert shown["partial"] and shown["limited"] and shown["feet_held"]
+    assert f"joint limit: {', '.join(shown['limited'])} turned as far as the examples' range allows" in report
+    assert "turned only as far as the examples' range (and its margin) allows; the hit error is" in report
+    assert "why: the target lies " in report and "feet held where the examples have them down" in report
+    assert f"    joint limit: {', '.join(shown['limited'])}" in "\n".join(draw_panel().labels)
+    # Blender's feet, as it evaluates the new strip: where they stood on its first frame
+    strip = strips_by_name(reach_scene)[shown["strip"]]
+    ankles = []
+    for frame in range(round(strip.frame_start), round(strip.frame_end) + 1):
+        bpy.context.scene.frame_set(frame)
+        evaluated = reach_scene.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        ankles.append([np.array(evaluated.matrix_world @ evaluated.pose.bones[bone].head) for bone in ("Foot_L",
+                                                                                                        "Foot_R")])
+    ankles = np.array(ankles)
+    assert np.abs(ankles[:, :, :2] - ankles[:1, :, :2]).max() < 0.005, "held within 5 mm across the floor"
+
+
+def test_one_listed_example_is_reached_by_partial_blending_alone(reach_scene, capfd):
+    """Issue 24 item 5: a list of one example reaches, its joints turned, and says so."""
+    rows = reach_scene.smart_motion.reach_examples
+    keep = sorted(row.action.name for row in rows)[0]
+    for i in reversed(range(len(rows))):
+        if rows[i].action.name != keep:
+            rows.remove(i)
+    reach_module = extension("core.reach")
+    space = reach_module.ReachSpace.build(example_motions(reach_scene), n_blends=0)
+    own = space.chains.hits(np.ones((1, 1)), between_frames=True)[0][0]
+    place_empty(reach_scene, own + np.array([0.0, -0.03, 0.0]))  # (3 cm across from its own hit point)
+    report = reach(capfd)
+    shown = shown_reach(reach_scene)
+    assert shown["partial"] and shown["examples"] == 1
+    assert "the one example hits at one point, which no blend moves: partial blending (section 3.2) alone" in report
+    assert shown["error"] < 0.03
 
 
 def test_an_active_action_playing_over_the_result_is_warned_of(reach_scene, capfd):

@@ -283,7 +283,7 @@ from rig_names import CMU_NAMES  # noqa: E402
 
 from core.__main__ import main  # noqa: E402
 from core.bvh import read_bvh  # noqa: E402
-from core.reach import ReachSpace, hull_combination, nonnegative_least_squares  # noqa: E402
+from core.reach import ReachOptions, ReachSpace, hull_combination, nonnegative_least_squares  # noqa: E402
 
 RAISES = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai2-raise"
 
@@ -331,13 +331,32 @@ def held_out_targets(space, n, seed):
     return np.concatenate([points, np.einsum("nc,ncd->nd", mix, space.space.hit_points[chosen])])
 
 
-def test_inside_the_space_the_hand_hits_the_target_within_a_centimetre(raise_space):
+def test_inside_the_space_the_hand_hits_the_target_by_whole_body_blending(raise_space):
     space, _ = raise_space
-    for target in held_out_targets(space, 6, seed=11):
+    for target in held_out_targets(space, 6, seed=11)[:6]:  # (hit points of blends: whole-body reaches them)
         assert space.inside(target)
         result = space.reach(target)
-        assert result.error < 1.0  # cm
+        assert not result.partial and result.error <= space.tolerance
         np.testing.assert_allclose(np.linalg.norm(result.hit_point - target), result.error)
+
+
+def test_a_target_is_inside_exactly_when_whole_body_blending_hits_it(raise_space):
+    # Issue 24 item 7: the hull of the hit points holds targets no blend hits (the raises' hits lie
+    # on a shell about the shoulder); "inside" counted those and their queries went silently to
+    # partial blending. Now inside is what whole-body blending reaches, and the reach says why.
+    space, _ = raise_space
+    targets = held_out_targets(space, 6, seed=11)
+    in_hull_missed = 0
+    for target in targets:
+        regular, result = space.regular_reach(target), space.reach(target)
+        assert space.inside(target) == (regular.error <= space.tolerance)
+        if space.inside(target):
+            assert not result.partial and "whole-body blending (section 3.1) hits it" in result.why
+        elif space.hull_distance(target) <= space.tolerance:
+            in_hull_missed += 1
+            assert result.partial and result.error < regular.error
+            assert "inside the hull" in result.why and f"misses it by {regular.error:.3g}" in result.why
+    assert in_hull_missed >= 2  # (combinations of hit points: in the hull, off the shell)
 
 
 def test_a_reach_hits_at_its_highest_frame_and_starts_where_the_reference_starts(raise_space, all_raises):
@@ -366,8 +385,14 @@ def test_a_target_beyond_the_space_is_reached_by_partial_blending(raise_space):
     assert not space.inside(target)
     regular, product = space.regular_reach(target), space.reach(target)
     assert product.partial and product.vertical_weights is not None
-    # 8 cm beyond, farther than the cross-validation's left-out examples lie: within section 5.2's 3 cm
-    assert product.error < 0.5 * regular.error and product.error < 3.0
+    assert product.error < regular.error
+    assert "outside the hull" in product.why and "partial blending" in product.why
+    # 8 cm beyond, farther than the cross-validation's left-out examples lie: the turns that would
+    # reach it (40 to 50 degrees of chest and collar) go past what the examples do, and the report
+    # says which joints stopped (issue 24 item 6)
+    assert product.limited and all(name in product.why for name in product.limited)
+    unlimited = ReachSpace(space.registration, options=ReachOptions(joint_limits=False)).reach(target)
+    assert unlimited.error < 3.0 and not unlimited.limited
 
 
 def test_far_beyond_the_space_partial_blending_answers_without_regular_blending(raise_space, monkeypatch):
@@ -414,10 +439,10 @@ def test_reaching_does_not_depend_on_names_unit_or_up_axis(all_raises, name):
     outside = plain.space.hit_points[np.argmin(plain.space.hit_points[:, 0])] + np.array([-8.0, 0, 0])
     for target in list(inside) + [outside]:
         a, b = plain.reach(target), changed.reach(move_point(target))
-        assert b.partial == a.partial
+        assert b.partial == a.partial and len(b.limited) == len(a.limited)  # (the same joints, by their names)
         assert b.error / unit == pytest.approx(a.error, abs=0.05)
         np.testing.assert_allclose(b.hit_point, move_point(a.hit_point), atol=0.05 * unit)
-    assert a.partial and a.error < 3.0
+    assert a.partial and a.error < plain.regular_reach(outside).error
 
 
 def test_reaching_does_not_depend_on_the_frame_rate(all_raises):
@@ -430,7 +455,7 @@ def test_reaching_does_not_depend_on_the_frame_rate(all_raises):
     outside = plain.space.hit_points[np.argmin(plain.space.hit_points[:, 0])] + np.array([-8.0, 0, 0])
     for target in list(inside) + [outside]:
         a, b = plain.reach(target), faster.reach(target)
-        assert b.error < (1.0 if plain.inside(target) else 3.0)  # cm, as at the captured rate
+        assert b.error < (1.0 if plain.inside(target) else a.error + 0.1)  # cm, as at the captured rate
         # the hand gets there at the same moment, within a frame of the captured rate
         assert abs(b.hit_frame / b.motion.fps - a.hit_frame / a.motion.fps) <= 1.0 / a.motion.fps + 1e-6
         # and the body moves alike on the way: the pelvis path within 1 cm at the captured frames
@@ -524,7 +549,9 @@ def test_the_reach_command_writes_a_motion_that_hits_the_target_in_the_first_fil
     hand = motion.global_positions()[:, find_rig(motion).right_arm.wrist]
     np.testing.assert_allclose(hand[report["hit_frame"]], report["hit_point"], atol=1e-3)
     assert np.linalg.norm(hand[report["hit_frame"]] - target) == pytest.approx(report["error"], abs=1e-3)
-    assert report["error"] < 1.0
+    # (beyond these ten examples' reach with the turned joints kept to their range: the report says so)
+    assert report["error"] < 1.0 or (report["partial"] and report["limited"])
+    assert report["why"] and report["feet_held"]
     first = read_bvh(sorted(raise_folder.iterdir())[0])
     pelvis = find_rig(first).pelvis
     np.testing.assert_allclose(motion.global_positions()[0, pelvis, [0, 2]],

@@ -1,8 +1,9 @@
 """Juang et al. 2009, section 5.2: the cross-validation of partial blending, on the 40 raises.
 
 Each left-out example's hit point is targeted with the space of the others: where it lies
-outside their hull, partial blending (the product) must beat regular whole-body blending and
-stay under 3 cm (median); elsewhere it must be no worse. The benchmark
+outside it (whole-body blending of the others misses it, core.reach's "inside"), partial
+blending (the product) must beat regular whole-body blending and stay under 3 cm (median);
+elsewhere it must be no worse. The benchmark
 (tests/bench/reach_crossval.py) does all 40; here, by a rule, the examples whose hit points
 are the extremes of the 40 along each world axis (hull corners: outside once left out), and
 every eighth example by file name.
@@ -39,7 +40,7 @@ def test_partial_blending_reaches_the_left_out_examples_outside_the_shrunk_space
     rows = cross_validation([change(m) for m in all_raises], left_out)
     outside = [r for r in rows if r.outside]
     inside = [r for r in rows if not r.outside]
-    assert len(outside) >= 4 and inside  # the extremes are corners of the hull: outside once left out
+    assert len(outside) >= 4 and inside  # (the extremes are corners of the hull: outside once left out)
     regular = np.median([r.regular for r in outside]) * cm
     product = np.median([r.product for r in outside]) * cm
     assert product < regular and product < 3.0
