@@ -119,6 +119,8 @@ class SupportSequence:
     n_frames  frames of the clip.
     fps       frames per second of the clip.
     cyclic    the clip repeats as a whole (§4.3); else it holds its last element.
+    split     long double supports were cut into pieces (:func:`split_double_supports`, §7):
+              successive DS elements are then allowed.
     """
 
     codes: np.ndarray
@@ -126,6 +128,7 @@ class SupportSequence:
     n_frames: int
     fps: float
     cyclic: bool = False
+    split: bool = False
 
     def __post_init__(self):
         codes = np.array(self.codes, dtype=np.int8)
@@ -134,7 +137,7 @@ class SupportSequence:
             raise ValueError(f"codes and starts must be equal-length, non-empty 1-d arrays, got {codes.shape} and {starts.shape}")
         if codes.min() < 0 or codes.max() > _NONE:
             raise ValueError(f"a motion's sequence holds DS, LS, RS or NONE (0..3), got {np.unique(codes).tolist()}")
-        if np.any(codes[1:] == codes[:-1]):
+        if not self.split and np.any(codes[1:] == codes[:-1]):
             raise ValueError("two successive elements of a sequence are equal (§4.2): merge them")
         if starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= self.period:
             raise ValueError(f"starts must rise from 0 and stay below {self.period}, got {starts.tolist()}")
@@ -197,7 +200,38 @@ class SupportSequence:
             "n_frames": self.n_frames,
             "fps": self.fps,
             "cyclic": self.cyclic,
+            **({"split": True} if self.split else {}),
         }
+
+
+def split_double_supports(sequence: SupportSequence, longest: float, *, piece: float | None = None
+                          ) -> SupportSequence:
+    """§7's splitting of neutral phases: every DS element of ``sequence`` longer than ``longest``
+    frames cut into pieces of about ``piece`` frames (default ``longest``; at least two pieces,
+    of (nearly) equal whole frames).
+
+    The paper names the rule ("the possibility to split neutral constraint phases (double
+    support)") without a method. Eq. (6) weighs each element's duration into the step it
+    begins at: a gesture done standing has one double support as long as the clip (or, cyclic,
+    one per cycle), which would lengthen every step of a walk it is blended with. Cut into
+    pieces about as long as the other motions' elements, it lets them step through it one
+    piece a step (DS is neutral for ⊕, so the pieces combine with anything), and eq. (6)
+    averages piece lengths that are close to the steps' own. ``longest`` is the caller's
+    choice (core.mkm: twice the mean element of the other motions, pieces of that mean).
+    """
+    piece = longest if piece is None else piece
+    if not (longest >= 1 and piece >= 1):
+        raise ValueError(f"longest and piece must be at least one frame, got {longest} and {piece}")
+    codes, starts = [], []
+    for code, start, duration in zip(sequence.codes.tolist(), sequence.starts.tolist(), sequence.durations.tolist()):
+        pieces = min(max(2, int(round(duration / piece))), duration) if code == _DS and duration > longest else 1
+        cuts = start + np.round(np.arange(pieces) * duration / pieces).astype(np.int64)
+        codes += [code] * pieces
+        starts += cuts.tolist()
+    if len(codes) == len(sequence.codes):
+        return sequence
+    return SupportSequence(np.array(codes, dtype=np.int8), np.array(starts), sequence.n_frames, sequence.fps,
+                           sequence.cyclic, split=True)
 
 
 def clip_frames(own: np.ndarray, n_frames: int, *, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -450,6 +484,8 @@ class SyncPlan:
                 when a motion was held back for good, see :func:`synchronize`).
     splines     per motion, its :class:`WarpSpline`.
     sequences   per motion, its :class:`SupportSequence`.
+    ends        per motion, the output frame (fractional) where its own time reaches its length
+                (where it stops: core.mkm fades it out there), the plan's end for one held back.
     """
 
     n_frames: int
@@ -464,6 +500,7 @@ class SyncPlan:
     finished: tuple[bool, ...] = ()
     splines: list[WarpSpline] = field(default_factory=list, repr=False)
     sequences: list[SupportSequence] = field(default_factory=list, repr=False)
+    ends: tuple[float, ...] = ()
 
     def support_at(self) -> np.ndarray:
         """(n_frames,) combined :class:`Support` code of the step each output frame lies in."""
@@ -497,7 +534,11 @@ class _Extended:
 
     def __getitem__(self, e: int) -> tuple[int, float, float, bool]:
         while len(self.cache) <= e:
-            self.cache.append(self.sequence.element(len(self.cache)))
+            code, start, end, held = self.sequence.element(len(self.cache))
+            # a cyclic motion's cycles past its first pass are played past its end, where it fades out
+            # (core.mkm.presence_weights): they give way and do not vote, as a held element does
+            held = held or (self.sequence.cyclic and start >= self.sequence.period - 1e-9)
+            self.cache.append((code, start, end, held))
         return self.cache[e]
 
 
@@ -846,4 +887,4 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
     elements = [np.array([row[i] for row in rows[:K_out]], dtype=np.int64) for i in range(nA)]
     delays = [int(round(times[join[i]] - requested[i])) for i in range(nA)]
     return SyncPlan(n_frames, boundaries, combined, elements, delays, warps, tuple(weights), tuple(priorities),
-                    tuple(join), tuple(finished), splines, list(sequences))
+                    tuple(join), tuple(finished), splines, list(sequences), tuple(float(e) for e in ends))
