@@ -522,6 +522,7 @@ class SyncPlan:
             "joins": list(self.joins),
             "finished": list(self.finished),
             "elements": [e.tolist() for e in self.elements],
+            **({"ends": [round(float(e), 3) for e in self.ends]} if self.ends else {}),
         }
 
 
