@@ -818,6 +818,7 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
         if kept is not None:
             kept[name] = (key, motions, blend)
     n = blend.motion.n_frames
+    first += blend.origin  # (later where the earliest strip weighs nothing and is left out)
     (core_first, core_last), core_why, cut = group_core(obj, group, neighbours, first, n)
     offsets = (core_first - first, core_last - first)
     plan = blend.plan
@@ -835,7 +836,8 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
         "cyclic": [s.name for s, c in zip(ordered, blend.cyclic) if c],
         "part_weights": {s.name: dict(zip(BODY_PARTS, map(float, f))) for s, f in zip(ordered, blend.part_weights)
                          if any(x != 1.0 for x in f)},
-        "ends": {s.name: round(float(e), 2) for s, e in zip(ordered, plan.ends)},
+        "ends": {s.name: round(float(e), 2) for s, e, w in zip(ordered, plan.ends, plan.warps)
+                 if not np.all(np.isnan(w))},
         "notes": list(blend.notes),
         "warnings": list(blend.warnings) + not_replace_warnings(ordered) + ([cut] if cut else []),
     }

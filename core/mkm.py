@@ -725,6 +725,8 @@ class BlendResult:
     part_weights  per clip its factors on :data:`BODY_PARTS` (1 where none was given), as used;
     notes       what was decided for the user (a clip standing still out of the legs' timing, a
                 clip weighing nothing left out).
+    origin      the start (as ``starts`` has it) of the motion's frame 0: the earliest start of the
+                clips that weigh something (later than 0 where the earliest clip was left out).
     """
 
     motion: Motion
@@ -738,6 +740,7 @@ class BlendResult:
     warnings: tuple[str, ...] = field(default=())
     part_weights: tuple = ()
     notes: tuple[str, ...] = field(default=())
+    origin: int = 0
 
     def delayed(self) -> list[dict]:
         """The clips the synchronization delayed: ``[{"clip", "frames", "joins"}]`` (output frames)."""
@@ -934,9 +937,13 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     notes += [f"'{names[k]}' weighs nothing: left out" for k in range(K) if not weighs[k]]
     cyclic = None if cyclic is None else [bool(c) for c in cyclic]
     pick = (lambda values: [values[k] for k in kept]) if len(kept) < K else list  # noqa: E731
+    # output frame 0 is the earliest start of the clips that weigh something; weights over output
+    # frames move with it
     first = int(min(starts[k] for k in kept))
+    moved = [w if np.ndim(w) == 0 or not first else np.asarray(w)[min(first, len(w) - 1):] for w in weights]
     motion, plan, used_cyclic = blend_synchronized(
-        pick(motions), pick(list(weights)), np.asarray(pick(priorities)), np.asarray(pick(starts)) - first,
+        pick(motions), pick(moved) if len(kept) < K else weights, np.asarray(pick(priorities)),
+        np.asarray(pick(starts)) - first,
         cyclic=None if cyclic is None else pick(cyclic), rig=rig, n_k=n_k, options=options,
         part_factors=np.asarray(pick(factors)))
     if len(kept) == 1:
@@ -949,7 +956,7 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     weights = tuple(weights.tolist()) if isinstance(weights, np.ndarray) else tuple(weights)
     return BlendResult(motion, names, weights, tuple(priorities.tolist()), tuple(int(s) for s in starts),
                        tuple(used_cyclic), plan=plan, warnings=warnings, part_weights=tuple(map(tuple, factors)),
-                       notes=tuple(notes))
+                       notes=tuple(notes), origin=first)
 
 
 def ended_clips(motions: Sequence[Motion], names: Sequence[str], ends) -> list[Motion]:

@@ -90,15 +90,15 @@ def preview_values(obj) -> dict:
     return {key: co[1::2] for key, (co, _) in channel_keys(*preview_segments(obj)).items()}
 
 
-def assert_plays(obj, expected):
-    """The preview's keys are ``expected``'s (float32 rounding), from the group's first frame."""
+def assert_plays(obj, expected, start=WALK[1]):
+    """The preview's keys are ``expected``'s (float32 rounding), from the group's first frame ``start``."""
     keyed = preview_values(obj)
     wanted = keys_of(obj, expected.motion)
     assert keyed.keys() == wanted.keys()
     for key, values in wanted.items():
         assert np.allclose(keyed[key], values, rtol=1e-5, atol=1e-5), key
     first = min(float(co[0]) for co, _ in channel_keys(*preview_segments(obj)).values())
-    assert first == WALK[1]
+    assert first == start
 
 
 def source_state(obj) -> tuple:
@@ -147,7 +147,9 @@ def test_without_animated_influence_the_upper_strip_replaces_the_lower(walk_run,
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     (group,) = plan_of(obj)["groups"]
     assert group["weights"] == {"run": 1.0, "walk": 0.0}
-    assert_plays(obj, expected_blend(obj, sm, [1.0, 0.0]))
+    # the walk weighs nothing: the group is the run alone, where its strip starts
+    assert "'walk' weighs nothing: left out" in group["notes"] and group["start"] == RUN[1]
+    assert_plays(obj, expected_blend(obj, sm, [1.0, 0.0]), start=RUN[1])
 
 
 def test_with_the_option_off_overlapping_strips_go_in_sequence_as_before(walk_late_run, sm):
@@ -274,6 +276,9 @@ def test_a_strip_blended_synchronized_never_composes(empty_scene, sm):
 def test_a_group_is_one_clip_to_add_after_and_pack_leaves_it_alone(walk_run, sm):
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
+    # (the run at half its influence: at 1, Replace mode leaves the walk nothing, and a strip that weighs
+    # nothing is left out of the group)
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
     bow = import_action("bow_normal_001")
     bpy.context.view_layer.objects.active = obj
     assert bpy.ops.smart_motion.add_asap(action=bow.name) == {'FINISHED'}
@@ -422,6 +427,9 @@ def test_a_core_edited_on_a_strip_of_a_group_is_the_groups_core_in_scene_frames(
     span, not the group's default core (the whole group here)."""
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
+    # (the run at half its influence: at 1, Replace mode leaves the walk nothing, and a strip that weighs
+    # nothing is left out of the group)
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
     edited_core(obj, sm, "walk", 60, 150)
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     (group,) = plan_of(obj)["groups"]
@@ -452,6 +460,9 @@ def test_a_live_update_follows_a_core_edited_on_a_strip_of_a_group(walk_late_run
 def test_an_edited_core_past_the_groups_blend_is_cut_or_refused_saying_what_to_edit(walk_run, sm):
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
+    # (the run at half its influence: at 1, Replace mode leaves the walk nothing, and a strip that weighs
+    # nothing is left out of the group)
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     (group,) = plan_of(obj)["groups"]
     end = group["start"] + group["frames"] - 1

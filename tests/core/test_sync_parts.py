@@ -150,6 +150,17 @@ def test_a_clip_of_weight_0_is_out_of_every_stage(mocap):
     assert np.all(np.isnan(three.plan.warps[1])) and three.plan.delays[1] == 0
 
 
+def test_a_clip_left_out_moves_output_frame_0_to_the_first_clip_that_weighs(mocap):
+    walk, run, sad = mocap(WALK), mocap(RUN), mocap("bandai1/walk_sad_001")
+    alone = blend_clips([sad, run], names=["sad", "run"], weights=[0.0, 1.0], starts=[0, 30])
+    assert alone.origin == 30 and np.array_equal(alone.motion.positions, run.positions)
+    grows = np.linspace(0.2, 0.8, 300)
+    two = blend_clips([walk, run], names=["walk", "run"], weights=[1.0 - grows[10:], grows[10:]])
+    three = blend_clips([sad, walk, run], names=["sad", "walk", "run"], weights=[0.0, 1.0 - grows, grows],
+                        starts=[0, 10, 10], priorities=[3, 2, 1])
+    assert three.origin == 10 and np.array_equal(two.motion.positions, three.motion.positions)
+
+
 def test_a_clip_fades_out_where_it_ends_and_the_others_take_its_weight():
     T, fps = 120, 30.0
     warps = np.stack([np.arange(T, dtype=float), np.arange(T, dtype=float)])
