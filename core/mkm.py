@@ -936,14 +936,16 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     kept = [k for k in range(K) if weighs[k]]
     notes += [f"'{names[k]}' weighs nothing: left out" for k in range(K) if not weighs[k]]
     cyclic = None if cyclic is None else [bool(c) for c in cyclic]
-    pick = (lambda values: [values[k] for k in kept]) if len(kept) < K else list  # noqa: E731
+
+    def pick(values) -> list:
+        return [values[k] for k in kept]
+
     # output frame 0 is the earliest start of the clips that weigh something; weights over output
     # frames move with it
     first = int(min(starts[k] for k in kept))
     moved = [w if np.ndim(w) == 0 or not first else np.asarray(w)[min(first, len(w) - 1):] for w in weights]
     motion, plan, used_cyclic = blend_synchronized(
-        pick(motions), pick(moved) if len(kept) < K else weights, np.asarray(pick(priorities)),
-        np.asarray(pick(starts)) - first,
+        pick(motions), pick(moved), np.asarray(pick(priorities)), np.asarray(pick(starts)) - first,
         cyclic=None if cyclic is None else pick(cyclic), rig=rig, n_k=n_k, options=options,
         part_factors=np.asarray(pick(factors)))
     if len(kept) == 1:
@@ -1023,28 +1025,9 @@ def duration_warnings(n_frames: int, frames: Sequence[int], starts: Sequence[int
     if n_frames <= LONG_BLEND_RATIO * longest:
         return []
     return [f"the blend lasts {n_frames} frames, {n_frames / longest:.1f} times its longest clip ({longest} frames "
-            f"from the first start): the time warp averaged long double supports into the steps (eq. 6); give the "
-            f"clip that stands still a legs weight of 0 (for example --part-weights "
-            f"{names[-1]}:legs=0), or end it earlier"]
-
-
-def plan_with_left_out(plan, kept: Sequence[int], K: int):
-    """The SyncPlan ``plan`` of the clips ``kept``, with the other clips of ``K`` (weighing nothing)
-    in it as never playing: warps NaN, elements -1, no delay."""
-    from .sync import SupportSequence, SyncPlan
-
-    at = {k: i for i, k in enumerate(kept)}
-    steps, T = len(plan.combined), plan.n_frames
-    fps = plan.sequences[0].fps
-
-    def pick(values, other):
-        return [values[at[k]] if k in at else other for k in range(K)]
-
-    return SyncPlan(T, plan.boundaries, plan.combined, pick(plan.elements, np.full(steps, -1, dtype=np.int64)),
-                    pick(plan.delays, 0), pick(plan.warps, np.full(T, np.nan)), tuple(pick(plan.weights, 0.0)),
-                    tuple(pick(plan.priorities, 0.0)), tuple(pick(plan.joins, -1)), tuple(pick(plan.finished, True)),
-                    pick(plan.splines, None), pick(plan.sequences, SupportSequence([0], [0], 1, fps)),
-                    tuple(pick(plan.ends, 0.0)))
+            f"from the first start): the time warp averaged long double supports into the steps (eq. 6); give a "
+            f"clip that stands still among {', '.join(repr(n) for n in names)} a legs weight of 0 (--part-weights "
+            f"NAME:legs=0), or end it earlier (--ends NAME=FRAME)"]
 
 
 def analysed_joints(motions: Sequence[Motion], rig: Rig) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -1144,7 +1127,7 @@ def plan_with_untimed(plan, timed: Sequence[int], sequences: Sequence, starts: S
     others, out of the legs' timing, play at their own pace from their start (:func:`untimed_warp`)
     and stop where their frames end; they are in no step (elements -1, joins -1). The output runs
     to the last clip's end. With every clip timed, ``plan`` itself."""
-    from .sync import SyncPlan, WarpSpline
+    from .sync import WarpSpline
 
     K = len(sequences)
     if list(timed) == list(range(K)):
@@ -1152,19 +1135,48 @@ def plan_with_untimed(plan, timed: Sequence[int], sequences: Sequence, starts: S
     at = {k: i for i, k in enumerate(timed)}
     ends = [plan.ends[at[k]] if k in at else float(starts[k] + sequences[k].period) for k in range(K)]
     n_frames = max(plan.n_frames, int(np.ceil(max(ends) - 1e-9)))
-    steps = len(plan.combined)
 
     def padded(w):
-        return np.concatenate([w, np.full(n_frames - len(w), np.nan)])
+        # (past the plan's end a timed clip has stopped: its own time runs on at the output's pace, as
+        # a held or repeated clip's does, while it weighs nothing)
+        return np.concatenate([w, w[-1] + np.arange(1, n_frames - len(w) + 1)])
 
     warps = [padded(plan.warps[at[k]]) if k in at else untimed_warp(n_frames, starts[k], sequences[k].period)
              for k in range(K)]
-    pick = lambda values, other: [values[at[k]] if k in at else other(k) for k in range(K)]  # noqa: E731
+    splines = [plan.splines[at[k]] if k in at else
+               WarpSpline.through([starts[k], starts[k] + sequences[k].period], [0.0, float(sequences[k].period)])
+               for k in range(K)]
+    return _plan_with_others(plan, timed, K, n_frames, warps, splines, list(sequences), ends)
+
+
+def plan_with_left_out(plan, kept: Sequence[int], K: int):
+    """The SyncPlan ``plan`` of the clips ``kept``, with the other clips of ``K`` (weighing nothing)
+    in it as never playing: warps NaN, elements -1, no delay."""
+    from .sync import SupportSequence
+
+    at = {k: i for i, k in enumerate(kept)}
+    nothing = SupportSequence([int(Support.DS)], [0], 1, plan.sequences[0].fps)
+
+    def pick(values, other):
+        return [values[at[k]] if k in at else other for k in range(K)]
+
+    return _plan_with_others(plan, kept, K, plan.n_frames, pick(plan.warps, np.full(plan.n_frames, np.nan)),
+                             pick(plan.splines, None), pick(plan.sequences, nothing), pick(plan.ends, 0.0))
+
+
+def _plan_with_others(plan, members: Sequence[int], K: int, n_frames: int, warps, splines, sequences, ends):
+    """A SyncPlan of ``K`` clips from ``plan``, the synchronization of the clips ``members``: theirs as
+    ``plan`` has them, the others in no step (elements -1, joins -1), never delayed, weight and
+    priority 0 in the timing; ``warps``, ``splines``, ``sequences`` and ``ends`` given for all."""
+    from .sync import SyncPlan
+
+    at = {k: i for i, k in enumerate(members)}
+
+    def pick(values, other):
+        return [values[at[k]] if k in at else other for k in range(K)]
+
     return SyncPlan(n_frames, plan.boundaries, plan.combined,
-                    pick(plan.elements, lambda k: np.full(steps, -1, dtype=np.int64)),
-                    pick(plan.delays, lambda k: 0), warps,
-                    tuple(pick(plan.weights, lambda k: 0.0)), tuple(pick(plan.priorities, lambda k: 0.0)),
-                    tuple(pick(plan.joins, lambda k: -1)), tuple(pick(plan.finished, lambda k: True)),
-                    pick(plan.splines, lambda k: WarpSpline.through([starts[k], starts[k] + sequences[k].period],
-                                                                     [0.0, float(sequences[k].period)])),
-                    list(sequences), tuple(ends))
+                    pick(plan.elements, np.full(len(plan.combined), -1, dtype=np.int64)), pick(plan.delays, 0),
+                    warps, tuple(pick(plan.weights, 0.0)), tuple(pick(plan.priorities, 0.0)),
+                    tuple(pick(plan.joins, -1)), tuple(pick(plan.finished, True)), splines, sequences,
+                    tuple(float(e) for e in ends))

@@ -110,7 +110,7 @@ def test_splitting_cuts_only_long_double_supports_into_pieces_of_about_the_lengt
 def test_a_blend_far_longer_than_its_clips_is_warned_of():
     assert duration_warnings(300, [273, 187], [0, 0], ["walk", "wave"]) == []
     (warning,) = duration_warnings(4728, [414, 187], [0, 0], ["walk", "wave"])
-    assert "4728 frames, 11.4 times its longest clip" in warning and "wave:legs=0" in warning
+    assert "4728 frames, 11.4 times its longest clip" in warning and "'wave' a legs weight of 0" in warning
 
 
 def test_bad_part_weights_say_what_to_fix():
