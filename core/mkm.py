@@ -1084,7 +1084,7 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     if len(timed) > 1:
         sequences = split_long_double_supports(sequences, timed)
     sub = synchronize([sequences[k] for k in timed], [priorities[k] for k in timed], [int(starts[k]) for k in timed],
-                      [legs[k] for k in timed], n_k=n_k)
+                      [legs[k] for k in timed], n_k=n_k, fade_frames=BLEND_IN_S * first.fps)
     plan = plan_with_untimed(sub, timed, sequences, [int(s) for s in starts])
     warps = np.asarray(plan.warps, dtype=np.float64)
     bodies = [body_yaw(m, rig, up, analysed=a) for m, a in zip(motions, zip(joints, pelvis))]

@@ -527,11 +527,24 @@ class SyncPlan:
 
 
 class _Extended:
-    """A sequence's extended elements (§4.3), looked up once each: (code, own start, own end, held)."""
+    """A sequence's extended elements (§4.3), looked up once each: (code, own start, own end, held);
+    ``fade``: own frames over which the motion's weight eases out before its end (:meth:`deactivation`)."""
 
-    def __init__(self, sequence: SupportSequence):
+    def __init__(self, sequence: SupportSequence, fade: float = 0.0):
         self.sequence = sequence
+        self.fade = float(fade)
         self.cache: list[tuple[int, float, float, bool]] = []
+
+    def deactivation(self, e: int) -> float:
+        """The motion's deactivation ramp (Fig. 2) at element ``e``'s middle: 1 until ``fade`` own frames
+        before its end, easing to 0 at it (the smoothstep core.mkm.presence_weights fades it with).
+        Eq. (6) weighs the element with it, so that the last element a capture cut short (a clip
+        rarely ends where a support phase does) does not hurry the others through theirs."""
+        if self.fade <= 0:
+            return 1.0
+        _, start, end, _ = self[e]
+        u = min(max((self.sequence.period - 0.5 * (start + end)) / self.fade, 0.0), 1.0)
+        return u * u * (3.0 - 2.0 * u)
 
     def __getitem__(self, e: int) -> tuple[int, float, float, bool]:
         while len(self.cache) <= e:
@@ -573,6 +586,7 @@ def synchronize(
     weights: list[float],
     *,
     n_k: int = 5,
+    fade_frames: float = 0.0,
 ) -> SyncPlan:
     """Synchronize motions played at the same time (§5): steps, durations, time warps.
 
@@ -583,6 +597,8 @@ def synchronize(
                 (an animated influence), read at the frame where each step begins for eq. (6)
                 and held past its end (:func:`weight_at`).
     n_k         steps synchronized ahead (§5.1, default 5 as in MKM).
+    fade_frames own frames over which each motion fades out before its end (core.mkm's
+                deactivation ramp): eq. (6) weighs its elements there less (0: not at all).
 
     Steps (§5.1). The motions' current elements share one index k (the change
     of index of Fig. 7). Steps are committed ``n_k`` ahead of the current one:
@@ -648,7 +664,7 @@ def synchronize(
     offset = min(int(s) for s in starts)
     requested = [int(s) - offset for s in starts]
     rank = sorted(range(nA), key=lambda i: (-priorities[i], i))
-    ext = [_Extended(seq) for seq in sequences]
+    ext = [_Extended(seq, fade_frames) for seq in sequences]
     patience = sum(len(seq.codes) for seq in sequences) + n_k + 2
 
     rows: list[list[int]] = []  # rows[j][i]: motion i's extended element at step j, -1 before it joins
@@ -831,15 +847,15 @@ def _step_duration(rows, j: int, ext, join, weights, priorities, time: float = 0
         if e < 0 or (j > join[i] and rows[j - 1][i] == e):
             continue
         _, a, b, held = ext[i][e]
-        (held_votes if held else votes).append((i, b - a))
+        (held_votes if held else votes).append((i, b - a, e))
     # (every motion continuing an enlarged element cannot happen: the top priority never waits)
-    votes = votes or held_votes or [(i, ext[i][e][2] - ext[i][e][1]) for i, e in enumerate(rows[j]) if e >= 0]
-    w = [weight_at(weights[i], time) * priorities[i] for i, _ in votes]
+    votes = votes or held_votes or [(i, ext[i][e][2] - ext[i][e][1], e) for i, e in enumerate(rows[j]) if e >= 0]
+    w = [weight_at(weights[i], time) * priorities[i] * ext[i].deactivation(e) for i, _, e in votes]
     if not sum(w) > 0:
-        w = [max(priorities[i], 0.0) for i, _ in votes]
+        w = [max(priorities[i], 0.0) for i, _, _ in votes]
     if not sum(w) > 0:
         w = [1.0] * len(votes)
-    return sum(wi * d for wi, (_, d) in zip(w, votes)) / sum(w)
+    return sum(wi * d for wi, (_, d, _) in zip(w, votes)) / sum(w)
 
 
 def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) -> SyncPlan:
