@@ -865,7 +865,7 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
     for j in range(len(times) - 1, len(rows)):  # durations of the steps committed ahead, for the knots
         times.append(times[j] + _step_duration(rows, j, ext, join, weights, priorities, times[j]))
     times = np.array(times)
-    splines, ends, finished = [], [], []
+    splines, ends, finished, counts = [], [], [], []
     for i in range(nA):
         column = [row[i] for row in rows]
         knot_t, knot_own = [], []
@@ -889,9 +889,14 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
         reached = knot_own[-1] >= length - 1e-9 and end_i <= times[K] + 1e-9
         finished.append(bool(reached))
         ends.append(end_i if reached else float(times[K]))
+        # the output frames it needs: a cyclic clip's last frame is the next cycle's first, so up to
+        # its period; another's up to the frame that plays its last frame, not past it, where its own
+        # time would be clamped (a last output step shorter than the others, a jolt at the end)
+        last = spline.time_of(min(length - 1, knot_own[-1])) if reached and not sequences[i].cyclic else None
+        counts.append(int(np.floor(last + 1e-9)) + 1 if last is not None else int(np.ceil(ends[-1] - 1e-9)))
     end = max(ends)
     K_out = int(np.searchsorted(times[:K], end - 1e-9, side="left"))
-    n_frames = int(np.ceil(end - 1e-9))
+    n_frames = max(counts)
     frames = np.arange(n_frames, dtype=np.float64)
     warps = []
     for i, spline in enumerate(splines):

@@ -225,3 +225,25 @@ def test_the_command_line_takes_weights_by_name_part_weights_and_ends(mocap, tmp
         capsys.readouterr()
         assert main(["blend", walk, wave, "-o", str(out), option, value]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_last_element_cut_short_by_the_clips_end_does_not_hurry_the_others():
+    from core.sync import synchronize
+
+    # A's capture ends 2 frames into its left support; B's lasts 15 frames
+    a = SupportSequence([2, 0, 1], [0, 15, 20], 22, 30.0)
+    b = SupportSequence([2, 0, 1, 0, 2], [0, 15, 20, 35, 40], 55, 30.0)
+    plain = synchronize([a, b], [1, 1], [0, 0], [0.5, 0.5])
+    faded = synchronize([a, b], [1, 1], [0, 0], [0.5, 0.5], fade_frames=7.5)
+    step = int(np.flatnonzero(faded.elements[0] == 2)[0])  # (where A's last element begins)
+    assert np.diff(plain.boundaries)[step] == pytest.approx(8.5)  # (2 + 15) / 2: B's left support rushed
+    assert np.diff(faded.boundaries)[step] >= 0.9 * 15
+
+
+def test_the_output_ends_on_the_frame_that_plays_the_last_clips_last_frame(mocap):
+    walk, happy = mocap("bandai1/walk_normal_001"), mocap("bandai1/walk_happy_001")
+    result = blend_clips([walk, happy], names=["walk", "happy"], weights=[0.5, 0.5])
+    last = int(np.argmax(result.plan.ends))
+    final = (walk, happy)[last].n_frames - 1
+    # not a frame more, where its time would be clamped to its last frame (a jolt at the very end)
+    assert final - 1.5 <= result.plan.warps[last][-1] <= final + 1e-9
