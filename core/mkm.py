@@ -932,7 +932,8 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
         check_legs_hang(motion, rig, clip=f"clip '{name}'")
     K = len(motions)
     weighs = [bool(np.any(np.asarray(w) > 0)) and not np.all(f == 0) for w, f in zip(weights, factors)]
-    factors, notes = still_legs_factors(motions, names, factors, weighs, rig)
+    analysed = analysed_joints(motions, rig)
+    factors, notes = still_legs_factors(motions, names, factors, weighs, rig, positions=analysed[0])
     kept = [k for k in range(K) if weighs[k]]
     notes += [f"'{names[k]}' weighs nothing: left out" for k in range(K) if not weighs[k]]
     cyclic = None if cyclic is None else [bool(c) for c in cyclic]
@@ -947,7 +948,7 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     motion, plan, used_cyclic = blend_synchronized(
         pick(motions), pick(moved), np.asarray(pick(priorities)), np.asarray(pick(starts)) - first,
         cyclic=None if cyclic is None else pick(cyclic), rig=rig, n_k=n_k, options=options,
-        part_factors=np.asarray(pick(factors)))
+        part_factors=np.asarray(pick(factors)), analysed=(pick(analysed[0]), pick(analysed[1])))
     if len(kept) == 1:
         motion = motions[kept[0]]  # (the blend of one clip is that clip)
     if len(kept) < K:
@@ -986,24 +987,28 @@ def ended_clips(motions: Sequence[Motion], names: Sequence[str], ends) -> list[M
 
 
 def still_legs_factors(motions: Sequence[Motion], names: Sequence[str], factors: np.ndarray, weighs: Sequence[bool],
-                       rig: Rig) -> tuple[np.ndarray, list[str]]:
+                       rig: Rig, *, positions: Sequence[np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
     """The part factors ``(K, 3)`` with the defaults filled in (1), and a note per default that is not:
     a clip not given a legs factor whose feet stand still (:func:`feet_stand_still`) gets 0 on the
     legs where another clip that weighs something moves its feet. A gesture done standing then
     neither slows a walk's steps (eq. 6 would average its one long double support into each)
-    nor pulls its legs and path towards standing; its upper body and arms blend as given."""
+    nor pulls its legs and path towards standing; its upper body and arms blend as given.
+    ``positions``: per clip its global joint positions ``(F, J, 3)`` (its feet among them) when at
+    hand (:func:`analysed_joints`)."""
     factors = np.array(factors, dtype=np.float64)
     notes: list[str] = []
     open_legs = [k for k in range(len(motions)) if np.isnan(factors[k, 0]) and weighs[k]]
     if open_legs:
         feet = [j for side in ("L", "R") for j in (rig.leg(side).ankle, rig.leg(side).toe) if j is not None]
-        still = []
-        for m in motions:
-            positions = np.full((m.n_frames, len(m.skeleton), 3), np.nan)
-            positions[:, feet] = forward_kinematics(m.rotations, m.positions, m.skeleton.parents, feet,
-                                                    rotations_out=False)[0]
-            leg = 0.5 * (leg_length(m.skeleton, rig, "L") + leg_length(m.skeleton, rig, "R"))
-            still.append(feet_stand_still(positions, rig, leg))
+        if positions is None:
+            positions = []
+            for m in motions:
+                g = np.full((m.n_frames, len(m.skeleton), 3), np.nan)
+                g[:, feet] = forward_kinematics(m.rotations, m.positions, m.skeleton.parents, feet,
+                                                rotations_out=False)[0]
+                positions.append(g)
+        leg = 0.5 * (leg_length(motions[0].skeleton, rig, "L") + leg_length(motions[0].skeleton, rig, "R"))
+        still = [feet_stand_still(g, rig, leg) for g in positions]
         moving = [k for k in range(len(motions)) if weighs[k] and not still[k] and factors[k, 0] != 0]
         for k in open_legs:
             if still[k] and any(i != k for i in moving):
@@ -1055,7 +1060,8 @@ def analysed_joints(motions: Sequence[Motion], rig: Rig) -> tuple[list[np.ndarra
 
 def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, priorities: np.ndarray, starts: np.ndarray, *,
                        cyclic: Sequence[bool] | None = None, rig: Rig | None = None, n_k: int = 5,
-                       options: ContactOptions = ContactOptions(), part_factors: np.ndarray | None = None
+                       options: ContactOptions = ContactOptions(), part_factors: np.ndarray | None = None,
+                       analysed: tuple[list[np.ndarray], list[np.ndarray]] | None = None
                        ) -> tuple[Motion, object, list[bool]]:
     """Synchronized blend of checked clips (:func:`checked_blend_input`): each clip's support-phase
     sequence (§4), their synchronization and time warps (§5, core.sync), the warped clips
@@ -1067,12 +1073,13 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     the legs"): a clip whose legs weigh 0 is out of ⊕ and eq. (6) and plays at its own pace
     from its start (:func:`untimed_warp`); the others are synchronized, their long double
     supports split (:func:`split_long_double_supports`). Each clip fades out where it stops
-    (``SyncPlan.ends``; :func:`presence_weights`)."""
+    (``SyncPlan.ends``; :func:`presence_weights`). ``analysed``: :func:`analysed_joints` of the clips
+    when at hand."""
     first = motions[0]
     K = len(motions)
     rig = rig or find_rig(first)
     part_factors = np.ones((K, len(BODY_PARTS))) if part_factors is None else np.asarray(part_factors, dtype=float)
-    joints, pelvis = analysed_joints(motions, rig)
+    joints, pelvis = analysed_joints(motions, rig) if analysed is None else analysed
     up = detect_up(first, rig, joints[0])
     if cyclic is None:
         cyclic = are_cyclic(motions, rig, up=up)
