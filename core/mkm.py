@@ -28,10 +28,15 @@ Blending (issue item 6; the paper's blending module, [MMKA04]):
 * other local translations linearly.
 
 Weights: a clip plays from the output frame it joins (its warp is NaN
-before); at each output frame the weights of the clips present are
-renormalised over them, and every change of that set is eased with a
-smoothstep over ``BLEND_IN_S`` (:func:`presence_weights`), so a clip that
-joins fades in rather than jumps in.
+before) to where it ends; at each output frame the weights of the clips
+present are renormalised over them, and every change of that set is eased
+with a smoothstep over ``BLEND_IN_S`` (:func:`presence_weights`), so a clip
+that joins fades in and one that ends fades out, the others taking its
+weight (the paper's activation ramps, Fig. 2). A clip's weight may be scaled
+per body part (:data:`BODY_PARTS`); the legs' weights time the steps (§5.2),
+so a clip whose legs weigh nothing (by default one whose feet stand still)
+plays at its own pace, out of the synchronization. A clip that weighs
+nothing at all is left out.
 
 Conventions: output frames from 0 (the earliest start), end inclusive; clip
 frames fractional where warped; a cyclic clip's frame ``F - 1`` is its frame

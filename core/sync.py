@@ -465,7 +465,8 @@ class SyncPlan:
     """The synchronized steps of motions played at the same time, and each motion's time warp.
 
     n_frames    output frames; the output ends when the last motion ends (its own time
-                reaches its length: ``n_frames`` of a clip, a cyclic one's period).
+                reaches its length: ``n_frames`` of a clip, a cyclic one's period), on the
+                frame that plays a clip's last frame (a cyclic one's: up to its period).
     boundaries  (K+1,) output frame (float) where each synchronized step begins; last = end.
     combined    (K,) :class:`Support` code of each step, the ⊕ of the motions' elements (eq. 2).
     elements    per motion, (K,) index of its element in its *extended* sequence
