@@ -712,6 +712,19 @@ def blending_key(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple:
     animated strip reads it."""
     if not blends_synchronized(obj, strip):
         return (False,)
+    parts = strip_part_weights(obj, strip)
+    return _influence_key(strip) + (None if parts is None else tuple(sorted(parts.items())),)
+
+
+def strip_part_weights(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> dict | None:
+    """The strip's weights per body part for ``core.mkm.blend_clips`` (``{part: factor}``), or ``None``
+    where Weigh body parts is off (core's defaults: 1, and 0 on the legs of a strip standing still)."""
+    item = strip_settings(obj, strip)
+    return None if item is None else item.part_weights()
+
+
+def _influence_key(strip: bpy.types.NlaStrip) -> tuple:
+    """:func:`blending_key`'s part for the influence (the option on)."""
     if not strip.use_animated_influence:
         return (True, strip.extrapolation, strip.blend_type, False, strip.blend_in, strip.blend_out)
     curve = strip.fcurves.find("influence")
@@ -769,7 +782,7 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     """
     import numpy as np
 
-    from ..core.mkm import blend_clips
+    from ..core.mkm import BODY_PARTS, blend_clips
     from ..core.synthesize import Clip
     from .convert import strip_to_motion
 
@@ -800,10 +813,12 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     else:
         rig = find_armature_rig(obj, motions[0])
         blend = blend_clips(motions, names=[s.name for s in ordered], weights=given,
-                            priorities=list(range(len(ordered), 0, -1)), starts=starts, rig=rig)
+                            priorities=list(range(len(ordered), 0, -1)), starts=starts, rig=rig,
+                            part_weights=[strip_part_weights(obj, s) for s in ordered])
         if kept is not None:
             kept[name] = (key, motions, blend)
     n = blend.motion.n_frames
+    first += blend.origin  # (later where the earliest strip weighs nothing and is left out)
     (core_first, core_last), core_why, cut = group_core(obj, group, neighbours, first, n)
     offsets = (core_first - first, core_last - first)
     plan = blend.plan
@@ -821,6 +836,11 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
         "weights": {s.name: float(w[0]) for s, w in zip(ordered, weights)},
         "varying": varying,
         "cyclic": [s.name for s, c in zip(ordered, blend.cyclic) if c],
+        "part_weights": {s.name: dict(zip(BODY_PARTS, map(float, f))) for s, f in zip(ordered, blend.part_weights)
+                         if any(x != 1.0 for x in f)},
+        "ends": {s.name: round(float(e), 2) for s, e, w in zip(ordered, plan.ends, plan.warps)
+                 if not np.all(np.isnan(w))},
+        "notes": list(blend.notes),
         "warnings": list(blend.warnings) + not_replace_warnings(ordered) + ([cut] if cut else []),
     }
     return Clip(blend.motion, first, offsets, name), group_plan
@@ -985,12 +1005,22 @@ def group_lines(group: dict, width: int = 12) -> list[str]:
                         for name, w in group["weights"].items())
     delays = [f"{name} by {d}" for name, d in group["delays"].items() if d]
     entered = [f"{name} at its frame {f}" for name, f in group.get("entered", {}).items()]
+    parts = [f"{name} " + ", ".join(f"{part} {f:g}" for part, f in factors.items() if f != 1.0)
+             for name, factors in group.get("part_weights", {}).items()]
+    start = group["start"]
+    # (a strip ending before the group does fades out there, the others taking its weight)
+    ends = [f"{name} at {start + e:.0f}" for name, e in group.get("ends", {}).items()
+            if e < group["frames"] - 1]
     return [
-        f"{group['name']} synchronized, frames {group['start']}-{group['start'] + group['frames'] - 1}",
+        f"{group['name']} synchronized, frames {start}-{start + group['frames'] - 1}",
         f"    {sequence}",
         f"    weights {weights}",
+        *([f"    parts: {'; '.join(parts)}"] if parts else []),
         f"    delayed: {', '.join(delays)}" if delays else "    no delay",
-    ] + ([f"    starts in step: {', '.join(entered)}"] if entered else [])
+        *([f"    starts in step: {', '.join(entered)}"] if entered else []),
+        *([f"    fades out: {', '.join(ends)}"] if ends else []),
+        *(f"    {note}" for note in group.get("notes", ())),
+    ]
 
 
 @dataclass(frozen=True, eq=False)

@@ -187,6 +187,7 @@ def _draw_strips(layout, armature) -> None:
         # (the group of a strip blended synchronized has one core: its own, its strips' edited cores count)
         group = nla.strip_group(armature, strip) if item is not None and item.sync_blend else None
         if group is not None:
+            _draw_part_weights(box, item)
             _draw_group_core(box, row, armature, strip, item, group)
         else:
             _draw_core(box, row, armature, strip, item)
@@ -227,6 +228,18 @@ def _draw_core(box, row, armature, strip, item) -> None:
                                 "Edit Core (starts from the whole strip)")
             for k, line in enumerate(lines):
                 box.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
+
+
+def _draw_part_weights(box, item) -> None:
+    """A strip of a synchronized group: its weights per body part (legs, upper body, arms), beside its
+    group; off, core's defaults (a strip standing still weighs nothing on the legs)."""
+    row = box.row(align=True)
+    row.prop(item, "weigh_parts")
+    if item.weigh_parts:
+        row = box.row(align=True)
+        row.prop(item, "legs_weight")
+        row.prop(item, "upper_weight")
+        row.prop(item, "arms_weight")
 
 
 def _draw_group_core(box, row, armature, strip, item, group) -> None:

@@ -317,6 +317,43 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         default=False,
         update=_live_request,
     )
+    weigh_parts: BoolProperty(
+        name="Weigh body parts",
+        description=(
+            "Scale this strip's weight in its synchronized group per body part. Off: every part as the "
+            "influence gives it, except that a strip whose feet stand still (a gesture done standing) "
+            "weighs nothing on the legs, so it does not slow the others' steps"
+        ),
+        default=False,
+        update=_live_request,
+    )
+    legs_weight: FloatProperty(
+        name="Legs",
+        description=(
+            "This strip's weight on the legs, the body's path and the steps' timing, times its influence's "
+            "share (0: out of the legs and their timing, still in the upper body and arms)"
+        ),
+        default=1.0, min=0.0, soft_max=2.0,
+        update=_live_request,
+    )
+    upper_weight: FloatProperty(
+        name="Upper Body",
+        description="This strip's weight on the spine, neck and head, times its influence's share",
+        default=1.0, min=0.0, soft_max=2.0,
+        update=_live_request,
+    )
+    arms_weight: FloatProperty(
+        name="Arms",
+        description="This strip's weight on the arms, times its influence's share",
+        default=1.0, min=0.0, soft_max=2.0,
+        update=_live_request,
+    )
+
+    def part_weights(self) -> dict | None:
+        """``{part: factor}`` for core.mkm.blend_clips, or ``None`` (its defaults) with Weigh body parts off."""
+        if not self.weigh_parts:
+            return None
+        return {"legs": self.legs_weight, "upper": self.upper_weight, "arms": self.arms_weight}
 
     phases: CollectionProperty(type=SmartMotionPhase, name="Support Phases")
     analysed: StringProperty(

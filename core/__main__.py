@@ -10,10 +10,14 @@ possible after the clips before it on the command line (2014 section 5); with
 as the clips before it alone give them (eq. 17).
     python -m core blend A.bvh B.bvh [C.bvh ...] -o OUT.bvh [--weights 0.5,0.5] [--priorities 2,1]
                          [--starts 0,30] [--cyclic A,B] [--plan PLAN.json] [--no-sync]
+                         [--part-weights CLIP:PART=W,...] [--ends CLIP=FRAME,...]
 
 blend plays the clips at the same time, each from its start (output frame 0 is
 the earliest), synchronized on their support phases and blended (Ménardais
-2004, core.mkm); --no-sync gives the NLA's frame-by-frame blend instead.
+2004, core.mkm); --no-sync gives the NLA's frame-by-frame blend instead. Weights
+may be scaled per body part (legs, upper, arms): a clip whose feet stand still
+gets legs=0 unless told otherwise. Each clip fades out where it ends (or at
+--ends), the others taking its weight; a clip of weight 0 is left out.
     python -m core demo [--json]
     python -m core hops precompute LIBRARY_DIR --src A.bvh --dst B.bvh --offset FRAMES -o TABLE.npz
                         [--blend SECONDS] [--weight W] [--workers N] [--scheduler ADDRESS] [--map ROLE=JOINT ...]
@@ -299,6 +303,65 @@ def _numbers(text: str | None, flag: str, kind=float) -> list | None:
     return out
 
 
+def _clip_named(name: str, names: list[str], flag: str) -> str:
+    """``name`` if it names exactly one clip given, else ``ValueError`` saying what to write."""
+    if name not in names:
+        raise ValueError(f"{flag} names {name!r}, which is not a clip given; name clips by their file name without "
+                         f"extension: {names}")
+    if names.count(name) > 1:
+        raise ValueError(f"{flag} {name!r} names more than one clip (files of the same name in other folders); "
+                         f"rename one of them")
+    return name
+
+
+def _clip_weights(text: str | None, names: list[str]) -> list | None:
+    """``--weights``: ``"0.5,0.5"`` one per clip, or ``"walk=1,wave=0.5"`` by name (a clip not named
+    weighs 1)."""
+    if text is None or "=" not in text:
+        return _numbers(text, "--weights")
+    given = {}
+    for item in text.split(","):
+        name, equals, value = item.partition("=")
+        if not equals:
+            raise ValueError(f"--weights: give every clip's weight by name (walk=1,wave=0.5) or none (1,0.5), got "
+                             f"{item.strip()!r} in {text!r}")
+        given[_clip_named(name.strip(), names, "--weights")] = _numbers(value, "--weights")[0]
+    return [given.get(n, 1.0) for n in names]
+
+
+def _part_weights(text: str | None, names: list[str]) -> dict | None:
+    """``--part-weights wave:legs=0,wave:arms=2`` -> ``{"wave": {"legs": 0.0, "arms": 2.0}}``."""
+    if text is None:
+        return None
+    from .mkm import BODY_PARTS
+
+    out: dict = {}
+    for item in text.split(","):
+        clip, colon, rest = item.strip().partition(":")
+        part, equals, value = rest.partition("=")
+        if not (colon and equals):
+            raise ValueError(f"--part-weights expects CLIP:PART=WEIGHT separated by commas (for example "
+                             f"--part-weights wave:legs=0), PART one of {', '.join(BODY_PARTS)}; got {item.strip()!r}")
+        out.setdefault(_clip_named(clip.strip(), names, "--part-weights"), {})[part.strip()] = \
+            _numbers(value, "--part-weights")[0]
+    return out
+
+
+def _clip_ends(text: str | None, names: list[str]) -> dict | None:
+    """``--ends run=120`` -> ``{"run": 120}``: the last clip frame each named clip plays."""
+    if text is None:
+        return None
+    out = {}
+    for item in text.split(","):
+        name, equals, value = item.strip().partition("=")
+        if not equals:
+            raise ValueError(f"--ends expects CLIP=FRAME separated by commas (for example --ends run=120: the last "
+                             f"frame of its own, from 0, that the clip plays), got {item.strip()!r}")
+        out[_clip_named(name.strip(), names, "--ends")] = _checked_frame(_numbers(value, "--ends", int)[0],
+                                                                          "--ends: a frame")
+    return out
+
+
 def cmd_blend(args) -> int:
     from pathlib import Path
 
@@ -308,7 +371,9 @@ def cmd_blend(args) -> int:
     from .rig import find_rig
 
     names = [Path(path).stem for path in args.clips]
-    weights = _numbers(args.weights, "--weights")
+    weights = _clip_weights(args.weights, names)
+    part_weights = _part_weights(args.part_weights, names)
+    ends = _clip_ends(args.ends, names)
     priorities = _numbers(args.priorities, "--priorities")
     starts = _numbers(args.starts, "--starts", int)
     if starts is not None:
@@ -337,7 +402,7 @@ def cmd_blend(args) -> int:
     if args.no_sync and cyclic is not None:
         print("note: --cyclic is not used by --no-sync (the NLA does not repeat a strip unless told to)")
     result = blend_clips(motions, names=names, weights=weights, priorities=priorities, starts=starts, cyclic=cyclic,
-                         sync=not args.no_sync, rig=rig)
+                         sync=not args.no_sync, rig=rig, part_weights=part_weights, ends=ends)
     _write_with_record(args.output, format_bvh(result.motion), args.plan,
                        result.to_dict() if args.plan is not None else None)
     print(result.summary())
@@ -776,7 +841,15 @@ def main(argv: list[str] | None = None) -> int:
                        help="clips played at the same time, synchronized and blended (Ménardais 2004)")
     p.add_argument("clips", nargs="+", metavar="CLIP.bvh", help="the clips, on one skeleton (at least two)")
     p.add_argument("-o", "--output", required=True, help="the BVH file to write (on the first clip's skeleton)")
-    p.add_argument("--weights", metavar="W1,W2,...", help="one weight >= 0 per clip (default: equal)")
+    p.add_argument("--weights", metavar="W1,W2,...",
+                   help="one weight >= 0 per clip, or by name: walk=1,wave=0.5 (default: equal)")
+    p.add_argument("--part-weights", metavar="CLIP:PART=W,...",
+                   help="scale a clip's weight on one body part (legs, upper, arms), by file name without "
+                        "extension: wave:legs=0 takes the wave out of the legs and their timing and keeps its "
+                        "arms (default: a clip whose feet stand still while another's move gets legs=0)")
+    p.add_argument("--ends", metavar="CLIP=FRAME,...",
+                   help="end a clip early, at its own frame FRAME (from 0): it fades out there and the others "
+                        "take its weight (default: each fades out where it ends)")
     p.add_argument("--priorities", metavar="P1,P2,...",
                    help="one priority per clip, higher first (default: in the order given, the first highest)")
     p.add_argument("--starts", metavar="S1,S2,...", help="the output frame each clip joins at (default: all 0)")

@@ -28,10 +28,15 @@ Blending (issue item 6; the paper's blending module, [MMKA04]):
 * other local translations linearly.
 
 Weights: a clip plays from the output frame it joins (its warp is NaN
-before); at each output frame the weights of the clips present are
-renormalised over them, and every change of that set is eased with a
-smoothstep over ``BLEND_IN_S`` (:func:`presence_weights`), so a clip that
-joins fades in rather than jumps in.
+before) to where it ends; at each output frame the weights of the clips
+present are renormalised over them, and every change of that set is eased
+with a smoothstep over ``BLEND_IN_S`` (:func:`presence_weights`), so a clip
+that joins fades in and one that ends fades out, the others taking its
+weight (the paper's activation ramps, Fig. 2). A clip's weight may be scaled
+per body part (:data:`BODY_PARTS`); the legs' weights time the steps (§5.2),
+so a clip whose legs weigh nothing (by default one whose feet stand still)
+plays at its own pace, out of the synchronization. A clip that weighs
+nothing at all is left out.
 
 Conventions: output frames from 0 (the earliest start), end inclusive; clip
 frames fractional where warped; a cyclic clip's frame ``F - 1`` is its frame
@@ -55,8 +60,8 @@ from .options import ContactOptions
 from .quality import floors_by_foot, foot_joints, foot_levels
 from .render import neighbours, sample
 from .rig import Rig, check_legs_hang, detect_up, find_rig, leg_length
-from .sync import (Support, are_cyclic, checked_relative, checked_weight, clip_frames, combine, support_sequence,
-                   synchronize)
+from .sync import (Support, are_cyclic, checked_relative, checked_weight, clip_frames, combine, split_double_supports,
+                   support_sequence, synchronize)
 from .weights import smoothstep
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
@@ -152,7 +157,8 @@ def weighted_quaternion_average(quats: np.ndarray, weights: np.ndarray) -> np.nd
 # weights over time
 
 
-def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blend_in_s: float = BLEND_IN_S) -> np.ndarray:
+def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blend_in_s: float = BLEND_IN_S,
+                     ends: Sequence[float] | None = None) -> np.ndarray:
     """Each clip's weight ``(K, T)`` at every output frame, from its warp ``warps (K, T)``
     (NaN where the clip does not play yet) and its weight ``weights (K,)``, or its weights
     over output frames (an animated influence; :func:`weights_over_frames`), renormalised
@@ -160,19 +166,26 @@ def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blen
 
     At a frame, the weights of the clips present are renormalised over them (where all
     present weigh 0, they share equally: there is nothing else to show). The set
-    present changes where a clip joins; each change eases in along a smoothstep over
-    ``blend_in_s`` seconds from the frame it joins, where its weight is still 0. The
-    weights at a frame are then a convex combination of those of the sets before it
-    (later joins ease in no sooner than earlier ones), so they stay non-negative and sum
-    to 1.
+    present changes where a clip joins and, given ``ends (K,)`` (the output frame where each
+    clip stops, core.sync.SyncPlan.ends), where one ends while another plays on after it:
+    the paper's activation and deactivation ramps (Fig. 2). A join eases in along a
+    smoothstep over ``blend_in_s`` seconds from the frame it joins, where its weight is
+    still 0; an end eases out over the ``blend_in_s`` before it, so that its weight is 0
+    where it stops (no earlier than half way through the clip), the others taking its share.
+    A clip that ends with the last one, or with nothing joined to take its share, does not
+    fade. The weights at a frame are then a convex combination of those of the sets before
+    it (each change eases no sooner than the one before it), so they stay non-negative and
+    sum to 1.
     """
     warps = np.asarray(warps, dtype=np.float64)
     present = ~np.isnan(warps)
     K, T = present.shape
     weights = weights_over_frames(weights, K, T)
-    joins = np.unique([np.argmax(p) for p in present if p.any()])
+    joined = [int(np.argmax(p)) if p.any() else None for p in present]
+    joins = np.unique([j for j in joined if j is not None])
     if not len(joins) or joins[0] != 0:
         raise ValueError("no clip plays at output frame 0; the earliest start must be frame 0")
+    length = max(blend_in_s * fps, 1.0)
 
     def renormalised(mask: np.ndarray) -> np.ndarray:
         # (K, T): the set ``mask (K,)`` renormalised at every frame, sharing equally where it weighs 0
@@ -181,12 +194,35 @@ def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blen
         shared = np.repeat((mask / mask.sum())[:, None], T, axis=1)
         return np.where(total > 0, w / np.where(total > 0, total, 1.0), shared)
 
-    sets = [renormalised(present[:, j]) for j in joins]
+    # (ramp start, 0 join / 1 end, clip), in the order the ramps start; joins first at a tie
+    changes = [(float(j), 0, k) for k, j in enumerate(joined) if j is not None]
+    if ends is not None:
+        ends = np.asarray(ends, dtype=np.float64)
+        changes += [(max(float(ends[k]) - length, j + 0.5 * (float(ends[k]) - j)), 1, k)
+                    for k, j in enumerate(joined) if j is not None]
+    changes.sort()
+    members = np.zeros(K, dtype=bool)
+    starts, sets = [], []
+    for start, ending, k in changes:
+        if ending:
+            rest = members.copy()
+            rest[k] = False
+            if not np.any(rest & (ends > ends[k] + 1e-9)):  # (nothing plays on to take its share)
+                continue
+            members = rest
+        else:
+            members = members.copy()
+            members[k] = True
+        if starts and starts[-1] == start:
+            sets[-1] = members  # (changes at one frame make one change)
+        else:
+            starts.append(start)
+            sets.append(members)
+    sets = [renormalised(m) for m in sets]
     out = sets[0].copy()
-    length = max(blend_in_s * fps, 1.0)
     frames = np.arange(T)
-    for j, before, after in zip(joins[1:], sets, sets[1:]):
-        out += smoothstep((frames - j) / length)[None] * (after - before)
+    for start, before, after in zip(starts[1:], sets, sets[1:]):
+        out += smoothstep((frames - start) / length)[None] * (after - before)
     return np.clip(out, 0.0, None)
 
 
@@ -208,6 +244,76 @@ def weights_over_frames(weights, K: int, T: int) -> np.ndarray:
         else:
             raise ValueError(f"a clip's weight is a number or one per output frame (T,), got shape {w.shape}")
     return np.stack(rows)
+
+
+# --------------------------------------------------------------------------
+# body parts: per-part weights (the paper's blending per body part, [MMKA04])
+
+#: The parts a clip's weight may be scaled on: the legs (the pelvis, the joints above it and
+#: both legs: the body's path, its support phases, the legs' timing of ⊕ and eq. 6), the upper
+#: body without the arms (spine, neck, head) and the arms (from the collar, or the shoulder).
+BODY_PARTS = ("legs", "upper", "arms")
+
+#: A clip whose feet stay this close to where they start (in leg lengths, ankles and toes, in
+#: every direction) stands still: its legs weigh nothing in the timing by default. A step moves
+#: a foot most of a leg's length; a gesture done standing moves its feet a few hundredths.
+STILL_FEET_LEGS = 0.2
+
+
+def body_part_masks(skeleton, rig: Rig) -> np.ndarray:
+    """``(3, J)`` bool: the joints of each of :data:`BODY_PARTS` (they partition the joints). The
+    parts come from the rig's roles (core.rig), never from joint names."""
+    legs = rig.lower_body_mask(skeleton)
+    arms = np.zeros(len(skeleton), dtype=bool)
+    for side in ("L", "R"):
+        arm = rig.arm(side)
+        if arm is not None:
+            arms |= rig.subtree_mask(skeleton, arm.joints[0])
+    arms &= ~legs
+    return np.stack([legs, ~legs & ~arms, arms])
+
+
+def feet_stand_still(positions: np.ndarray, rig: Rig, leg: float, *, within_legs: float = STILL_FEET_LEGS) -> bool:
+    """Whether a clip's feet stay where they start: every ankle and toe of the global joint
+    positions ``positions (F, J, 3)`` within ``within_legs`` leg lengths (``leg``) of its first
+    frame's place, over the whole clip. Measured on the floor's frame of the capture, so it
+    needs no up axis: a foot that steps, or lifts, moves further."""
+    feet = [j for side in ("L", "R") for j in (rig.leg(side).ankle, rig.leg(side).toe) if j is not None]
+    travel = quat.length(positions[:, feet] - positions[:1, feet])
+    return bool(np.max(travel) <= within_legs * leg)
+
+
+def checked_part_weights(part_weights, names: Sequence[str]) -> np.ndarray:
+    """Per clip its factor on each of :data:`BODY_PARTS`, ``(K, 3)``, NaN where none is given, from
+    ``part_weights``: ``None``, or per clip ``None`` or ``{part: factor}`` (a factor scales the
+    clip's weight on that part: 0 takes it out of the part, 2 doubles its share there), or
+    ``{clip name: {part: factor}}``. ``ValueError`` saying what to fix."""
+    K = len(names)
+    out = np.full((K, len(BODY_PARTS)), np.nan)
+    if part_weights is None:
+        return out
+    if isinstance(part_weights, dict):
+        unknown = [n for n in part_weights if n not in names]
+        if unknown:
+            raise ValueError(f"part weights name {unknown}, which are not clips given; the clips are {list(names)}")
+        part_weights = [part_weights.get(n) for n in names]
+    if len(part_weights) != K:
+        raise ValueError(f"part weights: give one entry (or None) per clip ({K}), got {len(part_weights)}")
+    for k, given in enumerate(part_weights):
+        for part, factor in (given or {}).items():
+            if part not in BODY_PARTS:
+                raise ValueError(f"clip '{names[k]}': {part!r} is no body part; the parts are {', '.join(BODY_PARTS)}")
+            factor = float(factor)
+            if not (np.isfinite(factor) and factor >= 0):
+                raise ValueError(f"clip '{names[k]}': the weight of its {part} must be a number >= 0, got {factor}")
+            checked_relative("weights", [factor])
+            out[k, BODY_PARTS.index(part)] = factor
+    return out
+
+
+def part_weights_text(factors: np.ndarray) -> str:
+    """``"legs 0, arms 2"``: the factors ``(3,)`` of a clip that are not 1."""
+    return ", ".join(f"{part} {f:g}" for part, f in zip(BODY_PARTS, factors) if f != 1.0)
 
 
 # --------------------------------------------------------------------------
@@ -347,30 +453,50 @@ class _WarpedBlend:
 
 def _blend_warped(motions: Sequence[Motion], warps: np.ndarray, weights: Sequence[float], *, cyclic: Sequence[bool],
                   rig: Rig, up: np.ndarray, blend_in_s: float = BLEND_IN_S,
-                  bodies: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> _WarpedBlend:
-    """:func:`blend_warped`; ``bodies``: per clip its :func:`body_yaw` when at hand."""
+                  bodies: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+                  ends: Sequence[float] | None = None, part_factors: np.ndarray | None = None) -> _WarpedBlend:
+    """:func:`blend_warped`; ``bodies``: per clip its :func:`body_yaw` when at hand; ``ends``: where
+    each clip stops, to fade it out (:func:`presence_weights`); ``part_factors (K, 3)``: each clip's
+    weight scaled on each of :data:`BODY_PARTS` (the legs' weights also carry the body's path and
+    its tilt, and are the weights returned, which the contact stage reads)."""
     warps = np.asarray(warps, dtype=np.float64)
     if warps.ndim != 2 or len(warps) != len(motions) or len(cyclic) != len(motions) or len(weights) != len(motions):
         raise ValueError(f"give one warp (a row of output frames), weight and cyclic flag per clip ({len(motions)}); "
                          f"got warps {warps.shape}, {len(weights)} weights, {len(cyclic)} flags")
     first = motions[0]
     J = len(first.skeleton)
-    n = presence_weights(warps, weights, first.fps, blend_in_s=blend_in_s)
+    if part_factors is None or np.all(part_factors == 1.0):
+        n = presence_weights(warps, weights, first.fps, blend_in_s=blend_in_s, ends=ends)
+        joint_weights = np.repeat(n[:, :, None], J + 1, axis=2)
+    else:
+        # each part renormalised over the clips present on its own: a clip out of the legs leaves
+        # them to the others whole, and still takes its share of the arms
+        over = weights_over_frames(weights, len(motions), warps.shape[1])
+        parts = [presence_weights(warps, over * f[:, None], first.fps, blend_in_s=blend_in_s, ends=ends)
+                 for f in np.asarray(part_factors, dtype=np.float64).T]
+        masks = body_part_masks(first.skeleton, rig)
+        n = parts[0]
+        joint_weights = np.empty(n.shape + (J + 1,))
+        for w, mask in zip(parts, masks):
+            joint_weights[:, :, :J][:, :, mask] = w[:, :, None]
+        joint_weights[:, :, J] = n  # (the pelvis's tilt goes with the legs)
     placed = [own_frames(w, m.n_frames, cyclic=c) for m, w, c in zip(motions, warps, cyclic)]
     roots = [root_track(m, rig, up, body=None if bodies is None else bodies[k]) for k, m in enumerate(motions)]
     # the pelvis's tilt rides along as one more joint: sampled at the same frames and averaged
     # with the same weights as the joints, in the same slerps
     rot, pos = sample_clips([np.concatenate([m.rotations, r.tilt[:, None]], axis=1) for m, r in zip(motions, roots)],
                             [m.positions for m in motions], [within for within, _ in placed])
-    averaged = weighted_quaternion_average(rot, np.repeat(n[:, :, None], J + 1, axis=2))
+    averaged = weighted_quaternion_average(rot, joint_weights)
     rotations, tilt = averaged[:, :J], averaged[:, J]
     rot = rot[:, :, :J]
-    positions = np.einsum("kt,ktjc->tjc", n, pos)
+    positions = np.einsum("ktj,ktjc->tjc", joint_weights[:, :, :J], pos)
     tracks = [path_at(r, within, cycles) for r, (within, cycles) in zip(roots, placed)]
     present = ~np.isnan(warps)
     travel = np.where(present[:, :, None], np.stack([t[0] for t in tracks]), np.nan)
     yaw = np.where(present, np.stack([t[1] for t in tracks]), np.nan)
-    lead = int(np.argmax(present[:, 0]))  # the first clip playing at output frame 0
+    # the first clip playing at output frame 0 that weighs something on the legs there
+    lead = int(np.argmax(present[:, 0] & (n[:, 0] > 0))) if np.any(present[:, 0] & (n[:, 0] > 0)) else \
+        int(np.argmax(present[:, 0]))
     lead_pos = forward_kinematics(rot[lead, :1], pos[lead, :1], first.skeleton.parents, [rig.pelvis],
                                   rotations_out=False)[0][0, 0]
     path, heading = blend_root_velocities(travel, yaw, n, lead_pos, float(yaw[lead, 0]), up)
@@ -599,7 +725,13 @@ class BlendResult:
                 number, or an array over output frames);
     plan        the core.sync SyncPlan (None for the naive blend);
     influences  per clip, the NLA influence of the naive blend (None for the synchronized one);
-    warnings    about the clips (bones of other lengths than the first clip's).
+    warnings    about the clips (bones of other lengths than the first clip's, a blend far longer
+                than its clips).
+    part_weights  per clip its factors on :data:`BODY_PARTS` (1 where none was given), as used;
+    notes       what was decided for the user (a clip standing still out of the legs' timing, a
+                clip weighing nothing left out).
+    origin      the start (as ``starts`` has it) of the motion's frame 0: the earliest start of the
+                clips that weigh something (later than 0 where the earliest clip was left out).
     """
 
     motion: Motion
@@ -611,6 +743,9 @@ class BlendResult:
     plan: object | None = None
     influences: tuple[float, ...] | None = None
     warnings: tuple[str, ...] = field(default=())
+    part_weights: tuple = ()
+    notes: tuple[str, ...] = field(default=())
+    origin: int = 0
 
     def delayed(self) -> list[dict]:
         """The clips the synchronization delayed: ``[{"clip", "frames", "joins"}]`` (output frames)."""
@@ -638,6 +773,11 @@ class BlendResult:
             "fps": self.motion.fps,
             "warnings": list(self.warnings),
         }
+        if any(f != 1.0 for factors in self.part_weights for f in factors):
+            out["part_weights"] = {name: dict(zip(BODY_PARTS, map(float, factors)))
+                                   for name, factors in zip(self.names, self.part_weights)}
+        if self.notes:
+            out["notes"] = list(self.notes)
         if self.plan is not None:
             out["delayed"] = self.delayed()
             out["entered"] = self.entered()
@@ -651,10 +791,13 @@ class BlendResult:
                  f"{self.motion.n_frames} frames at {self.motion.fps:g} fps"]
         for k, name in enumerate(self.names):
             extra = f", influence {self.influences[k]:.3f}" if self.influences is not None else ""
+            if self.part_weights and part_weights_text(self.part_weights[k]):
+                extra += f", times {part_weights_text(self.part_weights[k])}"
             lines.append(f"  '{name}': weight {weight_text(self.weights[k])}, priority {self.priorities[k]:g}, starts at "
                          f"{self.starts[k]}{', cyclic' if self.cyclic[k] else ''}{extra}")
         lines += [f"  delayed: '{d['clip']}' by {d['frames']} frames (joins at {d['joins']})" for d in self.delayed()]
         lines += [f"  '{e['clip']}' starts at its frame {e['frame']}, in step with the others" for e in self.entered()]
+        lines += [f"note: {n}" for n in self.notes]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -755,7 +898,7 @@ def _per_clip(values, K: int, what: str, default) -> np.ndarray:
 
 def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None, weights=None, priorities=None,
                 starts=None, cyclic: Sequence[bool] | None = None, sync: bool = True, rig: Rig | None = None,
-                n_k: int = 5, options: ContactOptions = ContactOptions()) -> BlendResult:
+                n_k: int = 5, options: ContactOptions = ContactOptions(), part_weights=None, ends=None) -> BlendResult:
     """Clips played at the same time, blended (the entry point of ``python -m core blend``).
 
     weights     per clip, >= 0, not all 0 (default equal), normalised over the clips playing at
@@ -765,14 +908,26 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     priorities  per clip, higher first (default: in the order given, the first highest);
     starts      per clip, the output frame it joins (default 0; the earliest is output frame 0);
     cyclic      per clip, whether it repeats (default: core.sync.is_cyclic decides);
-    sync        True: synchronized (Ménardais 2004); False: the NLA's naive blend.
+    sync        True: synchronized (Ménardais 2004); False: the NLA's naive blend;
+    part_weights  per clip ``None`` or ``{part: factor}`` over :data:`BODY_PARTS`, or ``{name: {part:
+                factor}}`` (:func:`checked_part_weights`): the clip's weight scaled on that part. A
+                clip not given a legs factor whose feet stand still (:func:`feet_stand_still`)
+                while another clip's move gets 0 there: its legs are out of the timing, and the
+                result's ``notes`` say so;
+    ends        per clip ``None`` or the last clip frame it plays (from 0), or ``{name: frame}``:
+                it stops there instead of at its last frame, fading out as at its end.
+
+    A clip that weighs nothing (weight 0 at every frame, or 0 on every part) is left out, as if
+    not given: with one clip left the output is that clip, bit for bit.
 
     Clips on another skeleton or at another scale than the first (core.motion.scale_mismatch)
     are refused, and, synchronized, a clip whose legs point up (core.rig.check_legs_hang); the
     naive blend reads no joint roles.
     """
     names = tuple(names) if names is not None else tuple(f"clip {k + 1}" for k in range(len(motions)))
+    motions = ended_clips(motions, names, ends)
     motions, weights, priorities, starts = checked_blend_input(motions, names, weights, priorities, starts)
+    factors = checked_part_weights(part_weights, names)
     from .synthesize import bone_length_warnings  # (synthesize's own check of the same thing)
     from .plan import Clip
 
@@ -780,6 +935,8 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     if not sync:
         if not isinstance(weights, np.ndarray):
             raise ValueError("the naive blend takes one number per clip as its weight, not weights over frames")
+        if not np.all(np.isnan(factors)):
+            raise ValueError("the naive blend (the NLA's) weighs whole clips: part weights need the synchronized blend")
         return BlendResult(naive_blend(motions, weights, starts), names, tuple(weights.tolist()),
                            # (the NLA repeats no strip unless told to: nothing is cyclic here)
                            tuple(priorities.tolist()), tuple(int(s) for s in starts), (False,) * len(motions),
@@ -787,11 +944,109 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     rig = rig or find_rig(motions[0])
     for motion, name in zip(motions, names):
         check_legs_hang(motion, rig, clip=f"clip '{name}'")
-    motion, plan, cyclic = blend_synchronized(motions, weights, priorities, starts, cyclic=cyclic, rig=rig, n_k=n_k,
-                                              options=options)
+    K = len(motions)
+    weighs = [bool(np.any(np.asarray(w) > 0)) and not np.all(f == 0) for w, f in zip(weights, factors)]
+    analysed = analysed_joints(motions, rig)
+    factors, notes = still_legs_factors(motions, names, factors, weighs, rig, positions=analysed[0])
+    kept = [k for k in range(K) if weighs[k]]
+    notes += [f"'{names[k]}' weighs nothing: left out" for k in range(K) if not weighs[k]]
+    cyclic = None if cyclic is None else [bool(c) for c in cyclic]
+
+    def pick(values) -> list:
+        return [values[k] for k in kept]
+
+    # output frame 0 is the earliest start of the clips that weigh something; weights over output
+    # frames move with it
+    first = int(min(starts[k] for k in kept))
+    moved = [w if np.ndim(w) == 0 or not first else np.asarray(w)[min(first, len(w) - 1):] for w in weights]
+    motion, plan, used_cyclic = blend_synchronized(
+        pick(motions), pick(moved), np.asarray(pick(priorities)), np.asarray(pick(starts)) - first,
+        cyclic=None if cyclic is None else pick(cyclic), rig=rig, n_k=n_k, options=options,
+        part_factors=np.asarray(pick(factors)), analysed=(pick(analysed[0]), pick(analysed[1])))
+    if len(kept) == 1:
+        motion = motions[kept[0]]  # (the blend of one clip is that clip)
+    if len(kept) < K:
+        plan = plan_with_left_out(plan, kept, K)
+        used_cyclic = [used_cyclic[kept.index(k)] if k in kept else bool(cyclic and cyclic[k]) for k in range(K)]
+    warnings += tuple(duration_warnings(motion.n_frames, [motions[k].n_frames for k in kept],
+                                        [int(starts[k]) - first for k in kept], [names[k] for k in kept]))
     weights = tuple(weights.tolist()) if isinstance(weights, np.ndarray) else tuple(weights)
     return BlendResult(motion, names, weights, tuple(priorities.tolist()), tuple(int(s) for s in starts),
-                       tuple(cyclic), plan=plan, warnings=warnings)
+                       tuple(used_cyclic), plan=plan, warnings=warnings, part_weights=tuple(map(tuple, factors)),
+                       notes=tuple(notes), origin=first)
+
+
+def ended_clips(motions: Sequence[Motion], names: Sequence[str], ends) -> list[Motion]:
+    """The clips cut after the last frame each plays (``ends``: per clip ``None`` or a clip frame from
+    0, or ``{name: frame}``): a clip ended early is the clip up to that frame. ``ValueError`` saying
+    what to fix."""
+    motions = list(motions)
+    if ends is None:
+        return motions
+    if isinstance(ends, dict):
+        unknown = [n for n in ends if n not in names]
+        if unknown:
+            raise ValueError(f"ends name {unknown}, which are not clips given; the clips are {list(names)}")
+        ends = [ends.get(n) for n in names]
+    if len(ends) != len(motions):
+        raise ValueError(f"ends: give one per clip ({len(motions)}) or None, got {len(ends)}")
+    for k, end in enumerate(ends):
+        if end is None:
+            continue
+        if end != int(end) or not 1 <= end <= motions[k].n_frames - 1:
+            raise ValueError(f"clip '{names[k]}' ends at a frame from 1 to its last, {motions[k].n_frames - 1} "
+                             f"(its own frames from 0), got {end}")
+        motions[k] = motions[k][: int(end) + 1]
+    return motions
+
+
+def still_legs_factors(motions: Sequence[Motion], names: Sequence[str], factors: np.ndarray, weighs: Sequence[bool],
+                       rig: Rig, *, positions: Sequence[np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
+    """The part factors ``(K, 3)`` with the defaults filled in (1), and a note per default that is not:
+    a clip not given a legs factor whose feet stand still (:func:`feet_stand_still`) gets 0 on the
+    legs where another clip that weighs something moves its feet. A gesture done standing then
+    neither slows a walk's steps (eq. 6 would average its one long double support into each)
+    nor pulls its legs and path towards standing; its upper body and arms blend as given.
+    ``positions``: per clip its global joint positions ``(F, J, 3)`` (its feet among them) when at
+    hand (:func:`analysed_joints`)."""
+    factors = np.array(factors, dtype=np.float64)
+    notes: list[str] = []
+    open_legs = [k for k in range(len(motions)) if np.isnan(factors[k, 0]) and weighs[k]]
+    if open_legs:
+        feet = [j for side in ("L", "R") for j in (rig.leg(side).ankle, rig.leg(side).toe) if j is not None]
+        if positions is None:
+            positions = []
+            for m in motions:
+                g = np.full((m.n_frames, len(m.skeleton), 3), np.nan)
+                g[:, feet] = forward_kinematics(m.rotations, m.positions, m.skeleton.parents, feet,
+                                                rotations_out=False)[0]
+                positions.append(g)
+        leg = 0.5 * (leg_length(motions[0].skeleton, rig, "L") + leg_length(motions[0].skeleton, rig, "R"))
+        still = [feet_stand_still(g, rig, leg) for g in positions]
+        moving = [k for k in range(len(motions)) if weighs[k] and not still[k] and factors[k, 0] != 0]
+        for k in open_legs:
+            if still[k] and any(i != k for i in moving):
+                factors[k, 0] = 0.0
+                notes.append(f"'{names[k]}' stands still (its feet stay within {STILL_FEET_LEGS:g} leg lengths): its "
+                             f"legs weigh 0, out of the steps' timing; give it a legs weight to change that")
+    return np.nan_to_num(factors, nan=1.0), notes
+
+
+#: A blend longer than this many times its longest clip (start included) is warned of.
+LONG_BLEND_RATIO = 1.5
+
+
+def duration_warnings(n_frames: int, frames: Sequence[int], starts: Sequence[int], names: Sequence[str]) -> list[str]:
+    """A warning where the blend's ``n_frames`` came out far longer than its clips (``frames`` each,
+    joining at ``starts``): eq. (6) averages the clips' support durations, so a clip with long
+    ones slows the others' steps."""
+    longest = max(s + f for s, f in zip(starts, frames))
+    if n_frames <= LONG_BLEND_RATIO * longest:
+        return []
+    return [f"the blend lasts {n_frames} frames, {n_frames / longest:.1f} times its longest clip ({longest} frames "
+            f"from the first start): the time warp averaged long double supports into the steps (eq. 6); give a "
+            f"clip that stands still among {', '.join(repr(n) for n in names)} a legs weight of 0 (--part-weights "
+            f"NAME:legs=0), or end it earlier (--ends NAME=FRAME)"]
 
 
 def analysed_joints(motions: Sequence[Motion], rig: Rig) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -819,27 +1074,130 @@ def analysed_joints(motions: Sequence[Motion], rig: Rig) -> tuple[list[np.ndarra
 
 def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, priorities: np.ndarray, starts: np.ndarray, *,
                        cyclic: Sequence[bool] | None = None, rig: Rig | None = None, n_k: int = 5,
-                       options: ContactOptions = ContactOptions()) -> tuple[Motion, object, list[bool]]:
+                       options: ContactOptions = ContactOptions(), part_factors: np.ndarray | None = None,
+                       analysed: tuple[list[np.ndarray], list[np.ndarray]] | None = None
+                       ) -> tuple[Motion, object, list[bool]]:
     """Synchronized blend of checked clips (:func:`checked_blend_input`): each clip's support-phase
     sequence (§4), their synchronization and time warps (§5, core.sync), the warped clips
     blended (:func:`blend_warped`) and the feet the combined sequence says are down held
-    (:func:`held_feet`). Returns the motion, the SyncPlan and whether each clip was cyclic."""
+    (:func:`held_feet`). Returns the motion, the SyncPlan and whether each clip was cyclic.
+
+    ``part_factors (K, 3)``: each clip's weight scaled on each of :data:`BODY_PARTS` (default
+    1). The legs' timing is the legs' (§5.2: eq. 6 takes "the normalised weight associated to
+    the legs"): a clip whose legs weigh 0 is out of ⊕ and eq. (6) and plays at its own pace
+    from its start (:func:`untimed_warp`); the others are synchronized, their long double
+    supports split (:func:`split_long_double_supports`). Each clip fades out where it stops
+    (``SyncPlan.ends``; :func:`presence_weights`). ``analysed``: :func:`analysed_joints` of the clips
+    when at hand."""
     first = motions[0]
+    K = len(motions)
     rig = rig or find_rig(first)
-    joints, pelvis = analysed_joints(motions, rig)
+    part_factors = np.ones((K, len(BODY_PARTS))) if part_factors is None else np.asarray(part_factors, dtype=float)
+    joints, pelvis = analysed_joints(motions, rig) if analysed is None else analysed
     up = detect_up(first, rig, joints[0])
     if cyclic is None:
         cyclic = are_cyclic(motions, rig, up=up)
     cyclic = [bool(c) for c in cyclic]
     sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps, cyclic=c)
                  for m, g, c in zip(motions, joints, cyclic)]
-    plan = synchronize(sequences, list(priorities), [int(s) for s in starts], list(weights), n_k=n_k)
+    legs = [w * f for w, f in zip(weights, part_factors[:, 0])]
+    timed = [k for k in range(K) if np.any(np.asarray(legs[k]) > 0)] or list(range(K))
+    if len(timed) > 1:
+        sequences = split_long_double_supports(sequences, timed)
+    sub = synchronize([sequences[k] for k in timed], [priorities[k] for k in timed], [int(starts[k]) for k in timed],
+                      [legs[k] for k in timed], n_k=n_k, fade_frames=BLEND_IN_S * first.fps)
+    plan = plan_with_untimed(sub, timed, sequences, [int(s) for s in starts])
     warps = np.asarray(plan.warps, dtype=np.float64)
     bodies = [body_yaw(m, rig, up, analysed=a) for m, a in zip(motions, zip(joints, pelvis))]
-    blend = _blend_warped(motions, warps, weights, cyclic=cyclic, rig=rig, up=up, bodies=bodies)
+    blend = _blend_warped(motions, warps, weights, cyclic=cyclic, rig=rig, up=up, bodies=bodies, ends=plan.ends,
+                          part_factors=part_factors)
     floors = clip_floors(joints, motions, rig, up)
+    # (the floors of the clips whose legs weigh something: a clip out of the legs puts no foot down)
+    on_legs = np.array([np.any(w > 0) for w in blend.weights])
     own = warped_source_feet(motions, blend.poses, warps, blend.weights, cyclic, blend.yaw, blend.heading, rig, up,
                              floors, options=options, bodies=bodies)
     held = held_feet(blend.motion, support_contacts(weighted_support(plan, blend.weights)), motions, rig, up,
-                     floors=floors, own=own, options=options)
+                     floors=floors[on_legs] if on_legs.any() else floors, own=own, options=options)
     return held, plan, cyclic
+
+
+def split_long_double_supports(sequences: Sequence, timed: Sequence[int]) -> list:
+    """The sequences of the clips ``timed`` with their long double supports split (§7,
+    core.sync.split_double_supports): a DS longer than twice the mean element of the other
+    timed clips is cut into pieces about that mean long, so that eq. (6) does not average a
+    clip's long stand into every step the others take (each step then averages one of their
+    elements with one piece, which keeps their mean). The others' mean, not one clip's or a
+    constant: the steps are theirs whatever the body, rate or style."""
+    out = list(sequences)
+    for k in timed:
+        mean = float(np.mean(np.concatenate([sequences[i].durations for i in timed if i != k])))
+        if mean >= 1:
+            out[k] = split_double_supports(sequences[k], 2.0 * mean, piece=mean)
+    return out
+
+
+def untimed_warp(n_frames: int, start: int, period: int) -> np.ndarray:
+    """``(n_frames,)`` own frames of a clip out of the legs' timing: its own pace from output frame
+    ``start`` (NaN before), one own frame per output frame, on past its ``period``."""
+    t = np.arange(n_frames, dtype=np.float64) - start
+    return np.where(t >= 0, t, np.nan)
+
+
+def plan_with_untimed(plan, timed: Sequence[int], sequences: Sequence, starts: Sequence[int]):
+    """The SyncPlan of every clip from ``plan``, the synchronization of the clips ``timed``: the
+    others, out of the legs' timing, play at their own pace from their start (:func:`untimed_warp`)
+    and stop where their frames end; they are in no step (elements -1, joins -1). The output runs
+    to the last clip's end. With every clip timed, ``plan`` itself."""
+    from .sync import WarpSpline
+
+    K = len(sequences)
+    if list(timed) == list(range(K)):
+        return plan
+    at = {k: i for i, k in enumerate(timed)}
+    ends = [plan.ends[at[k]] if k in at else float(starts[k] + sequences[k].period) for k in range(K)]
+    n_frames = max(plan.n_frames, int(np.ceil(max(ends) - 1e-9)))
+
+    def padded(w):
+        # (past the plan's end a timed clip has stopped: its own time runs on at the output's pace, as
+        # a held or repeated clip's does, while it weighs nothing)
+        return np.concatenate([w, w[-1] + np.arange(1, n_frames - len(w) + 1)])
+
+    warps = [padded(plan.warps[at[k]]) if k in at else untimed_warp(n_frames, starts[k], sequences[k].period)
+             for k in range(K)]
+    splines = [plan.splines[at[k]] if k in at else
+               WarpSpline.through([starts[k], starts[k] + sequences[k].period], [0.0, float(sequences[k].period)])
+               for k in range(K)]
+    return _plan_with_others(plan, timed, K, n_frames, warps, splines, list(sequences), ends)
+
+
+def plan_with_left_out(plan, kept: Sequence[int], K: int):
+    """The SyncPlan ``plan`` of the clips ``kept``, with the other clips of ``K`` (weighing nothing)
+    in it as never playing: warps NaN, elements -1, no delay."""
+    from .sync import SupportSequence
+
+    at = {k: i for i, k in enumerate(kept)}
+    nothing = SupportSequence([int(Support.DS)], [0], 1, plan.sequences[0].fps)
+
+    def pick(values, other):
+        return [values[at[k]] if k in at else other for k in range(K)]
+
+    return _plan_with_others(plan, kept, K, plan.n_frames, pick(plan.warps, np.full(plan.n_frames, np.nan)),
+                             pick(plan.splines, None), pick(plan.sequences, nothing), pick(plan.ends, 0.0))
+
+
+def _plan_with_others(plan, members: Sequence[int], K: int, n_frames: int, warps, splines, sequences, ends):
+    """A SyncPlan of ``K`` clips from ``plan``, the synchronization of the clips ``members``: theirs as
+    ``plan`` has them, the others in no step (elements -1, joins -1), never delayed, weight and
+    priority 0 in the timing; ``warps``, ``splines``, ``sequences`` and ``ends`` given for all."""
+    from .sync import SyncPlan
+
+    at = {k: i for i, k in enumerate(members)}
+
+    def pick(values, other):
+        return [values[at[k]] if k in at else other for k in range(K)]
+
+    return SyncPlan(n_frames, plan.boundaries, plan.combined,
+                    pick(plan.elements, np.full(len(plan.combined), -1, dtype=np.int64)), pick(plan.delays, 0),
+                    warps, tuple(pick(plan.weights, 0.0)), tuple(pick(plan.priorities, 0.0)),
+                    tuple(pick(plan.joins, -1)), tuple(pick(plan.finished, True)), splines, sequences,
+                    tuple(float(e) for e in ends))

@@ -133,6 +133,8 @@ class SupportSequence:
     n_frames  frames of the clip.
     fps       frames per second of the clip.
     cyclic    the clip repeats as a whole (§4.3); else it holds its last element.
+    split     long double supports were cut into pieces (:func:`split_double_supports`, §7):
+              successive DS elements are then allowed.
     """
 
     codes: np.ndarray
@@ -140,6 +142,7 @@ class SupportSequence:
     n_frames: int
     fps: float
     cyclic: bool = False
+    split: bool = False
 
     def __post_init__(self):
         codes = np.array(self.codes, dtype=np.int8)
@@ -148,7 +151,7 @@ class SupportSequence:
             raise ValueError(f"codes and starts must be equal-length, non-empty 1-d arrays, got {codes.shape} and {starts.shape}")
         if codes.min() < 0 or codes.max() > _NONE:
             raise ValueError(f"a motion's sequence holds DS, LS, RS or NONE (0..3), got {np.unique(codes).tolist()}")
-        if np.any(codes[1:] == codes[:-1]):
+        if not self.split and np.any(codes[1:] == codes[:-1]):
             raise ValueError("two successive elements of a sequence are equal (§4.2): merge them")
         if starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= self.period:
             raise ValueError(f"starts must rise from 0 and stay below {self.period}, got {starts.tolist()}")
@@ -211,7 +214,38 @@ class SupportSequence:
             "n_frames": self.n_frames,
             "fps": self.fps,
             "cyclic": self.cyclic,
+            **({"split": True} if self.split else {}),
         }
+
+
+def split_double_supports(sequence: SupportSequence, longest: float, *, piece: float | None = None
+                          ) -> SupportSequence:
+    """§7's splitting of neutral phases: every DS element of ``sequence`` longer than ``longest``
+    frames cut into pieces of about ``piece`` frames (default ``longest``; at least two pieces,
+    of (nearly) equal whole frames).
+
+    The paper names the rule ("the possibility to split neutral constraint phases (double
+    support)") without a method. Eq. (6) weighs each element's duration into the step it
+    begins at: a gesture done standing has one double support as long as the clip (or, cyclic,
+    one per cycle), which would lengthen every step of a walk it is blended with. Cut into
+    pieces about as long as the other motions' elements, it lets them step through it one
+    piece a step (DS is neutral for ⊕, so the pieces combine with anything), and eq. (6)
+    averages piece lengths that are close to the steps' own. ``longest`` is the caller's
+    choice (core.mkm: twice the mean element of the other motions, pieces of that mean).
+    """
+    piece = longest if piece is None else piece
+    if not (longest >= 1 and piece >= 1):
+        raise ValueError(f"longest and piece must be at least one frame, got {longest} and {piece}")
+    codes, starts = [], []
+    for code, start, duration in zip(sequence.codes.tolist(), sequence.starts.tolist(), sequence.durations.tolist()):
+        pieces = min(max(2, int(round(duration / piece))), duration) if code == _DS and duration > longest else 1
+        cuts = start + np.round(np.arange(pieces) * duration / pieces).astype(np.int64)
+        codes += [code] * pieces
+        starts += cuts.tolist()
+    if len(codes) == len(sequence.codes):
+        return sequence
+    return SupportSequence(np.array(codes, dtype=np.int8), np.array(starts), sequence.n_frames, sequence.fps,
+                           sequence.cyclic, split=True)
 
 
 def clip_frames(own: np.ndarray, n_frames: int, *, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -472,7 +506,8 @@ class SyncPlan:
     """The synchronized steps of motions played at the same time, and each motion's time warp.
 
     n_frames    output frames; the output ends when the last motion ends (its own time
-                reaches its length: ``n_frames`` of a clip, a cyclic one's period).
+                reaches its length: ``n_frames`` of a clip, a cyclic one's period), on the
+                frame that plays a clip's last frame (a cyclic one's: up to its period).
     boundaries  (K+1,) output frame (float) where each synchronized step begins; last = end.
     combined    (K,) :class:`Support` code of each step, the ⊕ of the motions' elements (eq. 2).
     elements    per motion, (K,) index of its element in its *extended* sequence
@@ -493,6 +528,8 @@ class SyncPlan:
                 when a motion was held back for good, see :func:`synchronize`).
     splines     per motion, its :class:`WarpSpline`.
     sequences   per motion, its :class:`SupportSequence`.
+    ends        per motion, the output frame (fractional) where its own time reaches its length
+                (where it stops: core.mkm fades it out there), the plan's end for one held back.
     """
 
     n_frames: int
@@ -507,6 +544,7 @@ class SyncPlan:
     finished: tuple[bool, ...] = ()
     splines: list[WarpSpline] = field(default_factory=list, repr=False)
     sequences: list[SupportSequence] = field(default_factory=list, repr=False)
+    ends: tuple[float, ...] = ()
 
     def entry_frames(self) -> list[int]:
         """Per motion, the clip frame it starts playing at: 0, or the first frame of the element
@@ -535,19 +573,37 @@ class SyncPlan:
             "entry_frames": self.entry_frames(),
             "finished": list(self.finished),
             "elements": [e.tolist() for e in self.elements],
+            **({"ends": [round(float(e), 3) for e in self.ends]} if self.ends else {}),
         }
 
 
 class _Extended:
-    """A sequence's extended elements (§4.3), looked up once each: (code, own start, own end, held)."""
+    """A sequence's extended elements (§4.3), looked up once each: (code, own start, own end, held);
+    ``fade``: own frames over which the motion's weight eases out before its end (:meth:`deactivation`)."""
 
-    def __init__(self, sequence: SupportSequence):
+    def __init__(self, sequence: SupportSequence, fade: float = 0.0):
         self.sequence = sequence
+        self.fade = float(fade)
         self.cache: list[tuple[int, float, float, bool]] = []
+
+    def deactivation(self, e: int) -> float:
+        """The motion's deactivation ramp (Fig. 2) at element ``e``'s middle: 1 until ``fade`` own frames
+        before its end, easing to 0 at it (the smoothstep core.mkm.presence_weights fades it with).
+        Eq. (6) weighs the element with it, so that the last element a capture cut short (a clip
+        rarely ends where a support phase does) does not hurry the others through theirs."""
+        if self.fade <= 0:
+            return 1.0
+        _, start, end, _ = self[e]
+        u = min(max((self.sequence.period - 0.5 * (start + end)) / self.fade, 0.0), 1.0)
+        return u * u * (3.0 - 2.0 * u)
 
     def __getitem__(self, e: int) -> tuple[int, float, float, bool]:
         while len(self.cache) <= e:
-            self.cache.append(self.sequence.element(len(self.cache)))
+            code, start, end, held = self.sequence.element(len(self.cache))
+            # a cyclic motion's cycles past its first pass are played past its end, where it fades out
+            # (core.mkm.presence_weights): they give way and do not vote, as a held element does
+            held = held or (self.sequence.cyclic and start >= self.sequence.period - 1e-9)
+            self.cache.append((code, start, end, held))
         return self.cache[e]
 
 
@@ -581,6 +637,7 @@ def synchronize(
     weights: list[float],
     *,
     n_k: int = 5,
+    fade_frames: float = 0.0,
 ) -> SyncPlan:
     """Synchronize motions played at the same time (§5): steps, durations, time warps.
 
@@ -591,6 +648,8 @@ def synchronize(
                 (an animated influence), read at the frame where each step begins for eq. (6)
                 and held past its end (:func:`weight_at`).
     n_k         steps synchronized ahead (§5.1, default 5 as in MKM).
+    fade_frames own frames over which each motion fades out before its end (core.mkm's
+                deactivation ramp): eq. (6) weighs its elements there less (0: not at all).
 
     Steps (§5.1). The motions' current elements share one index k (the change
     of index of Fig. 7). Steps are committed ``n_k`` ahead of the current one:
@@ -672,7 +731,7 @@ def synchronize(
     offset = min(int(s) for s in starts)
     requested = [int(s) - offset for s in starts]
     rank = sorted(range(nA), key=lambda i: (-priorities[i], i))
-    ext = [_Extended(seq) for seq in sequences]
+    ext = [_Extended(seq, fade_frames) for seq in sequences]
     patience = sum(len(seq.codes) for seq in sequences) + n_k + 2
 
     rows: list[list[int]] = []  # rows[j][i]: motion i's extended element at step j, -1 before it joins
@@ -905,15 +964,15 @@ def _step_duration(rows, j: int, ext, join, weights, priorities, time: float = 0
         if e < 0 or (j > join[i] and rows[j - 1][i] == e):
             continue
         _, a, b, held = ext[i][e]
-        (held_votes if held else votes).append((i, b - a))
+        (held_votes if held else votes).append((i, b - a, e))
     # (every motion continuing an enlarged element cannot happen: the top priority never waits)
-    votes = votes or held_votes or [(i, ext[i][e][2] - ext[i][e][1]) for i, e in enumerate(rows[j]) if e >= 0]
-    w = [weight_at(weights[i], time) * priorities[i] for i, _ in votes]
+    votes = votes or held_votes or [(i, ext[i][e][2] - ext[i][e][1], e) for i, e in enumerate(rows[j]) if e >= 0]
+    w = [weight_at(weights[i], time) * priorities[i] * ext[i].deactivation(e) for i, _, e in votes]
     if not sum(w) > 0:
-        w = [max(priorities[i], 0.0) for i, _ in votes]
+        w = [max(priorities[i], 0.0) for i, _, _ in votes]
     if not sum(w) > 0:
         w = [1.0] * len(votes)
-    return sum(wi * d for wi, (_, d) in zip(w, votes)) / sum(w)
+    return sum(wi * d for wi, (_, d, _) in zip(w, votes)) / sum(w)
 
 
 def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) -> SyncPlan:
@@ -923,7 +982,7 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
     for j in range(len(times) - 1, len(rows)):  # durations of the steps committed ahead, for the knots
         times.append(times[j] + _step_duration(rows, j, ext, join, weights, priorities, times[j]))
     times = np.array(times)
-    splines, ends, finished = [], [], []
+    splines, ends, finished, counts = [], [], [], []
     for i in range(nA):
         column = [row[i] for row in rows]
         knot_t, knot_own = [], []
@@ -947,9 +1006,14 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
         reached = knot_own[-1] >= length - 1e-9 and end_i <= times[K] + 1e-9
         finished.append(bool(reached))
         ends.append(end_i if reached else float(times[K]))
+        # the output frames it needs: a cyclic clip's last frame is the next cycle's first, so up to
+        # its period; another's up to the frame that plays its last frame, not past it, where its own
+        # time would be clamped (a last output step shorter than the others, a jolt at the end)
+        last = spline.time_of(min(length - 1, knot_own[-1])) if reached and not sequences[i].cyclic else None
+        counts.append(int(np.floor(last + 1e-9)) + 1 if last is not None else int(np.ceil(ends[-1] - 1e-9)))
     end = max(ends)
     K_out = int(np.searchsorted(times[:K], end - 1e-9, side="left"))
-    n_frames = int(np.ceil(end - 1e-9))
+    n_frames = max(counts)
     frames = np.arange(n_frames, dtype=np.float64)
     warps = []
     for i, spline in enumerate(splines):
@@ -962,4 +1026,4 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
     elements = [np.array([row[i] for row in rows[:K_out]], dtype=np.int64) for i in range(nA)]
     delays = [int(round(times[join[i]] - requested[i])) for i in range(nA)]
     return SyncPlan(n_frames, boundaries, combined, elements, delays, warps, tuple(weights), tuple(priorities),
-                    tuple(join), tuple(finished), splines, list(sequences))
+                    tuple(join), tuple(finished), splines, list(sequences), tuple(float(e) for e in ends))

@@ -90,15 +90,15 @@ def preview_values(obj) -> dict:
     return {key: co[1::2] for key, (co, _) in channel_keys(*preview_segments(obj)).items()}
 
 
-def assert_plays(obj, expected):
-    """The preview's keys are ``expected``'s (float32 rounding), from the group's first frame."""
+def assert_plays(obj, expected, start=WALK[1]):
+    """The preview's keys are ``expected``'s (float32 rounding), from the group's first frame ``start``."""
     keyed = preview_values(obj)
     wanted = keys_of(obj, expected.motion)
     assert keyed.keys() == wanted.keys()
     for key, values in wanted.items():
         assert np.allclose(keyed[key], values, rtol=1e-5, atol=1e-5), key
     first = min(float(co[0]) for co, _ in channel_keys(*preview_segments(obj)).values())
-    assert first == WALK[1]
+    assert first == start
 
 
 def source_state(obj) -> tuple:
@@ -152,7 +152,9 @@ def test_without_animated_influence_the_upper_strip_replaces_the_lower(walk_run,
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     (group,) = plan_of(obj)["groups"]
     assert group["weights"] == {"run": 1.0, "walk": 0.0}
-    assert_plays(obj, expected_blend(obj, sm, [1.0, 0.0]))
+    # the walk weighs nothing: the group is the run alone, where its strip starts
+    assert "'walk' weighs nothing: left out" in group["notes"] and group["start"] == RUN[1]
+    assert_plays(obj, expected_blend(obj, sm, [1.0, 0.0]), start=RUN[1])
 
 
 def test_with_the_option_off_overlapping_strips_go_in_sequence_as_before(walk_late_run, sm):
@@ -279,6 +281,9 @@ def test_a_strip_blended_synchronized_never_composes(empty_scene, sm):
 def test_a_group_is_one_clip_to_add_after_and_pack_leaves_it_alone(walk_run, sm):
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
+    # (the run at half its influence: at 1, Replace mode leaves the walk nothing, and a strip that weighs
+    # nothing is left out of the group)
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
     bow = import_action("bow_normal_001")
     bpy.context.view_layer.objects.active = obj
     assert bpy.ops.smart_motion.add_asap(action=bow.name) == {'FINISHED'}
@@ -427,6 +432,9 @@ def test_a_core_edited_on_a_strip_of_a_group_is_the_groups_core_in_scene_frames(
     span, not the group's default core (the whole group here)."""
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
+    # (the run at half its influence: at 1, Replace mode leaves the walk nothing, and a strip that weighs
+    # nothing is left out of the group)
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
     edited_core(obj, sm, "walk", 60, 150)
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     (group,) = plan_of(obj)["groups"]
@@ -457,6 +465,9 @@ def test_a_live_update_follows_a_core_edited_on_a_strip_of_a_group(walk_late_run
 def test_an_edited_core_past_the_groups_blend_is_cut_or_refused_saying_what_to_edit(walk_run, sm):
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
+    # (the run at half its influence: at 1, Replace mode leaves the walk nothing, and a strip that weighs
+    # nothing is left out of the group)
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     (group,) = plan_of(obj)["groups"]
     end = group["start"] + group["frames"] - 1
@@ -629,3 +640,77 @@ def test_setting_one_end_of_a_core_on_a_strip_of_a_group_keeps_the_other_inside_
     item.core_end = 50
     assert item.has_core and (item.core_start, item.core_end) == (41, 50)
     assert item.core_first >= 0
+
+
+def pelvis_speeds(obj, frames) -> np.ndarray:
+    """The pelvis's horizontal speed (m/s) between the scene ``frames`` as Blender evaluates the
+    armature (the preview playing), from the world heads of its pose bone."""
+    scene = bpy.context.scene
+    pelvis = obj.pose.bones["Hips"]  # (the Bandai rig's pelvis: the clips these tests load)
+    heads = []
+    for frame in frames:
+        scene.frame_set(int(frame))
+        heads.append(np.array(obj.matrix_world @ pelvis.head))
+    heads = np.array(heads)
+    return np.linalg.norm(np.diff(heads[:, :2], axis=0), axis=-1) * scene.render.fps / scene.render.fps_base
+
+
+def test_a_strip_of_a_group_fades_out_where_it_ends_and_the_body_then_moves_as_the_walk(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    animated_influence(strips_by_name(obj)["run"], {1: 0.5})
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    start, end = group["start"], group["start"] + group["frames"] - 1
+    run_end = start + group["ends"]["run"]
+    assert run_end < end - 60
+    assert any(line.strip().startswith("fades out: run at") for line in sm.nla.group_lines(group))
+    # the walk's own speed along its warp, after the run has ended
+    expected = expected_blend(obj, sm, [0.5, 0.5])
+    walk = sm.convert.strip_to_motion(obj, strips_by_name(obj)["walk"])
+    rig = sm.nla.find_armature_rig(obj, walk)
+    package = type(obj.smart_motion).__module__.rsplit('.', 2)[0]
+    motion, analysis = (importlib.import_module(f"{package}.core.{name}") for name in ("motion", "analysis"))
+    hips = motion.forward_kinematics(walk.rotations, walk.positions, walk.skeleton.parents, [rig.pelvis],
+                                     rotations_out=False)[0][:, 0]
+    up = importlib.import_module(f"{package}.core.rig").detect_up(walk, rig)
+    own = np.linalg.norm(analysis.horizontal(np.diff(hips, axis=0), up), axis=-1)  # (per own frame)
+    warp = np.asarray(expected.plan.warps[1])  # (the run first: the upper track)
+    tail = np.arange(int(np.ceil(run_end)) + 1, end + 1)
+    walk_speed = np.interp(warp[tail[:-1] - start], np.arange(len(own)), own) * np.diff(warp[tail - start])
+    evaluated = pelvis_speeds(obj, tail)
+    assert abs(evaluated.mean() - walk_speed.mean() * walk.fps) <= 0.1 * walk_speed.mean() * walk.fps
+
+
+def test_a_strips_legs_weight_is_a_setting_beside_its_group_and_a_gesture_standing_keeps_the_walks_pace(
+        empty_scene, sm):
+    obj = clips_on_one_armature((WALK, ("bye_normal_001", 30, None)), tracks=2)
+    synchronized(obj, sm, "walk", "bye")
+    animated_influence(strips_by_name(obj)["bye"], {1: 0.5})
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    walk_frames = strips_by_name(obj)["walk"].frame_end - strips_by_name(obj)["walk"].frame_start + 1
+    assert abs(group["frames"] - walk_frames) <= 0.1 * walk_frames
+    assert group["part_weights"] == {"bye": {"legs": 0.0, "upper": 1.0, "arms": 1.0}}
+    assert any("'bye' stands still" in note for note in group["notes"])
+    layout = draw_panel()
+    item = sm.nla.strip_settings(obj, strips_by_name(obj)["bye"])
+    assert (item, "weigh_parts") in layout.props and (item, "legs_weight") not in layout.props
+
+    item.weigh_parts = True
+    item.legs_weight = 1.0
+    item.arms_weight = 2.0
+    assert (item, "legs_weight") in draw_panel().props
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["part_weights"] == {"bye": {"legs": 1.0, "upper": 1.0, "arms": 2.0}}
+    assert not any("stands still" in note for note in group["notes"])
+    assert any(line.strip() == "parts: bye arms 2" for line in sm.nla.group_lines(group))
+    strips = strips_by_name(obj)
+    bye, walk = (sm.convert.strip_to_motion(obj, strips[n]) for n in ("bye", "walk"))
+    expected = sm.mkm.blend_clips([bye, walk], names=["bye", "walk"], weights=[0.5, 0.5], priorities=[2, 1],
+                                  starts=[30, 1], rig=sm.nla.find_armature_rig(obj, bye),
+                                  part_weights=[{"legs": 1.0, "upper": 1.0, "arms": 2.0}, None])
+    keyed = preview_values(obj)
+    for key, values in keys_of(obj, expected.motion).items():
+        assert np.allclose(keyed[key], values, rtol=1e-5, atol=1e-5), key

@@ -195,7 +195,12 @@ def test_fig11_warps_stay_strictly_monotone_and_c1_whatever_the_chords():
 
 def assert_a_valid_plan(plan, n_motions):
     assert np.all(plan.combined != ERR)  # eq. (3) at every step
-    assert plan.n_frames == int(np.ceil(plan.boundaries[-1] - 1e-9))
+    # the output runs to the frame that plays the last clip's last frame (a cyclic one: up to its
+    # period), and no further, where its time would be clamped to it (a last step shorter than the others)
+    assert plan.n_frames <= int(np.ceil(plan.boundaries[-1] - 1e-9))
+    for seq, spline, done in zip(plan.sequences, plan.splines, plan.finished):
+        if done and spline.times[-1] >= plan.n_frames:
+            assert spline(float(plan.n_frames)) >= seq.n_frames - 1 - 1e-9
     assert np.all(np.diff(plan.boundaries) > 0)
     for i in range(n_motions):
         played = plan.elements[i][plan.joins[i]:]
@@ -373,11 +378,14 @@ def test_appendix_a_a_solution_is_always_found_on_random_sequences():
         assert_a_valid_plan(plan, n)
 
 
-def test_a_motion_that_can_never_start_is_refused():
-    one_foot = SupportSequence([LS], [0], 11, 30.0, cyclic=True)  # standing on the left foot for ever
+def test_a_motion_that_clashes_with_another_whole_clip_waits_for_its_end():
+    # (a cyclic clip plays one pass and then fades out, so no clip stands on one foot for ever: the
+    # hop, whose first element RS clashes with it at every step, joins where it ends)
+    one_foot = SupportSequence([LS], [0], 11, 30.0, cyclic=True)
     hop = SupportSequence([RS, NONE], [0, 5], 10, 30.0)
-    with pytest.raises(ValueError, match="motion 1 cannot be synchronized: its first element RS"):
-        synchronize([one_foot, hop], [1.0, 1.0], [0, 0], [0.5, 0.5])
+    plan = synchronize([one_foot, hop], [1.0, 1.0], [0, 0], [0.5, 0.5])
+    assert plan.delays[1] == 10 and plan.ends[0] == pytest.approx(10.0)
+    assert plan.finished == (True, True)
 
 
 def test_the_plan_is_data(mocap):
