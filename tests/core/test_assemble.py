@@ -1096,7 +1096,7 @@ def test_a_fast_walks_legs_from_other_walks_keep_its_feet_planted(mocap, first):
     """The legs stand under the query's pelvis, so they are retrieved by the speed they are played
     at: two steps of the angry (fast) walk's legs from walks of other styles skate less than the
     walk itself. Compared at the clips' own pace, a slower walk played at the angry walk's speed
-    counted as too slow (a turning walk with half as many more differing bits won, its feet landing
+    counted as too slow (a turning walk with half again as many differing bits won, its feet landing
     still sliding), and an active walk played a fifth faster than the angry walk as fitting
     (14.2 and 10.4 cm/s against the walk's own 3.6 and 4.6)."""
     query = mocap("bandai1/walk_angry_001")[first:first + 61]
