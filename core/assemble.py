@@ -28,8 +28,9 @@ Beyond the paper (issue 24): the Boolean features cannot tell a run's arms from 
 walk's, and arms whose bits never change matched any window at cost 0, the first
 clip by name winning. So each limb also has continuous measures (:data:`MEASURES`:
 how fast the body carries it, how far it swings, in leg lengths), compared as
-soft bits beside the Boolean ones, and windows of equal cost go to the one whose
-part poses lie nearest the query's (:func:`best_window`). A query longer than the
+soft bits beside the Boolean ones (a leg's speed as the window is played, since the
+legs must carry the query's pelvis: :data:`PLAYED_MEASURES`), and windows of equal
+cost go to the one whose part poses lie nearest the query's (:func:`best_window`). A query longer than the
 library's clips is assembled in overlapping pieces joined by slerp
 (:func:`assembly_pieces`).
 
@@ -81,7 +82,7 @@ __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES"
            "juncture_angles", "juncture_rotations",
            "standardized_angles", "feature_changes", "paired_feature_poses", "monotone_time_curve", "segment_time_map",
            "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS",
-           "MEASURES", "PART_LIMBS", "body_unit", "moving_range", "limb_frames", "limb_measures",
+           "MEASURES", "PLAYED_MEASURES", "PART_LIMBS", "body_unit", "moving_range", "limb_frames", "limb_measures",
            "continuous_features", "PartFrames", "part_frames", "measure_differences", "window_measure_differences",
            "window_pose_distances", "COST_TIE", "PIECE_OVERLAP", "assembly_pieces", "piece_weights", "joined_pieces",
            "Piece"]
@@ -189,6 +190,16 @@ def speed_in_body_units(x: np.ndarray, fps: float, body_unit: float) -> np.ndarr
 # a share from 0 (equal) to 1, added to the differing bits.
 
 MEASURES = ("carried_speed", "swing")
+# A library window spanning ``scale`` times the query's frames is played in the query's time
+# (section 4.2.1), so it carries a limb ``scale`` times as fast as its clip did. For a leg that is
+# the speed that counts: the assembled legs stand under the query's pelvis (never part of a part),
+# and a stance foot keeps its place only if the leg played sweeps back under the hip as fast as that
+# pelvis travels; a leg played faster or slower than the pelvis carries it slides (or the contact
+# stage must stretch it). So a leg's carried speed is compared as the window plays it. An arm
+# touches nothing: its carried speed tells a run's arms from a walk's (the clip's action, whatever
+# the pace it is played at), so it is compared as the clip has it. The swing is a distance, the
+# same played faster or slower.
+PLAYED_MEASURES = {"leg": ("carried_speed",), "arm": ()}
 
 
 def body_unit(motion: Motion | Skeleton, rig: Rig) -> float:
@@ -343,12 +354,15 @@ class PartFrames:
     bits      (F, K) bool: the part's Boolean features (:func:`part_features`).
     measures  (F, C) float or None: its limbs' :data:`MEASURES`, leg lengths (per second).
     poses     (F, D) float or None: its limbs' poses (:func:`limb_measures`), leg lengths.
-    floors    (C,) the measures' floors (:func:`measure_differences`)."""
+    floors    (C,) the measures' floors (:func:`measure_differences`).
+    played    (C,) bool: the measures compared as a window plays them, times its time scale
+              (:data:`PLAYED_MEASURES`); None: none."""
 
     bits: np.ndarray
     measures: np.ndarray | None = None
     poses: np.ndarray | None = None
     floors: np.ndarray | None = None
+    played: np.ndarray | None = None
 
 
 def part_frames(features: Mapping[str, np.ndarray], part: str, measures: Mapping[str, np.ndarray] | None = None,
@@ -361,7 +375,8 @@ def part_frames(features: Mapping[str, np.ndarray], part: str, measures: Mapping
     floors = {"carried_speed": thresholds.speed_floor, "swing": thresholds.swing_floor}
     return PartFrames(bits, np.stack([measures[f"{limb}.{m}"] for limb in limbs for m in MEASURES], axis=1),
                       np.concatenate([poses[limb] for limb in limbs], axis=1),
-                      np.array([floors[m] for _ in limbs for m in MEASURES]))
+                      np.array([floors[m] for _ in limbs for m in MEASURES]),
+                      np.array([m in PLAYED_MEASURES[limb.split(".")[1]] for limb in limbs for m in MEASURES]))
 
 
 def measure_differences(query: np.ndarray, library: np.ndarray, floors: np.ndarray) -> np.ndarray:
@@ -462,11 +477,15 @@ def _in_blocks(starts: np.ndarray, per_window: int, compute) -> np.ndarray:
 
 
 def window_measure_differences(query: np.ndarray, library: np.ndarray, floors: np.ndarray,
-                               scale: float = 1.0) -> np.ndarray:
+                               scale: float = 1.0, played: np.ndarray | None = None) -> np.ndarray:
     """``(m - L + 1,)`` float: the summed :func:`measure_differences` between ``query (n, C)`` and each
     window of ``library (m, C)`` (frames as :func:`window_mismatches` lays them), soft bits to add to
-    its differing bits."""
+    its differing bits. The speeds ``played`` ``(C,)`` bool are compared as the window plays them,
+    ``scale`` times the library's (:data:`PLAYED_MEASURES`): a window of twice the query's frames
+    played in its time carries the limb twice as fast."""
     n, m = len(query), len(library)
+    if played is not None:
+        library = library * np.where(played, float(scale), 1.0)
     offsets = window_offsets(n, scale)
     starts = np.arange(max(m - int(offsets[-1]), 0))
     # measure_differences with the logarithms taken once per frame, not once per frame of every
@@ -509,7 +528,8 @@ def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray
     Of bits alone (arrays ``(F, K)``), the cost is the share of differing bits (:func:`window_mismatches`),
     ties going to the scale listed first, the first clip, the earliest window. Of :class:`PartFrames`
     with measures, each frame's :data:`MEASURES` count as soft bits besides the Boolean ones
-    (:func:`measure_differences`): cost = (differing bits + measure differences) / (frames x (K + C)).
+    (:func:`measure_differences`; a leg's carried speed as the window plays it, times its scale):
+    cost = (differing bits + measure differences) / (frames x (K + C)).
     Windows whose cost ties with the least (within :data:`COST_TIE`, rounding) are told apart by how
     near their part's poses lie to the query's (:func:`window_pose_distances`; issue 24, item 8: an arm
     whose bits never change matched every window at cost 0, and the first clip by name won)."""
@@ -525,7 +545,7 @@ def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray
     for s, scale in enumerate(scales):
         span = int(window_offsets(n, scale)[-1]) + 1
         if soft:
-            soft_costs = window_measure_differences(query.measures, every, query.floors, scale)
+            soft_costs = window_measure_differences(query.measures, every, query.floors, scale, query.played)
         for c, (clip, frames) in enumerate(library.items()):
             bits = window_mismatches(query.bits, frames.bits, scale)
             if len(bits) == 0:

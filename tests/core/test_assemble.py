@@ -1059,3 +1059,46 @@ def test_retrieval_with_the_measures_does_not_depend_on_the_rate(mocap):
     for part, match in got.items():
         assert match.clip == expected[part].clip, part
         assert abs(match.start - 2 * expected[part].start) <= 2, part
+
+
+@pytest.mark.parametrize("part", ["left.leg", "right.arm"])
+def test_a_legs_speed_is_compared_as_the_window_plays_it(part):
+    """Section 4.2.1 plays a retrieved segment in the query's time: a window of twice the query's
+    frames carries the limb twice as fast as its clip did. A leg stands under the query's pelvis, so
+    a clip walking at half the query's speed matches its legs, at scale 2, as well as one at its
+    speed; an arm's speed tells the clip's action, so there it is compared as the clip has it (the
+    swing, a distance, unchanged either way)."""
+    from core.assemble import part_feature_names, part_frames
+    n, m = 20, 100
+
+    def frames(speed, length):
+        return part_frames({k: np.zeros(length, bool) for k in part_feature_names(part)}, part,
+                           {f"{part}.carried_speed": np.full(length, speed), f"{part}.swing": np.full(length, 0.8)},
+                           {part: np.zeros((length, 6))})
+
+    query, half = frames(2.0, n), {"half the speed": frames(1.0, m)}
+    at_own_pace = np.log2((2.0 + Thresholds().speed_floor) / (1.0 + Thresholds().speed_floor))
+    share = at_own_pace / (len(part_feature_names(part)) + 2)  # nearly a whole soft bit per frame
+    assert best_window(query, half, scales=(1.0,)).cost == pytest.approx(share)
+    match = best_window(query, half, scales=(1.0, 2.0))
+    if part.endswith("leg"):
+        assert match.length == 2 * n - 1 and match.cost == 0.0
+    else:  # (the same cost at both scales: the tie goes to the scale listed first)
+        assert match.length == n and match.cost == pytest.approx(share)
+
+
+OTHER_WALKS = ("bandai1/walk_active_001", "bandai1/walk_active_002", "bandai1/walk-right_active_001",
+               "bandai1/walk_feminine_002", "bandai1/walk_musical_001", "bandai1/walk_musical_002")
+
+
+@pytest.mark.parametrize("first", [0, 40])
+def test_a_fast_walks_legs_from_other_walks_keep_its_feet_planted(mocap, first):
+    """The legs stand under the query's pelvis, so they are retrieved by the speed they are played
+    at: two steps of the angry (fast) walk's legs from walks of other styles skate less than the
+    walk itself. Compared at the clips' own pace, a slower walk played at the angry walk's speed
+    counted as too slow (a turning walk with half again as many differing bits won, its feet landing
+    still sliding), and an active walk played a fifth faster than the angry walk as fitting
+    (14.2 and 10.4 cm/s against the walk's own 3.6 and 4.6)."""
+    query = mocap("bandai1/walk_angry_001")[first:first + 61]
+    held = assemble(query, {"lower": {name: mocap(name) for name in OTHER_WALKS}})
+    assert skate(held.motion) < skate(query)
