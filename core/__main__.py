@@ -465,11 +465,45 @@ def _read_library(files: dict[str, str], needed: tuple[str, ...]) -> tuple[dict,
     for name, path in files.items():
         try:
             library[name] = read_bvh(path)
-        except ValueError as error:  # (BVHError is one)
+        except (ValueError, OSError) as error:  # (BVHError is a ValueError; a broken link or a folder an OSError)
             if name in needed:
                 raise
             unreadable[name] = f"{name!r} could not be read ({error})"
     return library, unreadable
+
+
+def _processors() -> int:
+    """The processors this process may run on (its affinity: a container's share, not the host's)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # (not on every system)
+        return os.cpu_count() or 1
+
+
+def _local_workers(clips: dict, src: str, dst: str, blend: float, weight_given: bool) -> tuple[int, str]:
+    """``(workers, why_here)`` for MeasuredRunner: one worker per processor, and why the work must
+    stay here whatever its size ("" when it need not): Dask missing, or a memory budget without
+    room for that many processes computing at once (core.hops.precompute_bytes)."""
+    from importlib.util import find_spec
+
+    from .budget import OverBudget, in_gib
+    from .hops import blend_frames_of, check_precompute_size, precompute_pairs
+
+    workers = _processors()
+    if workers < 2:
+        return workers, ""
+    if not find_spec("distributed"):
+        return workers, "Dask is not installed (make demo installs it)"
+    names = sorted(clips)
+    s, d = names.index(src), names.index(dst)
+    lengths = [clips[name].n_frames for name in names]
+    length = blend_frames_of(blend, clips[src].fps)
+    try:
+        check_precompute_size(names, lengths, len(clips[src].skeleton), s, d,
+                              precompute_pairs(lengths, s, d, length, weight_given=weight_given), length, workers)
+    except OverBudget as error:
+        return workers, f"{workers} processes at once would exceed the memory budget (they would need {in_gib(error.needed)})"
+    return workers, ""
 
 
 def cmd_hops_precompute(args) -> int:
@@ -483,7 +517,9 @@ def cmd_hops_precompute(args) -> int:
     files = _library_files(args.library, args.src, args.dst)
     check_outputs({f"clip '{name}'": path for name, path in files.items()}, {"-o": args.output})
     src, dst = Path(args.src).name, Path(args.dst).name
-    processes = 1 if args.workers == 0 else 0 if args.scheduler is not None else args.workers or os.cpu_count() or 1
+    measured = args.workers is None and args.scheduler is None  # (the default: MeasuredRunner)
+    # (the work starts in this process when measured: a cluster is started only if the budget has room for it)
+    processes = 1 if args.workers == 0 or measured else 0 if args.scheduler is not None else args.workers
     names = sorted(files)
     declared = _declared([files[name] for name in names])
     if declared:
@@ -513,10 +549,8 @@ def cmd_hops_precompute(args) -> int:
     elif args.workers is not None:
         runner = _cluster_runner(args.workers, None)
     else:  # by default here, until the work measured says a local cluster of one worker per processor pays
-        from importlib.util import find_spec
-
-        workers = (os.cpu_count() or 1) if find_spec("distributed") else 1  # (no Dask: here, always)
-        runner = MeasuredRunner(lambda: _cluster_runner(workers, None), workers, progress=True)
+        workers, why_here = _local_workers(clips, src, dst, blend, args.weight is not None)
+        runner = MeasuredRunner(lambda: _cluster_runner(workers, None), workers, progress=True, why_here=why_here)
     with runner as run:
         table = precompute(clips, src, dst, args.offset, blend_seconds=blend, weight=args.weight, runner=run, rig=rig,
                            processes=processes)

@@ -97,31 +97,37 @@ class MeasuredRunner:
     cluster's start-up and the shipping of the map's shared arrays (``overhead_s``, measured
     by tests/bench/hops_runner.py); below that bound the cluster costs more than it saves
     (a table of 158 trigger frames took 9.7 s on two local workers, 5.8 s here). One worker
-    never pays. The table is the same either way: every runner gives the serial results to
-    the bit. ``choices`` records what each map did, for the report (:meth:`summary`).
+    never pays; ``why_here`` (e.g. the memory budget has no room for P processes) keeps
+    the work here and is said in the summary. The table is the same either way: every
+    runner gives the serial results to the bit. ``choices`` records what each map did, and
+    ``started_s`` how long the cluster took to start, for the report (:meth:`summary`).
+    Any cluster started is closed on leaving ``with`` (or by :meth:`close`).
     """
 
     def __init__(self, start_cluster, workers: int, *, overhead_s: float = CLUSTER_OVERHEAD_S,
-                 progress: bool = False):
+                 progress: bool = False, why_here: str = ""):
+        from contextlib import ExitStack
+
         self.start_cluster = start_cluster
-        self.workers = int(workers)
+        self.workers = 1 if why_here else int(workers)
         self.overhead_s = float(overhead_s)
         self.progress = progress
         self.cluster = None
         self.choices: list[tuple[str, int, int, float]] = []  # (map, tasks, of them here, estimate here in s)
-        self.not_started = ""  # why a cluster that paid could not be started
-        self._stack = None
+        self.why_here = why_here  # why no cluster is started, whatever the work
+        self.started_s: float | None = None
+        self._clusters = ExitStack()
 
     def __enter__(self) -> MeasuredRunner:
-        from contextlib import ExitStack
-
-        self._stack = ExitStack()
         return self
 
     def __exit__(self, *exc) -> None:
-        stack, self._stack, self.cluster = self._stack, None, None
-        if stack is not None:
-            stack.close()
+        self.close()
+
+    def close(self) -> None:
+        """Close the cluster, if one was started."""
+        self.cluster = None
+        self._clusters.close()
 
     @property
     def pays_after_s(self) -> float:
@@ -135,17 +141,16 @@ class MeasuredRunner:
         items = list(items)
         out: list = []
         started = time.perf_counter()
-        estimate = 0.0
         name = getattr(fn, "__name__", "task")
         for n, item in enumerate(items):
             if n:
                 spent = time.perf_counter() - started
-                estimate = spent + spent / n * (len(items) - n)  # (the whole map, here, at the pace so far)
-                if self.cluster is None and spent / n * (len(items) - n) > self.pays_after_s:
+                left = spent / n * (len(items) - n)  # (at the pace so far)
+                if self.cluster is None and left > self.pays_after_s:
                     self.cluster = self._start_cluster()
                 if self.cluster is not None:
                     out += self.cluster.map(fn, items[n:], **shared)
-                    self.choices.append((name, len(items), n, estimate))
+                    self.choices.append((name, len(items), n, spent + left))
                     return out
             out.append(fn(item, **shared))
             if self.progress:
@@ -157,25 +162,35 @@ class MeasuredRunner:
     def _start_cluster(self):
         """The cluster, started; None when it could not be (the work then stays here, and the
         summary says why): a cluster that fails to start is no reason to lose the work done."""
+        import time
+
+        started = time.perf_counter()
         try:
-            return self._stack.enter_context(self.start_cluster())
+            cluster = self._clusters.enter_context(self.start_cluster())
         except (ValueError, OSError, RuntimeError) as error:
-            self.not_started = f"a local cluster could not be started ({error}), so it all ran here"
+            self.why_here = f"a local cluster could not be started ({error})"
             self.workers = 1
             return None
+        self.started_s = time.perf_counter() - started
+        return cluster
 
     def summary(self) -> str:
         """Where the work ran, and why: one clause per map."""
-        parts = [self.not_started] if self.not_started else []
+        if self.why_here:
+            bound = f"{self.why_here}, so it all ran here"
+        elif self.workers < 2:
+            bound = "one processor: a local cluster never pays"
+        else:
+            bound = f"a local cluster of {self.workers} workers pays above {self.pays_after_s:.3g} s"
+        parts = []
         for name, total, here, seconds in self.choices:
             if here == total:
-                parts.append(f"{name}: {total} tasks in this process ({seconds:.1f} s; a local cluster of "
-                             f"{self.workers} workers pays only above {self.pays_after_s:.3g} s)")
+                parts.append(f"{name}: {total} tasks in this process ({seconds:.1f} s)")
             else:
-                parts.append(f"{name}: {here} of {total} tasks here, the rest on a local cluster of {self.workers} "
-                             f"workers (about {seconds:.1f} s here: above the {self.pays_after_s:.3g} s from which "
-                             "it pays)")
-        return "; ".join(parts)
+                parts.append(f"{name}: {here} of {total} tasks here, the rest on the cluster (about {seconds:.1f} s "
+                             f"here)")
+        started = f"; the cluster started in {self.started_s:.1f} s" if self.started_s is not None else ""
+        return "; ".join(parts) + f" ({bound}{started})"
 
 
 # --------------------------------------------------------------------------- point clouds

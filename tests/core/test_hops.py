@@ -486,17 +486,21 @@ def test_the_default_runner_stays_here_unless_the_work_measured_pays_a_cluster(t
         spread = hops.precompute(*args, weight=0.05, runner=run)
     [cluster] = started  # one cluster, started once, for both maps, and closed
     assert cluster.closed and cluster.ran == sum(total - n for _, total, n, _ in run.choices) > 0
-    assert "the rest on a local cluster of 2 workers" in run.summary()
+    assert "the rest on the cluster" in run.summary() and "a local cluster of 2 workers pays above 0 s" in run.summary()
     with hops.MeasuredRunner(lambda: _Cluster(started), 1, overhead_s=0.0) as run:  # one worker never pays
         hops.precompute(*args, weight=0.05, runner=run)
-    assert len(started) == 1
+    assert len(started) == 1 and "one processor: a local cluster never pays" in run.summary()
+    with hops.MeasuredRunner(lambda: _Cluster(started), 2, overhead_s=0.0, why_here="no room") as run:
+        hops.precompute(*args, weight=0.05, runner=run)
+    assert len(started) == 1 and run.summary().endswith("(no room, so it all ran here)")
 
     def no_cluster():
         raise ValueError("no Dask worker joined")
 
-    with hops.MeasuredRunner(no_cluster, 2, overhead_s=0.0) as run:  # the work is not lost: it stays here
-        kept = hops.precompute(*args, weight=0.05, runner=run)
-    assert run.summary().startswith("a local cluster could not be started (no Dask worker joined), so it all ran here")
+    run = hops.MeasuredRunner(no_cluster, 2, overhead_s=0.0)  # (also outside a with block)
+    kept = hops.precompute(*args, weight=0.05, runner=run)
+    assert run.summary().endswith("(a local cluster could not be started (no Dask worker joined), so it all ran "
+                                  "here)"), run.summary()
     assert all(np.array_equal(a, b) for a, b in zip(kept.to_arrays().values(), table.to_arrays().values()))
     for t in (here, spread):
         assert all(np.array_equal(a, b) for a, b in zip(t.to_arrays().values(), table.to_arrays().values()))
