@@ -87,6 +87,10 @@ def test_partial_blending_turns_no_joint_beyond_the_range_the_examples_show(spac
             for r in limited:
                 assert set(r.limited) <= {rig.names["pelvis"], rig.names["chest"], rig.names["right.clavicle"]}
                 assert "the range the examples show stopped the turn of " + ", ".join(r.limited) in r.why
+    # (docs/design.md: 8 cm beyond the side, the limits keep the chest and collar and the target is
+    # missed by 4.5 cm, said so; pinned within the hit tolerance)
+    side = spaces["product"].reach(beyond(spaces["product"])[0])
+    assert side.error == pytest.approx(4.52, abs=spaces["product"].tolerance) and side.limited
     assert worst["product"] < np.radians(0.01)
     assert worst["before"] > np.radians(10.0)  # (what the limit stops: chest or collar turned 30-40 degrees)
 
