@@ -251,8 +251,10 @@ def reach_text(found: ReachFound, strip: bpy.types.NlaStrip, scene: bpy.types.Sc
 
 
 def limit_warnings(found: ReachFound, scene: bpy.types.Scene) -> list[str]:
-    """The operator's warning when a joint limit stopped partial blending's turns (core.reach.JointRanges)."""
-    if not found.reach.limited:
+    """The operator's warning when a joint limit stopped partial blending's turns (core.reach.JointRanges)
+    and the target was missed for it (by more than core.reach's tolerance); a limit that bit on the way
+    to a hit is only in the report (:func:`reach_text`)."""
+    if not found.reach.limited or not found.reach.missed:
         return []
     return [f"{', '.join(found.reach.limited)} turned only as far as the examples' range (and its margin) allows; "
             f"the hit error is {length_text(found.error, scene)}: examples that reach further that way would "

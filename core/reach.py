@@ -111,16 +111,30 @@ def warping_path(move: np.ndarray) -> np.ndarray:
 DTW_BYTES_PER_CELL = 24
 
 
+# The joint ranges (issue 24 item 6, :func:`joint_ranges`) per example, frame and joint at their
+# peak: the examples' rotations stacked, the measured copy, the forward kinematics over every
+# example's frames, the signs made to agree and the rotation vectors (tracemalloc: 199.5 bytes).
+RANGES_BYTES_PER_EXAMPLE_FRAME_JOINT = 200
+# The contact stage's look at the examples' feet (:meth:`ReachSpace.feet_held`, on the first
+# query): their global positions and the contacts found on them (tracemalloc: 72.0 bytes).
+FEET_BYTES_PER_EXAMPLE_FRAME_JOINT = 72
+
+
 def reach_bytes(reference_frames: int, example_frames: list[int], joints: int) -> int:
-    """Bytes :meth:`ReachSpace.build` holds at its peak for a reference of ``reference_frames``,
-    examples of ``example_frames`` at the reference's rate (the reference among them) on
-    ``joints`` joints: the examples registered (three copies: the motions, their stacks and
-    the effector's chains, 7 doubles a joint and frame), and the larger of the distance grid of
-    the longest example (section 3.1, ``DTW_BYTES_PER_CELL`` a cell) and a block of hit points."""
-    held = 3 * 56 * len(example_frames) * reference_frames * joints
+    """Bytes a :class:`ReachSpace` holds at its peak, built (:meth:`ReachSpace.build`) and queried,
+    for a reference of ``reference_frames``, examples of ``example_frames`` at the reference's
+    rate (the reference among them) on ``joints`` joints: the examples registered (three copies:
+    the motions, their stacks and the effector's chains, 7 doubles a joint and frame), and the
+    largest of what comes and goes on top of them: the distance grid of the longest example
+    (section 3.1, ``DTW_BYTES_PER_CELL`` a cell), a block of hit points, the joint ranges and the
+    examples' feet (``RANGES_...`` and ``FEET_BYTES_PER_EXAMPLE_FRAME_JOINT``)."""
+    example_frame_joints = len(example_frames) * reference_frames * joints
+    held = 3 * 56 * example_frame_joints
     grid = DTW_BYTES_PER_CELL * reference_frames * max(example_frames, default=0)
     hits = max(HIT_BLOCK_BYTES, HIT_BYTES_PER_BLEND_FRAME_JOINT * reference_frames * joints)
-    return held + max(grid, hits)
+    ranges = RANGES_BYTES_PER_EXAMPLE_FRAME_JOINT * example_frame_joints
+    feet = FEET_BYTES_PER_EXAMPLE_FRAME_JOINT * example_frame_joints
+    return held + max(grid, hits, ranges, feet)
 
 
 def check_reach_size(reference_frames: int, example_frames: list[int], joints: int) -> None:
@@ -957,6 +971,9 @@ class JointRanges:
     in_world   (J,) whether the joint's rotation is taken in the world (the pelvis and the joints
                above it: placing an example turns those, and every example is placed facing the
                reference's way) rather than against its parent's.
+    varied     whether the examples differ at all: one example, or copies of one, is one
+               performance, whose range says how it went, not how far its joints may go
+               (:class:`ReachSpace` keeps no limits then, and says so).
     """
 
     centre: np.ndarray
@@ -964,6 +981,7 @@ class JointRanges:
     high: np.ndarray
     margin: np.ndarray
     in_world: np.ndarray
+    varied: bool = True
 
     def kept(self, joints: np.ndarray, local: np.ndarray, own: np.ndarray,
              parent_world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -986,6 +1004,11 @@ class JointRanges:
         return np.where((excess > 0)[..., None], kept, local), excess
 
 
+# Rotations closer than this (radians, a millionth of a degree's order) are one rotation: far
+# above rounding, far below any difference between two performances.
+_SAME_ROTATION = 1e-8
+
+
 def joint_ranges(motions: Sequence[Motion], rig: Rig) -> JointRanges:
     """:class:`JointRanges` of registered examples ``motions`` (one skeleton, the same frames).
 
@@ -993,7 +1016,7 @@ def joint_ranges(motions: Sequence[Motion], rig: Rig) -> JointRanges:
     that way and the next one: how far the furthest example took the range beyond all the others,
     a leave-one-out estimate of how far one more example of the action would take it. It follows
     the examples' own spread, in any unit or rig; it is zero for one example (nothing says how the
-    action varies) and for copies of one."""
+    action varies) and for copies of one, which are therefore not ``varied``."""
     rotations = np.stack([m.rotations for m in motions])  # (K, F, J, 4)
     K, F, J = rotations.shape[:3]
     skel = motions[0].skeleton
@@ -1015,7 +1038,10 @@ def joint_ranges(motions: Sequence[Motion], rig: Rig) -> JointRanges:
         margin = np.stack([lowest[1] - lowest[0], highest[-1] - highest[-2]], axis=-1)
     else:
         margin = np.zeros((J, 3, 2))
-    return JointRanges(centre, lowest[0] - margin[..., 0], highest[-1] + margin[..., 1], margin, in_world)
+    # (copies of one example register onto the same frames: their rotations agree to rounding)
+    varied = bool(K > 1 and np.ptp(v, axis=0).max() > _SAME_ROTATION)
+    return JointRanges(centre, lowest[0] - margin[..., 0], highest[-1] + margin[..., 1], margin, in_world, varied)
+
 
 
 def joint_adjustments(motion: Motion, frame: int, effector: int, target: np.ndarray,
@@ -1151,6 +1177,8 @@ class Reach:
                blending's turns: there the target may be missed for it.
     reference_frames  (F,) the (fractional) reference frame each frame of ``motion`` plays.
     feet_held  whether the contact stage held the feet the examples have down.
+    tolerance  the miss taken as a hit (:attr:`ReachSpace.tolerance`), in the motion's units: a
+               limit that bit matters to the user only where ``error`` exceeds it.
     """
 
     motion: Motion
@@ -1164,6 +1192,12 @@ class Reach:
     limited: tuple[str, ...] = ()
     reference_frames: np.ndarray | None = None
     feet_held: bool = False
+    tolerance: float = 0.0
+
+    @property
+    def missed(self) -> bool:
+        """Whether the target was missed by more than :attr:`tolerance`."""
+        return self.error > self.tolerance
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1363,7 +1397,7 @@ class ReachSpace:
         frame = int(hit_frame(world[:, 0], world[:, 1], self.up, self.feature))
         point = world[frame, 0]
         return Reach(motion, point, frame, float(np.linalg.norm(point - target)), weights, partial, vertical,
-                     limited=limited, reference_frames=frames)
+                     limited=limited, reference_frames=frames, tolerance=self.tolerance)
 
     def _effector_and_pelvis(self, motion: Motion) -> np.ndarray:
         """``(F, 2, 3)`` world positions of the effector and the pelvis over ``motion``."""
@@ -1412,15 +1446,29 @@ class ReachSpace:
         if partial.error < regular.error:
             return self._finished(partial, target, f"{where}, but {missed}: partial blending (section 3.2), "
                                                    f"which misses less")
-        return self._finished(replace(regular, limited=partial.limited), target,
-                              f"{where}; {missed} and partial blending (section 3.2) by no less "
-                              f"({partial.error:.3g}): whole-body kept")
+        # (the whole-body blend turned no joint: the limits that stopped the discarded partial
+        # blending are the reason it was no better, said in ``why`` and not in ``limited``)
+        stopped = (f", the range the examples show stopping its turn of {', '.join(partial.limited)}"
+                   if partial.limited else "")
+        return self._finished(regular, target, f"{where}; {missed} and partial blending (section 3.2) by no less "
+                                               f"({partial.error:.3g}{stopped}): whole-body kept")
+
+    @property
+    def limits(self) -> JointRanges | None:
+        """The ranges section 3.2's turns are kept within (:func:`joint_ranges`), or ``None``: turned
+        off (:attr:`options`), or one performance (one example, or copies of one), whose range
+        says nothing of how far its joints may go; kept to it, partial blending could barely move
+        the hand (10 cm below one raise's hit: missed by 9.8 cm with it, hit without)."""
+        return self.ranges if self.options.joint_limits and self.ranges.varied else None
 
     def _finished(self, result: Reach, target: np.ndarray, why: str) -> Reach:
         """``result`` with ``why`` (and the joints whose limit bit), its feet held (:meth:`feet_held`)."""
         if result.limited:
             why += (f"; the range the examples show stopped the turn of {', '.join(result.limited)}"
-                    + (f" (missing by {result.error:.3g})" if result.error > self.tolerance else ""))
+                    + (f" (missing by {result.error:.3g})" if result.missed else ""))
+        elif result.partial and self.options.joint_limits and not self.ranges.varied:
+            why += ("; no joint limits: one performance shows how its joints went, not how far they may go "
+                    "(give two or more different examples of the action to keep the turns within their range)")
         result = replace(result, why=why)
         return self.feet_held(result, target) if self.options.hold_feet else result
 
@@ -1428,9 +1476,9 @@ class ReachSpace:
         """``result`` with the feet its examples have down held (issue 24 item 6), through the contact
         stage of synthesis (core.contacts.hold_feet, as synthesis runs it: every foot down held
         still where it stands, on the floor; the pelvis left as it is, as for blends and assembly).
-        A foot is down where the examples that weigh in ``result.weights`` have it down, weighted
-        (core.analysis.foot_contacts of each, at the reference frame each output frame plays), on
-        their floors, weighted. Only the legs change (the leg IK): a hit on an arm stays where it
+        A foot is down where the examples of the blend its leg came from have it down, weighted
+        (:meth:`foot_sources`; core.analysis.foot_contacts of each, at the reference frame each
+        output frame plays), on their floors, weighted. Only the legs change (the leg IK): a hit on an arm stays where it
         was; the foot of a leg that hits (a kick) is left as blended, or the stage would carry it
         between its holds. The hit is measured again on the result all the same."""
         target = self._target(target)
@@ -1446,9 +1494,9 @@ class ReachSpace:
         n = result.motion.n_frames
         padded = np.r_[np.zeros(pad, dtype=np.int64), np.arange(n), np.full(pad, n - 1)]
         contacts, floors = self._example_feet()
-        weights = result.weights / result.weights.sum()
+        sources = self.foot_sources(result)
         nearest = np.clip(np.rint(result.reference_frames[padded]).astype(np.int64), 0, contacts.shape[1] - 1)
-        down = np.einsum("k,kfs->fs", weights, contacts[:, nearest]) >= 0.5
+        down = np.einsum("sk,kfs->fs", sources, contacts[:, nearest]) >= 0.5
         down[-pad:] = False
         for k, side in enumerate("LR"):
             if self.effector_joint in self.rig.leg(side).joints:
@@ -1456,10 +1504,25 @@ class ReachSpace:
         motion = result.motion
         leg = 0.5 * (leg_length(motion.skeleton, self.rig, "L") + leg_length(motion.skeleton, self.rig, "R"))
         held = hold_feet(motion[padded], 0, down, [(0, len(padded) - 1)], self.rig, up=self.up, leg=leg,
-                         floors=np.einsum("k,kab->ab", weights, floors), options=self.options.contacts)[pad:pad + n]
+                         floors=np.einsum("sk,ksa->sa", sources, floors), options=self.options.contacts)[pad:pad + n]
         measured = self._measured(held, target, result.weights, result.partial)
         return replace(result, motion=held, hit_point=measured.hit_point, hit_frame=measured.hit_frame,
                        error=measured.error, feet_held=True)
+
+    def foot_sources(self, result: Reach) -> np.ndarray:
+        """``(2, K)`` the weights, summing to one, of the blend each foot (left, right) of ``result``
+        was taken from: its contacts and floors are that blend's. Whole-body blending and a punch
+        or raise (section 3.2: the body, legs included, from P_H): ``result.weights``. A kick
+        (the effector on a leg): the body, the standing leg included, is M_V's and only the kicking
+        leg M_H's, so the standing foot is P_V's (``result.vertical_weights``)."""
+        weights = result.weights / result.weights.sum()
+        sources = np.stack([weights, weights])
+        if result.partial and result.vertical_weights is not None:
+            vertical = result.vertical_weights / result.vertical_weights.sum()
+            for k, side in enumerate("LR"):
+                if self.effector.partition(".")[2] in _LEG_PARTS and self.effector_joint not in self.rig.leg(side).joints:
+                    sources[k] = vertical
+        return sources
 
     def _example_feet(self) -> tuple[np.ndarray, np.ndarray]:
         """``(contacts (K, F, 2) bool, floors (K, 2, 2))``: each registered example's feet down
@@ -1549,7 +1612,7 @@ class ReachSpace:
         value = world[:, 0] @ up if self.feature == "highest" else np.linalg.norm(world[:, 0] - world[:, 1], axis=-1)
         deltas = quat.identity((len(joints),))
         best = found = self._measured(motion, target, weights_h, True, weights_v, world, frames)
-        ranges = self.ranges if self.options.joint_limits else None
+        ranges = self.limits
         names = self.registration.motions[0].skeleton.names
         # The adjustment changes which frame is the hit (a lower hand at the peak, a higher one
         # elsewhere): solved again at the frame the result hits from, a few times, the profile

@@ -21,7 +21,10 @@ largest figures of both ways against the examples' own ankle drift, how often a 
 and the speed: ReachSpace.build for all 40 (median of 3) and the median and largest time of
 one query, over the 40 examples' own hit points (the full space) and over the 40 left-out
 targets (the product's query in the shrunk spaces), each query's time the median of 5 runs;
-and the machine's load average while it ran.
+and the machine's load average while it ran. Also issue 24 item 5, one example alone (the first
+of each style): the hit error for targets around its own hit (10 cm below, 8 cm to either side,
+3 cm in front and behind) with its joints kept to the range of its own frames, as first built,
+and with no limits, as now (one performance shows no range to keep).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from dataclasses import replace
 
 import numpy as np
 from common import MOCAP  # noqa: F401  (puts the project on sys.path)
@@ -106,6 +110,8 @@ def main() -> None:
                                                        np.degrees(fulls[0].ranges.margin[rig.roles[role]].ravel()))
                       for role in ("pelvis", "chest", "right.clavicle")))
 
+    one_example(examples, files)
+
     builds = []
     for _ in range(3):
         start = time.perf_counter()
@@ -129,6 +135,33 @@ def main() -> None:
     print(f"one reach, the 40 left-out targets (39 examples, partial where needed): median "
           f"{1000 * statistics.median(left):.1f} ms, largest {1000 * max(left):.1f} ms")
     print(f"(each query the median of 5 runs; load average over the last minute: {os.getloadavg()[0]:.2f})")
+
+
+# Around one raise's hit (Y up, cm): below, to either side, in front and behind.
+AROUND = {"10 below": (0, -10.0, 0), "8 to +x": (8.0, 0, 0), "8 to -x": (-8.0, 0, 0), "3 to +z": (0, 0, 3.0),
+          "3 to -z": (0, 0, -3.0)}
+
+
+def one_example(examples, files) -> None:
+    """Issue 24 item 5 with one example (the first of each style): partial blending alone, its joints
+    kept to the range of its own frames (as reviewed: one performance's range, no margin) against no
+    limits (now: one performance shows no range, and the reach says so)."""
+    firsts = list(range(0, len(examples), 8))
+    errors = {"own range kept": {name: [] for name in AROUND}, "no limits (now)": {name: [] for name in AROUND}}
+    for k in firsts:
+        space = ReachSpace.build([examples[k]])
+        own = space.chains.hits(np.ones((1, 1)), between_frames=True)[0][0]
+        kept = ReachSpace(space.registration, rig=space.rig)
+        kept.ranges = replace(kept.ranges, varied=True)  # (the range of its own frames kept, as reviewed)
+        for name, away in AROUND.items():
+            errors["own range kept"][name].append(kept.reach(own + np.array(away)).error)
+            errors["no limits (now)"][name].append(space.reach(own + np.array(away)).error)
+    print()
+    print(f"item 5, one example ({', '.join(files[k].stem.removeprefix('raise-up-right-hand_') for k in firsts)}, "
+          f"each alone): hit error, cm, median / largest of the {len(firsts)}")
+    print(f"{'target from its own hit':<24} " + " ".join(f"{name:>17}" for name in errors))
+    for name in AROUND:
+        print(f"{name:<24} " + " ".join(f"{median_max(errors[way][name]):>17}" for way in errors))
 
 
 if __name__ == "__main__":

@@ -259,6 +259,23 @@ def test_a_joint_limit_that_stops_partial_blending_is_reported_and_the_feet_are_
     assert np.abs(ankles[:, :, :2] - ankles[:1, :, :2]).max() < 0.005, "held within 5 mm across the floor"
 
 
+def test_a_joint_limit_is_warned_of_only_where_the_target_is_missed(reach_scene):
+    """A limit that bit on the way to a hit (the turns stopped at a joint's range on some frame, the
+    target hit within core.reach's tolerance all the same) is in the report, not a warning."""
+    from dataclasses import replace
+
+    addon_reach = extension("addon.reach")
+    reach_module = extension("core.reach")
+    points = reach_module.parameter_space(reach_module.register_examples(example_motions(reach_scene)),
+                                          n_blends=0).hit_points
+    empty = place_empty(reach_scene, points[np.argmin(points[:, 0])] - np.array([0.15, 0.0, 0.0]))
+    found = addon_reach.find_reach(reach_scene, empty, effector="right.wrist", feature="highest")
+    assert found.reach.limited and found.reach.missed
+    assert addon_reach.limit_warnings(found, bpy.context.scene)
+    hit = replace(found, reach=replace(found.reach, error=0.5 * found.reach.tolerance))
+    assert not hit.reach.missed and addon_reach.limit_warnings(hit, bpy.context.scene) == []
+
+
 def test_one_listed_example_is_reached_by_partial_blending_alone(reach_scene, capfd):
     """Issue 24 item 5: a list of one example reaches, its joints turned, and says so."""
     rows = reach_scene.smart_motion.reach_examples

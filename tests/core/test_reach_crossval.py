@@ -2,7 +2,7 @@
 
 Each left-out example's hit point is targeted with the space of the others: where it lies
 outside it (whole-body blending of the others misses it, core.reach's "inside"), partial
-blending (the product) must beat regular whole-body blending and stay under 3 cm (median);
+blending (the product) must beat regular whole-body blending and stay under 0.5 cm (median);
 elsewhere it must be no worse. The benchmark
 (tests/bench/reach_crossval.py) does all 40; here, by a rule, the examples whose hit points
 are the extremes of the 40 along each world axis (hull corners: outside once left out), and
@@ -43,7 +43,9 @@ def test_partial_blending_reaches_the_left_out_examples_outside_the_shrunk_space
     assert len(outside) >= 4 and inside  # (the extremes are corners of the hull: outside once left out)
     regular = np.median([r.regular for r in outside]) * cm
     product = np.median([r.product for r in outside]) * cm
-    assert product < regular and product < 3.0
+    # (measured as captured: median 1.22 cm by whole-body blending, 0.24 cm by the product)
+    assert product < 0.4 * regular and product < 0.5
+    assert max(r.product for r in outside) * cm < 1.0
     assert any(r.partial for r in outside)
     # elsewhere no worse: the product keeps regular blending unless partial blending misses less
     assert all(r.product <= r.regular + 1e-9 for r in inside)
