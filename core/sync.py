@@ -266,7 +266,8 @@ def clip_frames(own: np.ndarray, n_frames: int, *, cyclic: bool) -> tuple[np.nda
     return within, np.where(np.isnan(cycles), 0, cycles).astype(np.int64)
 
 
-def played_supports(warps, contacts: Sequence[np.ndarray], cyclic: Sequence[bool]) -> np.ndarray:
+def played_supports(warps, contacts: Sequence[np.ndarray], cyclic: Sequence[bool],
+                    ends: Sequence[float] | None = None) -> np.ndarray:
     """Each motion's own support at the clip frame it plays: ``(K, T)`` int8 :class:`Support` codes
     (DS, LS, RS, NONE), -1 where it plays none of its own frames.
 
@@ -275,19 +276,25 @@ def played_supports(warps, contacts: Sequence[np.ndarray], cyclic: Sequence[bool
     contacts  per motion, its ``(F_k, 2)`` bool foot contacts (left, right).
     cyclic    per motion, whether it repeats (:func:`clip_frames`); one that does not plays none
               of its own frames past its last one (it holds its last posture, §4.3).
+    ends      per motion, the output frame where it stops (:attr:`SyncPlan.ends`), or None: past
+              it the motion has faded out (core.mkm weighs it 0 there, a cyclic one after one
+              pass too), so none of its feet are shown and it plays none of its own frames.
 
     What a blend shows of each motion's feet: two motions whose supports here are LS and RS on
     one frame clash (the one on its left foot alone, the other on its right), which ⊕ forbids
     of the synchronized elements (Fig. 4) but a frame-by-frame blend does not."""
     warps = np.atleast_2d(np.asarray(warps, dtype=np.float64))
-    if len(contacts) != len(warps) or len(cyclic) != len(warps):
-        raise ValueError(f"give contacts and cyclic for each of the {len(warps)} warps, got {len(contacts)} and "
-                         f"{len(cyclic)}")
+    if len(contacts) != len(warps) or len(cyclic) != len(warps) or (ends is not None and len(ends) != len(warps)):
+        raise ValueError(f"give contacts and cyclic (and ends, if any) for each of the {len(warps)} warps, got "
+                         f"{len(contacts)}, {len(cyclic)}{'' if ends is None else f' and {len(ends)}'}")
     out = np.full(warps.shape, -1, dtype=np.int8)
+    frames_out = np.arange(warps.shape[1], dtype=np.float64)
     for k, (warp, feet, repeats) in enumerate(zip(warps, contacts, cyclic)):
         feet = np.asarray(feet, dtype=bool)
         last = len(feet) - 1
         playing = ~np.isnan(warp) & (repeats | (np.nan_to_num(warp, nan=0.0) <= last + 0.5))
+        if ends is not None:
+            playing &= frames_out <= float(ends[k]) + 1e-9
         frames, _ = clip_frames(np.where(playing, warp, 0.0), len(feet), cyclic=bool(repeats))
         out[k] = np.where(playing, support_phases(feet)[np.clip(np.rint(frames).astype(np.int64), 0, last)], -1)
     return out

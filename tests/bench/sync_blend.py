@@ -385,7 +385,10 @@ def phase_run(a, b, ma, mb, offset, method, rig, up, contacts, pair_sources, leg
         except ValueError as error:
             return PhaseRun(a, b, offset, method, None, None, None, None, 0, str(error))
         output, warps, cyclic = result.motion, np.asarray(result.plan.warps), result.cyclic
-    supports = played_supports(warps, contacts, cyclic)
+    # (a synchronized clip stops where it ends, a cyclic one after one pass, and weighs 0 after:
+    # what its warp plays past there is not shown; the naive blend's strips hold, and are)
+    ends = None if method == "naive" else result.plan.ends
+    supports = played_supports(warps, contacts, cyclic, ends)
     clash, strikes, phase = phase_figures(supports)
     skate = measure(output, (0, output.n_frames - 1), pair_sources, rig, up, leg, cm).skate
     return PhaseRun(a, b, offset, method, clash, strikes, phase, skate, output.n_frames)

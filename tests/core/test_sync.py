@@ -496,5 +496,15 @@ def test_played_supports_read_each_clip_s_own_contacts_at_the_frame_it_plays():
     supports = sync.played_supports(warps, [contacts, contacts], [False, True])
     np.testing.assert_array_equal(supports[0], [-1, RS, DS, DS, LS, -1])
     np.testing.assert_array_equal(supports[1], [RS, DS, LS, RS, LS, RS])
-    with pytest.raises(ValueError, match="contacts and cyclic for each of the 2 warps"):
+    with pytest.raises(ValueError, match="contacts and cyclic .and ends, if any. for each of the 2 warps"):
         sync.played_supports(warps, [contacts], [False])
+
+
+def test_a_clip_past_where_it_stops_shows_none_of_its_feet():
+    # a cyclic clip plays one pass and fades out where it stops (SyncPlan.ends): weighing nothing
+    # past it, its supports there are not the blend's, whatever its warp goes on to play
+    contacts = contacts_of([RS, DS, LS], [3, 2, 3])
+    warps = np.array([[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], [0.0, 4.0, 6.0, 7.0, 12.0, 9.0]])
+    supports = sync.played_supports(warps, [contacts, contacts], [False, True], ends=[5.0, 2.5])
+    np.testing.assert_array_equal(supports[0], [RS, RS, RS, DS, DS, LS])
+    np.testing.assert_array_equal(supports[1], [RS, DS, LS, -1, -1, -1])
