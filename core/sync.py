@@ -809,11 +809,43 @@ def synchronize(
                 trial[i] = prev[i]
         return trial if combined_row(trial) != _ERR else proposed
 
+    def piece(i: int, e: int) -> bool:
+        """Element e of motion i is one of the pieces of a double support split (§7)."""
+        return code(i, e) == _DS and ((e > 0 and code(i, e - 1) == _DS) or code(i, e + 1) == _DS)
+
+    def pieces_in_step(prev: list[int], proposed: list[int]) -> list[int]:
+        """The proposed elements, a motion leaving a split double support (§7) kept in step.
+
+        The pieces of a long DS cut into several (:func:`split_double_supports`) are neutral,
+        but each takes a step: an odd count of them against a walk's alternating elements puts
+        the single support after them half a step off the others' (a walk's standing start
+        split in two met the other walk's LS with its DS and played its own LS against the
+        other's DS for good). So where its last piece is followed by the single support the
+        others step onto now, the motion plays that piece within the one before (elements
+        advance by two); and where the single support after its pieces is not in step with the
+        others' (:func:`in_step`), it holds its last piece a step more (an enlargement, §5.1),
+        until they come to it."""
+        trial = list(proposed)
+        for i in range(nA):
+            p, q = prev[i], proposed[i]
+            if p < 0 or not sequences[i].split or not (playing(i, p) and playing(i, q)) or code(i, p) != _DS:
+                continue
+            now = times[min(len(rows), len(times) - 1)]
+            others = combined_row([e if m != i and join[m] >= 0 and weight_at(weights[m], now) > 0 else -1
+                                   for m, e in enumerate(trial)])
+            if others not in _OTHER_FOOT and others not in (_DS, _NONE):
+                continue
+            if piece(i, q) and code(i, q + 1) == others and playing(i, q + 1) and others in _OTHER_FOOT:
+                trial[i] = q + 1
+            elif piece(i, p) and code(i, q) in _OTHER_FOOT and not in_step(code(i, q), others):
+                trial[i] = p
+        return trial if combined_row(trial) != _ERR else proposed
+
     def commit(upto: int) -> None:
         """Synchronize the steps up to ``upto`` (eq. 5, one step at a time)."""
         while len(rows) <= upto:
             prev = rows[-1]
-            proposed = in_phase(prev, [e + 1 if e >= 0 else -1 for e in prev])
+            proposed = pieces_in_step(prev, in_phase(prev, [e + 1 if e >= 0 else -1 for e in prev]))
             rows.append(proposed if combined_row(proposed) != _ERR else resolve(prev, proposed))
 
     def fits(i: int, k: int, window: int, entry: int = 0) -> bool:
@@ -971,6 +1003,11 @@ def _step_duration(rows, j: int, ext, join, weights, priorities, time: float = 0
         if e < 0 or (j > join[i] and rows[j - 1][i] == e):
             continue
         _, a, b, held = ext[i][e]
+        after = rows[j + 1][i] if j + 1 < len(rows) else e
+        if not held and after > e + 1 and not ext[i][after][3]:
+            # it plays the element after within this step too (a fold: ``in_phase``, ``pieces_in_step``):
+            # its vote is all the own time it plays here, else that element's time would go unvoted
+            b = ext[i][after][1]
         (held_votes if held else votes).append((i, b - a, e))
     # (every motion continuing an enlarged element cannot happen: the top priority never waits)
     votes = votes or held_votes or [(i, ext[i][e][2] - ext[i][e][1], e) for i, e in enumerate(rows[j]) if e >= 0]

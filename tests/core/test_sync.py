@@ -508,3 +508,28 @@ def test_a_clip_past_where_it_stops_shows_none_of_its_feet():
     supports = sync.played_supports(warps, [contacts, contacts], [False, True], ends=[5.0, 2.5])
     np.testing.assert_array_equal(supports[0], [RS, RS, RS, DS, DS, LS])
     np.testing.assert_array_equal(supports[1], [RS, DS, LS, -1, -1, -1])
+
+
+def walk_codes(first: int, n: int) -> list[int]:
+    """A walk's elements from single support ``first``: it, DS, the other foot, DS, ..."""
+    feet = [first, RS if first == LS else LS]
+    return [feet[(k // 2) % 2] if k % 2 == 0 else DS for k in range(n)]
+
+
+@pytest.mark.parametrize("pieces", [2, 3])
+def test_a_walk_leaving_a_split_standing_start_steps_in_step_with_the_other(pieces):
+    # §7's splitting cuts a walk's standing start into pieces; each takes a step, and an odd or even
+    # count of them against the other walk's alternating elements must not leave the two half a
+    # step apart (single supports against double supports) once the standing is over
+    walk = SupportSequence(walk_codes(RS, 24), np.arange(24) * 8, 24 * 8, 30.0)
+    codes = [DS] * pieces + walk_codes(LS, 22)
+    starter = SupportSequence(codes, np.arange(len(codes)) * 8, len(codes) * 8, 30.0, split=True)
+    for start in (0, 8, 16):
+        plan = synchronize([walk, starter], [2.0, 1.0], [0, start], [0.5, 0.5])
+        assert_a_valid_plan(plan, 2)
+        steps = [k for k in range(len(plan.combined)) if plan.elements[1][k] >= pieces
+                 and not starter.element(int(plan.elements[1][k]))[3] and not walk.element(int(plan.elements[0][k]))[3]]
+        assert len(steps) > 10
+        for k in steps:
+            a, b = (s.element(int(plan.elements[i][k]))[0] for i, s in enumerate((walk, starter)))
+            assert sync.in_step(a, b), (start, k, a, b)
