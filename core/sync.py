@@ -831,10 +831,12 @@ def synchronize(
             if p < 0 or not sequences[i].split or not (playing(i, p) and playing(i, q)) or code(i, p) != _DS:
                 continue
             now = times[min(len(rows), len(times) - 1)]
-            others = combined_row([e if m != i and join[m] >= 0 and weight_at(weights[m], now) > 0 else -1
-                                   for m, e in enumerate(trial)])
-            if others not in _OTHER_FOOT and others not in (_DS, _NONE):
+            # (the others playing their own elements: one holding its end, or weighing 0, shows no step)
+            shown = [e if m != i and join[m] >= 0 and e >= 0 and playing(m, e) and weight_at(weights[m], now) > 0
+                     else -1 for m, e in enumerate(trial)]
+            if all(e < 0 for e in shown):
                 continue
+            others = combined_row(shown)
             if piece(i, q) and code(i, q + 1) == others and playing(i, q + 1) and others in _OTHER_FOOT:
                 trial[i] = q + 1
             elif piece(i, p) and code(i, q) in _OTHER_FOOT and not in_step(code(i, q), others):

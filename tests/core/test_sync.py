@@ -533,3 +533,15 @@ def test_a_walk_leaving_a_split_standing_start_steps_in_step_with_the_other(piec
         for k in steps:
             a, b = (s.element(int(plan.elements[i][k]))[0] for i, s in enumerate((walk, starter)))
             assert sync.in_step(a, b), (start, k, a, b)
+
+
+def test_a_split_double_support_does_not_wait_for_a_clip_that_has_ended():
+    # past its end a clip holds its last element and shows no step: the pieces of a split DS are
+    # not held waiting for it (they were, one step at a time, until the plan's patience ran out)
+    short = SupportSequence(walk_codes(RS, 5), np.arange(5) * 8, 40, 30.0)
+    codes = walk_codes(LS, 3) + [DS] * 3 + walk_codes(LS, 12)
+    split = SupportSequence(codes, np.arange(len(codes)) * 8, len(codes) * 8, 30.0, split=True)
+    plan = synchronize([short, split], [1.0, 1.0], [0, 0], [0.5, 0.5])
+    assert_a_valid_plan(plan, 2)
+    # once the walk has ended, the other plays at its own pace: its own length from where it joined
+    assert plan.n_frames <= plan.boundaries[plan.joins[1]] + split.n_frames + 1
