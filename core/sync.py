@@ -780,15 +780,20 @@ def synchronize(
         others' DS or ∅ with its next single support, and stay one element
         out of step with them ever after, in phase opposition with no Err to
         show it. The paper names the remedy, splitting neutral phases, without
-        its details; here the neutral (or absorbing) phase found on one side
-        only is folded into the single support before it, on the side the
-        priorities choose (as Fig. 9 does): if the highest-priority motion
-        concerned goes straight on, the others play that phase within their
-        last single support and step to the next with it (the top priority
-        never waits); else the motions going straight keep their single
-        support through the others' phase (an enlargement).
+        its details. Against a DS (:func:`strikes_together`): the straight
+        step lands its foot where the others' DS lands theirs, and the phase
+        the two sides do not share is the single support after it, held by
+        the side the priorities choose (as Fig. 9 does). Against a flight
+        (∅): the flight is folded into the single support before it: if the
+        highest-priority motion concerned goes straight on, the others play it
+        within their last single support and step to the next with it (the top
+        priority never waits); else the motions going straight keep their
+        single support through the others' flight (an enlargement).
         """
         live = [i for i in range(nA) if prev[i] >= 0 and playing(i, prev[i]) and playing(i, proposed[i])]
+        trial = strikes_together(live, prev, proposed)
+        if trial != proposed:
+            return trial
         straight = [i for i in live if code(i, prev[i]) in _OTHER_FOOT
                     and code(i, proposed[i]) == _OTHER_FOOT[code(i, prev[i])]]
         if not straight:
@@ -796,7 +801,8 @@ def synchronize(
         lead = min(straight, key=rank.index)
         foot, after = code(lead, prev[lead]), code(lead, proposed[lead])
         straight = [i for i in straight if code(i, prev[i]) == foot]
-        between = [i for i in live if code(i, prev[i]) == foot and code(i, proposed[i]) in (_DS, _NONE)
+        # (a DS between is in step with the straight step as it is: it lands the same foot)
+        between = [i for i in live if code(i, prev[i]) == foot and code(i, proposed[i]) == _NONE
                    and playing(i, proposed[i] + 1) and code(i, proposed[i] + 1) == after]
         if not between:
             return proposed
@@ -807,6 +813,54 @@ def synchronize(
         else:
             for i in straight:
                 trial[i] = prev[i]
+        return trial if combined_row(trial) != _ERR else proposed
+
+    def lands(i: int, e: int) -> int | None:
+        """The foot motion i puts down where its element e begins (None: none, or it cannot tell):
+        a DS after a single support lands the other foot; a single support lands its own foot after
+        a flight or straight after the other foot's (after a DS it begins with a take-off)."""
+        c, b = code(i, e), (code(i, e - 1) if e > 0 else None)
+        if b is None:
+            return None
+        if c in _OTHER_FOOT:
+            return c if b in (_NONE, _OTHER_FOOT[c]) else None
+        return _OTHER_FOOT[b] if c == _DS and b in _OTHER_FOOT else None
+
+    def straight_step(i: int, e: int) -> bool:
+        """Motion i's element e is a single support straight after the other foot's (no DS between)."""
+        return e > 0 and code(i, e) in _OTHER_FOOT and code(i, e - 1) == _OTHER_FOOT[code(i, e)]
+
+    def strikes_together(live: list[int], prev: list[int], proposed: list[int]) -> list[int]:
+        """The proposed elements, a motion stepping straight from foot to foot and one passing
+        through a double support putting the same foot down together (beyond §7, see
+        :func:`synchronize`).
+
+        Against the highest-priority motion that weighs something (the lead): where the lead lands
+        a foot by a straight step (or by the short DS after one) and another motion would still
+        stand on its single support, landing that foot only with the DS after it, that motion plays
+        its single support within its DS's step before (a fold over a single support: its DS began
+        with the lead's previous landing); where the lead's DS landed the foot a motion stepped
+        straight onto at the same time, and the lead now stands on it alone, that motion keeps its
+        single support a step more (an enlargement, voted over both steps by eq. 6)."""
+        now = times[min(len(rows), len(times) - 1)]
+        weighing = [i for i in live if weight_at(weights[i], now) > 0]
+        if len(weighing) < 2:
+            return proposed
+        lead = min(weighing, key=rank.index)
+        ql, pl = proposed[lead], prev[lead]
+        landing = lands(lead, ql)
+        stepping = straight_step(lead, ql) or straight_step(lead, pl)
+        trial = list(proposed)
+        for i in live:
+            if i == lead:
+                continue
+            p, q = prev[i], proposed[i]
+            if (landing is not None and stepping and code(i, q) in _OTHER_FOOT and lands(i, q) is None
+                    and playing(i, q + 1) and code(i, q + 1) == _DS and lands(i, q + 1) == landing):
+                trial[i] = q + 1
+            elif (straight_step(i, p) and code(lead, ql) == code(i, p) and lands(lead, ql) is None
+                  and code(lead, pl) == _DS and lands(lead, pl) == code(i, p) and code(i, q) != code(i, p)):
+                trial[i] = p
         return trial if combined_row(trial) != _ERR else proposed
 
     def piece(i: int, e: int) -> bool:
@@ -997,23 +1051,72 @@ def _weight_json(weight):
     return float(weight) if np.ndim(weight) == 0 else [round(float(w), 4) for w in weight]
 
 
+def _own_vote(rows, j: int, i: int, ext) -> float:
+    """Own time motion i's element at step j plays there: its duration, or up to the element the
+    motion plays at the next step where it plays the one after within this step too (a fold:
+    ``in_phase``, ``pieces_in_step``), else that element's time would go unvoted."""
+    e = rows[j][i]
+    _, a, b, held = ext[i][e]
+    after = rows[j + 1][i] if j + 1 < len(rows) else e
+    if not held and after > e + 1 and not ext[i][after][3]:
+        b = ext[i][after][1]
+    return b - a
+
+
 def _step_duration(rows, j: int, ext, join, weights, priorities, time: float = 0.0) -> float:
     """ΔS(j), eq. (6), over the motions whose element begins at step j (see :func:`synchronize`);
-    weights over output frames are read at ``time``, the output frame where step j begins."""
+    weights over output frames are read at ``time``, the output frame where step j begins.
+
+    An element enlarged over steps a..b (§5.1) votes at each of them the share of its duration
+    that the other motions' fresh elements give that step (eq. 6 over the group of steps), so
+    that a long element held through a short one of the others neither lengthens the short step
+    nor leaves the later ones to the others alone."""
+    def weight(i, e):
+        return weight_at(weights[i], time) * priorities[i] * ext[i].deactivation(e)
+
+    def span(i, e):
+        a = j
+        while a > join[i] and rows[a - 1][i] == e:
+            a -= 1
+        b = j
+        while b + 1 < len(rows) and rows[b + 1][i] == e:
+            b += 1
+        return a, b
+
+    def fresh_mean(s, i):
+        """The weighted mean vote of the motions other than i whose element begins and ends at step s."""
+        num = den = 0.0
+        for m, e in enumerate(rows[s]):
+            if m == i or e < 0 or ext[m][e][3] or (s > join[m] and rows[s - 1][m] == e) or \
+                    (s + 1 < len(rows) and rows[s + 1][m] == e):
+                continue
+            w = weight(m, e)
+            num += w * _own_vote(rows, s, m, ext)
+            den += w
+        return num / den if den > 0 else None
+
     votes, held_votes = [], []
     for i, e in enumerate(rows[j]):
-        if e < 0 or (j > join[i] and rows[j - 1][i] == e):
+        if e < 0:
             continue
-        _, a, b, held = ext[i][e]
-        after = rows[j + 1][i] if j + 1 < len(rows) else e
-        if not held and after > e + 1 and not ext[i][after][3]:
-            # it plays the element after within this step too (a fold: ``in_phase``, ``pieces_in_step``):
-            # its vote is all the own time it plays here, else that element's time would go unvoted
-            b = ext[i][after][1]
-        (held_votes if held else votes).append((i, b - a, e))
+        _, a_own, b_own, held = ext[i][e]
+        first, last = span(i, e)
+        if held:
+            if first == j:
+                held_votes.append((i, b_own - a_own, e))
+            continue
+        if first == last:
+            votes.append((i, _own_vote(rows, j, i, ext), e))
+            continue
+        d = _own_vote(rows, last, i, ext) if last + 1 < len(rows) else b_own - a_own
+        shares = [fresh_mean(s, i) for s in range(first, last + 1)]
+        if all(f is not None and f > 0 for f in shares):
+            votes.append((i, d * shares[j - first] / sum(shares), e))
+        else:
+            votes.append((i, d / (last - first + 1), e))
     # (every motion continuing an enlarged element cannot happen: the top priority never waits)
     votes = votes or held_votes or [(i, ext[i][e][2] - ext[i][e][1], e) for i, e in enumerate(rows[j]) if e >= 0]
-    w = [weight_at(weights[i], time) * priorities[i] * ext[i].deactivation(e) for i, _, e in votes]
+    w = [weight(i, e) for i, _, e in votes]
     if not sum(w) > 0:
         w = [max(priorities[i], 0.0) for i, _, _ in votes]
     if not sum(w) > 0:

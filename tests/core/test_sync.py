@@ -206,9 +206,14 @@ def assert_a_valid_plan(plan, n_motions):
         played = plan.elements[i][plan.joins[i]:]
         steps = np.diff(played)
         # a motion advances or enlarges; it passes over an element only to fold a double support or
-        # flight it has and the others lack into the step before (§7, see test_a_missed_double_support...)
-        folded = [plan.sequences[i].element(e)[0] for e in played[:-1][steps == 2] + 1]
-        assert np.all((steps >= 0) & (steps <= 2)) and set(folded) <= {DS, NONE}, i
+        # flight it has and the others lack into the step before (§7, see test_a_missed_double_support...),
+        # or the single support after its DS into that DS's step, where another lands its foot
+        # straight from the other one (its strike with theirs)
+        skipped = played[:-1][steps == 2]
+        folded = [plan.sequences[i].element(e + 1)[0] for e in skipped]
+        from_ds = [plan.sequences[i].element(e)[0] == DS for e in skipped]
+        assert np.all((steps >= 0) & (steps <= 2)), i
+        assert all(f in (DS, NONE) or (f in FEET and ds) for f, ds in zip(folded, from_ds)), i
         assert np.all(plan.elements[i][:plan.joins[i]] == -1)
         assert_monotone_and_c1(plan.splines[i], plan.warps[i])
 
@@ -277,17 +282,25 @@ def test_a_double_support_missed_by_one_motion_does_not_put_them_out_of_step():
     # stay one element off ever after: single supports against double supports, never an Err to show it
     walk = SupportSequence([RS, DS, LS, DS, RS, DS, LS, DS, RS], [0, 10, 13, 23, 26, 36, 39, 49, 52], 62, 30.0)
     missed = SupportSequence([RS, DS, LS, RS, DS, LS, DS, RS], [0, 10, 13, 24, 34, 37, 47, 50], 60, 30.0)
-    for priorities, waits in (([2.0, 1.0], 1), ([1.0, 2.0], 0)):
+    for priorities in ([2.0, 1.0], [1.0, 2.0]):
         plan = synchronize([walk, missed], priorities, [0, 0], [0.5, 0.5])
         assert_a_valid_plan(plan, 2)
         both = (plan.elements[0] < len(walk.codes)) & (plan.elements[1] < len(missed.codes))
         codes = [np.array([s.element(e)[0] for e in plan.elements[i][both]]) for i, s in enumerate((walk, missed))]
-        # in step at every step but one: the neutral DS the other lacks is folded into a single support,
-        # by the side the priorities choose: the lower-priority motion holds its LS through the other's
-        # DS, or plays its own DS within its LS when the top priority goes straight on (it never waits)
-        assert np.sum(codes[0] != codes[1]) == waits
+        # in step at every step but one: the straight step onto RS lands that foot where the walk's DS
+        # does (their strikes together), and the RS is held through the walk's RS (the walk playing it
+        # within its DS's step instead, where the straight motion has the priority: it never waits)
+        assert np.sum(codes[0] != codes[1]) == 1
+        k = int(np.flatnonzero(codes[0] != codes[1])[0])
+        assert codes[0][k] == DS and codes[1][k] == RS and plan.combined[both][k] == RS
+        assert missed.element(int(plan.elements[1][both][k]))[1] == 24  # its RS starts with the walk's DS
         assert np.all(np.diff(plan.elements[int(np.argmax(priorities))]) == 1)
-        assert set(plan.combined[both][codes[0] != codes[1]].tolist()) <= {LS}
+        # eq. (6) over the two steps the RS spans: the weighted mean of what each plays in them
+        top = int(np.argmax(priorities))
+        w = np.array([0.5 * priorities[0], 0.5 * priorities[1]])
+        played = np.array([13.0, 10.0])  # the walk's DS and RS (23 .. 36), the other's RS (24 .. 34)
+        span = plan.boundaries[k + 2] - plan.boundaries[k] if top == 0 else plan.boundaries[k + 1] - plan.boundaries[k]
+        assert span == pytest.approx(np.dot(w, played) / w.sum())
 
 
 def test_step_durations_are_the_weighted_mean_of_eq6(mocap):
