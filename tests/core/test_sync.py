@@ -558,3 +558,30 @@ def test_a_split_double_support_does_not_wait_for_a_clip_that_has_ended():
     assert_a_valid_plan(plan, 2)
     # once the walk has ended, the other plays at its own pace: its own length from where it joined
     assert plan.n_frames <= plan.boundaries[plan.joins[1]] + split.n_frames + 1
+
+
+def strike_separation(supports: np.ndarray) -> float:
+    """The median distance, in strides of the first motion, from each of its heel strikes (a foot's
+    contact beginning) to the second's nearest strike of the same foot, over frames both play."""
+    both = np.all(supports >= 0, axis=0)
+    out = []
+    for foot in FEET:
+        down = np.isin(supports, [DS, foot]) & both
+        a, b = (np.flatnonzero(d[1:] & ~d[:-1] & both[1:] & both[:-1]) + 1 for d in down)
+        stride = np.median(np.diff(a))
+        out.append(np.min(np.abs(b[None] - a[:, None]), axis=1) / stride)
+    return float(np.median(np.concatenate(out)))
+
+
+@pytest.mark.parametrize("offset", [0, 10])
+@pytest.mark.parametrize("pair", [("bandai1/walk_sad_001", "bandai1/walk_angry_001"),
+                                  ("bandai1/walk_angry_001", "bandai1/walk_sad_001")], ids=["sad + angry", "angry + sad"])
+def test_a_walk_without_double_supports_puts_its_feet_down_with_one_that_has_long_ones(mocap, pair, offset):
+    # walk_angry goes from foot to foot with double supports of a frame or none, walk_sad stands on both
+    # feet a quarter of its stride: folded into the single support before, the straight step landed a
+    # whole DS after the other's (a quarter stride); it lands with the DS's start instead
+    motions = [mocap(name) for name in pair]
+    plan = synchronize([sequence_of(m, cyclic=False) for m in motions], [2.0, 1.0], [0, offset], [0.5, 0.5])
+    assert_a_valid_plan(plan, 2)
+    supports = sync.played_supports(plan.warps, [foot_contacts(m) for m in motions], [False, False], plan.ends)
+    assert strike_separation(supports) <= 0.05
