@@ -522,7 +522,10 @@ class SyncPlan:
                 join step, the element it entered at: 0, or one further into its first stride
                 that is in step with the others, see :func:`synchronize`); an index that
                 stays the same over steps is an enlarged element (§5.1); one that advances
-                by two passes over a DS or ∅ folded into the step before (``in_phase``).
+                by two plays the element it passes over within the step before: a DS or
+                ∅ (``in_phase``), a piece of a split DS (``pieces_in_step``), or the single
+                support after a DS that landed with another's straight step
+                (``strikes_together``).
     delays      per motion, output frames from its requested start to the step it joined
                 at (waiting for a step boundary, and whole elements when it could not be
                 synchronized there, §5.1).
@@ -669,11 +672,17 @@ def synchronize(
     finished non-cyclic motion holds its last element (§4.3) where it agrees
     with the others and gives way where it would clash (:func:`_row_support`).
     Where one motion goes from one foot straight to the other (a double
-    support shorter than a frame) while the others pass through a DS or ∅,
-    that phase is folded into the single support before it, on the side the
+    support shorter than a frame) while the others pass through a ∅, that
+    phase is folded into the single support before it, on the side the
     priorities choose, so that the motions stay in step (§7's splitting of
     neutral phases; ``in_phase``): a motion's elements then advance by two
-    over a DS or ∅ it plays within the step before.
+    over a ∅ it plays within the step before. Where the others pass through a
+    DS, the straight step is paired with it (both land the same foot, their
+    heel strikes together; ``strikes_together``), and the single support after
+    is held a step by the side the priorities choose: the straight motion
+    keeps it, or the other plays its own within its DS's step. A motion
+    leaving the pieces of a split DS (§7) is kept in step with the others
+    likewise (``pieces_in_step``).
 
     Starts (§5.1). A motion joins at the first step boundary at or after its
     requested start where its first ``n_k + 1`` elements (the current step
@@ -704,10 +713,12 @@ def synchronize(
     priority, normalised over them ([MMKA04], which derives the weights from
     the priorities, is not available: this keeps a motion of weight 0 from
     shaping time, and makes priorities count when weights are equal). An
-    enlarged element votes once, at its first step, with its own duration,
-    and its own time then spans every step it covers (it plays at one speed
-    across them before smoothing). A finished non-cyclic motion's held element
-    votes only where nothing else does.
+    element played with the one after it in one step (a fold) votes the own
+    time of both. An element enlarged over several steps votes at each the
+    share of its duration the other motions' elements give that step (eq. 6
+    over the group of steps: they sum to the weighted mean of what each plays
+    in them), and its own time spans every step it covers. A finished
+    non-cyclic motion's held element votes only where nothing else does.
 
     Time warp (§5.3): each motion's own time at the boundaries where its
     elements change, smoothed by :class:`WarpSpline`.
