@@ -266,7 +266,8 @@ def clip_frames(own: np.ndarray, n_frames: int, *, cyclic: bool) -> tuple[np.nda
     return within, np.where(np.isnan(cycles), 0, cycles).astype(np.int64)
 
 
-def played_supports(warps, contacts: Sequence[np.ndarray], cyclic: Sequence[bool]) -> np.ndarray:
+def played_supports(warps, contacts: Sequence[np.ndarray], cyclic: Sequence[bool],
+                    ends: Sequence[float] | None = None) -> np.ndarray:
     """Each motion's own support at the clip frame it plays: ``(K, T)`` int8 :class:`Support` codes
     (DS, LS, RS, NONE), -1 where it plays none of its own frames.
 
@@ -275,19 +276,25 @@ def played_supports(warps, contacts: Sequence[np.ndarray], cyclic: Sequence[bool
     contacts  per motion, its ``(F_k, 2)`` bool foot contacts (left, right).
     cyclic    per motion, whether it repeats (:func:`clip_frames`); one that does not plays none
               of its own frames past its last one (it holds its last posture, §4.3).
+    ends      per motion, the output frame where it stops (:attr:`SyncPlan.ends`), or None: past
+              it the motion has faded out (core.mkm weighs it 0 there, a cyclic one after one
+              pass too), so none of its feet are shown and it plays none of its own frames.
 
     What a blend shows of each motion's feet: two motions whose supports here are LS and RS on
     one frame clash (the one on its left foot alone, the other on its right), which ⊕ forbids
     of the synchronized elements (Fig. 4) but a frame-by-frame blend does not."""
     warps = np.atleast_2d(np.asarray(warps, dtype=np.float64))
-    if len(contacts) != len(warps) or len(cyclic) != len(warps):
-        raise ValueError(f"give contacts and cyclic for each of the {len(warps)} warps, got {len(contacts)} and "
-                         f"{len(cyclic)}")
+    if len(contacts) != len(warps) or len(cyclic) != len(warps) or (ends is not None and len(ends) != len(warps)):
+        raise ValueError(f"give contacts and cyclic (and ends, if any) for each of the {len(warps)} warps, got "
+                         f"{len(contacts)}, {len(cyclic)}{'' if ends is None else f' and {len(ends)}'}")
     out = np.full(warps.shape, -1, dtype=np.int8)
+    frames_out = np.arange(warps.shape[1], dtype=np.float64)
     for k, (warp, feet, repeats) in enumerate(zip(warps, contacts, cyclic)):
         feet = np.asarray(feet, dtype=bool)
         last = len(feet) - 1
         playing = ~np.isnan(warp) & (repeats | (np.nan_to_num(warp, nan=0.0) <= last + 0.5))
+        if ends is not None:
+            playing &= frames_out <= float(ends[k]) + 1e-9
         frames, _ = clip_frames(np.where(playing, warp, 0.0), len(feet), cyclic=bool(repeats))
         out[k] = np.where(playing, support_phases(feet)[np.clip(np.rint(frames).astype(np.int64), 0, last)], -1)
     return out
@@ -515,7 +522,10 @@ class SyncPlan:
                 join step, the element it entered at: 0, or one further into its first stride
                 that is in step with the others, see :func:`synchronize`); an index that
                 stays the same over steps is an enlarged element (§5.1); one that advances
-                by two passes over a DS or ∅ folded into the step before (``in_phase``).
+                by two plays the element it passes over within the step before: a DS or
+                ∅ (``in_phase``), a piece of a split DS (``pieces_in_step``), or the single
+                support after a DS that landed with another's straight step
+                (``strikes_together``).
     delays      per motion, output frames from its requested start to the step it joined
                 at (waiting for a step boundary, and whole elements when it could not be
                 synchronized there, §5.1).
@@ -662,11 +672,17 @@ def synchronize(
     finished non-cyclic motion holds its last element (§4.3) where it agrees
     with the others and gives way where it would clash (:func:`_row_support`).
     Where one motion goes from one foot straight to the other (a double
-    support shorter than a frame) while the others pass through a DS or ∅,
-    that phase is folded into the single support before it, on the side the
+    support shorter than a frame) while the others pass through a ∅, that
+    phase is folded into the single support before it, on the side the
     priorities choose, so that the motions stay in step (§7's splitting of
     neutral phases; ``in_phase``): a motion's elements then advance by two
-    over a DS or ∅ it plays within the step before.
+    over a ∅ it plays within the step before. Where the others pass through a
+    DS, the straight step is paired with it (both land the same foot, their
+    heel strikes together; ``strikes_together``), and the single support after
+    is held a step by the side the priorities choose: the straight motion
+    keeps it, or the other plays its own within its DS's step. A motion
+    leaving the pieces of a split DS (§7) is kept in step with the others
+    likewise (``pieces_in_step``).
 
     Starts (§5.1). A motion joins at the first step boundary at or after its
     requested start where its first ``n_k + 1`` elements (the current step
@@ -697,10 +713,12 @@ def synchronize(
     priority, normalised over them ([MMKA04], which derives the weights from
     the priorities, is not available: this keeps a motion of weight 0 from
     shaping time, and makes priorities count when weights are equal). An
-    enlarged element votes once, at its first step, with its own duration,
-    and its own time then spans every step it covers (it plays at one speed
-    across them before smoothing). A finished non-cyclic motion's held element
-    votes only where nothing else does.
+    element played with the one after it in one step (a fold) votes the own
+    time of both. An element enlarged over several steps votes at each the
+    share of its duration the other motions' elements give that step (eq. 6
+    over the group of steps: they sum to the weighted mean of what each plays
+    in them), and its own time spans every step it covers. A finished
+    non-cyclic motion's held element votes only where nothing else does.
 
     Time warp (§5.3): each motion's own time at the boundaries where its
     elements change, smoothed by :class:`WarpSpline`.
@@ -773,15 +791,20 @@ def synchronize(
         others' DS or ∅ with its next single support, and stay one element
         out of step with them ever after, in phase opposition with no Err to
         show it. The paper names the remedy, splitting neutral phases, without
-        its details; here the neutral (or absorbing) phase found on one side
-        only is folded into the single support before it, on the side the
-        priorities choose (as Fig. 9 does): if the highest-priority motion
-        concerned goes straight on, the others play that phase within their
-        last single support and step to the next with it (the top priority
-        never waits); else the motions going straight keep their single
-        support through the others' phase (an enlargement).
+        its details. Against a DS (:func:`strikes_together`): the straight
+        step lands its foot where the others' DS lands theirs, and the phase
+        the two sides do not share is the single support after it, held by
+        the side the priorities choose (as Fig. 9 does). Against a flight
+        (∅): the flight is folded into the single support before it: if the
+        highest-priority motion concerned goes straight on, the others play it
+        within their last single support and step to the next with it (the top
+        priority never waits); else the motions going straight keep their
+        single support through the others' flight (an enlargement).
         """
         live = [i for i in range(nA) if prev[i] >= 0 and playing(i, prev[i]) and playing(i, proposed[i])]
+        trial = strikes_together(live, prev, proposed)
+        if trial != proposed:
+            return trial
         straight = [i for i in live if code(i, prev[i]) in _OTHER_FOOT
                     and code(i, proposed[i]) == _OTHER_FOOT[code(i, prev[i])]]
         if not straight:
@@ -789,7 +812,8 @@ def synchronize(
         lead = min(straight, key=rank.index)
         foot, after = code(lead, prev[lead]), code(lead, proposed[lead])
         straight = [i for i in straight if code(i, prev[i]) == foot]
-        between = [i for i in live if code(i, prev[i]) == foot and code(i, proposed[i]) in (_DS, _NONE)
+        # (a DS between is in step with the straight step as it is: it lands the same foot)
+        between = [i for i in live if code(i, prev[i]) == foot and code(i, proposed[i]) == _NONE
                    and playing(i, proposed[i] + 1) and code(i, proposed[i] + 1) == after]
         if not between:
             return proposed
@@ -802,11 +826,93 @@ def synchronize(
                 trial[i] = prev[i]
         return trial if combined_row(trial) != _ERR else proposed
 
+    def lands(i: int, e: int) -> int | None:
+        """The foot motion i puts down where its element e begins (None: none, or it cannot tell):
+        a DS after a single support lands the other foot; a single support lands its own foot after
+        a flight or straight after the other foot's (after a DS it begins with a take-off)."""
+        c, b = code(i, e), (code(i, e - 1) if e > 0 else None)
+        if b is None:
+            return None
+        if c in _OTHER_FOOT:
+            return c if b in (_NONE, _OTHER_FOOT[c]) else None
+        return _OTHER_FOOT[b] if c == _DS and b in _OTHER_FOOT else None
+
+    def straight_step(i: int, e: int) -> bool:
+        """Motion i's element e is a single support straight after the other foot's (no DS between)."""
+        return e > 0 and code(i, e) in _OTHER_FOOT and code(i, e - 1) == _OTHER_FOOT[code(i, e)]
+
+    def strikes_together(live: list[int], prev: list[int], proposed: list[int]) -> list[int]:
+        """The proposed elements, a motion stepping straight from foot to foot and one passing
+        through a double support putting the same foot down together (beyond §7, see
+        :func:`synchronize`).
+
+        Against the highest-priority motion that weighs something (the lead): where the lead lands
+        a foot by a straight step (or by the short DS after one) and another motion would still
+        stand on its single support, landing that foot only with the DS after it, that motion plays
+        its single support within its DS's step before (a fold over a single support: its DS began
+        with the lead's previous landing); where the lead's DS landed the foot a motion stepped
+        straight onto at the same time, and the lead now stands on it alone, that motion keeps its
+        single support a step more (an enlargement, voted over both steps by eq. 6)."""
+        now = times[min(len(rows), len(times) - 1)]
+        weighing = [i for i in live if weight_at(weights[i], now) > 0]
+        if len(weighing) < 2:
+            return proposed
+        lead = min(weighing, key=rank.index)
+        ql, pl = proposed[lead], prev[lead]
+        landing = lands(lead, ql)
+        stepping = straight_step(lead, ql) or straight_step(lead, pl)
+        trial = list(proposed)
+        for i in live:
+            if i == lead:
+                continue
+            p, q = prev[i], proposed[i]
+            if (landing is not None and stepping and code(i, q) in _OTHER_FOOT and lands(i, q) is None
+                    and playing(i, q + 1) and code(i, q + 1) == _DS and lands(i, q + 1) == landing):
+                trial[i] = q + 1
+            elif (straight_step(i, p) and code(lead, ql) == code(i, p) and lands(lead, ql) is None
+                  and code(lead, pl) == _DS and lands(lead, pl) == code(i, p) and code(i, q) != code(i, p)):
+                trial[i] = p
+        return trial if combined_row(trial) != _ERR else proposed
+
+    def piece(i: int, e: int) -> bool:
+        """Element e of motion i is one of the pieces of a double support split (§7)."""
+        return code(i, e) == _DS and ((e > 0 and code(i, e - 1) == _DS) or code(i, e + 1) == _DS)
+
+    def pieces_in_step(prev: list[int], proposed: list[int]) -> list[int]:
+        """The proposed elements, a motion leaving a split double support (§7) kept in step.
+
+        The pieces of a long DS cut into several (:func:`split_double_supports`) are neutral,
+        but each takes a step: an odd count of them against a walk's alternating elements puts
+        the single support after them half a step off the others' (a walk's standing start
+        split in two met the other walk's LS with its DS and played its own LS against the
+        other's DS for good). So where its last piece is followed by the single support the
+        others step onto now, the motion plays that piece within the one before (elements
+        advance by two); and where the single support after its pieces is not in step with the
+        others' (:func:`in_step`), it holds its last piece a step more (an enlargement, §5.1),
+        until they come to it."""
+        trial = list(proposed)
+        for i in range(nA):
+            p, q = prev[i], proposed[i]
+            if p < 0 or not sequences[i].split or not (playing(i, p) and playing(i, q)) or code(i, p) != _DS:
+                continue
+            now = times[min(len(rows), len(times) - 1)]
+            # (the others playing their own elements: one holding its end, or weighing 0, shows no step)
+            shown = [e if m != i and join[m] >= 0 and e >= 0 and playing(m, e) and weight_at(weights[m], now) > 0
+                     else -1 for m, e in enumerate(trial)]
+            if all(e < 0 for e in shown):
+                continue
+            others = combined_row(shown)
+            if piece(i, q) and code(i, q + 1) == others and playing(i, q + 1) and others in _OTHER_FOOT:
+                trial[i] = q + 1
+            elif piece(i, p) and code(i, q) in _OTHER_FOOT and not in_step(code(i, q), others):
+                trial[i] = p
+        return trial if combined_row(trial) != _ERR else proposed
+
     def commit(upto: int) -> None:
         """Synchronize the steps up to ``upto`` (eq. 5, one step at a time)."""
         while len(rows) <= upto:
             prev = rows[-1]
-            proposed = in_phase(prev, [e + 1 if e >= 0 else -1 for e in prev])
+            proposed = pieces_in_step(prev, in_phase(prev, [e + 1 if e >= 0 else -1 for e in prev]))
             rows.append(proposed if combined_row(proposed) != _ERR else resolve(prev, proposed))
 
     def fits(i: int, k: int, window: int, entry: int = 0) -> bool:
@@ -956,18 +1062,72 @@ def _weight_json(weight):
     return float(weight) if np.ndim(weight) == 0 else [round(float(w), 4) for w in weight]
 
 
+def _own_vote(rows, j: int, i: int, ext) -> float:
+    """Own time motion i's element at step j plays there: its duration, or up to the element the
+    motion plays at the next step where it plays the one after within this step too (a fold:
+    ``in_phase``, ``pieces_in_step``), else that element's time would go unvoted."""
+    e = rows[j][i]
+    _, a, b, held = ext[i][e]
+    after = rows[j + 1][i] if j + 1 < len(rows) else e
+    if not held and after > e + 1 and not ext[i][after][3]:
+        b = ext[i][after][1]
+    return b - a
+
+
 def _step_duration(rows, j: int, ext, join, weights, priorities, time: float = 0.0) -> float:
     """ΔS(j), eq. (6), over the motions whose element begins at step j (see :func:`synchronize`);
-    weights over output frames are read at ``time``, the output frame where step j begins."""
+    weights over output frames are read at ``time``, the output frame where step j begins.
+
+    An element enlarged over steps a..b (§5.1) votes at each of them the share of its duration
+    that the other motions' fresh elements give that step (eq. 6 over the group of steps), so
+    that a long element held through a short one of the others neither lengthens the short step
+    nor leaves the later ones to the others alone."""
+    def weight(i, e):
+        return weight_at(weights[i], time) * priorities[i] * ext[i].deactivation(e)
+
+    def span(i, e):
+        a = j
+        while a > join[i] and rows[a - 1][i] == e:
+            a -= 1
+        b = j
+        while b + 1 < len(rows) and rows[b + 1][i] == e:
+            b += 1
+        return a, b
+
+    def fresh_mean(s, i):
+        """The weighted mean vote of the motions other than i whose element begins and ends at step s."""
+        num = den = 0.0
+        for m, e in enumerate(rows[s]):
+            if m == i or e < 0 or ext[m][e][3] or (s > join[m] and rows[s - 1][m] == e) or \
+                    (s + 1 < len(rows) and rows[s + 1][m] == e):
+                continue
+            w = weight(m, e)
+            num += w * _own_vote(rows, s, m, ext)
+            den += w
+        return num / den if den > 0 else None
+
     votes, held_votes = [], []
     for i, e in enumerate(rows[j]):
-        if e < 0 or (j > join[i] and rows[j - 1][i] == e):
+        if e < 0:
             continue
-        _, a, b, held = ext[i][e]
-        (held_votes if held else votes).append((i, b - a, e))
+        _, a_own, b_own, held = ext[i][e]
+        first, last = span(i, e)
+        if held:
+            if first == j:
+                held_votes.append((i, b_own - a_own, e))
+            continue
+        if first == last:
+            votes.append((i, _own_vote(rows, j, i, ext), e))
+            continue
+        d = _own_vote(rows, last, i, ext) if last + 1 < len(rows) else b_own - a_own
+        shares = [fresh_mean(s, i) for s in range(first, last + 1)]
+        if all(f is not None and f > 0 for f in shares):
+            votes.append((i, d * shares[j - first] / sum(shares), e))
+        else:
+            votes.append((i, d / (last - first + 1), e))
     # (every motion continuing an enlarged element cannot happen: the top priority never waits)
     votes = votes or held_votes or [(i, ext[i][e][2] - ext[i][e][1], e) for i, e in enumerate(rows[j]) if e >= 0]
-    w = [weight_at(weights[i], time) * priorities[i] * ext[i].deactivation(e) for i, _, e in votes]
+    w = [weight(i, e) for i, _, e in votes]
     if not sum(w) > 0:
         w = [max(priorities[i], 0.0) for i, _, _ in votes]
     if not sum(w) > 0:

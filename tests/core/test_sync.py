@@ -206,9 +206,14 @@ def assert_a_valid_plan(plan, n_motions):
         played = plan.elements[i][plan.joins[i]:]
         steps = np.diff(played)
         # a motion advances or enlarges; it passes over an element only to fold a double support or
-        # flight it has and the others lack into the step before (§7, see test_a_missed_double_support...)
-        folded = [plan.sequences[i].element(e)[0] for e in played[:-1][steps == 2] + 1]
-        assert np.all((steps >= 0) & (steps <= 2)) and set(folded) <= {DS, NONE}, i
+        # flight it has and the others lack into the step before (§7, see test_a_missed_double_support...),
+        # or the single support after its DS into that DS's step, where another lands its foot
+        # straight from the other one (its strike with theirs)
+        skipped = played[:-1][steps == 2]
+        folded = [plan.sequences[i].element(e + 1)[0] for e in skipped]
+        from_ds = [plan.sequences[i].element(e)[0] == DS for e in skipped]
+        assert np.all((steps >= 0) & (steps <= 2)), i
+        assert all(f in (DS, NONE) or (f in FEET and ds) for f, ds in zip(folded, from_ds)), i
         assert np.all(plan.elements[i][:plan.joins[i]] == -1)
         assert_monotone_and_c1(plan.splines[i], plan.warps[i])
 
@@ -277,17 +282,25 @@ def test_a_double_support_missed_by_one_motion_does_not_put_them_out_of_step():
     # stay one element off ever after: single supports against double supports, never an Err to show it
     walk = SupportSequence([RS, DS, LS, DS, RS, DS, LS, DS, RS], [0, 10, 13, 23, 26, 36, 39, 49, 52], 62, 30.0)
     missed = SupportSequence([RS, DS, LS, RS, DS, LS, DS, RS], [0, 10, 13, 24, 34, 37, 47, 50], 60, 30.0)
-    for priorities, waits in (([2.0, 1.0], 1), ([1.0, 2.0], 0)):
+    for priorities in ([2.0, 1.0], [1.0, 2.0]):
         plan = synchronize([walk, missed], priorities, [0, 0], [0.5, 0.5])
         assert_a_valid_plan(plan, 2)
         both = (plan.elements[0] < len(walk.codes)) & (plan.elements[1] < len(missed.codes))
         codes = [np.array([s.element(e)[0] for e in plan.elements[i][both]]) for i, s in enumerate((walk, missed))]
-        # in step at every step but one: the neutral DS the other lacks is folded into a single support,
-        # by the side the priorities choose: the lower-priority motion holds its LS through the other's
-        # DS, or plays its own DS within its LS when the top priority goes straight on (it never waits)
-        assert np.sum(codes[0] != codes[1]) == waits
+        # in step at every step but one: the straight step onto RS lands that foot where the walk's DS
+        # does (their strikes together), and the RS is held through the walk's RS (the walk playing it
+        # within its DS's step instead, where the straight motion has the priority: it never waits)
+        assert np.sum(codes[0] != codes[1]) == 1
+        k = int(np.flatnonzero(codes[0] != codes[1])[0])
+        assert codes[0][k] == DS and codes[1][k] == RS and plan.combined[both][k] == RS
+        assert missed.element(int(plan.elements[1][both][k]))[1] == 24  # its RS starts with the walk's DS
         assert np.all(np.diff(plan.elements[int(np.argmax(priorities))]) == 1)
-        assert set(plan.combined[both][codes[0] != codes[1]].tolist()) <= {LS}
+        # eq. (6) over the two steps the RS spans: the weighted mean of what each plays in them
+        top = int(np.argmax(priorities))
+        w = np.array([0.5 * priorities[0], 0.5 * priorities[1]])
+        played = np.array([13.0, 10.0])  # the walk's DS and RS (23 .. 36), the other's RS (24 .. 34)
+        span = plan.boundaries[k + 2] - plan.boundaries[k] if top == 0 else plan.boundaries[k + 1] - plan.boundaries[k]
+        assert span == pytest.approx(np.dot(w, played) / w.sum())
 
 
 def test_step_durations_are_the_weighted_mean_of_eq6(mocap):
@@ -496,5 +509,79 @@ def test_played_supports_read_each_clip_s_own_contacts_at_the_frame_it_plays():
     supports = sync.played_supports(warps, [contacts, contacts], [False, True])
     np.testing.assert_array_equal(supports[0], [-1, RS, DS, DS, LS, -1])
     np.testing.assert_array_equal(supports[1], [RS, DS, LS, RS, LS, RS])
-    with pytest.raises(ValueError, match="contacts and cyclic for each of the 2 warps"):
+    with pytest.raises(ValueError, match="contacts and cyclic .and ends, if any. for each of the 2 warps"):
         sync.played_supports(warps, [contacts], [False])
+
+
+def test_a_clip_past_where_it_stops_shows_none_of_its_feet():
+    # a cyclic clip plays one pass and fades out where it stops (SyncPlan.ends): weighing nothing
+    # past it, its supports there are not the blend's, whatever its warp goes on to play
+    contacts = contacts_of([RS, DS, LS], [3, 2, 3])
+    warps = np.array([[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], [0.0, 4.0, 6.0, 7.0, 12.0, 9.0]])
+    supports = sync.played_supports(warps, [contacts, contacts], [False, True], ends=[5.0, 2.5])
+    np.testing.assert_array_equal(supports[0], [RS, RS, RS, DS, DS, LS])
+    np.testing.assert_array_equal(supports[1], [RS, DS, LS, -1, -1, -1])
+
+
+def walk_codes(first: int, n: int) -> list[int]:
+    """A walk's elements from single support ``first``: it, DS, the other foot, DS, ..."""
+    feet = [first, RS if first == LS else LS]
+    return [feet[(k // 2) % 2] if k % 2 == 0 else DS for k in range(n)]
+
+
+@pytest.mark.parametrize("pieces", [2, 3])
+def test_a_walk_leaving_a_split_standing_start_steps_in_step_with_the_other(pieces):
+    # §7's splitting cuts a walk's standing start into pieces; each takes a step, and an odd or even
+    # count of them against the other walk's alternating elements must not leave the two half a
+    # step apart (single supports against double supports) once the standing is over
+    walk = SupportSequence(walk_codes(RS, 24), np.arange(24) * 8, 24 * 8, 30.0)
+    codes = [DS] * pieces + walk_codes(LS, 22)
+    starter = SupportSequence(codes, np.arange(len(codes)) * 8, len(codes) * 8, 30.0, split=True)
+    for start in (0, 8, 16):
+        plan = synchronize([walk, starter], [2.0, 1.0], [0, start], [0.5, 0.5])
+        assert_a_valid_plan(plan, 2)
+        steps = [k for k in range(len(plan.combined)) if plan.elements[1][k] >= pieces
+                 and not starter.element(int(plan.elements[1][k]))[3] and not walk.element(int(plan.elements[0][k]))[3]]
+        assert len(steps) > 10
+        for k in steps:
+            a, b = (s.element(int(plan.elements[i][k]))[0] for i, s in enumerate((walk, starter)))
+            assert sync.in_step(a, b), (start, k, a, b)
+
+
+def test_a_split_double_support_does_not_wait_for_a_clip_that_has_ended():
+    # past its end a clip holds its last element and shows no step: the pieces of a split DS are
+    # not held waiting for it (they were, one step at a time, until the plan's patience ran out)
+    short = SupportSequence(walk_codes(RS, 5), np.arange(5) * 8, 40, 30.0)
+    codes = walk_codes(LS, 3) + [DS] * 3 + walk_codes(LS, 12)
+    split = SupportSequence(codes, np.arange(len(codes)) * 8, len(codes) * 8, 30.0, split=True)
+    plan = synchronize([short, split], [1.0, 1.0], [0, 0], [0.5, 0.5])
+    assert_a_valid_plan(plan, 2)
+    # once the walk has ended, the other plays at its own pace: its own length from where it joined
+    assert plan.n_frames <= plan.boundaries[plan.joins[1]] + split.n_frames + 1
+
+
+def strike_separation(supports: np.ndarray) -> float:
+    """The median distance, in strides of the first motion, from each of its heel strikes (a foot's
+    contact beginning) to the second's nearest strike of the same foot, over frames both play."""
+    both = np.all(supports >= 0, axis=0)
+    out = []
+    for foot in FEET:
+        down = np.isin(supports, [DS, foot]) & both
+        a, b = (np.flatnonzero(d[1:] & ~d[:-1] & both[1:] & both[:-1]) + 1 for d in down)
+        stride = np.median(np.diff(a))
+        out.append(np.min(np.abs(b[None] - a[:, None]), axis=1) / stride)
+    return float(np.median(np.concatenate(out)))
+
+
+@pytest.mark.parametrize("offset", [0, 10])
+@pytest.mark.parametrize("pair", [("bandai1/walk_sad_001", "bandai1/walk_angry_001"),
+                                  ("bandai1/walk_angry_001", "bandai1/walk_sad_001")], ids=["sad + angry", "angry + sad"])
+def test_a_walk_without_double_supports_puts_its_feet_down_with_one_that_has_long_ones(mocap, pair, offset):
+    # walk_angry goes from foot to foot with double supports of a frame or none, walk_sad stands on both
+    # feet a quarter of its stride: folded into the single support before, the straight step landed a
+    # whole DS after the other's (a quarter stride); it lands with the DS's start instead
+    motions = [mocap(name) for name in pair]
+    plan = synchronize([sequence_of(m, cyclic=False) for m in motions], [2.0, 1.0], [0, offset], [0.5, 0.5])
+    assert_a_valid_plan(plan, 2)
+    supports = sync.played_supports(plan.warps, [foot_contacts(m) for m in motions], [False, False], plan.ends)
+    assert strike_separation(supports) <= 0.05
