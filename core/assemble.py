@@ -84,8 +84,8 @@ __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES"
            "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS",
            "MEASURES", "PLAYED_MEASURES", "PART_LIMBS", "body_unit", "moving_range", "limb_frames", "limb_measures",
            "continuous_features", "PartFrames", "part_frames", "measure_differences", "window_measure_differences",
-           "window_pose_distances", "COST_TIE", "PIECE_OVERLAP", "assembly_pieces", "piece_weights", "joined_pieces",
-           "Piece"]
+           "window_pose_distances", "COST_TIE", "PIECE_OVERLAP", "SHORTEST_PIECE_S", "assembly_pieces", "piece_weights",
+           "joined_pieces", "Piece"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
@@ -900,25 +900,48 @@ def segment_time_map(query: np.ndarray, segment: np.ndarray) -> tuple[np.ndarray
 
 # Issue 24, item 9: a library clip shorter than the query's window at its smallest scale
 # cannot hold it, so a long query would leave out most of a library of short clips (a
-# 400-frame walk, bandai1's clips a median 152 frames). Such a query is assembled piecewise:
-# in pieces as long as the library's median clip (so that half its clips can hold one at the
-# query's speed, more at the faster scales), each overlapping the next by PIECE_OVERLAP of that,
-# each retrieved and assembled on its own, and joined by slerp over the overlaps along a
-# smoothstep weight (zero speed at both ends of a join: no kink where one piece takes over).
+# 400-frame walk, bandai1's clips a median 152 frames). Such a query is assembled piecewise,
+# each piece retrieved and assembled on its own, overlapping the next by PIECE_OVERLAP of a
+# piece, and joined by slerp over the overlaps along a smoothstep weight (zero speed at both
+# ends of a join: no kink where one piece takes over).
+#
+# How long a piece is (the review of item 9: the plain median clip decided, and three 8-frame
+# snippets beside two whole walks cut a 195-frame walk into 33 pieces of 8 frames, none of which
+# paired a feature pose): no piece is shorter than SHORTEST_PIECE_S, about a walk's stride
+# (bandai1's walks: 0.77-1.88 s, median 1.10), so that each limb's bits change within it and its
+# feature poses can pair; clips that cannot hold a piece that long do not count; of the others,
+# each counts with its frames (more frames, more windows to choose from), up to the query's (a
+# long take, a dance of 1,900 frames, offers a query no more at once than a clip as long as the
+# query, and would otherwise outvote a library of shorter clips of the query's action). Pieces
+# are as long as the clips holding half of that can hold, and the query stays whole when they
+# can hold all of it.
 PIECE_OVERLAP = 0.25
+SHORTEST_PIECE_S = 1.0
 
 
-def assembly_pieces(n_frames: int, clip_frames, scales=SEGMENT_SCALES) -> list[tuple[int, int]]:
-    """The query frames ``[(first, stop), ...]`` assembled each on its own, in order: the whole query
-    when the library's median clip (``clip_frames``: each clip's length at the query's rate) holds
-    its window at the smallest of ``scales``; else as few pieces as keep each no longer than the
-    median clip, all of one length (to a frame), each sharing :data:`PIECE_OVERLAP` of the median
-    clip's length (a frame at least) with the next, the first starting and the last ending with the
-    query. A piece overlaps only its neighbours."""
-    median = int(np.median(np.asarray(clip_frames)))
-    if int(window_offsets(n_frames, min(scales))[-1]) + 1 <= median:
+def assembly_pieces(n_frames: int, clip_frames, fps: float, scales=SEGMENT_SCALES) -> list[tuple[int, int]]:
+    """The query frames ``[(first, stop), ...]`` assembled each on its own, in order.
+
+    clip_frames  each library clip's length, in frames at the query's rate ``fps``.
+
+    The piece length is a frame-weighted median of the clips' lengths: the longest length that
+    clips holding at least half of the library's frames can hold, among the clips at least
+    :data:`SHORTEST_PIECE_S` long (every clip where none is), each counting with its frames up to
+    the query's. The whole query when that length holds the query's window at the smallest of
+    ``scales``; else as few pieces as keep each no longer than it, all of one length (to a frame),
+    each sharing :data:`PIECE_OVERLAP` of it (a frame at least) with the next, the first starting
+    and the last ending with the query. A piece overlaps only its neighbours."""
+    lengths = np.asarray(clip_frames, dtype=np.int64)
+    if not len(lengths):
+        raise ValueError("give the length of at least one library clip")
+    shortest = min(max(int(round(SHORTEST_PIECE_S * fps)), 2), n_frames)
+    holding = lengths[lengths >= shortest]
+    holding = np.sort(holding if len(holding) else lengths)[::-1]
+    frames = np.cumsum(np.minimum(holding, n_frames))
+    held = int(holding[np.searchsorted(frames, 0.5 * frames[-1])])
+    if int(window_offsets(n_frames, min(scales))[-1]) + 1 <= held:
         return [(0, n_frames)]
-    longest = max(median, 2)
+    longest = max(held, 2)
     overlap = min(max(int(round(PIECE_OVERLAP * longest)), 1), longest - 1)
     count = int(np.ceil((n_frames - overlap) / (longest - overlap)))
     length = int(np.ceil((n_frames + (count - 1) * overlap) / count))
@@ -1130,7 +1153,8 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
             raise ValueError(f"the feature library of {part} was built with other thresholds than the ones given; "
                              f"build it with these")
         mask = masks[part]
-        layout = assembly_pieces(n, [len(next(iter(f.values()))) for f in library.features.values()], scales)
+        layout = assembly_pieces(n, [len(next(iter(f.values()))) for f in library.features.values()], query.fps,
+                                 scales)
         weights = piece_weights(layout, n)
         pieces, piece_rotations = [], []
         for k, (first, stop) in enumerate(layout):

@@ -173,7 +173,7 @@ def long_walk(every: dict) -> None:
     finally:
         assembly.piece_weights = original
     whole_layout = assembly.assembly_pieces
-    assembly.assembly_pieces = lambda n, clip_frames, scales=assembly.SEGMENT_SCALES: [(0, n)]
+    assembly.assembly_pieces = lambda n, clip_frames, fps, scales=assembly.SEGMENT_SCALES: [(0, n)]
     try:
         whole = assemble(query, {"upper": library})
     finally:

@@ -910,25 +910,71 @@ def punch_assembly_result(mocap):
 # --- issue 24, item 9: a query longer than the library's clips -------------------------------------
 
 
-def test_a_query_the_median_clip_holds_is_assembled_whole():
+def test_a_query_the_library_can_hold_is_assembled_whole():
     from core.assemble import assembly_pieces
-    assert assembly_pieces(61, [150, 200, 40]) == [(0, 61)]
-    # the smallest scale (2 ** -0.5) lets a 120-frame clip hold a 170-frame query's window
-    assert assembly_pieces(170, [125, 125, 500]) == [(0, 170)]
-    assert len(assembly_pieces(170, [110, 110, 500])) > 1
+    assert assembly_pieces(61, [150, 200, 40], 30) == [(0, 61)]
+    # the smallest scale (2 ** -0.5) lets a 125-frame clip hold a 170-frame query's window
+    assert assembly_pieces(170, [125, 125, 500], 30) == [(0, 170)]
+    assert len(assembly_pieces(170, [110, 110, 500], 30)) > 1
 
 
-def test_a_long_query_is_cut_into_overlapping_pieces_of_the_median_clips_length():
+def test_snippets_too_short_for_a_piece_do_not_cut_a_query_longer_clips_can_hold():
+    """The review of issue 24, item 9: the plain median clip decided, so three 8-frame snippets beside
+    two whole walks cut a 195-frame walk into 33 pieces of 8 frames."""
+    from core.assemble import assembly_pieces
+    assert assembly_pieces(195, [213, 347, 8, 8, 8], 30) == [(0, 195)]
+    # at any rate: the shortest piece is in seconds
+    assert assembly_pieces(780, [852, 1388, 32, 32, 32], 120) == [(0, 780)]
+    # snippets a second long count, by their frames: fewer frames than the walks, the walks decide
+    assert assembly_pieces(195, [213, 347, 30, 30, 30], 30) == [(0, 195)]
+    # many of them hold more frames than the two walks: pieces, each as long as they are
+    pieces = assembly_pieces(195, [213, 347] + [40] * 20, 30)
+    assert len(pieces) > 1 and {stop - first for first, stop in pieces} <= set(range(30, 41))
+
+
+def test_no_piece_is_shorter_than_about_a_stride_where_a_clip_holds_one():
+    from core.assemble import SHORTEST_PIECE_S, assembly_pieces
+    pieces = assembly_pieces(400, [8] * 50 + [45, 60], 30)
+    assert min(stop - first for first, stop in pieces) >= SHORTEST_PIECE_S * 30
+    # a library of nothing that long still assembles, in pieces its clips can hold
+    pieces = assembly_pieces(100, [8, 10, 10], 30)
+    assert pieces[0][0] == 0 and pieces[-1][1] == 100 and max(stop - first for first, stop in pieces) <= 10
+
+
+def test_one_long_take_does_not_outvote_a_library_of_shorter_clips():
+    """A clip counts with its frames up to the query's: a 1,900-frame dance beside a hundred walks
+    of 150 frames does not make a 400-frame walk whole (only the dance could hold it)."""
+    from core.assemble import assembly_pieces
+    pieces = assembly_pieces(400, [1900] + [150] * 100, 30)
+    assert len(pieces) > 1 and max(stop - first for first, stop in pieces) <= 150
+
+
+def test_a_long_query_is_cut_into_overlapping_pieces_the_library_can_hold():
     from core.assemble import PIECE_OVERLAP, assembly_pieces
-    pieces = assembly_pieces(400, [60, 100, 152, 300, 40])
+    clips = [60, 100, 152, 300, 40]
+    pieces = assembly_pieces(400, clips, 30)
     lengths = {stop - first for first, stop in pieces}
-    assert len(lengths) == 1 and max(lengths) <= 100, "pieces of one length, no longer than the median clip"
+    # clips of 152 frames and more hold 452 of the 652 frames, of 300 and more 300: pieces of 152
+    assert len(lengths) == 1 and max(lengths) <= 152, "pieces of one length, as long as half the frames can hold"
     assert pieces[0][0] == 0 and pieces[-1][1] == 400
     overlaps = [a[1] - b[0] for a, b in zip(pieces, pieces[1:])]
-    assert min(overlaps) >= round(PIECE_OVERLAP * 100) - 1, "every piece shares frames with the next (to a frame)"
+    assert min(overlaps) >= round(PIECE_OVERLAP * 152) - 1, "every piece shares frames with the next (to a frame)"
     assert all(a[1] <= c[0] for a, c in zip(pieces, pieces[2:])), "and with its neighbours only"
-    # the fewest pieces that keep to the median's length
-    assert len(pieces) == int(np.ceil((400 - 25) / (100 - 25)))
+    # the fewest pieces that keep to that length
+    assert len(pieces) == int(np.ceil((400 - 38) / (152 - 38)))
+
+
+def test_a_walk_two_whole_walks_can_hold_is_assembled_whole_beside_snippets(mocap):
+    """The reviewer's case: before, 33 pieces of 8 frames, each warned of for pairing no feature pose."""
+    query = mocap(WALK)
+    assert query.n_frames == 195
+    library = {name: mocap(name) for name in ("bandai1/walk_happy_001", "bandai1/walk_sad_001")}
+    snippets = mocap("bandai1/walk_angry_001")
+    library.update({f"snippet {k}": snippets[40 * k:40 * k + 8] for k in range(3)})
+    result = assemble(query, {"upper": library})
+    assert len(result.pieces["upper"]) == 1 and result.matches["upper"].clip in ("bandai1/walk_happy_001",
+                                                                                  "bandai1/walk_sad_001")
+    assert result.feature_poses("upper") > 0 and not result.warnings
 
 
 def test_pieces_are_joined_by_slerp_along_a_smoothstep_weight():
