@@ -84,8 +84,8 @@ __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES"
            "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS",
            "MEASURES", "PLAYED_MEASURES", "PART_LIMBS", "body_unit", "moving_range", "limb_frames", "limb_measures",
            "continuous_features", "PartFrames", "part_frames", "measure_differences", "window_measure_differences",
-           "window_pose_distances", "COST_TIE", "PIECE_OVERLAP", "SHORTEST_PIECE_S", "assembly_pieces", "piece_weights",
-           "joined_pieces", "Piece"]
+           "window_pose_distances", "window_join_differences", "window_mean_poses", "LIMB_POSE_JOINTS", "poses_at", "COST_TIE",
+           "PIECE_OVERLAP", "SHORTEST_PIECE_S", "assembly_pieces", "piece_weights", "joined_pieces", "Piece"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
@@ -112,6 +112,8 @@ class Thresholds:
     swing_window_s: float = 1.0  # seconds around a frame a limb's swing is measured over (about a stride)
     speed_floor: float = 0.25    # leg lengths per second: speeds both under about this differ little
     swing_floor: float = 0.05    # leg lengths: swings both under about this differ little
+    # a piece's join to the one before (issue 24, review of item 9; :func:`window_join_differences`)
+    join_distance: float = 0.25  # leg lengths: a limb this far from the piece before's pose is a whole bit apart
 
 
 def _parts() -> dict[str, tuple[str, ...]]:
@@ -356,18 +358,27 @@ class PartFrames:
     poses     (F, D) float or None: its limbs' poses (:func:`limb_measures`), leg lengths.
     floors    (C,) the measures' floors (:func:`measure_differences`).
     played    (C,) bool: the measures compared as a window plays them, times its time scale
-              (:data:`PLAYED_MEASURES`); None: none."""
+              (:data:`PLAYED_MEASURES`); None: none.
+    joined    (O, D) float or None: of a query piece after the first, the poses the piece before
+              it plays over their overlap (its first O frames) less its window's mean pose, leg
+              lengths; compared with each window's there (:func:`window_join_differences`), so
+              that adjacent pieces agree.
+    join_distance  leg lengths: a limb's pose this far from ``joined`` is a whole bit apart."""
 
     bits: np.ndarray
     measures: np.ndarray | None = None
     poses: np.ndarray | None = None
     floors: np.ndarray | None = None
     played: np.ndarray | None = None
+    joined: np.ndarray | None = None
+    join_distance: float | None = None
 
 
 def part_frames(features: Mapping[str, np.ndarray], part: str, measures: Mapping[str, np.ndarray] | None = None,
-                poses: Mapping[str, np.ndarray] | None = None, thresholds: Thresholds = Thresholds()) -> PartFrames:
-    """The :class:`PartFrames` of ``part`` from a clip's features (and, when given, its continuous ones)."""
+                poses: Mapping[str, np.ndarray] | None = None, thresholds: Thresholds = Thresholds(),
+                joined: np.ndarray | None = None) -> PartFrames:
+    """The :class:`PartFrames` of ``part`` from a clip's features (and, when given, its continuous ones
+    and the piece before's poses over its first frames, ``joined``)."""
     bits = part_features(features, part)
     if not measures:
         return PartFrames(bits)
@@ -376,7 +387,8 @@ def part_frames(features: Mapping[str, np.ndarray], part: str, measures: Mapping
     return PartFrames(bits, np.stack([measures[f"{limb}.{m}"] for limb in limbs for m in MEASURES], axis=1),
                       np.concatenate([poses[limb] for limb in limbs], axis=1),
                       np.array([floors[m] for _ in limbs for m in MEASURES]),
-                      np.array([m in PLAYED_MEASURES[limb.split(".")[1]] for limb in limbs for m in MEASURES]))
+                      np.array([m in PLAYED_MEASURES[limb.split(".")[1]] for limb in limbs for m in MEASURES]),
+                      joined, thresholds.join_distance if joined is not None else None)
 
 
 def measure_differences(query: np.ndarray, library: np.ndarray, floors: np.ndarray) -> np.ndarray:
@@ -516,6 +528,63 @@ def window_pose_distances(query: np.ndarray, library: np.ndarray, starts: np.nda
         np.mean(np.sum((library[_window_frames(s, offsets)] - query[None]) ** 2, axis=2), axis=1)))
 
 
+# Adjacent pieces were retrieved each on its own (issue 24, review of item 9): a piece took its best
+# window whatever the piece before it plays over their overlap, and the slerp across the overlap
+# between two arms swinging out of phase partly cancels the swing. So a piece's window is also
+# compared, over the overlap, with what the piece before plays there: per frame and limb, the root
+# mean square distance of its middle and end joints (elbow and wrist, knee and ankle; the poses of
+# :func:`limb_measures`, leg lengths) as a share of ``distance``, at most 1, added to the window's
+# cost. Each pose is taken from its window's mean pose (the window's frames end to end): eq. (1)
+# moves every piece's juncture to the query's mean, so what the two pieces play over the overlap
+# differs by how each moves about its mean (compared as they were, bandai1's clips' postures
+# differed by up to 0.3 leg lengths between what retrieval saw and what the pieces played). The
+# window's frames as it lays them, before the time alignment (as the tie-break compares them: a
+# window's feature poses are paired only once it is chosen).
+LIMB_POSE_JOINTS = 2  # the joints of a limb's pose: its middle and end joints
+
+
+def window_mean_poses(poses: np.ndarray, span: int) -> np.ndarray:
+    """``(m - span + 1, D)``: the mean of ``poses (m, D)`` over each run of ``span`` frames (cumulative sums)."""
+    sums = np.concatenate([np.zeros((1, poses.shape[1])), np.cumsum(poses, axis=0)])
+    return (sums[span:] - sums[:-span]) / span
+
+
+def window_join_differences(joined: np.ndarray, library: np.ndarray, n: int, distance: float,
+                            scale: float = 1.0) -> np.ndarray:
+    """``(m - L + 1,)`` float: soft bits between ``joined (O, D)``, the poses the piece before plays over
+    the first ``O`` of a query piece's ``n`` frames less its window's :func:`window_mean_poses`, and
+    each window of ``library (m, D)`` (poses, leg lengths; frames as :func:`window_mismatches` lays
+    them, spanning ``L``) less its own mean: per frame and limb (``D / 6`` limbs), its joints' root
+    mean square distance over ``distance``, at most 1, summed."""
+    offsets = window_offsets(n, scale)
+    span = int(offsets[-1]) + 1
+    starts = max(len(library) - span + 1, 0)
+    if not starts:
+        return np.zeros(0)
+    columns = 3 * LIMB_POSE_JOINTS
+    means = np.ascontiguousarray(window_mean_poses(library, span).T, dtype=np.float32)  # (D, starts)
+    theirs = np.ascontiguousarray(library.T, dtype=np.float32)  # (D, m): rows contiguous
+    joined = np.asarray(joined, dtype=np.float32)
+    total = np.zeros(starts, dtype=np.float32)
+    d = np.empty(starts, dtype=np.float32)
+    squares = np.empty(starts, dtype=np.float32)
+    # a loop over the overlap's frames and the poses' columns, each a whole-array step over every
+    # window at once (as window_measure_differences: the frames a query frame meets are one
+    # contiguous slice; single precision, in place: a sum of shares of a bit needs no more)
+    for pose, offset in zip(joined, offsets[:len(joined)]):
+        for limb in range(0, len(pose), columns):
+            squares.fill(0.0)
+            for c in range(limb, limb + columns):
+                np.subtract(theirs[c, offset:offset + starts], means[c], out=d)
+                d -= pose[c]
+                d *= d
+                squares += d
+            np.sqrt(squares * np.float32(1.0 / (LIMB_POSE_JOINTS * distance * distance)), out=d)
+            np.minimum(d, np.float32(1.0), out=d)
+            total += d
+    return total.astype(np.float64)
+
+
 # costs this close are ties (a sum of shares over a window: rounding, not a difference)
 COST_TIE = 1e-9
 
@@ -529,7 +598,9 @@ def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray
     ties going to the scale listed first, the first clip, the earliest window. Of :class:`PartFrames`
     with measures, each frame's :data:`MEASURES` count as soft bits besides the Boolean ones
     (:func:`measure_differences`; a leg's carried speed as the window plays it, times its scale):
-    cost = (differing bits + measure differences) / (frames x (K + C)).
+    cost = (differing bits + measure differences) / (frames x (K + C)). A query piece after the first
+    (``joined``) adds its windows' :func:`window_join_differences` to the piece before over their
+    overlap, one soft bit per overlap frame and limb.
     Windows whose cost ties with the least (within :data:`COST_TIE`, rounding) are told apart by how
     near their part's poses lie to the query's (:func:`window_pose_distances`; issue 24, item 8: an arm
     whose bits never change matched every window at cost 0, and the first clip by name won)."""
@@ -538,14 +609,26 @@ def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray
     soft = query.measures is not None and all(f.measures is not None for f in library.values())
     n = len(query.bits)
     units = query.bits.size + (query.measures.size if soft else 0)
+    joins = soft and query.joined is not None and len(query.joined) and query.poses is not None
+    if joins:
+        # an overlap frame a window plays out of the piece before's pose is spoilt as much as one
+        # whose every bit differs: each frame's join counts as a frame's bits and measures
+        per_frame = query.bits.shape[1] + query.measures.shape[1]
+        join_weight = per_frame / (query.joined.shape[1] // (3 * LIMB_POSE_JOINTS))
+        units += len(query.joined) * per_frame
     candidates = []  # (scale index, clip index, clip, costs (starts,), span, differing bits (starts,))
     if soft:  # every clip end to end: one pass per scale (windows across two clips are not read)
         firsts = np.cumsum([0] + [len(f.measures) for f in library.values()])
         every = np.concatenate([f.measures for f in library.values()])
+        if joins:
+            every_pose = np.concatenate([f.poses for f in library.values()])
     for s, scale in enumerate(scales):
         span = int(window_offsets(n, scale)[-1]) + 1
         if soft:
             soft_costs = window_measure_differences(query.measures, every, query.floors, scale, query.played)
+            if joins:
+                soft_costs = soft_costs + join_weight * window_join_differences(query.joined, every_pose, n,
+                                                                                query.join_distance, scale)
         for c, (clip, frames) in enumerate(library.items()):
             bits = window_mismatches(query.bits, frames.bits, scale)
             if len(bits) == 0:
@@ -641,11 +724,12 @@ def _feature_library(library: Mapping[str, Motion] | FeatureLibrary, fps: float,
 
 
 def _matches_in_library_frames(query_features: Mapping[str, np.ndarray], library: FeatureLibrary, parts,
-                               scales, query_continuous=None) -> dict[str, Match]:
+                               scales, query_continuous=None, joined: np.ndarray | None = None) -> dict[str, Match]:
     """Per part, :func:`best_window` over ``library``: start and length in its frames (at ``library.fps``).
-    ``query_continuous``: the query's :func:`continuous_features`, compared where the library has them."""
+    ``query_continuous``: the query's :func:`continuous_features`, compared where the library has them;
+    ``joined``: the piece before's poses over the first frames (of one part, :class:`PartFrames`)."""
     measures, poses = query_continuous if query_continuous is not None and library.measures else (None, None)
-    return {part: best_window(part_frames(query_features, part, measures, poses, library.thresholds),
+    return {part: best_window(part_frames(query_features, part, measures, poses, library.thresholds, joined),
                               {clip: library.part_frames(clip, part) for clip in library.features}, scales)
             for part in parts}
 
@@ -997,6 +1081,16 @@ class Piece:
         return max(len(self.knots) - 2, 0)
 
 
+def poses_at(poses: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """``(T, D)``: ``poses (F, D)`` at fractional frames ``frames (T,)`` (within ``[0, F - 1]``), linearly
+    between the two nearest."""
+    frames = np.clip(np.asarray(frames, dtype=np.float64), 0, len(poses) - 1)
+    below = np.minimum(np.floor(frames).astype(np.int64), max(len(poses) - 2, 0))
+    above = np.minimum(below + 1, len(poses) - 1)
+    a = (frames - below)[:, None]
+    return (1.0 - a) * poses[below] + a * poses[above]
+
+
 def _sliced(features: Mapping[str, np.ndarray], first: int, stop: int) -> dict[str, np.ndarray]:
     return {k: v[first:stop] for k, v in features.items()}
 
@@ -1157,11 +1251,12 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
                                  scales)
         weights = piece_weights(layout, n)
         pieces, piece_rotations = [], []
+        joined = None  # the poses the piece before plays over its overlap with the next
         for k, (first, stop) in enumerate(layout):
             features = _sliced(query_features, first, stop)
             match = _matches_in_library_frames(features, library, [part], scales,
-                                               (_sliced(query_measures, first, stop), _sliced(query_poses, first, stop))
-                                               )[part]
+                                               (_sliced(query_measures, first, stop), _sliced(query_poses, first, stop)),
+                                               joined)[part]
             clip = clips.get((id(library), match.clip))
             if clip is None:
                 own_clip = library.motions[match.clip]
@@ -1180,6 +1275,10 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
                 own_rotations[:, j] = juncture_rotations(angles, frame)
             piece_rotations.append(own_rotations)
             pieces.append(Piece(first, stop, _in_own_frames(match, library), times, knots))
+            if k + 1 < len(layout) and library.poses:
+                poses = library.part_frames(match.clip, part).poses
+                joined = (poses_at(poses, match.start + times[layout[k + 1][0] - first:])
+                          - poses[frames].mean(axis=0))
             if stop - first > 1 and pieces[-1].feature_poses() == 0:
                 within = f" (query frames {first}-{stop - 1})" if len(layout) > 1 else ""
                 warnings.append(f"no feature pose of the {part}{within} was paired with {match.clip!r}: its segment "

@@ -992,6 +992,13 @@ def test_pieces_are_joined_by_slerp_along_a_smoothstep_weight():
     np.testing.assert_allclose(angle[6:10], weights[1, 6:10], atol=1e-12)  # the angle follows the weight
 
 
+def no_join_differences(joined, library, n, distance, scale=1.0):
+    """core.assemble.window_join_differences left out: each piece retrieved on its own, as before
+    the review of issue 24, item 9."""
+    from core.assemble import window_offsets
+    return np.zeros(max(len(library) - int(window_offsets(n, scale)[-1]), 0))
+
+
 def short_walks(mocap, frames=60):
     """Library clips of two steps each, shorter than 0.7 of a 180-frame query."""
     return {f"{name} {first}": mocap(name)[first:first + frames]
@@ -1017,10 +1024,12 @@ def test_a_long_walk_takes_its_arms_from_shorter_clips_piece_by_piece(mocap):
 
 def test_the_joins_between_pieces_turn_slower_than_pieces_butted_together(mocap, monkeypatch):
     """Across each overlap the output passes from one piece to the next by slerp; butted (a cut at
-    the overlap's middle), the part's joints jump there."""
+    the overlap's middle), the part's joints jump there. (The pieces retrieved each on its own, not
+    with the piece before in mind, so that they differ across the joins.)"""
     import core.assemble as assembly
     query = mocap(WALK)[:180]
     library = short_walks(mocap)
+    monkeypatch.setattr(assembly, "window_join_differences", no_join_differences)
     result = assemble(query, {"upper": library})
     pieces = result.pieces["upper"]
     upper = part_joints(query.skeleton, find_rig(query), "upper")
@@ -1055,6 +1064,123 @@ def test_a_long_lower_body_from_shorter_clips_keeps_its_feet_planted(mocap):
     sliding = assemble(query, {"lower": library}, contacts=None)
     assert len(held.pieces["lower"]) > 1
     assert skate(held.motion) < 0.5 * skate(sliding.motion)
+
+
+def plain_join_differences(joined, library, n, distance, scale):
+    """window_join_differences as the obvious loop over windows, frames and limbs."""
+    from core.assemble import window_offsets
+    offsets = window_offsets(n, scale)
+    span = offsets[-1] + 1
+    out = []
+    for start in range(len(library) - span + 1):
+        mean = library[start:start + span].mean(axis=0)
+        total = 0.0
+        for i, pose in enumerate(joined):
+            for limb in range(0, library.shape[1], 6):
+                d = (library[start + offsets[i], limb:limb + 6] - mean[limb:limb + 6] - pose[limb:limb + 6])
+                total += min(np.sqrt(np.mean(np.sum(d.reshape(2, 3) ** 2, axis=1))) / distance, 1.0)
+        out.append(total)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("scale", [1.0, 2 ** -0.5, 2 ** 0.25])
+def test_the_windows_join_differences_equal_a_plain_loop(scale):
+    from core.assemble import window_join_differences
+    rng = np.random.default_rng(5)
+    library, joined = rng.normal(scale=0.3, size=(60, 12)), rng.normal(scale=0.3, size=(4, 12))
+    np.testing.assert_allclose(window_join_differences(joined, library, 15, 0.25, scale),
+                               plain_join_differences(joined, library, 15, 0.25, scale), rtol=1e-5, atol=1e-5)
+
+
+def swinging_arm(n, phase):
+    """``(n, 6)`` an arm's pose (elbow, wrist; leg lengths) swinging fore and aft once every 30 frames."""
+    swing = np.sin(2 * np.pi * np.arange(n) / 30 + phase)
+    pose = np.zeros((n, 6))
+    pose[:, 0], pose[:, 2], pose[:, 3], pose[:, 5] = 0.1 * swing, -0.25, 0.3 * swing, -0.5
+    return pose
+
+
+def test_a_piece_takes_the_window_that_goes_on_swinging_as_the_piece_before_it():
+    """Review of issue 24, item 9: each piece took its best window whatever the piece before played
+    over their overlap. Of two clips whose bits both match (one a frame less well, by a bit), the one
+    swinging in phase with the piece before is taken; retrieved on its own, the other."""
+    from dataclasses import replace
+    from core.assemble import PartFrames, best_window
+    n, m, overlap = 30, 30, 8
+
+    def clip(phase, differing=0):
+        bits = np.zeros((m, 5), bool)
+        bits[:differing, 0] = True
+        return PartFrames(bits, np.ones((m, 2)), swinging_arm(m, phase), np.array([0.25, 0.05]))
+
+    library = {"a out of phase": clip(np.pi), "b in phase": clip(0.0, differing=1)}
+    query = PartFrames(np.zeros((n, 5), bool), np.ones((n, 2)), np.zeros((n, 6)), np.array([0.25, 0.05]))
+    assert best_window(query, library).clip == "a out of phase"
+    # what the piece before plays over the overlap, about its mean
+    before = swinging_arm(overlap, 0.0) - swinging_arm(m, 0.0).mean(axis=0)
+    joined = replace(query, joined=before, join_distance=Thresholds().join_distance)
+    assert best_window(joined, library).clip == "b in phase"
+
+
+def assembled_in_pieces(query, library, monkeypatch, part="upper"):
+    """``(assembly, each piece's own rotations (stop - first, J, 4))`` of ``query``'s ``part``."""
+    import core.assemble as assembly
+    join, seen = assembly.joined_pieces, {}
+
+    def recorded(layout, rotations, n):
+        seen["rotations"] = rotations
+        return join(layout, rotations, n)
+
+    monkeypatch.setattr(assembly, "joined_pieces", recorded)
+    result = assemble(query, {part: library})
+    monkeypatch.setattr(assembly, "joined_pieces", join)
+    return result, seen["rotations"]
+
+
+def swing_kept_across_joins(query, result, rotations, part="upper"):
+    """``(joins, 2)``: at each join of the pieces (its overlap's frames), how much of the wrists' fore and
+    aft swing about each piece's mean the output keeps, sum |output| / sum (w_a |a| + w_b |b|), each
+    arm: 1 where the two pieces swing in phase, less where the slerp between them cancels the swing."""
+    from core.assemble import body_unit, in_front, limb_frames, piece_weights
+    rig = find_rig(query)
+    unit, joints = body_unit(query, rig), part_joints(query.skeleton, rig, part)
+    layout = [(p.first, p.stop) for p in result.pieces[part]]
+    weights = piece_weights(layout, query.n_frames)
+
+    def swing(motion):
+        g = motion.global_positions()
+        return np.stack([in_front(tip, root, facing) / unit
+                         for root, _, tip, facing in (limb_frames(motion, rig, g, s, "arm") for s in "LR")], axis=1)
+
+    out, own = swing(result.motion), []
+    for (first, stop), piece in zip(layout, rotations):  # each piece on its own over the query
+        alone = query.rotations.copy()
+        alone[first:stop, joints] = piece[:, joints]
+        played = swing(Motion(query.skeleton, alone, query.positions, query.fps))
+        own.append((played, played[first:stop].mean(axis=0)))
+    kept = []
+    for k in range(1, len(layout)):
+        frames = slice(layout[k][0], layout[k - 1][1])
+        (a, mean_a), (b, mean_b) = own[k - 1], own[k]
+        w_a, w_b = weights[k - 1, frames, None], weights[k, frames, None]
+        kept.append(np.abs(out[frames] - w_a * mean_a - w_b * mean_b).sum(axis=0)
+                    / (w_a * np.abs(a[frames] - mean_a) + w_b * np.abs(b[frames] - mean_b)).sum(axis=0))
+    return np.array(kept)
+
+
+def test_adjacent_pieces_swing_their_arms_in_phase_across_each_join(mocap, monkeypatch):
+    """Review of issue 24, item 9: retrieved each on its own, a piece of this walk swung its right arm
+    out of phase with the piece before, and across their join the output kept 0.89 of the swing."""
+    import core.assemble as assembly
+    query, library = mocap(WALK)[:180], short_walks(mocap)
+    result, rotations = assembled_in_pieces(query, library, monkeypatch)
+    assert len(rotations) > 2
+    joined = swing_kept_across_joins(query, result, rotations)
+    assert joined.min() >= 0.95, joined
+
+    monkeypatch.setattr(assembly, "window_join_differences", no_join_differences)  # each piece on its own
+    alone = swing_kept_across_joins(query, *assembled_in_pieces(query, library, monkeypatch))
+    assert joined.min() > alone.min()
 
 
 def test_the_assemble_command_says_it_assembled_piecewise(mocap, tmp_path, capsys):
