@@ -1290,12 +1290,12 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
                 if mask[leg.hip]:
                     leg_sources.setdefault(side, []).append(
                         (clip, match.start + times[held],
-                         Motion._trusted(clip.skeleton, sampled[held], sampled_positions[held], query.fps), weights[k]))
+                         Motion(clip.skeleton, sampled[held], sampled_positions[held], query.fps), weights[k]))
         rotations[:, mask] = joined_pieces(layout, piece_rotations, n)[:, mask]
         all_pieces[part] = tuple(pieces)
-    # (every rotation is a unit quaternion already: the query's, slerped or from Euler angles;
-    # made again by Motion, the query's untouched joints would change in their last bits)
-    motion = Motion._trusted(skeleton, rotations, query.positions, query.fps)
+    # (made again by Motion, the query's untouched joints would change in their last bits)
+    replaced = np.any([masks[part] for part in parts], axis=0)
+    motion = query.with_joint_rotations(replaced, rotations[:, replaced])
     if leg_sources and contacts is not None:
         motion = held_assembled_feet(motion, query, leg_sources, rig, options=contacts)
     firsts = {part: pieces[0] for part, pieces in all_pieces.items()}

@@ -1066,6 +1066,22 @@ def test_a_long_lower_body_from_shorter_clips_keeps_its_feet_planted(mocap):
     assert skate(held.motion) < 0.5 * skate(sliding.motion)
 
 
+def test_assembly_uses_no_private_name_of_another_module():
+    """The house style: a private name (``_x``) is not used across modules (review of issue 24: the
+    assembly built its motions with ``Motion._trusted``); if two modules need it, it is public."""
+    import ast
+    import core.assemble
+    tree = ast.parse(Path(core.assemble.__file__).read_text())
+    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    private = sorted({f"{node.value.id}.{node.attr}" for node in ast.walk(tree)
+                      if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                      and node.value.id in imported and node.attr.startswith("_") and not node.attr.startswith("__")}
+                     | {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                        for alias in node.names if alias.name.startswith("_")})
+    assert not private, private
+
+
 def plain_join_differences(joined, library, n, distance, scale):
     """window_join_differences as the obvious loop over windows, frames and limbs."""
     from core.assemble import window_offsets
