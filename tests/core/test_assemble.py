@@ -1153,35 +1153,14 @@ def assembled_in_pieces(query, library, monkeypatch, part="upper"):
     return result, seen["rotations"]
 
 
-def swing_kept_across_joins(query, result, rotations, part="upper"):
-    """``(joins, 2)``: at each join of the pieces (its overlap's frames), how much of the wrists' fore and
-    aft swing about each piece's mean the output keeps, sum |output| / sum (w_a |a| + w_b |b|), each
-    arm: 1 where the two pieces swing in phase, less where the slerp between them cancels the swing."""
-    from core.assemble import body_unit, in_front, limb_frames, piece_weights
-    rig = find_rig(query)
-    unit, joints = body_unit(query, rig), part_joints(query.skeleton, rig, part)
-    layout = [(p.first, p.stop) for p in result.pieces[part]]
-    weights = piece_weights(layout, query.n_frames)
-
-    def swing(motion):
-        g = motion.global_positions()
-        return np.stack([in_front(tip, root, facing) / unit
-                         for root, _, tip, facing in (limb_frames(motion, rig, g, s, "arm") for s in "LR")], axis=1)
-
-    out, own = swing(result.motion), []
-    for (first, stop), piece in zip(layout, rotations):  # each piece on its own over the query
-        alone = query.rotations.copy()
-        alone[first:stop, joints] = piece[:, joints]
-        played = swing(Motion(query.skeleton, alone, query.positions, query.fps))
-        own.append((played, played[first:stop].mean(axis=0)))
-    kept = []
-    for k in range(1, len(layout)):
-        frames = slice(layout[k][0], layout[k - 1][1])
-        (a, mean_a), (b, mean_b) = own[k - 1], own[k]
-        w_a, w_b = weights[k - 1, frames, None], weights[k, frames, None]
-        kept.append(np.abs(out[frames] - w_a * mean_a - w_b * mean_b).sum(axis=0)
-                    / (w_a * np.abs(a[frames] - mean_a) + w_b * np.abs(b[frames] - mean_b)).sum(axis=0))
-    return np.array(kept)
+def swing_kept_across_joins(query, result, rotations):
+    """tests/bench/metrics.py's swing_kept_across_joins (a folder of scripts: loaded by path)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_metrics", Path(__file__).resolve().parents[1] / "bench"
+                                                  / "metrics.py")
+    metrics = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(metrics)
+    return metrics.swing_kept_across_joins(query, result.motion, result.pieces["upper"], rotations)
 
 
 def test_adjacent_pieces_swing_their_arms_in_phase_across_each_join(mocap, monkeypatch):
