@@ -242,8 +242,9 @@ def swing_kept_across_joins(query: Motion, output: Motion, pieces, rotations: li
                             part: str = "upper") -> np.ndarray:
     """``(joins, 2)``: at each join of an assembly ``output`` of ``query`` in ``pieces``
     (core.assemble.Piece, in order; each piece's own local rotations ``rotations[k] (stop - first,
-    J, 4)`` before the slerp joins them), over the overlap's frames, how much of each wrist's fore-and-aft swing (across the chest's
-    frontal plane, about each piece's mean over its own frames, leg lengths) the ``output`` keeps:
+    J, 4)`` before the slerp joins them), over the overlap's frames, how much of each wrist's fore
+    and aft swing (across the chest's frontal plane, about each piece's mean over its own frames,
+    leg lengths) the ``output`` keeps:
     sum |output| / sum (w_a |a| + w_b |b|), w the pieces' weights (core.assemble.piece_weights).
     1 where the two pieces swing in phase (then the slerp between them keeps the swing), towards 0
     where they swing against each other (the slerp cancels it). Left and right arm in columns."""
