@@ -31,8 +31,9 @@ how fast the body carries it, how far it swings, in leg lengths), compared as
 soft bits beside the Boolean ones (a leg's speed as the window is played, since the
 legs must carry the query's pelvis: :data:`PLAYED_MEASURES`), and windows of equal
 cost go to the one whose part poses lie nearest the query's (:func:`best_window`). A query longer than the
-library's clips is assembled in overlapping pieces joined by slerp
-(:func:`assembly_pieces`).
+library's clips can hold is assembled in overlapping pieces joined by slerp (:func:`assembly_pieces`),
+each retrieved with what the piece before plays over their overlap in its cost
+(:func:`window_join_differences`).
 
 Every threshold is in body units (the humerus length for the arms, the leg length
 for the legs) or an angle, and every direction comes from the body itself (its
