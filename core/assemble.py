@@ -535,12 +535,12 @@ def window_pose_distances(query: np.ndarray, library: np.ndarray, starts: np.nda
 # compared, over the overlap, with what the piece before plays there: per frame and limb, the root
 # mean square distance of its middle and end joints (elbow and wrist, knee and ankle; the poses of
 # :func:`limb_measures`, leg lengths) as a share of ``distance``, at most 1, added to the window's
-# cost. Each pose is taken from its window's mean pose (the window's frames end to end): eq. (1)
-# moves every piece's juncture to the query's mean, so what the two pieces play over the overlap
-# differs by how each moves about its mean (compared as they were, bandai1's clips' postures
-# differed by up to 0.3 leg lengths between what retrieval saw and what the pieces played). The
-# window's frames as it lays them, before the time alignment (as the tie-break compares them: a
-# window's feature poses are paired only once it is chosen).
+# cost (:func:`best_window` weighs it). Each pose is taken about its window's mean pose (the
+# window's frames end to end): eq. (1) moves every piece's juncture to the query's mean, so what
+# the two pieces play over the overlap differs by how each moves about its mean (compared as they
+# were, bandai1's clips' postures differed by up to 0.3 leg lengths between what retrieval saw and
+# what the pieces played). The window's frames as it lays them, before the time alignment (as the
+# tie-break compares them: a window's feature poses are paired only once it is chosen).
 LIMB_POSE_JOINTS = 2  # the joints of a limb's pose: its middle and end joints
 
 
@@ -601,7 +601,7 @@ def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray
     (:func:`measure_differences`; a leg's carried speed as the window plays it, times its scale):
     cost = (differing bits + measure differences) / (frames x (K + C)). A query piece after the first
     (``joined``) adds its windows' :func:`window_join_differences` to the piece before over their
-    overlap, one soft bit per overlap frame and limb.
+    overlap, each overlap frame's mean over the limbs counting as a frame's K + C bits.
     Windows whose cost ties with the least (within :data:`COST_TIE`, rounding) are told apart by how
     near their part's poses lie to the query's (:func:`window_pose_distances`; issue 24, item 8: an arm
     whose bits never change matched every window at cost 0, and the first clip by name won)."""
@@ -986,9 +986,10 @@ def segment_time_map(query: np.ndarray, segment: np.ndarray) -> tuple[np.ndarray
 # Issue 24, item 9: a library clip shorter than the query's window at its smallest scale
 # cannot hold it, so a long query would leave out most of a library of short clips (a
 # 400-frame walk, bandai1's clips a median 152 frames). Such a query is assembled piecewise,
-# each piece retrieved and assembled on its own, overlapping the next by PIECE_OVERLAP of a
-# piece, and joined by slerp over the overlaps along a smoothstep weight (zero speed at both
-# ends of a join: no kink where one piece takes over).
+# each piece assembled on its own (retrieved with what the piece before plays over their overlap
+# in mind: window_join_differences), overlapping the next by PIECE_OVERLAP of a piece, and
+# joined by slerp over the overlaps along a smoothstep weight (zero speed at both ends of a
+# join: no kink where one piece takes over).
 #
 # How long a piece is (the review of item 9: the plain median clip decided, and three 8-frame
 # snippets beside two whole walks cut a 195-frame walk into 33 pieces of 8 frames, none of which
