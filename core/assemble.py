@@ -85,7 +85,8 @@ __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES"
            "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS",
            "MEASURES", "PLAYED_MEASURES", "PART_LIMBS", "body_unit", "moving_range", "limb_frames", "limb_measures",
            "continuous_features", "PartFrames", "part_frames", "measure_differences", "window_measure_differences",
-           "window_pose_distances", "window_join_differences", "window_mean_poses", "LIMB_POSE_JOINTS", "poses_at", "COST_TIE",
+           "window_pose_distances", "window_join_differences", "window_mean_poses", "LIMB_POSE_JOINTS", "poses_at",
+           "COST_TIE",
            "PIECE_OVERLAP", "SHORTEST_PIECE_S", "assembly_pieces", "piece_weights", "joined_pieces", "Piece"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
@@ -1256,9 +1257,8 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
         joined = None  # the poses the piece before plays over its overlap with the next
         for k, (first, stop) in enumerate(layout):
             features = _sliced(query_features, first, stop)
-            match = _matches_in_library_frames(features, library, [part], scales,
-                                               (_sliced(query_measures, first, stop), _sliced(query_poses, first, stop)),
-                                               joined)[part]
+            continuous = _sliced(query_measures, first, stop), _sliced(query_poses, first, stop)
+            match = _matches_in_library_frames(features, library, [part], scales, continuous, joined)[part]
             clip = clips.get((id(library), match.clip))
             if clip is None:
                 own_clip = library.motions[match.clip]
