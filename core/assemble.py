@@ -31,8 +31,9 @@ how fast the body carries it, how far it swings, in leg lengths), compared as
 soft bits beside the Boolean ones (a leg's speed as the window is played, since the
 legs must carry the query's pelvis: :data:`PLAYED_MEASURES`), and windows of equal
 cost go to the one whose part poses lie nearest the query's (:func:`best_window`). A query longer than the
-library's clips is assembled in overlapping pieces joined by slerp
-(:func:`assembly_pieces`).
+library's clips can hold is assembled in overlapping pieces joined by slerp (:func:`assembly_pieces`),
+each retrieved with what the piece before plays over their overlap in its cost
+(:func:`window_join_differences`).
 
 Every threshold is in body units (the humerus length for the arms, the leg length
 for the legs) or an angle, and every direction comes from the body itself (its
@@ -84,8 +85,9 @@ __all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES"
            "held_assembled_feet", "is_the_query", "EULER_ORDER", "STILL_AXIS", "POSE_WINDOW", "PACKED_BITS",
            "MEASURES", "PLAYED_MEASURES", "PART_LIMBS", "body_unit", "moving_range", "limb_frames", "limb_measures",
            "continuous_features", "PartFrames", "part_frames", "measure_differences", "window_measure_differences",
-           "window_pose_distances", "COST_TIE", "PIECE_OVERLAP", "assembly_pieces", "piece_weights", "joined_pieces",
-           "Piece"]
+           "window_pose_distances", "window_join_differences", "window_mean_poses", "LIMB_POSE_JOINTS", "poses_at",
+           "COST_TIE",
+           "PIECE_OVERLAP", "SHORTEST_PIECE_S", "assembly_pieces", "piece_weights", "joined_pieces", "Piece"]
 
 ARM_FEATURES = ("hand_in_front", "hand_raised", "elbow_bent", "hand_fast", "hand_out")
 LEG_FEATURES = ("foot_in_front", "foot_raised", "knee_bent", "foot_fast")
@@ -112,6 +114,8 @@ class Thresholds:
     swing_window_s: float = 1.0  # seconds around a frame a limb's swing is measured over (about a stride)
     speed_floor: float = 0.25    # leg lengths per second: speeds both under about this differ little
     swing_floor: float = 0.05    # leg lengths: swings both under about this differ little
+    # a piece's join to the one before (issue 24, review of item 9; :func:`window_join_differences`)
+    join_distance: float = 0.25  # leg lengths: a limb this far from the piece before's pose is a whole bit apart
 
 
 def _parts() -> dict[str, tuple[str, ...]]:
@@ -356,18 +360,27 @@ class PartFrames:
     poses     (F, D) float or None: its limbs' poses (:func:`limb_measures`), leg lengths.
     floors    (C,) the measures' floors (:func:`measure_differences`).
     played    (C,) bool: the measures compared as a window plays them, times its time scale
-              (:data:`PLAYED_MEASURES`); None: none."""
+              (:data:`PLAYED_MEASURES`); None: none.
+    joined    (O, D) float or None: of a query piece after the first, the poses the piece before
+              it plays over their overlap (its first O frames) less its window's mean pose, leg
+              lengths; compared with each window's there (:func:`window_join_differences`), so
+              that adjacent pieces agree.
+    join_distance  leg lengths: a limb's pose this far from ``joined`` is a whole bit apart."""
 
     bits: np.ndarray
     measures: np.ndarray | None = None
     poses: np.ndarray | None = None
     floors: np.ndarray | None = None
     played: np.ndarray | None = None
+    joined: np.ndarray | None = None
+    join_distance: float | None = None
 
 
 def part_frames(features: Mapping[str, np.ndarray], part: str, measures: Mapping[str, np.ndarray] | None = None,
-                poses: Mapping[str, np.ndarray] | None = None, thresholds: Thresholds = Thresholds()) -> PartFrames:
-    """The :class:`PartFrames` of ``part`` from a clip's features (and, when given, its continuous ones)."""
+                poses: Mapping[str, np.ndarray] | None = None, thresholds: Thresholds = Thresholds(),
+                joined: np.ndarray | None = None) -> PartFrames:
+    """The :class:`PartFrames` of ``part`` from a clip's features (and, when given, its continuous ones
+    and the piece before's poses over its first frames, ``joined``)."""
     bits = part_features(features, part)
     if not measures:
         return PartFrames(bits)
@@ -376,7 +389,8 @@ def part_frames(features: Mapping[str, np.ndarray], part: str, measures: Mapping
     return PartFrames(bits, np.stack([measures[f"{limb}.{m}"] for limb in limbs for m in MEASURES], axis=1),
                       np.concatenate([poses[limb] for limb in limbs], axis=1),
                       np.array([floors[m] for _ in limbs for m in MEASURES]),
-                      np.array([m in PLAYED_MEASURES[limb.split(".")[1]] for limb in limbs for m in MEASURES]))
+                      np.array([m in PLAYED_MEASURES[limb.split(".")[1]] for limb in limbs for m in MEASURES]),
+                      joined, thresholds.join_distance if joined is not None else None)
 
 
 def measure_differences(query: np.ndarray, library: np.ndarray, floors: np.ndarray) -> np.ndarray:
@@ -516,6 +530,63 @@ def window_pose_distances(query: np.ndarray, library: np.ndarray, starts: np.nda
         np.mean(np.sum((library[_window_frames(s, offsets)] - query[None]) ** 2, axis=2), axis=1)))
 
 
+# Adjacent pieces were retrieved each on its own (issue 24, review of item 9): a piece took its best
+# window whatever the piece before it plays over their overlap, and the slerp across the overlap
+# between two arms swinging out of phase partly cancels the swing. So a piece's window is also
+# compared, over the overlap, with what the piece before plays there: per frame and limb, the root
+# mean square distance of its middle and end joints (elbow and wrist, knee and ankle; the poses of
+# :func:`limb_measures`, leg lengths) as a share of ``distance``, at most 1, added to the window's
+# cost (:func:`best_window` weighs it). Each pose is taken about its window's mean pose (the
+# window's frames end to end): eq. (1) moves every piece's juncture to the query's mean, so what
+# the two pieces play over the overlap differs by how each moves about its mean (compared as they
+# were, bandai1's clips' postures differed by up to 0.3 leg lengths between what retrieval saw and
+# what the pieces played). The window's frames as it lays them, before the time alignment (as the
+# tie-break compares them: a window's feature poses are paired only once it is chosen).
+LIMB_POSE_JOINTS = 2  # the joints of a limb's pose: its middle and end joints
+
+
+def window_mean_poses(poses: np.ndarray, span: int) -> np.ndarray:
+    """``(m - span + 1, D)``: the mean of ``poses (m, D)`` over each run of ``span`` frames (cumulative sums)."""
+    sums = np.concatenate([np.zeros((1, poses.shape[1])), np.cumsum(poses, axis=0)])
+    return (sums[span:] - sums[:-span]) / span
+
+
+def window_join_differences(joined: np.ndarray, library: np.ndarray, n: int, distance: float,
+                            scale: float = 1.0) -> np.ndarray:
+    """``(m - L + 1,)`` float: soft bits between ``joined (O, D)``, the poses the piece before plays over
+    the first ``O`` of a query piece's ``n`` frames less its window's :func:`window_mean_poses`, and
+    each window of ``library (m, D)`` (poses, leg lengths; frames as :func:`window_mismatches` lays
+    them, spanning ``L``) less its own mean: per frame and limb (``D / 6`` limbs), its joints' root
+    mean square distance over ``distance``, at most 1, summed."""
+    offsets = window_offsets(n, scale)
+    span = int(offsets[-1]) + 1
+    starts = max(len(library) - span + 1, 0)
+    if not starts:
+        return np.zeros(0)
+    columns = 3 * LIMB_POSE_JOINTS
+    means = np.ascontiguousarray(window_mean_poses(library, span).T, dtype=np.float32)  # (D, starts)
+    theirs = np.ascontiguousarray(library.T, dtype=np.float32)  # (D, m): rows contiguous
+    joined = np.asarray(joined, dtype=np.float32)
+    total = np.zeros(starts, dtype=np.float32)
+    d = np.empty(starts, dtype=np.float32)
+    squares = np.empty(starts, dtype=np.float32)
+    # a loop over the overlap's frames and the poses' columns, each a whole-array step over every
+    # window at once (as window_measure_differences: the frames a query frame meets are one
+    # contiguous slice; single precision, in place: a sum of shares of a bit needs no more)
+    for pose, offset in zip(joined, offsets[:len(joined)]):
+        for limb in range(0, len(pose), columns):
+            squares.fill(0.0)
+            for c in range(limb, limb + columns):
+                np.subtract(theirs[c, offset:offset + starts], means[c], out=d)
+                d -= pose[c]
+                d *= d
+                squares += d
+            np.sqrt(squares * np.float32(1.0 / (LIMB_POSE_JOINTS * distance * distance)), out=d)
+            np.minimum(d, np.float32(1.0), out=d)
+            total += d
+    return total.astype(np.float64)
+
+
 # costs this close are ties (a sum of shares over a window: rounding, not a difference)
 COST_TIE = 1e-9
 
@@ -529,7 +600,9 @@ def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray
     ties going to the scale listed first, the first clip, the earliest window. Of :class:`PartFrames`
     with measures, each frame's :data:`MEASURES` count as soft bits besides the Boolean ones
     (:func:`measure_differences`; a leg's carried speed as the window plays it, times its scale):
-    cost = (differing bits + measure differences) / (frames x (K + C)).
+    cost = (differing bits + measure differences) / (frames x (K + C)). A query piece after the first
+    (``joined``) adds its windows' :func:`window_join_differences` to the piece before over their
+    overlap, each overlap frame's mean over the limbs counting as a frame's K + C bits.
     Windows whose cost ties with the least (within :data:`COST_TIE`, rounding) are told apart by how
     near their part's poses lie to the query's (:func:`window_pose_distances`; issue 24, item 8: an arm
     whose bits never change matched every window at cost 0, and the first clip by name won)."""
@@ -538,14 +611,26 @@ def best_window(query: np.ndarray | PartFrames, library: Mapping[str, np.ndarray
     soft = query.measures is not None and all(f.measures is not None for f in library.values())
     n = len(query.bits)
     units = query.bits.size + (query.measures.size if soft else 0)
+    joins = soft and query.joined is not None and len(query.joined) and query.poses is not None
+    if joins:
+        # an overlap frame a window plays out of the piece before's pose is spoilt as much as one
+        # whose every bit differs: each frame's join counts as a frame's bits and measures
+        per_frame = query.bits.shape[1] + query.measures.shape[1]
+        join_weight = per_frame / (query.joined.shape[1] // (3 * LIMB_POSE_JOINTS))
+        units += len(query.joined) * per_frame
     candidates = []  # (scale index, clip index, clip, costs (starts,), span, differing bits (starts,))
     if soft:  # every clip end to end: one pass per scale (windows across two clips are not read)
         firsts = np.cumsum([0] + [len(f.measures) for f in library.values()])
         every = np.concatenate([f.measures for f in library.values()])
+        if joins:
+            every_pose = np.concatenate([f.poses for f in library.values()])
     for s, scale in enumerate(scales):
         span = int(window_offsets(n, scale)[-1]) + 1
         if soft:
             soft_costs = window_measure_differences(query.measures, every, query.floors, scale, query.played)
+            if joins:
+                soft_costs = soft_costs + join_weight * window_join_differences(query.joined, every_pose, n,
+                                                                                query.join_distance, scale)
         for c, (clip, frames) in enumerate(library.items()):
             bits = window_mismatches(query.bits, frames.bits, scale)
             if len(bits) == 0:
@@ -641,11 +726,12 @@ def _feature_library(library: Mapping[str, Motion] | FeatureLibrary, fps: float,
 
 
 def _matches_in_library_frames(query_features: Mapping[str, np.ndarray], library: FeatureLibrary, parts,
-                               scales, query_continuous=None) -> dict[str, Match]:
+                               scales, query_continuous=None, joined: np.ndarray | None = None) -> dict[str, Match]:
     """Per part, :func:`best_window` over ``library``: start and length in its frames (at ``library.fps``).
-    ``query_continuous``: the query's :func:`continuous_features`, compared where the library has them."""
+    ``query_continuous``: the query's :func:`continuous_features`, compared where the library has them;
+    ``joined``: the piece before's poses over the first frames (of one part, :class:`PartFrames`)."""
     measures, poses = query_continuous if query_continuous is not None and library.measures else (None, None)
-    return {part: best_window(part_frames(query_features, part, measures, poses, library.thresholds),
+    return {part: best_window(part_frames(query_features, part, measures, poses, library.thresholds, joined),
                               {clip: library.part_frames(clip, part) for clip in library.features}, scales)
             for part in parts}
 
@@ -900,25 +986,49 @@ def segment_time_map(query: np.ndarray, segment: np.ndarray) -> tuple[np.ndarray
 
 # Issue 24, item 9: a library clip shorter than the query's window at its smallest scale
 # cannot hold it, so a long query would leave out most of a library of short clips (a
-# 400-frame walk, bandai1's clips a median 152 frames). Such a query is assembled piecewise:
-# in pieces as long as the library's median clip (so that half its clips can hold one at the
-# query's speed, more at the faster scales), each overlapping the next by PIECE_OVERLAP of that,
-# each retrieved and assembled on its own, and joined by slerp over the overlaps along a
-# smoothstep weight (zero speed at both ends of a join: no kink where one piece takes over).
+# 400-frame walk, bandai1's clips a median 152 frames). Such a query is assembled piecewise,
+# each piece assembled on its own (retrieved with what the piece before plays over their overlap
+# in mind: window_join_differences), overlapping the next by PIECE_OVERLAP of a piece, and
+# joined by slerp over the overlaps along a smoothstep weight (zero speed at both ends of a
+# join: no kink where one piece takes over).
+#
+# How long a piece is (the review of item 9: the plain median clip decided, and three 8-frame
+# snippets beside two whole walks cut a 195-frame walk into 33 pieces of 8 frames, none of which
+# paired a feature pose): no piece is shorter than SHORTEST_PIECE_S, about a walk's stride
+# (bandai1's walks: 0.77-1.88 s, median 1.10), so that each limb's bits change within it and its
+# feature poses can pair; clips that cannot hold a piece that long do not count; of the others,
+# each counts with its frames (more frames, more windows to choose from), up to the query's (a
+# long take, a dance of 1,900 frames, offers a query no more at once than a clip as long as the
+# query, and would otherwise outvote a library of shorter clips of the query's action). Pieces
+# are as long as the clips holding half of that can hold, and the query stays whole when they
+# can hold all of it.
 PIECE_OVERLAP = 0.25
+SHORTEST_PIECE_S = 1.0
 
 
-def assembly_pieces(n_frames: int, clip_frames, scales=SEGMENT_SCALES) -> list[tuple[int, int]]:
-    """The query frames ``[(first, stop), ...]`` assembled each on its own, in order: the whole query
-    when the library's median clip (``clip_frames``: each clip's length at the query's rate) holds
-    its window at the smallest of ``scales``; else as few pieces as keep each no longer than the
-    median clip, all of one length (to a frame), each sharing :data:`PIECE_OVERLAP` of the median
-    clip's length (a frame at least) with the next, the first starting and the last ending with the
-    query. A piece overlaps only its neighbours."""
-    median = int(np.median(np.asarray(clip_frames)))
-    if int(window_offsets(n_frames, min(scales))[-1]) + 1 <= median:
+def assembly_pieces(n_frames: int, clip_frames, fps: float, scales=SEGMENT_SCALES) -> list[tuple[int, int]]:
+    """The query frames ``[(first, stop), ...]`` assembled each on its own, in order.
+
+    clip_frames  each library clip's length, in frames at the query's rate ``fps``.
+
+    The piece length is a frame-weighted median of the clips' lengths: the longest length that
+    clips holding at least half of the library's frames can hold, among the clips at least
+    :data:`SHORTEST_PIECE_S` long (every clip where none is), each counting with its frames up to
+    the query's. The whole query when that length holds the query's window at the smallest of
+    ``scales``; else as few pieces as keep each no longer than it, all of one length (to a frame),
+    each sharing :data:`PIECE_OVERLAP` of it (a frame at least) with the next, the first starting
+    and the last ending with the query. A piece overlaps only its neighbours."""
+    lengths = np.asarray(clip_frames, dtype=np.int64)
+    if not len(lengths):
+        raise ValueError("give the length of at least one library clip")
+    shortest = min(max(int(round(SHORTEST_PIECE_S * fps)), 2), n_frames)
+    holding = lengths[lengths >= shortest]
+    holding = np.sort(holding if len(holding) else lengths)[::-1]
+    frames = np.cumsum(np.minimum(holding, n_frames))
+    held = int(holding[np.searchsorted(frames, 0.5 * frames[-1])])
+    if int(window_offsets(n_frames, min(scales))[-1]) + 1 <= held:
         return [(0, n_frames)]
-    longest = max(median, 2)
+    longest = max(held, 2)
     overlap = min(max(int(round(PIECE_OVERLAP * longest)), 1), longest - 1)
     count = int(np.ceil((n_frames - overlap) / (longest - overlap)))
     length = int(np.ceil((n_frames + (count - 1) * overlap) / count))
@@ -972,6 +1082,16 @@ class Piece:
     def feature_poses(self) -> int:
         """How many feature poses were paired: the knots but the two ends."""
         return max(len(self.knots) - 2, 0)
+
+
+def poses_at(poses: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """``(T, D)``: ``poses (F, D)`` at fractional frames ``frames (T,)`` (within ``[0, F - 1]``), linearly
+    between the two nearest."""
+    frames = np.clip(np.asarray(frames, dtype=np.float64), 0, len(poses) - 1)
+    below = np.minimum(np.floor(frames).astype(np.int64), max(len(poses) - 2, 0))
+    above = np.minimum(below + 1, len(poses) - 1)
+    a = (frames - below)[:, None]
+    return (1.0 - a) * poses[below] + a * poses[above]
 
 
 def _sliced(features: Mapping[str, np.ndarray], first: int, stop: int) -> dict[str, np.ndarray]:
@@ -1130,14 +1250,15 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
             raise ValueError(f"the feature library of {part} was built with other thresholds than the ones given; "
                              f"build it with these")
         mask = masks[part]
-        layout = assembly_pieces(n, [len(next(iter(f.values()))) for f in library.features.values()], scales)
+        layout = assembly_pieces(n, [len(next(iter(f.values()))) for f in library.features.values()], query.fps,
+                                 scales)
         weights = piece_weights(layout, n)
         pieces, piece_rotations = [], []
+        joined = None  # the poses the piece before plays over its overlap with the next
         for k, (first, stop) in enumerate(layout):
             features = _sliced(query_features, first, stop)
-            match = _matches_in_library_frames(features, library, [part], scales,
-                                               (_sliced(query_measures, first, stop), _sliced(query_poses, first, stop))
-                                               )[part]
+            continuous = _sliced(query_measures, first, stop), _sliced(query_poses, first, stop)
+            match = _matches_in_library_frames(features, library, [part], scales, continuous, joined)[part]
             clip = clips.get((id(library), match.clip))
             if clip is None:
                 own_clip = library.motions[match.clip]
@@ -1156,6 +1277,10 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
                 own_rotations[:, j] = juncture_rotations(angles, frame)
             piece_rotations.append(own_rotations)
             pieces.append(Piece(first, stop, _in_own_frames(match, library), times, knots))
+            if k + 1 < len(layout) and library.poses:
+                poses = library.part_frames(match.clip, part).poses
+                joined = (poses_at(poses, match.start + times[layout[k + 1][0] - first:])
+                          - poses[frames].mean(axis=0))
             if stop - first > 1 and pieces[-1].feature_poses() == 0:
                 within = f" (query frames {first}-{stop - 1})" if len(layout) > 1 else ""
                 warnings.append(f"no feature pose of the {part}{within} was paired with {match.clip!r}: its segment "
@@ -1167,12 +1292,12 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
                 if mask[leg.hip]:
                     leg_sources.setdefault(side, []).append(
                         (clip, match.start + times[held],
-                         Motion._trusted(clip.skeleton, sampled[held], sampled_positions[held], query.fps), weights[k]))
+                         Motion(clip.skeleton, sampled[held], sampled_positions[held], query.fps), weights[k]))
         rotations[:, mask] = joined_pieces(layout, piece_rotations, n)[:, mask]
         all_pieces[part] = tuple(pieces)
-    # (every rotation is a unit quaternion already: the query's, slerped or from Euler angles;
-    # made again by Motion, the query's untouched joints would change in their last bits)
-    motion = Motion._trusted(skeleton, rotations, query.positions, query.fps)
+    # (made again by Motion, the query's untouched joints would change in their last bits)
+    replaced = np.any([masks[part] for part in parts], axis=0)
+    motion = query.with_joint_rotations(replaced, rotations[:, replaced])
     if leg_sources and contacts is not None:
         motion = held_assembled_feet(motion, query, leg_sources, rig, options=contacts)
     firsts = {part: pieces[0] for part, pieces in all_pieces.items()}

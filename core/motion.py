@@ -203,15 +203,10 @@ class Motion:
             raise ValueError(f"positions must have shape ({rot.shape[0]}, {J}, 3), got {pos.shape}")
         if not (np.all(np.isfinite(rot)) and np.all(np.isfinite(pos))):
             raise ValueError("motion contains NaN or infinite values")
-        # one norm for the check and the normalisation (over a whole timeline it is not free)
-        norm = quat.length(rot, keepdims=True)
-        # (np.allclose's test, |norm - 1| <= atol + rtol * 1, without its dispatch: a gap's
-        # window is checked on every live update)
-        if rot.size and not np.all(np.abs(norm - 1.0) <= 1e-4 + 1e-5):
-            raise ValueError("rotations must be unit quaternions")
+        rot = _normalised(rot)
         if not (self.fps > 0):
             raise ValueError(f"fps must be positive, got {self.fps}")
-        object.__setattr__(self, "rotations", _frozen(rot / norm if rot.size else rot))
+        object.__setattr__(self, "rotations", _frozen(rot))
         object.__setattr__(self, "positions", _frozen(pos))
         object.__setattr__(self, "fps", float(self.fps))
 
@@ -252,6 +247,23 @@ class Motion:
                 value.setflags(write=False)
             object.__setattr__(motion, name, value)
         return motion
+
+    def with_joint_rotations(self, joints, rotations: np.ndarray) -> "Motion":
+        """This motion with the local rotations of ``joints`` (a ``(J,)`` bool mask or indices)
+        replaced by ``rotations (F, K, 4)``, K the joints given: those checked and normalised as the
+        constructor does, every other joint's rotations and every position kept as they are, bit for
+        bit (the constructor, given them again, would normalise them again and move their last bits)."""
+        joints = np.asarray(joints)
+        joints = np.flatnonzero(joints) if joints.dtype == bool else joints.astype(np.int64).reshape(-1)
+        rot = np.asarray(rotations, dtype=np.float64)
+        if rot.shape != (self.n_frames, len(joints), 4):
+            raise ValueError(f"rotations of {len(joints)} joints must have shape ({self.n_frames}, {len(joints)}, 4), "
+                             f"got {rot.shape}")
+        if not np.all(np.isfinite(rot)):
+            raise ValueError("rotations contain NaN or infinite values")
+        out = np.array(self.rotations)
+        out[:, joints] = _normalised(rot)
+        return Motion._trusted(self.skeleton, out, self.positions, self.fps)
 
     def with_arrays(self, rotations=None, positions=None) -> "Motion":
         return replace(
@@ -300,6 +312,20 @@ class Motion:
         rot = quat.slerp(rot[i0], rot[i0 + 1], np.broadcast_to(a[:, None], (n, len(self.skeleton))))
         pos = self.positions[i0] + a[:, None, None] * (self.positions[i0 + 1] - self.positions[i0])
         return Motion(self.skeleton, rot, pos, fps)
+
+
+def _normalised(rot: np.ndarray) -> np.ndarray:
+    """Quaternions ``rot (..., 4)`` divided by their lengths; ``ValueError`` unless each is of unit
+    length already, to rounding (the test of np.allclose, without its dispatch)."""
+    if not rot.size:
+        return rot
+    # one norm for the check and the normalisation (over a whole timeline it is not free)
+    norm = quat.length(rot, keepdims=True)
+    # (np.allclose's test, |norm - 1| <= atol + rtol * 1, without its dispatch: a gap's
+    # window is checked on every live update)
+    if not np.all(np.abs(norm - 1.0) <= 1e-4 + 1e-5):
+        raise ValueError("rotations must be unit quaternions")
+    return rot / norm
 
 
 def resampled_frames(n_frames: int, fps: float, new_fps: float) -> int:

@@ -19,7 +19,10 @@ every window that ties); ms per retrieval of the six parts.
 
 A long query. A 400-frame walk (bandai1 walk_sad_002) with its upper body replaced from bandai1's
 other clips (median 152 frames: most are shorter than 0.7 of the query) by
-  pieces    core.assemble.assemble: piecewise, joined by slerp over the overlaps;
+  pieces    core.assemble.assemble: piecewise, joined by slerp over the overlaps, each piece after
+            the first retrieved with the piece before's poses over their overlap in its cost;
+  independent  the same, each piece retrieved on its own (core.assemble.window_join_differences
+            replaced by zeros: the code before the review of items 8-9);
   butted    the same pieces cut at each overlap's middle (core.assemble.piece_weights replaced
             by a step);
   whole     the query in one piece (core.assemble.assembly_pieces replaced by the whole query):
@@ -27,7 +30,17 @@ other clips (median 152 frames: most are shorter than 0.7 of the query) by
 Printed: what each piece took; at each join (each overlap's frames), core.quality.gap_quality's
 peak mean-joint acceleration and worst joint's pop against the walk's own 99th percentile
 (ratios; the walk's own on those frames alongside), and the largest rotation step (degrees per
-frame) of any upper-body joint there.
+frame) of any upper-body joint there; and, pieces against independent, how much of each wrist's
+swing the output keeps across each join (tests/bench/metrics.py swing_kept_across_joins: 1 where
+the two pieces swing in phase, towards 0 where the slerp between them cancels the swing), there
+and over the eight longest walks of bandai1 (their first 400 frames, each from the others).
+
+Piece length. How core.assemble.assembly_pieces cuts a query, against the plain median clip (the
+rule before the review of item 9: pieces as long as the library's median clip, whole when that
+holds the query at the smallest scale): the reviewer's case (bandai1 walk_normal_001, 195 frames,
+from walk_happy_001 and walk_sad_001, 213 and 347 frames, and three 8-frame snippets of
+walk_angry_001) and the 400-frame walk. Printed: pieces, their length, feature poses paired (the
+fewest in a piece), warnings, ms per assembly.
 """
 
 from __future__ import annotations
@@ -44,6 +57,7 @@ import core.assemble as assembly  # noqa: E402
 from core.assemble import PARTS, FeatureLibrary, assemble, part_joints, retrieve_parts  # noqa: E402
 from core.quality import SourceFigures, foot_levels, foot_positions, gap_quality  # noqa: E402
 from core.rig import find_rig, leg_length  # noqa: E402
+from metrics import swing_kept_across_joins  # noqa: E402
 
 QUERIES = (
     "bandai1/walk_normal_001", "bandai1/walk_happy_001", "bandai1/walk_sad_001", "bandai1/walk_proud_002",
@@ -55,6 +69,9 @@ QUERIES = (
 )
 N = 61
 LONG_WALK, LONG_FRAMES = "bandai1/walk_sad_002", 400
+LONG_WALKS = ("bandai1/walk_not-confident_001", "bandai1/walk_sad_002", "bandai1/walk-back_sad_001",
+              "bandai1/walk-back_proud_001", "bandai1/walk-back_not-confident_001", "bandai1/walk_sad_001",
+              "bandai1/walk-left_sad_001", "bandai1/walk_proud_001")  # bandai1's longest walks (331-481 frames)
 
 
 def action(name: str) -> str:
@@ -130,6 +147,96 @@ def butted(layout, n):
     return weights
 
 
+def no_join_differences(joined, library, n, distance, scale=1.0):
+    """core.assemble.window_join_differences left out: each piece retrieved on its own."""
+    return np.zeros(max(len(library) - int(assembly.window_offsets(n, scale)[-1]), 0))
+
+
+def in_pieces(query, library, independent=False):
+    """``(assembly of query's upper body, each piece's own rotations, seconds)``."""
+    join, joins, seen = assembly.joined_pieces, assembly.window_join_differences, {}
+
+    def recorded(layout, rotations, n):
+        seen["rotations"] = rotations
+        return join(layout, rotations, n)
+
+    assembly.joined_pieces = recorded
+    if independent:
+        assembly.window_join_differences = no_join_differences
+    try:
+        t0 = time.perf_counter()
+        result = assemble(query, {"upper": library})
+        seconds = time.perf_counter() - t0
+    finally:
+        assembly.joined_pieces, assembly.window_join_differences = join, joins
+    return result, seen.get("rotations"), seconds
+
+
+def median_pieces(n_frames, clip_frames, fps, scales=assembly.SEGMENT_SCALES):
+    """The piece layout before the review of item 9: pieces as long as the library's median clip."""
+    median = int(np.median(np.asarray(clip_frames)))
+    if int(assembly.window_offsets(n_frames, min(scales))[-1]) + 1 <= median:
+        return [(0, n_frames)]
+    longest = max(median, 2)
+    overlap = min(max(int(round(assembly.PIECE_OVERLAP * longest)), 1), longest - 1)
+    count = int(np.ceil((n_frames - overlap) / (longest - overlap)))
+    length = int(np.ceil((n_frames + (count - 1) * overlap) / count))
+    firsts = np.rint(np.linspace(0, n_frames - length, count)).astype(int)
+    return [(int(first), int(first) + length) for first in firsts]
+
+
+def piece_length(every: dict) -> None:
+    snippets = every["bandai1/walk_angry_001"]
+    cases = {
+        "reviewer's case": (every["bandai1/walk_normal_001"],
+                            {**{n: every[n] for n in ("bandai1/walk_happy_001", "bandai1/walk_sad_001")},
+                             **{f"snippet {k}": snippets[40 * k:40 * k + 8] for k in range(3)}}),
+        "400-frame walk": (every[LONG_WALK][:LONG_FRAMES],
+                           {n: m for n, m in every.items() if n.startswith("bandai1/") and n != LONG_WALK}),
+    }
+    print("\npiece length: core.assemble.assembly_pieces against the plain median clip")
+    print(f"   {'case':<17}{'rule':<9}{'pieces':>7}{'frames':>8}{'fewest poses':>14}{'warnings':>10}{'ms':>7}")
+    rule = assembly.assembly_pieces
+    for case, (query, library) in cases.items():
+        for name, layout in (("ours", rule), ("median", median_pieces)):
+            assembly.assembly_pieces = layout
+            try:
+                t0 = time.perf_counter()
+                result = assemble(query, {"upper": library})
+                ms = 1000 * (time.perf_counter() - t0)
+            finally:
+                assembly.assembly_pieces = rule
+            pieces = result.pieces["upper"]
+            print(f"   {case:<17}{name:<9}{len(pieces):>7}{pieces[0].stop - pieces[0].first:>8}"
+                  f"{min(p.feature_poses() for p in pieces):>14}{len(result.warnings):>10}{ms:>7.0f}")
+
+
+def swings(every: dict) -> None:
+    """Swing kept across the joins over bandai1's longest walks, pieces against independent."""
+    kept = {"pieces": [], "independent": []}
+    bits = {"pieces": [], "independent": []}
+    seconds = {"pieces": [], "independent": []}
+    joins = 0
+    for name in LONG_WALKS:
+        query = every[name][:LONG_FRAMES]
+        library = {n: m for n, m in every.items() if n.startswith("bandai1/") and n != name}
+        for method in kept:
+            result, rotations, s = in_pieces(query, library, independent=method == "independent")
+            pieces = result.pieces["upper"]
+            if len(pieces) > 1:
+                kept[method].append(swing_kept_across_joins(query, result.motion, pieces, rotations))
+                joins += (len(pieces) - 1) * (method == "pieces")
+            bits[method] += [p.match.bits for p in pieces]
+            seconds[method].append(s)
+    print(f"\n   swing kept across the joins of bandai1's {len(LONG_WALKS)} longest walks (first {LONG_FRAMES} frames, "
+          f"upper body from the other bandai1 clips; {joins} joins x 2 arms):")
+    print(f"     {'method':<13}{'median':>8}{'mean':>7}{'least':>7}{'< 0.8':>7}{'bits':>7}{'s each':>8}")
+    for method, values in kept.items():
+        v = np.concatenate(values).ravel()
+        print(f"     {method:<13}{np.median(v):>8.2f}{v.mean():>7.2f}{v.min():>7.2f}{np.mean(v < 0.8):>7.0%}"
+              f"{np.mean(bits[method]):>7.1%}{statistics.median(seconds[method]):>8.2f}")
+
+
 def long_walk(every: dict) -> None:
     query = every[LONG_WALK][:LONG_FRAMES]
     library = {name: m for name, m in every.items() if name.startswith("bandai1/") and name != LONG_WALK}
@@ -155,17 +262,22 @@ def long_walk(every: dict) -> None:
                         float(step[b.first - 1:a.stop].max())))
         return out, float(step.max())
 
-    t0 = time.perf_counter()
-    result = assemble(query, {"upper": library})
-    seconds = time.perf_counter() - t0
+    result, rotations, seconds = in_pieces(query, library)
+    alone, alone_rotations, alone_seconds = in_pieces(query, library, independent=True)
     pieces = result.pieces["upper"]
-    print(f"   pieces: {len(pieces)} of {pieces[0].stop - pieces[0].first} frames ({seconds:.2f} s)")
-    for p in pieces:
-        m = p.match
-        print(f"     frames {p.first:>3}-{p.stop - 1:<4} {m.clip.split('/')[-1]:<28} frames {m.start}-"
-              f"{m.start + m.length - 1} cost {m.cost:.3f} (bits {m.bits:.1%}), {p.feature_poses()} feature poses")
+    for method, r, s in (("pieces", result, seconds), ("independent", alone, alone_seconds)):
+        print(f"   {method}: {len(r.pieces['upper'])} of {pieces[0].stop - pieces[0].first} frames ({s:.2f} s)")
+        for p in r.pieces["upper"]:
+            m = p.match
+            print(f"     frames {p.first:>3}-{p.stop - 1:<4} {m.clip.split('/')[-1]:<28} frames {m.start}-"
+                  f"{m.start + m.length - 1} cost {m.cost:.3f} (bits {m.bits:.1%}), {p.feature_poses()} feature poses")
     walks = sum(kind(p.match.clip) == "walk" for p in pieces)
     print(f"   walk arms from walks: {walks} of {len(pieces)} pieces")
+    print("   swing kept across each join (left, right arm):")
+    for method, r, rot in (("pieces", result, rotations), ("independent", alone, alone_rotations)):
+        kept = swing_kept_across_joins(query, r.motion, r.pieces["upper"], rot)
+        print(f"     {method:<13}" + "   ".join(f"{a.first}-{b.stop - 1}: {k[0]:.2f} {k[1]:.2f}"
+                                             for a, b, k in zip(r.pieces["upper"][1:], r.pieces["upper"], kept)))
     original = assembly.piece_weights
     assembly.piece_weights = butted
     try:
@@ -173,7 +285,7 @@ def long_walk(every: dict) -> None:
     finally:
         assembly.piece_weights = original
     whole_layout = assembly.assembly_pieces
-    assembly.assembly_pieces = lambda n, clip_frames, scales=assembly.SEGMENT_SCALES: [(0, n)]
+    assembly.assembly_pieces = lambda n, clip_frames, fps, scales=assembly.SEGMENT_SCALES: [(0, n)]
     try:
         whole = assemble(query, {"upper": library})
     finally:
@@ -199,6 +311,8 @@ def main() -> None:
              for folder in ("bandai1", "bandai2") for p in sorted((MOCAP / folder).glob("*.bvh"))}
     retrieval(every)
     long_walk(every)
+    swings(every)
+    piece_length(every)
 
 
 if __name__ == "__main__":

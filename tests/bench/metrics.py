@@ -19,6 +19,8 @@ the up axis is ``motion.skeleton.up``, frame ranges are ``(first, last)``
 * :func:`core_error` — how far an output strays from a clip on its core frames.
 * :func:`mean_speed`, :func:`lower_body_joints`, :func:`upper_body_joints` —
   the lower- and upper-body speeds of Oshita 2014, Fig. 5.
+* :func:`swing_kept_across_joins` — how much of the arms' swing an assembly in pieces keeps
+  across each join (core.assemble's pieces slerped over their overlaps).
 * :func:`accel_floor` — a bound no motion joining two cores goes below on a
   gap's peak mean-joint acceleration (core.quality's samples; the smoothest
   joint paths joining them, the gap's reference, are core.quality's
@@ -234,3 +236,41 @@ def ankle_drift(motion: Motion, rig: Rig) -> float:
     start = np.maximum.accumulate(np.where(down, 0, frames + 1), axis=0)
     moved = horizontal(place - place[start, [0, 1]], up)
     return float(np.where(down, np.linalg.norm(moved, axis=-1), 0.0).max(initial=0.0))
+
+
+def swing_kept_across_joins(query: Motion, output: Motion, pieces, rotations: list[np.ndarray],
+                            part: str = "upper") -> np.ndarray:
+    """``(joins, 2)``: at each join of an assembly ``output`` of ``query`` in ``pieces``
+    (core.assemble.Piece, in order; each piece's own local rotations ``rotations[k] (stop - first,
+    J, 4)`` before the slerp joins them), over the overlap's frames, how much of each wrist's fore
+    and aft swing (across the chest's frontal plane, about each piece's mean over its own frames,
+    leg lengths) the ``output`` keeps:
+    sum |output| / sum (w_a |a| + w_b |b|), w the pieces' weights (core.assemble.piece_weights).
+    1 where the two pieces swing in phase (then the slerp between them keeps the swing), towards 0
+    where they swing against each other (the slerp cancels it). Left and right arm in columns."""
+    from core.assemble import body_unit, in_front, limb_frames, part_joints, piece_weights
+    from core.rig import find_rig
+    rig = find_rig(query)
+    unit, joints = body_unit(query, rig), part_joints(query.skeleton, rig, part)
+    layout = [(p.first, p.stop) for p in pieces]
+    weights = piece_weights(layout, query.n_frames)
+
+    def swing(motion: Motion) -> np.ndarray:
+        g = motion.global_positions()
+        return np.stack([in_front(tip, root, facing) / unit
+                         for root, _, tip, facing in (limb_frames(motion, rig, g, s, "arm") for s in "LR")], axis=1)
+
+    out, own = swing(output), []
+    for (first, stop), piece in zip(layout, rotations):  # each piece on its own over the query
+        alone = query.rotations.copy()
+        alone[first:stop, joints] = piece[:, joints]
+        played = swing(Motion(query.skeleton, alone, query.positions, query.fps))
+        own.append((played, played[first:stop].mean(axis=0)))
+    kept = []
+    for k in range(1, len(layout)):
+        frames = slice(layout[k][0], layout[k - 1][1])
+        (a, mean_a), (b, mean_b) = own[k - 1], own[k]
+        w_a, w_b = weights[k - 1, frames, None], weights[k, frames, None]
+        kept.append(np.abs(out[frames] - w_a * mean_a - w_b * mean_b).sum(axis=0)
+                    / (w_a * np.abs(a[frames] - mean_a) + w_b * np.abs(b[frames] - mean_b)).sum(axis=0))
+    return np.array(kept).reshape(-1, 2)

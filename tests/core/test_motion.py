@@ -119,6 +119,31 @@ def test_construction_rejects_bad_shapes_and_values():
         Skeleton(("a", "b"), [-1, 1], np.zeros((2, 3)))
 
 
+def test_replacing_some_joints_rotations_keeps_the_others_bit_for_bit_and_checks_the_new_ones():
+    skel = chain_skeleton()
+    rng = np.random.default_rng(3)
+    m = Motion.from_root(skel, quat.normalize(rng.normal(size=(5, len(skel), 4))), rng.normal(size=(5, 3)), 30)
+    assert not np.array_equal(Motion(skel, m.rotations, m.positions, 30).rotations, m.rotations), \
+        "made again, a motion's unit quaternions move in their last bits (what the method avoids)"
+    joints = np.zeros(len(skel), bool)
+    joints[[1, 4]] = True
+    new = 2.0 * quat.normalize(rng.normal(size=(5, 2, 4)))  # (the constructor's tolerance refuses this)
+    with pytest.raises(ValueError, match="unit quaternions"):
+        m.with_joint_rotations(joints, new)
+    new = quat.normalize(rng.normal(size=(5, 2, 4))) * (1 + 1e-6)
+    out = m.with_joint_rotations(joints, new)
+    assert np.array_equal(out.rotations[:, ~joints], m.rotations[:, ~joints])
+    assert np.array_equal(out.positions, m.positions) and out.skeleton is m.skeleton and out.fps == m.fps
+    np.testing.assert_allclose(out.rotations[:, joints], new / (1 + 1e-6), atol=1e-15)
+    assert np.array_equal(m.with_joint_rotations([1, 4], new).rotations, out.rotations), "indices as a mask"
+    with pytest.raises(ValueError):
+        out.rotations[0, 0, 0] = 1.0
+    with pytest.raises(ValueError, match="shape"):
+        m.with_joint_rotations(joints, new[:, :1])
+    with pytest.raises(ValueError, match="NaN"):
+        m.with_joint_rotations(joints, np.full((5, 2, 4), np.nan))
+
+
 def test_resampling_keeps_poses_at_shared_times():
     rng = np.random.default_rng(1)
     skel = chain_skeleton()
