@@ -814,13 +814,15 @@ def blend_bytes(frames: int, joints: int, clips: int) -> int:
     return BLEND_BYTES_PER_FRAME_CLIP_JOINT * int(frames) * int(joints) * int(clips)
 
 
-def check_blend_size(frames: Sequence[int], starts: Sequence[int], joints: int) -> None:
+def check_blend_size(frames: Sequence[int], starts: Sequence[int], joints: int, *,
+                     remedy: str = "start the clips closer together") -> None:
     """Refuse (core.budget) a blend of clips of ``frames`` (at the first clip's rate) joining at
-    ``starts`` on ``joints`` joints whose output the memory budget cannot hold (:func:`blend_bytes`)."""
+    ``starts`` on ``joints`` joints whose output the memory budget cannot hold (:func:`blend_bytes`),
+    saying ``remedy``."""
     span = int(max(s + n for s, n in zip(starts, frames)) - min(starts))
     check_budget("the blend", blend_bytes(span, joints, len(frames)),
                  f"{span:,} output frames from the first start to the last clip's end x {len(frames)} clips x "
-                 f"{joints} joints", remedy="start the clips closer together")
+                 f"{joints} joints", remedy=remedy)
 
 
 def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights, priorities, starts
@@ -938,7 +940,7 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
             for e, m, g in zip(ends, motions, given)]
     if any(e is not None and e > m.n_frames - 1 for e, m in zip(ends, motions)):
         check_blend_size([max(m.n_frames, int(np.ceil(e or 0)) + 1) for m, e in zip(motions, ends)], starts,
-                         len(motions[0].skeleton))
+                         len(motions[0].skeleton), remedy="end the cyclic clips sooner (--ends CLIP=FRAME)")
     factors = checked_part_weights(part_weights, names)
     from .synthesize import bone_length_warnings  # (synthesize's own check of the same thing)
     from .plan import Clip

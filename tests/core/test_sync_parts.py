@@ -229,6 +229,8 @@ def test_a_cyclic_clip_shorter_than_the_other_repeats_at_its_weight_until_the_bl
         np.all(faded[0, after:] == 1)
     with pytest.raises(ValueError, match="clip 'walk' ends at a frame from 1 to its last, 194 .* it is not cyclic"):
         blend_clips([walk, run], names=["walk", "run"], ends={"walk": 300})
+    with pytest.raises(ValueError, match="above the .* memory budget: end the cyclic clips sooner"):
+        blend_clips([walk, run], names=["walk", "run"], ends={"run": 10 ** 8})
 
     # the command line: --ends ends it where asked, through its repeats
     out, record = tmp_path / "out.bvh", tmp_path / "plan.json"
