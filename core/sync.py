@@ -22,9 +22,10 @@ Conventions.
   it to the last frame), and its held support counts where it agrees with
   the motions still playing and gives way where it would clash with them.
 * A cyclic clip's last frame stands for its first (its end pose matches its
-  start, :func:`is_cyclic`), so it repeats with a period of ``F - 1`` frames;
-  its sequence is built over frames ``0 .. F - 2`` and, where its first and
-  last elements are the same support, the two merge across the seam.
+  start, :func:`is_cyclic`), so it repeats with a period of ``F - 1`` frames,
+  as long as the blend runs unless it is ended (§4.3, :func:`synchronize`'s
+  ``stops``); its sequence is built over frames ``0 .. F - 2`` and, where its
+  first and last elements are the same support, the two merge across the seam.
 * Output frames count from the earliest requested start (output frame 0).
 * Priorities: higher plays first; equal priorities rank in the order given.
 """
