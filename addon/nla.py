@@ -664,8 +664,9 @@ def strip_influences(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":
 
     Read in scene frames, as the NLA evaluates a strip's controls, and, where the NLA holds the
     strip (its extrapolation), at the strip's first frame before it and its last after it: a
-    synchronized clip plays on past its strip's end (a cyclic one repeats), with the influence
-    the strip ends with. Where the NLA does not play it, 0: before it unless it is Hold (Hold
+    synchronized clip plays on past its strip's end where the time warp slows it (it stops at
+    its own last frame: the group passes each strip's end), with the influence the strip ends
+    with. Where the NLA does not play it, 0: before it unless it is Hold (Hold
     Forward holds only after), after it when it is Nothing."""
     import numpy as np
 
@@ -770,7 +771,8 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     Its motion is ``core.mkm.blend_clips`` of the group's strips, the upper track
     first with the higher priority; each strip's weight at every scene frame of the
     group is what the NLA's Replace mode gives it from the influences, a track's strips
-    in turn (:func:`group_weights`; a number where it does not change). The clip
+    in turn (:func:`group_weights`; a number where it does not change), each ended where
+    its strip ends (its repeats included: a cyclic strip does not repeat past it). The clip
     starts at the group's earliest strip start, and its core is :func:`group_core`: over
     its strips' edited cores where any has one, else the default core of the group's span
     among ``neighbours``, in scene frames, cut to the blend.
@@ -812,9 +814,12 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
         blend = found[2]
     else:
         rig = find_armature_rig(obj, motions[0])
+        # (a strip's length, its repeats included, is where the user ends it: a cyclic one stops there
+        # too rather than repeat to the group's end, §4.3's rule for a clip not ended)
         blend = blend_clips(motions, names=[s.name for s in ordered], weights=given,
                             priorities=list(range(len(ordered), 0, -1)), starts=starts, rig=rig,
-                            part_weights=[strip_part_weights(obj, s) for s in ordered])
+                            part_weights=[strip_part_weights(obj, s) for s in ordered],
+                            ends=[m.n_frames - 1 for m in motions])
         if kept is not None:
             kept[name] = (key, motions, blend)
     n = blend.motion.n_frames

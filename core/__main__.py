@@ -17,7 +17,8 @@ the earliest), synchronized on their support phases and blended (Ménardais
 2004, core.mkm); --no-sync gives the NLA's frame-by-frame blend instead. Weights
 may be scaled per body part (legs, upper, arms): a clip whose feet stand still
 gets legs=0 unless told otherwise. Each clip fades out where it ends (or at
---ends), the others taking its weight; a clip of weight 0 is left out.
+--ends), the others taking its weight; a cyclic clip repeats as long as the
+blend runs, until --ends ends it; a clip of weight 0 is left out.
     python -m core demo [--json]
     python -m core hops precompute LIBRARY_DIR --src A.bvh --dst B.bvh --offset FRAMES -o TABLE.npz
                         [--blend SECONDS] [--weight W] [--workers N] [--scheduler ADDRESS] [--map ROLE=JOINT ...]
@@ -882,8 +883,9 @@ def main(argv: list[str] | None = None) -> int:
                         "extension: wave:legs=0 takes the wave out of the legs and their timing and keeps its "
                         "arms (default: a clip whose feet stand still while another's move gets legs=0)")
     p.add_argument("--ends", metavar="CLIP=FRAME,...",
-                   help="end a clip early, at its own frame FRAME (from 0): it fades out there and the others "
-                        "take its weight (default: each fades out where it ends)")
+                   help="end a clip at its own frame FRAME (from 0; a cyclic clip's count on through its "
+                        "repeats): it fades out there and the others take its weight (default: a clip fades out "
+                        "where it ends, a cyclic one repeats as long as the blend runs)")
     p.add_argument("--priorities", metavar="P1,P2,...",
                    help="one priority per clip, higher first (default: in the order given, the first highest)")
     p.add_argument("--starts", metavar="S1,S2,...", help="the output frame each clip joins at (default: all 0)")

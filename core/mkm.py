@@ -814,13 +814,15 @@ def blend_bytes(frames: int, joints: int, clips: int) -> int:
     return BLEND_BYTES_PER_FRAME_CLIP_JOINT * int(frames) * int(joints) * int(clips)
 
 
-def check_blend_size(frames: Sequence[int], starts: Sequence[int], joints: int) -> None:
+def check_blend_size(frames: Sequence[int], starts: Sequence[int], joints: int, *,
+                     remedy: str = "start the clips closer together") -> None:
     """Refuse (core.budget) a blend of clips of ``frames`` (at the first clip's rate) joining at
-    ``starts`` on ``joints`` joints whose output the memory budget cannot hold (:func:`blend_bytes`)."""
+    ``starts`` on ``joints`` joints whose output the memory budget cannot hold (:func:`blend_bytes`),
+    saying ``remedy``."""
     span = int(max(s + n for s, n in zip(starts, frames)) - min(starts))
     check_budget("the blend", blend_bytes(span, joints, len(frames)),
                  f"{span:,} output frames from the first start to the last clip's end x {len(frames)} clips x "
-                 f"{joints} joints", remedy="start the clips closer together")
+                 f"{joints} joints", remedy=remedy)
 
 
 def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights, priorities, starts
@@ -915,7 +917,11 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
                 while another clip's move gets 0 there: its legs are out of the timing, and the
                 result's ``notes`` say so;
     ends        per clip ``None`` or the last clip frame it plays (from 0), or ``{name: frame}``:
-                it stops there instead of at its last frame, fading out as at its end.
+                it stops there instead of at its end, fading out as at its end, the others
+                taking its weight. A cyclic clip's frames count on through its repeats (frame
+                ``F - 1 + f`` is frame ``f`` of its second pass): without an end it repeats as
+                long as the blend runs (§4.3), which runs until every clip has played one pass
+                (a non-cyclic one: to its end).
 
     A clip that weighs nothing (weight 0 at every frame, or 0 on every part) is left out, as if
     not given: with one clip left the output is that clip, bit for bit.
@@ -925,8 +931,16 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     naive blend reads no joint roles.
     """
     names = tuple(names) if names is not None else tuple(f"clip {k + 1}" for k in range(len(motions)))
-    motions = ended_clips(motions, names, ends)
+    given = list(motions)
+    motions, ends = ended_clips(motions, names, ends)
     motions, weights, priorities, starts = checked_blend_input(motions, names, weights, priorities, starts)
+    # (the last own frame each plays at the blend's rate: a clip cut, its last; a cyclic one ended on
+    # past its last frame, that frame resampled)
+    ends = [None if e is None else float(m.n_frames - 1) if e <= g.n_frames - 1 else e * m.fps / g.fps
+            for e, m, g in zip(ends, motions, given)]
+    if any(e is not None and e > m.n_frames - 1 for e, m in zip(ends, motions)):
+        check_blend_size([max(m.n_frames, int(np.ceil(e or 0)) + 1) for m, e in zip(motions, ends)], starts,
+                         len(motions[0].skeleton), remedy="end the cyclic clips sooner (--ends CLIP=FRAME)")
     factors = checked_part_weights(part_weights, names)
     from .synthesize import bone_length_warnings  # (synthesize's own check of the same thing)
     from .plan import Clip
@@ -937,6 +951,12 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
             raise ValueError("the naive blend takes one number per clip as its weight, not weights over frames")
         if not np.all(np.isnan(factors)):
             raise ValueError("the naive blend (the NLA's) weighs whole clips: part weights need the synchronized blend")
+        beyond = [k for k, (e, m) in enumerate(zip(ends, motions)) if e is not None and e > m.n_frames - 1]
+        if beyond:
+            k = beyond[0]
+            raise ValueError(f"clip '{names[k]}' ends at a frame from 1 to its last, {given[k].n_frames - 1}, in the "
+                             f"naive blend, which repeats no clip (the NLA's, unless a strip is told to), got "
+                             f"{ends[k]:g}")
         return BlendResult(naive_blend(motions, weights, starts), names, tuple(weights.tolist()),
                            # (the NLA repeats no strip unless told to: nothing is cyclic here)
                            tuple(priorities.tolist()), tuple(int(s) for s in starts), (False,) * len(motions),
@@ -962,13 +982,14 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     motion, plan, used_cyclic = blend_synchronized(
         pick(motions), pick(moved), np.asarray(pick(priorities)), np.asarray(pick(starts)) - first,
         cyclic=None if cyclic is None else pick(cyclic), rig=rig, n_k=n_k, options=options,
-        part_factors=np.asarray(pick(factors)), analysed=(pick(analysed[0]), pick(analysed[1])))
+        part_factors=np.asarray(pick(factors)), analysed=(pick(analysed[0]), pick(analysed[1])), ends=pick(ends),
+        names=pick(names))
     if len(kept) == 1:
         motion = motions[kept[0]]  # (the blend of one clip is that clip)
     if len(kept) < K:
         plan = plan_with_left_out(plan, kept, K)
         used_cyclic = [used_cyclic[kept.index(k)] if k in kept else bool(cyclic and cyclic[k]) for k in range(K)]
-    warnings += tuple(duration_warnings(motion.n_frames, [motions[k].n_frames for k in kept],
+    warnings += tuple(duration_warnings(motion.n_frames, [max(motions[k].n_frames, int(ends[k] or 0) + 1) for k in kept],
                                         [int(starts[k]) - first for k in kept], [names[k] for k in kept]))
     weights = tuple(weights.tolist()) if isinstance(weights, np.ndarray) else tuple(weights)
     return BlendResult(motion, names, weights, tuple(priorities.tolist()), tuple(int(s) for s in starts),
@@ -976,28 +997,50 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
                        notes=tuple(notes), origin=first)
 
 
-def ended_clips(motions: Sequence[Motion], names: Sequence[str], ends) -> list[Motion]:
+def ended_clips(motions: Sequence[Motion], names: Sequence[str], ends) -> tuple[list[Motion], list[float | None]]:
     """The clips cut after the last frame each plays (``ends``: per clip ``None`` or a clip frame from
-    0, or ``{name: frame}``): a clip ended early is the clip up to that frame. ``ValueError`` saying
-    what to fix."""
+    0, or ``{name: frame}``): a clip ended within its frames is the clip up to that frame; a frame
+    past its last is left for a cyclic clip's repeats to reach (:func:`clip_stops` refuses it for
+    any other). Returns the clips and per clip its end (``None`` where none is given).
+    ``ValueError`` saying what to fix."""
     motions = list(motions)
     if ends is None:
-        return motions
+        return motions, [None] * len(motions)
     if isinstance(ends, dict):
         unknown = [n for n in ends if n not in names]
         if unknown:
             raise ValueError(f"ends name {unknown}, which are not clips given; the clips are {list(names)}")
         ends = [ends.get(n) for n in names]
+    ends = list(ends)
     if len(ends) != len(motions):
         raise ValueError(f"ends: give one per clip ({len(motions)}) or None, got {len(ends)}")
     for k, end in enumerate(ends):
         if end is None:
             continue
-        if end != int(end) or not 1 <= end <= motions[k].n_frames - 1:
+        if not np.isfinite(end) or end != int(end) or end < 1:
             raise ValueError(f"clip '{names[k]}' ends at a frame from 1 to its last, {motions[k].n_frames - 1} "
-                             f"(its own frames from 0), got {end}")
-        motions[k] = motions[k][: int(end) + 1]
-    return motions
+                             f"(its own frames from 0; a cyclic clip's count on through its repeats), got {end}")
+        ends[k] = int(end)
+        if end < motions[k].n_frames - 1:
+            motions[k] = motions[k][: int(end) + 1]
+    return motions, ends
+
+
+def clip_stops(motions: Sequence[Motion], cyclic: Sequence[bool], ends: Sequence[float | None],
+               names: Sequence[str]) -> list[float | None]:
+    """Per clip, the own time where it stops for core.sync.synchronize's ``stops``: ``None`` for a
+    clip not ended (a cyclic one then repeats as long as the blend runs, §4.3) and for a non-cyclic
+    one ended (:func:`ended_clips` cut it: it stops at its end); a cyclic clip's end, the own frame
+    it plays last (its repeats counted on). ``ValueError`` for a non-cyclic clip ended past its
+    last frame."""
+    stops = []
+    for m, c, e, name in zip(motions, cyclic, ends, names):
+        if e is not None and not c and e > m.n_frames - 1 + 1e-9:
+            raise ValueError(f"clip '{name}' ends at a frame from 1 to its last, {m.n_frames - 1} (its own frames "
+                             f"from 0), got {e:g}: it is not cyclic (its last pose is not its first), so it does "
+                             f"not repeat; give a frame within it, or --cyclic {name} if it does repeat")
+        stops.append(float(e) if e is not None and c else None)
+    return stops
 
 
 def still_legs_factors(motions: Sequence[Motion], names: Sequence[str], factors: np.ndarray, weighs: Sequence[bool],
@@ -1075,7 +1118,8 @@ def analysed_joints(motions: Sequence[Motion], rig: Rig) -> tuple[list[np.ndarra
 def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, priorities: np.ndarray, starts: np.ndarray, *,
                        cyclic: Sequence[bool] | None = None, rig: Rig | None = None, n_k: int = 5,
                        options: ContactOptions = ContactOptions(), part_factors: np.ndarray | None = None,
-                       analysed: tuple[list[np.ndarray], list[np.ndarray]] | None = None
+                       analysed: tuple[list[np.ndarray], list[np.ndarray]] | None = None,
+                       ends: Sequence[float | None] | None = None, names: Sequence[str] | None = None
                        ) -> tuple[Motion, object, list[bool]]:
     """Synchronized blend of checked clips (:func:`checked_blend_input`): each clip's support-phase
     sequence (§4), their synchronization and time warps (§5, core.sync), the warped clips
@@ -1086,9 +1130,12 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     1). The legs' timing is the legs' (§5.2: eq. 6 takes "the normalised weight associated to
     the legs"): a clip whose legs weigh 0 is out of ⊕ and eq. (6) and plays at its own pace
     from its start (:func:`untimed_warp`); the others are synchronized, their long double
-    supports split (:func:`split_long_double_supports`). Each clip fades out where it stops
-    (``SyncPlan.ends``; :func:`presence_weights`). ``analysed``: :func:`analysed_joints` of the clips
-    when at hand."""
+    supports split (:func:`split_long_double_supports`). A cyclic clip repeats as long as the blend
+    runs (§4.3), which runs until every clip has played one pass (a non-cyclic one: to its end);
+    ``ends`` (per clip ``None`` or the last own frame it plays, :func:`clip_stops`) ends one
+    earlier or later. Each clip fades out where it stops (``SyncPlan.ends``;
+    :func:`presence_weights`). ``analysed``: :func:`analysed_joints` of the clips when at hand;
+    ``names``: the clips' names for messages."""
     first = motions[0]
     K = len(motions)
     rig = rig or find_rig(first)
@@ -1100,13 +1147,22 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     cyclic = [bool(c) for c in cyclic]
     sequences = [support_sequence(foot_contacts(m, rig, up=up, positions=g), m.fps, cyclic=c)
                  for m, g, c in zip(motions, joints, cyclic)]
+    names = list(names) if names is not None else [f"clip {k + 1}" for k in range(K)]
+    stops = clip_stops(motions, cyclic, [None] * K if ends is None else ends, names)
     legs = [w * f for w, f in zip(weights, part_factors[:, 0])]
     timed = [k for k in range(K) if np.any(np.asarray(legs[k]) > 0)] or list(range(K))
     if len(timed) > 1:
         sequences = split_long_double_supports(sequences, timed)
+    # (the timed clips that repeat do so while a clip out of the timing plays its pass)
+    untimed_ends = [starts[k] + (sequences[k].period if stops[k] is None else stops[k])
+                    for k in range(K) if k not in timed]
+    ending = {"stops": [stops[k] for k in timed]} if any(stops[k] is not None for k in timed) else {}
+    if untimed_ends:
+        ending["until"] = float(max(untimed_ends))
+    # (given only where they say something: tests/bench/sync_blend.py --before runs an older core.sync)
     sub = synchronize([sequences[k] for k in timed], [priorities[k] for k in timed], [int(starts[k]) for k in timed],
-                      [legs[k] for k in timed], n_k=n_k, fade_frames=BLEND_IN_S * first.fps)
-    plan = plan_with_untimed(sub, timed, sequences, [int(s) for s in starts])
+                      [legs[k] for k in timed], n_k=n_k, fade_frames=BLEND_IN_S * first.fps, **ending)
+    plan = plan_with_untimed(sub, timed, sequences, [int(s) for s in starts], stops)
     warps = np.asarray(plan.warps, dtype=np.float64)
     bodies = [body_yaw(m, rig, up, analysed=a) for m, a in zip(motions, zip(joints, pelvis))]
     blend = _blend_warped(motions, warps, weights, cyclic=cyclic, rig=rig, up=up, bodies=bodies, ends=plan.ends,
@@ -1143,19 +1199,26 @@ def untimed_warp(n_frames: int, start: int, period: int) -> np.ndarray:
     return np.where(t >= 0, t, np.nan)
 
 
-def plan_with_untimed(plan, timed: Sequence[int], sequences: Sequence, starts: Sequence[int]):
+def plan_with_untimed(plan, timed: Sequence[int], sequences: Sequence, starts: Sequence[int],
+                      stops: Sequence[float | None] | None = None):
     """The SyncPlan of every clip from ``plan``, the synchronization of the clips ``timed``: the
     others, out of the legs' timing, play at their own pace from their start (:func:`untimed_warp`)
-    and stop where their frames end; they are in no step (elements -1, joins -1). The output runs
-    to the last clip's end. With every clip timed, ``plan`` itself."""
+    and stop where their frames end (``stops``: where a cyclic one is ended), a cyclic one not
+    ended repeating to the blend's end (§4.3); they are in no step (elements -1, joins -1). The
+    output runs to the last clip's end. With every clip timed, ``plan`` itself."""
     from .sync import WarpSpline
 
     K = len(sequences)
     if list(timed) == list(range(K)):
         return plan
+    stops = [None] * K if stops is None else list(stops)
     at = {k: i for i, k in enumerate(timed)}
-    ends = [plan.ends[at[k]] if k in at else float(starts[k] + sequences[k].period) for k in range(K)]
-    n_frames = max(plan.n_frames, int(np.ceil(max(ends) - 1e-9)))
+    lengths = [sequences[k].period if stops[k] is None else stops[k] for k in range(K)]
+    own_ends = {k: float(starts[k] + lengths[k]) for k in range(K) if k not in at}
+    end = max([float(plan.boundaries[-1])] + list(own_ends.values()))
+    ends = [plan.ends[at[k]] if k in at else end if sequences[k].cyclic and stops[k] is None else own_ends[k]
+            for k in range(K)]
+    n_frames = max(plan.n_frames, int(np.ceil(max(own_ends.values()) - 1e-9)))
 
     def padded(w):
         # (past the plan's end a timed clip has stopped: its own time runs on at the output's pace, as
@@ -1165,7 +1228,7 @@ def plan_with_untimed(plan, timed: Sequence[int], sequences: Sequence, starts: S
     warps = [padded(plan.warps[at[k]]) if k in at else untimed_warp(n_frames, starts[k], sequences[k].period)
              for k in range(K)]
     splines = [plan.splines[at[k]] if k in at else
-               WarpSpline.through([starts[k], starts[k] + sequences[k].period], [0.0, float(sequences[k].period)])
+               WarpSpline.through([starts[k], starts[k] + lengths[k]], [0.0, float(lengths[k])])
                for k in range(K)]
     return _plan_with_others(plan, timed, K, n_frames, warps, splines, list(sequences), ends)
 

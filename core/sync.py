@@ -22,9 +22,10 @@ Conventions.
   it to the last frame), and its held support counts where it agrees with
   the motions still playing and gives way where it would clash with them.
 * A cyclic clip's last frame stands for its first (its end pose matches its
-  start, :func:`is_cyclic`), so it repeats with a period of ``F - 1`` frames;
-  its sequence is built over frames ``0 .. F - 2`` and, where its first and
-  last elements are the same support, the two merge across the seam.
+  start, :func:`is_cyclic`), so it repeats with a period of ``F - 1`` frames,
+  as long as the blend runs unless it is ended (§4.3, :func:`synchronize`'s
+  ``stops``); its sequence is built over frames ``0 .. F - 2`` and, where its
+  first and last elements are the same support, the two merge across the seam.
 * Output frames count from the earliest requested start (output frame 0).
 * Priorities: higher plays first; equal priorities rank in the order given.
 """
@@ -277,8 +278,9 @@ def played_supports(warps, contacts: Sequence[np.ndarray], cyclic: Sequence[bool
     cyclic    per motion, whether it repeats (:func:`clip_frames`); one that does not plays none
               of its own frames past its last one (it holds its last posture, §4.3).
     ends      per motion, the output frame where it stops (:attr:`SyncPlan.ends`), or None: past
-              it the motion has faded out (core.mkm weighs it 0 there, a cyclic one after one
-              pass too), so none of its feet are shown and it plays none of its own frames.
+              it the motion has faded out (core.mkm weighs it 0 there: a cyclic one ended early,
+              or any clip the others outlast), so none of its feet are shown and it plays none
+              of its own frames.
 
     What a blend shows of each motion's feet: two motions whose supports here are LS and RS on
     one frame clash (the one on its left foot alone, the other on its right), which ⊕ forbids
@@ -513,8 +515,9 @@ class SyncPlan:
     """The synchronized steps of motions played at the same time, and each motion's time warp.
 
     n_frames    output frames; the output ends when the last motion ends (its own time
-                reaches its length: ``n_frames`` of a clip, a cyclic one's period), on the
-                frame that plays a clip's last frame (a cyclic one's: up to its period).
+                reaches its length: ``n_frames`` of a clip, a cyclic one's period or where it
+                is ended), on the frame that plays a clip's last frame (a cyclic one's: up to
+                its period); a cyclic motion not ended repeats until then (§4.3).
     boundaries  (K+1,) output frame (float) where each synchronized step begins; last = end.
     combined    (K,) :class:`Support` code of each step, the ⊕ of the motions' elements (eq. 2).
     elements    per motion, (K,) index of its element in its *extended* sequence
@@ -538,8 +541,10 @@ class SyncPlan:
                 when a motion was held back for good, see :func:`synchronize`).
     splines     per motion, its :class:`WarpSpline`.
     sequences   per motion, its :class:`SupportSequence`.
-    ends        per motion, the output frame (fractional) where its own time reaches its length
-                (where it stops: core.mkm fades it out there), the plan's end for one held back.
+    ends        per motion, the output frame (fractional) where it stops (core.mkm fades it out
+                there): where its own time reaches its length, or for a cyclic motion where it
+                is ended (``stops``); a cyclic motion not ended, and one held back, stop at the
+                plan's end.
     """
 
     n_frames: int
@@ -589,11 +594,15 @@ class SyncPlan:
 
 class _Extended:
     """A sequence's extended elements (§4.3), looked up once each: (code, own start, own end, held);
-    ``fade``: own frames over which the motion's weight eases out before its end (:meth:`deactivation`)."""
+    ``fade``: own frames over which the motion's weight eases out before its end (:meth:`deactivation`);
+    ``stop``: for a cyclic motion ended (:func:`synchronize`'s ``stops``), the own time where it stops
+    (None: it repeats as a whole for as long as it is extended)."""
 
-    def __init__(self, sequence: SupportSequence, fade: float = 0.0):
+    def __init__(self, sequence: SupportSequence, fade: float = 0.0, stop: float | None = None):
         self.sequence = sequence
         self.fade = float(fade)
+        self.end = float(sequence.period if stop is None else stop)
+        self.stop = stop
         self.cache: list[tuple[int, float, float, bool]] = []
 
     def deactivation(self, e: int) -> float:
@@ -604,15 +613,16 @@ class _Extended:
         if self.fade <= 0:
             return 1.0
         _, start, end, _ = self[e]
-        u = min(max((self.sequence.period - 0.5 * (start + end)) / self.fade, 0.0), 1.0)
+        u = min(max((self.end - 0.5 * (start + end)) / self.fade, 0.0), 1.0)
         return u * u * (3.0 - 2.0 * u)
 
     def __getitem__(self, e: int) -> tuple[int, float, float, bool]:
         while len(self.cache) <= e:
             code, start, end, held = self.sequence.element(len(self.cache))
-            # a cyclic motion's cycles past its first pass are played past its end, where it fades out
-            # (core.mkm.presence_weights): they give way and do not vote, as a held element does
-            held = held or (self.sequence.cyclic and start >= self.sequence.period - 1e-9)
+            # a cyclic motion ended: its elements past where it stops are played past its end, where
+            # it has faded out (core.mkm.presence_weights): they give way and do not vote, as a held
+            # element does
+            held = held or (self.stop is not None and start >= self.stop - 1e-9)
             self.cache.append((code, start, end, held))
         return self.cache[e]
 
@@ -648,6 +658,8 @@ def synchronize(
     *,
     n_k: int = 5,
     fade_frames: float = 0.0,
+    stops: Sequence[float | None] | None = None,
+    until: float = 0.0,
 ) -> SyncPlan:
     """Synchronize motions played at the same time (§5): steps, durations, time warps.
 
@@ -660,6 +672,14 @@ def synchronize(
     n_k         steps synchronized ahead (§5.1, default 5 as in MKM).
     fade_frames own frames over which each motion fades out before its end (core.mkm's
                 deactivation ramp): eq. (6) weighs its elements there less (0: not at all).
+    stops       per motion, None or, for a cyclic motion, the own time where it is ended
+                (through its repeats: own time ``t`` plays clip frame ``t mod period``, so
+                its period is one pass; at least one frame). Without one a cyclic motion
+                repeats as a whole as long as the blend runs (§4.3: "we need to extend its
+                sequence as long as the action is running"); a non-cyclic one stops at its
+                end (cut the clip to end it earlier).
+    until       output frame the plan runs to at least, where a cyclic motion not ended keeps
+                repeating (a clip out of the timing, core.mkm's, plays that long).
 
     Steps (§5.1). The motions' current elements share one index k (the change
     of index of Fig. 7). Steps are committed ``n_k`` ahead of the current one:
@@ -723,7 +743,9 @@ def synchronize(
     Time warp (§5.3): each motion's own time at the boundaries where its
     elements change, smoothed by :class:`WarpSpline`.
 
-    The plan ends when every motion has played to its end. As a guard (the
+    The plan ends when every motion has played to its end (a cyclic one not
+    ended: one pass; it repeats on to the plan's end, at ``until`` at the
+    earliest, and does not stop before it). As a guard (the
     rules above always let the highest-priority motion advance), it also
     ends once no unfinished motion has advanced for as many steps as the
     patience above; ``finished`` then says which motions were cut short.
@@ -742,6 +764,13 @@ def synchronize(
     if int(n_k) != n_k or n_k < 1:
         raise ValueError(f"n_k (steps synchronized ahead) must be a positive integer, got {n_k}")
     n_k = int(n_k)
+    stops = checked_stops(sequences, stops)
+    until = float(until)
+    if not np.isfinite(until):
+        raise ValueError(f"until (the output frame the plan runs to at least) must be a finite number, got {until}")
+    # (a cyclic motion not ended repeats to the plan's end, §4.3; the others stop where they end)
+    repeats = [seq.cyclic and stop is None for seq, stop in zip(sequences, stops)]
+    lengths = [seq.period if stop is None else stop for seq, stop in zip(sequences, stops)]
     fps = sequences[0].fps
     for i, seq in enumerate(sequences):
         if abs(seq.fps - fps) > 1e-6 * fps:
@@ -749,7 +778,7 @@ def synchronize(
     offset = min(int(s) for s in starts)
     requested = [int(s) - offset for s in starts]
     rank = sorted(range(nA), key=lambda i: (-priorities[i], i))
-    ext = [_Extended(seq, fade_frames) for seq in sequences]
+    ext = [_Extended(seq, 0.0 if repeat else fade_frames, stop) for seq, repeat, stop in zip(sequences, repeats, stops)]
     patience = sum(len(seq.codes) for seq in sequences) + n_k + 2
 
     rows: list[list[int]] = []  # rows[j][i]: motion i's extended element at step j, -1 before it joins
@@ -976,10 +1005,10 @@ def synchronize(
         rows[k][i] = entry
 
     def done(i: int, k: int) -> bool:
-        """Motion i has played to its end by the end of step k."""
+        """Motion i has played to its end (a cyclic one not ended: one pass) by the end of step k."""
         e = rows[k][i]
         _, _, end, held = ext[i][e]
-        return held or (end >= sequences[i].period - 1e-9 and rows[k + 1][i] != e)
+        return held or (end >= lengths[i] - 1e-9 and rows[k + 1][i] != e)
 
     k, stalled = 0, 0
     while True:
@@ -1007,15 +1036,43 @@ def synchronize(
         commit(k + n_k)
         times.append(times[k] + _step_duration(rows, k, ext, join, weights, priorities, times[k]))
         pending = any(j < 0 for j in join)
-        if not pending and all(done(i, k) for i in range(nA)):
+        # (cyclic motions not ended repeat on to ``until``, a clip out of the timing playing that long)
+        extending = any(repeats) and times[k + 1] < until - 1e-9
+        if not pending and not extending and all(done(i, k) for i in range(nA)):
             break
-        moved = any(rows[k + 1][i] != rows[k][i] and not done(i, k) and not ext[i][rows[k + 1][i]][3]
-                    for i in range(nA) if join[i] >= 0)
+        moved = any(rows[k + 1][i] != rows[k][i] and (not done(i, k) or (extending and repeats[i]))
+                    and not ext[i][rows[k + 1][i]][3] for i in range(nA) if join[i] >= 0)
         stalled = 0 if moved or pending else stalled + 1
         if stalled > patience:
             break
         k += 1
-    return _plan(sequences, ext, rows, times, k + 1, join, requested, weights, priorities)
+    return _plan(sequences, ext, rows, times, k + 1, join, requested, weights, priorities, lengths, repeats,
+                 until if any(repeats) else 0.0)
+
+
+def checked_stops(sequences: Sequence[SupportSequence], stops) -> list[float | None]:
+    """:func:`synchronize`'s ``stops``, per motion None or a float, or ``ValueError`` saying what to fix:
+    a stop belongs to a cyclic motion (a non-cyclic one stops at its end: cut the clip to end it
+    earlier) and lies at least one own frame on."""
+    if stops is None:
+        return [None] * len(sequences)
+    stops = list(stops)
+    if len(stops) != len(sequences):
+        raise ValueError(f"stops has {len(stops)} entries for {len(sequences)} motions: give one per motion (None: "
+                         f"where it ends)")
+    out = []
+    for i, (seq, stop) in enumerate(zip(sequences, stops)):
+        if stop is None:
+            out.append(None)
+            continue
+        stop = float(stop)
+        if not seq.cyclic:
+            raise ValueError(f"motion {i} is not cyclic, so it stops at its end: cut it to end it earlier, or give "
+                             f"None")
+        if not (np.isfinite(stop) and stop >= 1):
+            raise ValueError(f"motion {i}'s stop must be an own time of at least one frame, got {stop}")
+        out.append(stop)
+    return out
 
 
 def checked_weight(weight) -> float | np.ndarray:
@@ -1135,8 +1192,11 @@ def _step_duration(rows, j: int, ext, join, weights, priorities, time: float = 0
     return sum(wi * d for wi, (_, d, _) in zip(w, votes)) / sum(w)
 
 
-def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) -> SyncPlan:
-    """The plan of the first ``K`` steps: knots, the end, warps."""
+def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities, lengths, repeats, until
+          ) -> SyncPlan:
+    """The plan of the first ``K`` steps: knots, the end, warps. ``lengths``: per motion the own time
+    where it stops (a cyclic one not ended: where its first pass does); ``repeats``: per motion, a
+    cyclic one not ended, which plays on to the plan's end (at ``until`` at the earliest)."""
     nA = len(sequences)
     times = list(times)
     for j in range(len(times) - 1, len(rows)):  # durations of the steps committed ahead, for the knots
@@ -1146,32 +1206,38 @@ def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities) 
     for i in range(nA):
         column = [row[i] for row in rows]
         knot_t, knot_own = [], []
-        held_since = None  # output frame where a non-cyclic motion reached its end
+        held_since = None  # output frame where a motion reached its end (and the own time it reached)
         for j in range(join[i], len(rows) + 1):
             if j < len(rows) and j > join[i] and column[j] == column[j - 1]:
                 continue
             if j < len(rows) and held_since is None and ext[i][column[j]][3]:
-                held_since = times[j]
+                held_since = times[j], ext[i][column[j]][1]
             knot_t.append(times[j])
             if held_since is not None:
                 # past its end the held posture's own time runs at the output's pace (the clip frame is
-                # clamped anyway), so the warp goes on straight instead of bending into the hold
-                knot_own.append(sequences[i].period + times[j] - held_since)
+                # clamped anyway; a cyclic one ended weighs nothing there), so the warp goes on
+                # straight instead of bending into the hold
+                knot_own.append(held_since[1] + times[j] - held_since[0])
             else:  # an element still running at the last step committed ends there
                 knot_own.append(ext[i][column[j]][1] if j < len(rows) else ext[i][column[-1]][2])
         spline = WarpSpline.through(knot_t, knot_own)
         splines.append(spline)
-        length = sequences[i].period
+        length = lengths[i]
         end_i = spline.time_of(min(length, knot_own[-1]))
         reached = knot_own[-1] >= length - 1e-9 and end_i <= times[K] + 1e-9
         finished.append(bool(reached))
         ends.append(end_i if reached else float(times[K]))
         # the output frames it needs: a cyclic clip's last frame is the next cycle's first, so up to
-        # its period; another's up to the frame that plays its last frame, not past it, where its own
-        # time would be clamped (a last output step shorter than the others, a jolt at the end)
+        # its period (or where it is ended); another's up to the frame that plays its last frame, not
+        # past it, where its own time would be clamped (a last output step shorter than the others,
+        # a jolt at the end)
         last = spline.time_of(min(length - 1, knot_own[-1])) if reached and not sequences[i].cyclic else None
         counts.append(int(np.floor(last + 1e-9)) + 1 if last is not None else int(np.ceil(ends[-1] - 1e-9)))
-    end = max(ends)
+    end = max(max(ends), until)
+    if until > 0:
+        counts.append(int(np.ceil(until - 1e-9)))
+    # (a cyclic motion not ended repeats to the plan's end and stops with it: it does not fade, §4.3)
+    ends = [end if repeat else e for e, repeat in zip(ends, repeats)]
     K_out = int(np.searchsorted(times[:K], end - 1e-9, side="left"))
     n_frames = max(counts)
     frames = np.arange(n_frames, dtype=np.float64)

@@ -48,8 +48,8 @@ the same clips frame by frame (core.mkm.naive_blend: no time warp). With
 (e.g. the commit before the join rule: the old rule in the same run). Each
 clip's own support at the frame it plays (core.sync.played_supports: its own
 foot contacts at its warped frame), over the frames where both play their own
-and weigh something (a synchronized clip stops at SyncPlan.ends, a cyclic one
-after its one pass, and weighs 0 after: its feet are not shown there):
+and weigh something (a synchronized clip stops at SyncPlan.ends and weighs 0
+after: its feet are not shown there; a cyclic one repeats to the blend's end):
   clash    share of frames where one clip stands on its left foot alone and the
            other on its right alone;
   strikes  how far apart the two clips put the same foot down, in strides: for
@@ -387,7 +387,7 @@ def phase_run(a, b, ma, mb, offset, method, rig, up, contacts, pair_sources, leg
         except ValueError as error:
             return PhaseRun(a, b, offset, method, None, None, None, None, 0, str(error))
         output, warps, cyclic = result.motion, np.asarray(result.plan.warps), result.cyclic
-    # (a synchronized clip stops where it ends, a cyclic one after one pass, and weighs 0 after:
+    # (a synchronized clip stops where it ends, a cyclic one with the blend, and weighs 0 after:
     # what its warp plays past there is not shown; the naive blend's strips hold, and are)
     ends = None if method == "naive" else result.plan.ends
     supports = played_supports(warps, contacts, cyclic, ends)
@@ -491,7 +491,7 @@ def phase_main(args) -> None:
           f"{int(np.sum(spreads <= RELATION_SPREAD))} of {len(spreads)} pairs: "
           f"{'met' if np.all(spreads <= RELATION_SPREAD) else 'NOT met'}"
           + (f" ({unmeasured} more pairs unmeasured: at some start, fewer than two strikes of a foot while both "
-             f"clips weigh something, a cyclic clip of one stride stopping after its one pass)" if unmeasured else ""))
+             f"clips weigh something)" if unmeasured else ""))
 
 
 if __name__ == "__main__":

@@ -64,13 +64,14 @@ def plan_of(obj) -> dict:
 
 
 def expected_blend(obj, sm, weights):
-    """core.mkm.blend_clips of the two strips as the add-on reads them, the run (upper track) first."""
+    """core.mkm.blend_clips of the two strips as the add-on reads them, the run (upper track) first, each
+    ended where its strip ends (a cyclic one does not repeat past it)."""
     strips = strips_by_name(obj)
     run, walk = (sm.convert.strip_to_motion(obj, strips[n]) for n in ("run", "walk"))
     rig = sm.nla.find_armature_rig(obj, run)
     starts = [round(strips[n].frame_start) for n in ("run", "walk")]
     return sm.mkm.blend_clips([run, walk], names=["run", "walk"], weights=weights, priorities=[2, 1],
-                              starts=starts, rig=rig)
+                              starts=starts, rig=rig, ends=[run.n_frames - 1, walk.n_frames - 1])
 
 
 def keys_of(obj, motion) -> dict:
@@ -416,7 +417,8 @@ def test_strips_of_one_track_in_a_group_play_in_turn_as_the_nla_plays_them(empty
     second = frames >= 196
     weights = [0.5, np.where(second, 0.0, 0.5), np.where(second, 0.5, 0.0)]
     expected = sm.mkm.blend_clips(motions, names=group["strips"], weights=weights, priorities=[3, 2, 1],
-                                  starts=[180, 1, 196], rig=sm.nla.find_armature_rig(obj, motions[0]))
+                                  starts=[180, 1, 196], rig=sm.nla.find_armature_rig(obj, motions[0]),
+                                  ends=[m.n_frames - 1 for m in motions])
     assert_plays(obj, expected)
 
 
@@ -682,6 +684,22 @@ def test_a_strip_of_a_group_fades_out_where_it_ends_and_the_body_then_moves_as_t
     assert abs(evaluated.mean() - walk_speed.mean() * walk.fps) <= 0.1 * walk_speed.mean() * walk.fps
 
 
+def test_a_cyclic_strip_shorter_than_its_group_fades_out_where_the_strip_ends(empty_scene, sm):
+    """A cyclic clip repeats as long as the blend runs unless it is ended (Ménardais 2004 §4.3); in
+    a group the strip's length, its repeats included, is the user's end: the wave goodbye (111
+    frames, its last pose its first) stops where its strip does, not at the walk's end."""
+    obj = clips_on_one_armature((WALK, ("bye_normal_001", 30, None)), tracks=2)
+    synchronized(obj, sm, "walk", "bye")
+    animated_influence(strips_by_name(obj)["bye"], {1: 0.5})
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    bye = strips_by_name(obj)["bye"]
+    assert group["cyclic"] == ["bye"]
+    end = group["start"] + group["frames"] - 1
+    assert abs(group["start"] + group["ends"]["bye"] - bye.frame_end) <= 1 and bye.frame_end < end - 40
+    assert any(line.strip().startswith("fades out: bye at") for line in sm.nla.group_lines(group))
+
+
 def test_a_strips_legs_weight_is_a_setting_beside_its_group_and_a_gesture_standing_keeps_the_walks_pace(
         empty_scene, sm):
     obj = clips_on_one_armature((WALK, ("bye_normal_001", 30, None)), tracks=2)
@@ -710,7 +728,8 @@ def test_a_strips_legs_weight_is_a_setting_beside_its_group_and_a_gesture_standi
     bye, walk = (sm.convert.strip_to_motion(obj, strips[n]) for n in ("bye", "walk"))
     expected = sm.mkm.blend_clips([bye, walk], names=["bye", "walk"], weights=[0.5, 0.5], priorities=[2, 1],
                                   starts=[30, 1], rig=sm.nla.find_armature_rig(obj, bye),
-                                  part_weights=[{"legs": 1.0, "upper": 1.0, "arms": 2.0}, None])
+                                  part_weights=[{"legs": 1.0, "upper": 1.0, "arms": 2.0}, None],
+                                  ends=[bye.n_frames - 1, walk.n_frames - 1])  # (a strip ends where it ends)
     keyed = preview_values(obj)
     for key, values in keys_of(obj, expected.motion).items():
         assert np.allclose(keyed[key], values, rtol=1e-5, atol=1e-5), key

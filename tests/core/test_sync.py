@@ -391,14 +391,46 @@ def test_appendix_a_a_solution_is_always_found_on_random_sequences():
         assert_a_valid_plan(plan, n)
 
 
-def test_a_motion_that_clashes_with_another_whole_clip_waits_for_its_end():
-    # (a cyclic clip plays one pass and then fades out, so no clip stands on one foot for ever: the
-    # hop, whose first element RS clashes with it at every step, joins where it ends)
+def test_a_motion_that_can_never_start_is_refused():
+    # a cyclic motion repeats as long as the blend runs (§4.3): standing on the left foot for ever,
+    # it leaves the hop, whose first element RS clashes with it, no step to join at
     one_foot = SupportSequence([LS], [0], 11, 30.0, cyclic=True)
     hop = SupportSequence([RS, NONE], [0, 5], 10, 30.0)
-    plan = synchronize([one_foot, hop], [1.0, 1.0], [0, 0], [0.5, 0.5])
+    with pytest.raises(ValueError, match="motion 1 cannot be synchronized: its first element RS"):
+        synchronize([one_foot, hop], [1.0, 1.0], [0, 0], [0.5, 0.5])
+
+
+def test_a_motion_that_clashes_with_a_cyclic_one_ended_waits_for_its_end():
+    # ended after one pass, the cyclic motion stops there: the hop joins where it ends
+    one_foot = SupportSequence([LS], [0], 11, 30.0, cyclic=True)
+    hop = SupportSequence([RS, NONE], [0, 5], 10, 30.0)
+    plan = synchronize([one_foot, hop], [1.0, 1.0], [0, 0], [0.5, 0.5], stops=[10, None])
     assert plan.delays[1] == 10 and plan.ends[0] == pytest.approx(10.0)
     assert plan.finished == (True, True)
+
+
+def test_a_cyclic_motion_repeats_as_long_as_the_blend_runs_and_stops_only_where_it_is_ended():
+    # §4.3: "with cyclified motions such as locomotion, we need to extend its sequence as long as
+    # the action is running"; a cyclic walk of 26 frames a pass against a clip of 100 frames
+    walk = SupportSequence([RS, DS, LS, DS], [0, 10, 13, 23], 27, 30.0, cyclic=True)
+    long = SupportSequence([RS, DS, LS, DS, RS, DS, LS, DS, RS], [0, 10, 13, 23, 26, 36, 39, 49, 52], 100, 30.0)
+    plan = synchronize([long, walk], [2.0, 1.0], [0, 0], [0.5, 0.5], fade_frames=7.5)
+    assert plan.ends[1] == pytest.approx(plan.ends[0]) == pytest.approx(plan.boundaries[-1])
+    cycles = plan.clip_frames(1)[1]
+    assert cycles[-1] >= 2 and plan.elements[1][-1] >= 8  # three passes and more, still stepping
+    # ended through its repeats (own time 60: two passes and 8 frames), it stops there
+    ended = synchronize([long, walk], [2.0, 1.0], [0, 0], [0.5, 0.5], fade_frames=7.5, stops=[None, 60.0])
+    assert ended.splines[1](ended.ends[1]) == pytest.approx(60.0, abs=1e-6)
+    assert ended.ends[1] < ended.ends[0] - 10
+    with pytest.raises(ValueError, match="motion 0 is not cyclic, so it stops at its end"):
+        synchronize([long, walk], [2.0, 1.0], [0, 0], [0.5, 0.5], stops=[50.0, None])
+    # a cyclic motion longer than the others plays one pass: the blend runs until each has played one
+    short = SupportSequence([RS, DS, LS], [0, 10, 13], 20, 30.0)
+    alone = synchronize([walk, short], [1.0, 1.0], [0, 0], [0.5, 0.5])
+    assert alone.splines[0](alone.boundaries[-1]) == pytest.approx(26.0, abs=1e-6)
+    # a clip out of the timing that lasts longer: the cyclic motion repeats until it ends
+    until = synchronize([walk, short], [1.0, 1.0], [0, 0], [0.5, 0.5], until=150.0)
+    assert until.boundaries[-1] >= 150.0 and until.ends[0] >= 150.0 and until.ends[1] < 40
 
 
 def test_the_plan_is_data(mocap):
@@ -514,7 +546,7 @@ def test_played_supports_read_each_clip_s_own_contacts_at_the_frame_it_plays():
 
 
 def test_a_clip_past_where_it_stops_shows_none_of_its_feet():
-    # a cyclic clip plays one pass and fades out where it stops (SyncPlan.ends): weighing nothing
+    # a clip fades out where it stops (SyncPlan.ends: a cyclic one where it is ended): weighing nothing
     # past it, its supports there are not the blend's, whatever its warp goes on to play
     contacts = contacts_of([RS, DS, LS], [3, 2, 3])
     warps = np.array([[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], [0.0, 4.0, 6.0, 7.0, 12.0, 9.0]])

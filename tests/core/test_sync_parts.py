@@ -195,6 +195,51 @@ def test_ends_stops_a_clip_early_where_it_fades_out(mocap):
         blend_clips([walk, run], names=["walk", "run"], ends={"jog": 9})
 
 
+def test_a_cyclic_clip_shorter_than_the_other_repeats_at_its_weight_until_the_blend_ends(mocap, tmp_path):
+    """§4.3: "with cyclified motions such as locomotion, we need to extend its sequence as long as
+    the action is running ... their sequences are repeated as a whole". A run of one stride (24
+    frames) blended with a walk of 195 keeps running at its weight to the blend's end; ended by
+    --ends through its repeats, it fades out there and the walk takes its weight."""
+    import json
+
+    from core.__main__ import main
+    from core.sync import played_supports
+    from tests.core.conftest import MOCAP
+
+    walk, run = mocap("bandai1/walk_normal_001"), mocap("bandai1/run_normal_001")
+    result = blend_clips([walk, run], names=["walk", "run"], weights=[0.5, 0.5])
+    plan = result.plan
+    assert result.cyclic == (False, True)
+    assert plan.ends[1] == pytest.approx(plan.ends[0]) and plan.ends[1] >= result.motion.n_frames - 1
+    assert plan.clip_frames(1)[1][-1] >= 4  # five passes and more
+    weights = presence_weights(np.asarray(plan.warps), [0.5, 0.5], walk.fps, ends=plan.ends)
+    assert np.allclose(weights[1, 30:], 0.5)
+    # its feet are the blend's to the end: both clips' supports shown at every frame from its join
+    contacts = [foot_contacts(m, find_rig(m), up=detect_up(m, find_rig(m))) for m in (walk, run)]
+    shown = played_supports(plan.warps, contacts, result.cyclic, plan.ends)
+    assert np.all(shown[:, int(np.ceil(plan.boundaries[plan.joins[1]])):] >= 0)
+
+    ended = blend_clips([walk, run], names=["walk", "run"], weights=[0.5, 0.5], ends={"run": 100})
+    stop = ended.plan.ends[1]
+    assert ended.plan.splines[1](stop) == pytest.approx(100.0, abs=1e-6)  # own frame 100: its fifth pass
+    assert stop < ended.motion.n_frames - 30
+    faded = presence_weights(np.asarray(ended.plan.warps), [0.5, 0.5], walk.fps, ends=ended.plan.ends)
+    after = int(np.ceil(stop))
+    assert np.allclose(faded[1, 30:after - 10], 0.5) and np.all(faded[1, after:] == 0) and \
+        np.all(faded[0, after:] == 1)
+    with pytest.raises(ValueError, match="clip 'walk' ends at a frame from 1 to its last, 194 .* it is not cyclic"):
+        blend_clips([walk, run], names=["walk", "run"], ends={"walk": 300})
+    with pytest.raises(ValueError, match="above the .* memory budget: end the cyclic clips sooner"):
+        blend_clips([walk, run], names=["walk", "run"], ends={"run": 10 ** 8})
+
+    # the command line: --ends ends it where asked, through its repeats
+    out, record = tmp_path / "out.bvh", tmp_path / "plan.json"
+    files = [str(MOCAP / f"bandai1/{name}_001.bvh") for name in ("walk_normal", "run_normal")]
+    assert main(["blend", *files, "-o", str(out), "--plan", str(record), "--ends", "run_normal_001=100"]) == 0
+    sync = json.loads(record.read_text())["sync"]
+    assert sync["ends"][1] == pytest.approx(stop, abs=0.01) and sync["ends"][0] > stop + 30
+
+
 # --------------------------------------------------------------------------
 # the command line
 
