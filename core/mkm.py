@@ -171,11 +171,13 @@ def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blen
     the paper's activation and deactivation ramps (Fig. 2). A join eases in along a
     smoothstep over ``blend_in_s`` seconds from the frame it joins, where its weight is
     still 0; an end eases out over the ``blend_in_s`` before it, so that its weight is 0
-    where it stops (no earlier than half way through the clip), the others taking its share.
-    A clip that ends with the last one, or with nothing joined to take its share, does not
-    fade. The weights at a frame are then a convex combination of those of the sets before
-    it (each change eases no sooner than the one before it), so they stay non-negative and
-    sum to 1.
+    where it stops (no earlier than half way through the clip, the ramp then shortened to end
+    there), the others taking its share. Its share goes to the clips that end after it: a clip
+    that ends with the last one does not fade; one that ends before any of them joins holds its
+    last pose at its weight until the first joins, and eases out as that one eases in (over
+    ``blend_in_s``). The weights at a frame are then a convex combination of those of the sets
+    before it (a change is at least as far along its ramp as any later one), so they stay
+    non-negative and sum to 1.
     """
     warps = np.asarray(warps, dtype=np.float64)
     present = ~np.isnan(warps)
@@ -194,35 +196,43 @@ def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blen
         shared = np.repeat((mask / mask.sum())[:, None], T, axis=1)
         return np.where(total > 0, w / np.where(total > 0, total, 1.0), shared)
 
-    # (ramp start, 0 join / 1 end, clip), in the order the ramps start; joins first at a tie
-    changes = [(float(j), 0, k) for k, j in enumerate(joined) if j is not None]
+    # (ramp start, 0 join / 1 end, clip, ramp length), in the order the ramps start; joins first at a tie
+    changes = [(float(j), 0, k, length) for k, j in enumerate(joined) if j is not None]
     if ends is not None:
         ends = np.asarray(ends, dtype=np.float64)
-        changes += [(max(float(ends[k]) - length, j + 0.5 * (float(ends[k]) - j)), 1, k)
-                    for k, j in enumerate(joined) if j is not None]
+        for k, j in enumerate(joined):
+            # its share goes to the clips that end after it, once one of them has joined
+            later = [joined[m] for m in range(K) if joined[m] is not None and ends[m] > ends[k] + 1e-9]
+            if j is None or not later:
+                continue
+            start = max(float(ends[k]) - length, j + 0.5 * (float(ends[k]) - j), float(min(later)))
+            # (weight 0 where it stops; a clip stopped before any took its share holds its last pose
+            # and eases out as the first of them eases in)
+            ramp = length if start >= ends[k] else max(min(length, float(ends[k]) - start), 1.0)
+            changes.append((start, 1, k, ramp))
     changes.sort()
     members = np.zeros(K, dtype=bool)
-    starts, sets = [], []
-    for start, ending, k in changes:
-        if ending:
-            rest = members.copy()
-            rest[k] = False
-            if not np.any(rest & (ends > ends[k] + 1e-9)):  # (nothing plays on to take its share)
-                continue
-            members = rest
-        else:
-            members = members.copy()
-            members[k] = True
+    starts, lengths, sets = [], [], []
+    for start, ending, k, ramp in changes:
+        members = members.copy()
+        members[k] = not ending
         if starts and starts[-1] == start:
-            sets[-1] = members  # (changes at one frame make one change)
+            sets[-1] = members  # (changes at one frame make one change, along the shortest ramp)
+            lengths[-1] = min(lengths[-1], ramp)
         else:
             starts.append(start)
+            lengths.append(ramp)
             sets.append(members)
     sets = [renormalised(m) for m in sets]
     out = sets[0].copy()
     frames = np.arange(T)
-    for start, before, after in zip(starts[1:], sets, sets[1:]):
-        out += smoothstep((frames - start) / length)[None] * (after - before)
+    if len(sets) > 1:
+        eased = np.stack([smoothstep((frames - a) / n) for a, n in zip(starts[1:], lengths[1:])])
+        # (a shortened ramp finishes no later than the ones started before it: each change at least
+        # as far along as any later one keeps the weights a convex combination of the sets)
+        eased = np.maximum.accumulate(eased[::-1], axis=0)[::-1]
+        for ease, before, after in zip(eased, sets, sets[1:]):
+            out += ease[None] * (after - before)
     return np.clip(out, 0.0, None)
 
 

@@ -563,8 +563,10 @@ class SyncPlan:
 
     def entry_frames(self) -> list[int]:
         """Per motion, the clip frame it starts playing at: 0, or the first frame of the element
-        further into its first stride that it entered at in step with the others (:func:`synchronize`)."""
-        return [int(seq.element(int(elements[join]))[1]) for seq, elements, join in
+        further into its first stride that it entered at in step with the others (:func:`synchronize`);
+        0 for one that joined no step (out of the legs' timing, or left out: ``joins`` -1)."""
+        # (a motion out of the timing, or left out, never joins a step: it starts at its first frame)
+        return [int(seq.element(int(elements[join]))[1]) if join >= 0 else 0 for seq, elements, join in
                 zip(self.sequences, self.elements, self.joins)]
 
     def support_at(self) -> np.ndarray:
@@ -950,10 +952,11 @@ def synchronize(
 
     def others_steps(k: int, window: int) -> list[int]:
         """The support of the steps k .. k + window of the motions already joined that weigh something
-        at the current step (one of weight 0 shows nothing to be in step with)."""
+        at the current step and play their own elements there (one of weight 0, or one holding its
+        end or past where it stops, shows nothing to be in step with)."""
         now = times[min(k, len(times) - 1)]
         weighing = [m for m in range(nA) if join[m] >= 0 and weight_at(weights[m], now) > 0]
-        return [combined_row([e if m in weighing else -1 for m, e in enumerate(rows[k + j])])
+        return [combined_row([e if m in weighing and playing(m, e) else -1 for m, e in enumerate(rows[k + j])])
                 for j in range(window + 1)]
 
     def in_step_count(i: int, k: int, window: int, entry: int) -> int:

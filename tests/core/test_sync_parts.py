@@ -292,3 +292,48 @@ def test_the_output_ends_on_the_frame_that_plays_the_last_clips_last_frame(mocap
     final = (walk, happy)[last].n_frames - 1
     # not a frame more, where its time would be clamped to its last frame (a jolt at the very end)
     assert final - 1.5 <= result.plan.warps[last][-1] <= final + 1e-9
+
+
+# --------------------------------------------------------------------------
+# review of issue 24: ramps and joins where a clip has already finished
+
+
+def test_a_clip_that_ends_just_before_the_next_joins_gives_it_its_share():
+    T, fps = 300, 30.0
+    frames = np.arange(T, dtype=float)
+    for join, end in ((95, 100.0), (100, 68.0)):
+        warps = np.stack([frames, np.where(frames >= join, frames - join, np.nan)])
+        n = presence_weights(warps, [1.0, 1.0], fps, ends=[end, 299.0])
+        assert np.allclose(n.sum(axis=0), 1.0) and np.all(n >= 0)
+        assert n[1, join] == 0.0  # (the joining clip eases in from 0)
+        # weight 0 where it stops, or, stopped before the next joins, once that one has eased in
+        gone = int(np.ceil(end if join < end else join + 0.25 * fps))
+        assert np.all(n[0, gone:] == 0.0), (join, end)
+        assert np.all(np.diff(n[0]) <= 1e-12)  # (down a ramp, not a jump)
+    # stopped before the next joins: it holds at its weight until then
+    assert np.all(n[0, :100] == 1.0)
+
+
+def test_a_short_clip_fades_all_the_way_out_where_it_stops():
+    T, fps = 60, 30.0
+    warps = np.stack([np.arange(T, dtype=float)] * 2)
+    n = presence_weights(warps, [1.0, 1.0], fps, ends=[10.0, 59.0])
+    assert n[0, 10] == 0.0 and n[0, 4] == 0.5 and np.all(np.diff(n[0, 5:11]) < 0)
+
+
+def test_a_run_that_ended_before_a_walk_joins_leaves_the_walk_alone_and_out_of_step_with_nothing(mocap):
+    run, walk = mocap(RUN), mocap(WALK)
+    result = blend_clips([run, walk], names=["run", "walk"], starts=[0, 100])
+    plan = result.plan
+    assert plan.ends[0] < 100
+    n = presence_weights(np.asarray(plan.warps), [1.0, 1.0], walk.fps, ends=plan.ends)
+    assert np.all(n[0, 110:] == 0.0)
+    # nothing plays its own steps at the walk's join: it starts at its first frame
+    assert plan.entry_frames() == [0, 0] and "in step with the others" not in result.summary()
+
+
+def test_a_clip_out_of_the_legs_timing_starts_at_its_first_frame(mocap):
+    walk, wave = mocap(WALK), mocap(WAVE)
+    result = blend_clips([walk, wave], names=["walk", "wave"], part_weights={"walk": {"legs": 0}})
+    assert result.plan.joins[0] == -1 and result.plan.entry_frames() == [0, 0]
+    assert result.plan.to_dict()["entry_frames"] == [0, 0] and "starts at its frame" not in result.summary()
