@@ -942,15 +942,17 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     """
     names = tuple(names) if names is not None else tuple(f"clip {k + 1}" for k in range(len(motions)))
     given = list(motions)
+    for m, name in zip(given, names):  # (before its end is read against its frames)
+        if m.n_frames < 2:
+            raise ValueError(f"clip '{name}' has {m.n_frames} frame(s); a clip to blend needs at least two")
     motions, ends = ended_clips(motions, names, ends)
+    cut, own_ends = list(motions), list(ends)  # (each as given, ended, at its own rate)
     motions, weights, priorities, starts = checked_blend_input(motions, names, weights, priorities, starts)
     # (the last own frame each plays at the blend's rate: a clip cut, its last; a cyclic one ended on
     # past its last frame, that frame resampled)
     ends = [None if e is None else float(m.n_frames - 1) if e <= g.n_frames - 1 else e * m.fps / g.fps
             for e, m, g in zip(ends, motions, given)]
-    if any(e is not None and e > m.n_frames - 1 for e, m in zip(ends, motions)):
-        check_blend_size([max(m.n_frames, int(np.ceil(e or 0)) + 1) for m, e in zip(motions, ends)], starts,
-                         len(motions[0].skeleton), remedy="end the cyclic clips sooner (--ends CLIP=FRAME)")
+    beyond = [k for k, (e, m) in enumerate(zip(ends, motions)) if e is not None and e > m.n_frames - 1]
     factors = checked_part_weights(part_weights, names)
     from .synthesize import bone_length_warnings  # (synthesize's own check of the same thing)
     from .plan import Clip
@@ -961,7 +963,6 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
             raise ValueError("the naive blend takes one number per clip as its weight, not weights over frames")
         if not np.all(np.isnan(factors)):
             raise ValueError("the naive blend (the NLA's) weighs whole clips: part weights need the synchronized blend")
-        beyond = [k for k, (e, m) in enumerate(zip(ends, motions)) if e is not None and e > m.n_frames - 1]
         if beyond:
             k = beyond[0]
             raise ValueError(f"clip '{names[k]}' ends at a frame from 1 to its last, {given[k].n_frames - 1}, in the "
@@ -975,11 +976,21 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     for motion, name in zip(motions, names):
         check_legs_hang(motion, rig, clip=f"clip '{name}'")
     K = len(motions)
+    if beyond:
+        # a clip ended past its last frame must repeat (be cyclic) before its repeats are sized
+        if cyclic is None:
+            cyclic = are_cyclic(motions, rig, up=detect_up(motions[0], rig))
+        clip_stops(cut, cyclic, own_ends, names)
+        check_blend_size([max(m.n_frames, int(np.ceil(e or 0)) + 1) for m, e in zip(motions, ends)], starts,
+                         len(motions[0].skeleton), remedy="end the cyclic clips sooner (--ends CLIP=FRAME)")
     weighs = [bool(np.any(np.asarray(w) > 0)) and not np.all(f == 0) for w, f in zip(weights, factors)]
     analysed = analysed_joints(motions, rig)
     factors, notes = still_legs_factors(motions, names, factors, weighs, rig, positions=analysed[0])
     kept = [k for k in range(K) if weighs[k]]
     notes += [f"'{names[k]}' weighs nothing: left out" for k in range(K) if not weighs[k]]
+    if len(kept) > 1 and not any(np.any(np.asarray(weights[k]) * factors[k, 0] > 0) for k in kept):
+        notes.append("every clip's legs weigh 0: the legs blend the clips in equal shares, and the steps are "
+                     "timed over all of them equally; give one clip a legs weight above 0 to time the steps by it")
     cyclic = None if cyclic is None else [bool(c) for c in cyclic]
 
     def pick(values) -> list:
@@ -995,11 +1006,13 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
         part_factors=np.asarray(pick(factors)), analysed=(pick(analysed[0]), pick(analysed[1])), ends=pick(ends),
         names=pick(names))
     if len(kept) == 1:
-        motion = motions[kept[0]]  # (the blend of one clip is that clip)
+        # (the blend of one clip is that clip: as given, ended, at its own rate, not the left-out
+        # first clip's)
+        motion = cut[kept[0]]
     if len(kept) < K:
         plan = plan_with_left_out(plan, kept, K)
         used_cyclic = [used_cyclic[kept.index(k)] if k in kept else bool(cyclic and cyclic[k]) for k in range(K)]
-    warnings += tuple(duration_warnings(motion.n_frames, [max(motions[k].n_frames, int(ends[k] or 0) + 1) for k in kept],
+    warnings += tuple(duration_warnings(motion.n_frames if len(kept) > 1 else motions[kept[0]].n_frames, [max(motions[k].n_frames, int(ends[k] or 0) + 1) for k in kept],
                                         [int(starts[k]) - first for k in kept], [names[k] for k in kept]))
     weights = tuple(weights.tolist()) if isinstance(weights, np.ndarray) else tuple(weights)
     return BlendResult(motion, names, weights, tuple(priorities.tolist()), tuple(int(s) for s in starts),
@@ -1140,7 +1153,8 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     1). The legs' timing is the legs' (§5.2: eq. 6 takes "the normalised weight associated to
     the legs"): a clip whose legs weigh 0 is out of ⊕ and eq. (6) and plays at its own pace
     from its start (:func:`untimed_warp`); the others are synchronized, their long double
-    supports split (:func:`split_long_double_supports`). A cyclic clip repeats as long as the blend
+    supports split (:func:`split_long_double_supports`). Where every clip's legs weigh 0 the legs
+    show an equal share of each, and all are synchronized with equal weights. A cyclic clip repeats as long as the blend
     runs (§4.3), which runs until every clip has played one pass (a non-cyclic one: to its end);
     ``ends`` (per clip ``None`` or the last own frame it plays, :func:`clip_stops`) ends one
     earlier or later. Each clip fades out where it stops (``SyncPlan.ends``;
@@ -1160,7 +1174,11 @@ def blend_synchronized(motions: Sequence[Motion], weights: np.ndarray, prioritie
     names = list(names) if names is not None else [f"clip {k + 1}" for k in range(K)]
     stops = clip_stops(motions, cyclic, [None] * K if ends is None else ends, names)
     legs = [w * f for w, f in zip(weights, part_factors[:, 0])]
-    timed = [k for k in range(K) if np.any(np.asarray(legs[k]) > 0)] or list(range(K))
+    timed = [k for k in range(K) if np.any(np.asarray(legs[k]) > 0)]
+    if not timed:
+        # every clip's legs weigh 0: the legs then show an equal share of every clip at every frame
+        # (presence_weights' rule where all weigh 0), so the legs' timing takes them all, equally
+        timed, legs = list(range(K)), [1.0] * K
     if len(timed) > 1:
         sequences = split_long_double_supports(sequences, timed)
     # (the timed clips that repeat do so while a clip out of the timing plays its pass)

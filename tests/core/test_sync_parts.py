@@ -337,3 +337,64 @@ def test_a_clip_out_of_the_legs_timing_starts_at_its_first_frame(mocap):
     result = blend_clips([walk, wave], names=["walk", "wave"], part_weights={"walk": {"legs": 0}})
     assert result.plan.joins[0] == -1 and result.plan.entry_frames() == [0, 0]
     assert result.plan.to_dict()["entry_frames"] == [0, 0] and "starts at its frame" not in result.summary()
+
+
+def test_legs_weighing_0_on_every_clip_are_timed_equally_as_they_are_blended_and_a_note_says_so(mocap):
+    walk, run = mocap(WALK), mocap(RUN)
+    nothing = blend_clips([walk, run], names=["walk", "run"], weights=[3.0, 1.0],
+                          part_weights={"walk": {"legs": 0}, "run": {"legs": 0}})
+    equal = blend_clips([walk, run], names=["walk", "run"], weights=[1.0, 1.0])
+    # the legs show each clip in an equal share, so the steps are timed by both equally
+    assert all(j >= 0 for j in nothing.plan.joins)
+    assert np.array_equal(nothing.plan.boundaries, equal.plan.boundaries)
+    assert "every clip's legs weigh 0" in nothing.summary()
+
+
+def test_a_weight_of_0_gives_the_other_clip_bit_for_bit_at_its_own_rate(mocap):
+    walk, run = mocap(WALK), mocap(RUN)
+    for first, second in ((walk.resampled(4 * walk.fps), run), (walk, run.resampled(4 * run.fps))):
+        result = blend_clips([first, second], names=["walk", "run"], weights=[0.0, 1.0])
+        assert result.motion.fps == second.fps and result.motion.n_frames == second.n_frames
+        assert np.array_equal(result.motion.rotations, second.rotations)
+        assert np.array_equal(result.motion.positions, second.positions)
+    ended = blend_clips([walk.resampled(4 * walk.fps), run], names=["walk", "run"], weights=[0.0, 1.0],
+                        ends={"run": 40})
+    assert np.array_equal(ended.motion.positions, run[:41].positions)
+
+
+def test_a_one_frame_clip_is_refused_for_its_length_whatever_its_end(mocap):
+    walk, run = mocap(WALK), mocap(RUN)
+    with pytest.raises(ValueError, match=r"clip 'pose' has 1 frame\(s\); a clip to blend needs at least two"):
+        blend_clips([walk, run[:1]], names=["walk", "pose"], ends=[walk.n_frames - 1, 0])
+
+
+def test_a_non_cyclic_clip_ended_far_past_its_last_frame_is_told_it_does_not_repeat(mocap):
+    walk, run = mocap(WALK), mocap(RUN)
+    with pytest.raises(ValueError, match=f"clip 'walk' ends at a frame from 1 to its last, {walk.n_frames - 1}.*"
+                                         f"it is not cyclic"):
+        blend_clips([walk, run], names=["walk", "run"], ends={"walk": 100_000_000})
+
+
+def test_the_command_line_shows_each_options_own_syntax_for_a_bad_number_and_refuses_a_name_given_twice(tmp_path,
+                                                                                                       capsys):
+    from core.__main__ import main
+    from tests.core.conftest import MOCAP
+
+    if not MOCAP.is_dir():
+        pytest.skip(f"real motion capture not found at {MOCAP}")
+    walk, wave = str(MOCAP / f"{WALK}.bvh"), str(MOCAP / f"{WAVE}.bvh")
+    out = tmp_path / "out.bvh"
+    for option, value, message in (
+            ("--ends", "walk_normal_001=1.5", "for example --ends run=120"),
+            ("--part-weights", "walk_normal_001:legs=abc", "for example --part-weights wave:legs=0"),
+            ("--weights", "walk_normal_001=x", "for example --weights walk=1,wave=0.5"),
+            ("--weights", "walk_normal_001=1,walk_normal_001=0", "gives 'walk_normal_001' more than once"),
+            ("--part-weights", "walk_normal_001:legs=1,walk_normal_001:legs=0",
+             "gives 'walk_normal_001:legs' more than once"),
+            ("--ends", "walk_normal_001=100,walk_normal_001=90", "gives 'walk_normal_001' more than once")):
+        capsys.readouterr()
+        assert main(["blend", walk, wave, "-o", str(out), option, value]) == 2, (option, value)
+        assert message in capsys.readouterr().err, (option, value)
+    # another part of the same clip is not a repeat
+    assert main(["blend", walk, wave, "-o", str(out), "--part-weights",
+                 "wave-both-hands_normal_001:legs=0,wave-both-hands_normal_001:arms=2"]) == 0
