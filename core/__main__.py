@@ -289,8 +289,9 @@ def cmd_synthesize(args) -> int:
     return 0
 
 
-def _numbers(text: str | None, flag: str, kind=float) -> list | None:
-    """``"0.5,0.5"`` -> ``[0.5, 0.5]``; None stays None."""
+def _numbers(text: str | None, flag: str, kind=float, example: str | None = None) -> list | None:
+    """``"0.5,0.5"`` -> ``[0.5, 0.5]``; None stays None. ``example``: the option's value to show in
+    the message for a bad number (default a list of numbers)."""
     if text is None:
         return None
     out = []
@@ -299,8 +300,14 @@ def _numbers(text: str | None, flag: str, kind=float) -> list | None:
             out.append(kind(part.strip()))
         except ValueError:
             what = "whole numbers" if kind is int else "numbers"
-            raise ValueError(f"{flag} expects {what} separated by commas (for example {flag} "
-                             f"{'0,30' if kind is int else '0.5,0.5'}), got {part.strip()!r} in {text!r}") from None
+            if example is None:
+                example = "0,30" if kind is int else "0.5,0.5"
+                what += " separated by commas"
+            else:
+                what = f"{'a whole number' if kind is int else 'a number'} after each '='"
+            where = f" in {text!r}" if text.strip() != part.strip() else ""
+            raise ValueError(f"{flag} expects {what} (for example {flag} {example}), got {part.strip()!r}{where}"
+                             ) from None
     return out
 
 
@@ -326,8 +333,18 @@ def _clip_weights(text: str | None, names: list[str]) -> list | None:
         if not equals:
             raise ValueError(f"--weights: give every clip's weight by name (walk=1,wave=0.5) or none (1,0.5), got "
                              f"{item.strip()!r} in {text!r}")
-        given[_clip_named(name.strip(), names, "--weights")] = _numbers(value, "--weights")[0]
+        name = _clip_named(name.strip(), names, "--weights")
+        _once(name, given, "--weights", text)
+        given[name] = _numbers(value, "--weights", example="walk=1,wave=0.5")[0]
     return [given.get(n, 1.0) for n in names]
+
+
+def _once(key, given: dict, flag: str, text: str) -> None:
+    """``ValueError`` where ``key`` was given already in ``flag``'s value ``text``: the last would win
+    unseen."""
+    if key in given:
+        what = f"{key[0]}:{key[1]}" if isinstance(key, tuple) else key
+        raise ValueError(f"{flag} gives {what!r} more than once in {text!r}: give each once")
 
 
 def _part_weights(text: str | None, names: list[str]) -> dict | None:
@@ -343,8 +360,9 @@ def _part_weights(text: str | None, names: list[str]) -> dict | None:
         if not (colon and equals):
             raise ValueError(f"--part-weights expects CLIP:PART=WEIGHT separated by commas (for example "
                              f"--part-weights wave:legs=0), PART one of {', '.join(BODY_PARTS)}; got {item.strip()!r}")
-        out.setdefault(_clip_named(clip.strip(), names, "--part-weights"), {})[part.strip()] = \
-            _numbers(value, "--part-weights")[0]
+        clip = _clip_named(clip.strip(), names, "--part-weights")
+        _once((clip, part.strip()), {(c, p): None for c, parts in out.items() for p in parts}, "--part-weights", text)
+        out.setdefault(clip, {})[part.strip()] = _numbers(value, "--part-weights", example="wave:legs=0")[0]
     return out
 
 
@@ -358,8 +376,9 @@ def _clip_ends(text: str | None, names: list[str]) -> dict | None:
         if not equals:
             raise ValueError(f"--ends expects CLIP=FRAME separated by commas (for example --ends run=120: the last "
                              f"frame of its own, from 0, that the clip plays), got {item.strip()!r}")
-        out[_clip_named(name.strip(), names, "--ends")] = _checked_frame(_numbers(value, "--ends", int)[0],
-                                                                          "--ends: a frame")
+        name = _clip_named(name.strip(), names, "--ends")
+        _once(name, out, "--ends", text)
+        out[name] = _checked_frame(_numbers(value, "--ends", int, example="run=120")[0], "--ends: a frame")
     return out
 
 
