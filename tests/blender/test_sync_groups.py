@@ -714,16 +714,22 @@ def test_a_strips_legs_weight_is_a_setting_beside_its_group_and_a_gesture_standi
     layout = draw_panel()
     item = sm.nla.strip_settings(obj, strips_by_name(obj)["bye"])
     assert (item, "weigh_parts") in layout.props and (item, "legs_weight") not in layout.props
+    before = source_state(obj)
 
+    name = obj.name
+    bpy.ops.ed.undo_push(message="before Weigh body parts")  # (as the panel's toggle pushes one)
     item.weigh_parts = True
     item.legs_weight = 1.0
     item.arms_weight = 2.0
+    bpy.ops.ed.undo_push(message="Weigh body parts")
     assert (item, "legs_weight") in draw_panel().props
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     (group,) = plan_of(obj)["groups"]
     assert group["part_weights"] == {"bye": {"legs": 1.0, "upper": 1.0, "arms": 2.0}}
     assert not any("stands still" in note for note in group["notes"])
     assert any(line.strip() == "parts: bye arms 2" for line in sm.nla.group_lines(group))
+    # the setting is the strip's alone: the source strips and their actions are as they were
+    assert source_state(obj) == before
     strips = strips_by_name(obj)
     bye, walk = (sm.convert.strip_to_motion(obj, strips[n]) for n in ("bye", "walk"))
     expected = sm.mkm.blend_clips([bye, walk], names=["bye", "walk"], weights=[0.5, 0.5], priorities=[2, 1],
@@ -733,3 +739,24 @@ def test_a_strips_legs_weight_is_a_setting_beside_its_group_and_a_gesture_standi
     keyed = preview_values(obj)
     for key, values in keys_of(obj, expected.motion).items():
         assert np.allclose(keyed[key], values, rtol=1e-5, atol=1e-5), key
+
+    # undone, the strip weighs as one again and the gesture standing is out of the legs once more
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+    obj = bpy.data.objects[name]  # (undo reloads the file's data)
+    item = sm.nla.strip_settings(obj, strips_by_name(obj)["bye"])
+    assert not item.weigh_parts and item.legs_weight == 1.0 and item.arms_weight == 1.0
+    assert source_state(obj) == before
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    assert group["part_weights"] == {"bye": {"legs": 0.0, "upper": 1.0, "arms": 1.0}}
+
+
+def test_a_one_frame_strip_of_a_group_is_refused_for_its_length_not_for_an_end_never_set(walk_run, sm):
+    obj = walk_run
+    synchronized(obj, sm, "walk", "run")
+    run = strips_by_name(obj)["run"]
+    run.action_frame_end = run.action_frame_start + 0.5
+    run.frame_end = run.frame_start + 0.5  # (shorter than a frame: one frame sampled)
+    motion = sm.convert.strip_to_motion(obj, run)
+    assert motion.n_frames == 1
+    refused("synthesize", "'run' has 1 frame\\(s\\); a clip to blend needs at least two")
