@@ -64,8 +64,9 @@ after: its feet are not shown there; a cyclic one repeats to the blend's end):
   skate    core.quality's, as above, over the whole blend, against the median
            of all the sources' own and (/pair) the median of the pair's two.
 Targets (the issue): clash at most 5 % in 95 % of the runs; strikes within
-0.05 stride; skate at most 1.5x the sources' median; the phase relation the
-same whatever the start.
+0.05 stride, in every run (the share of runs within it printed per pair type);
+skate at most 1.5x the sources' median; the phase relation the same whatever
+the start.
 """
 
 from __future__ import annotations
@@ -442,7 +443,7 @@ def phase_main(args) -> None:
     print(f"\n{'method':<16} {'pairs':<9} {'runs':>4} | {'clash: median':>13} {'p95':>5} {'<=5%':>5} | "
           f"{'strikes: median':>15} {'p95':>5} {'<=.05':>5} | {'skate median':>12} {'/pair':>5} {'<=1.5x':>6} | "
           f"{'same phase':>10} {'spread med':>10} {'max':>5}")
-    checks = {}
+    checks, strike_shares = {}, {}
     for method in methods:
         for group in ("all", "walk+walk", "walk+run", "run+walk", "run+run"):
             chosen = [r for r in runs if r.method == method
@@ -471,6 +472,7 @@ def phase_main(args) -> None:
                   f"{100 * same:9.0f}% {np.median(spreads):10.3f} {spreads.max():5.2f}"
                   + (f"  ({len(chosen) - len(ok)} failed)" if len(ok) < len(chosen) else "")
                   + (f"  ({unmeasured} pairs unmeasured)" if unmeasured else ""))
+            strike_shares.setdefault(method, {})[group] = float(np.mean(strikes <= STRIKE_TARGET))
             if group == "all":
                 checks[method] = (clash, strikes, skate, ratio, spreads, unmeasured)
 
@@ -479,9 +481,13 @@ def phase_main(args) -> None:
     print(f"  clash at most {100 * CLASH_TARGET:.0f} % in {100 * CLASH_RUNS:.0f} % of the runs: "
           f"{100 * np.mean(clash <= CLASH_TARGET):.1f} % of them: "
           f"{'met' if np.mean(clash <= CLASH_TARGET) >= CLASH_RUNS else 'NOT met'}")
-    print(f"  strikes within {STRIKE_TARGET} stride: median {np.median(strikes):.3f}, "
-          f"{100 * np.mean(strikes <= STRIKE_TARGET):.1f} % of the runs: "
-          f"{'met' if np.median(strikes) <= STRIKE_TARGET else 'NOT met'} (median)")
+    # (judged per run, as the target reads: a run's strikes within 0.05 stride; the median over runs
+    # hid the pair types where most runs miss it)
+    within = {group: f"{100 * share:.0f} %" for group, share in strike_shares["sync"].items() if group != "all"}
+    print(f"  strikes within {STRIKE_TARGET} stride in every run: median {np.median(strikes):.3f}, "
+          f"{100 * np.mean(strikes <= STRIKE_TARGET):.1f} % of the runs within "
+          f"({', '.join(f'{g} {v}' for g, v in within.items())}): "
+          f"{'met' if np.all(strikes <= STRIKE_TARGET) else 'NOT met'}")
     print(f"  skate at most {SOURCE_RATIO_TARGET}x the sources' median {source_median:.2f} = "
           f"{SOURCE_RATIO_TARGET * source_median:.2f} cm/s: median {np.median(skate):.2f}: "
           f"{'met' if np.median(skate) <= SOURCE_RATIO_TARGET * source_median else 'NOT met'}; against each "
