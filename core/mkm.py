@@ -1000,11 +1000,13 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     # frames move with it
     first = int(min(starts[k] for k in kept))
     moved = [w if np.ndim(w) == 0 or not first else np.asarray(w)[min(first, len(w) - 1):] for w in weights]
+    # (one clip left at another rate than the first, left out: planned at its own rate, as it is output)
+    alone = len(kept) == 1 and cut[kept[0]] is not motions[kept[0]]
     motion, plan, used_cyclic = blend_synchronized(
-        pick(motions), pick(moved), np.asarray(pick(priorities)), np.asarray(pick(starts)) - first,
+        pick(cut if alone else motions), pick(moved), np.asarray(pick(priorities)), np.asarray(pick(starts)) - first,
         cyclic=None if cyclic is None else pick(cyclic), rig=rig, n_k=n_k, options=options,
-        part_factors=np.asarray(pick(factors)), analysed=(pick(analysed[0]), pick(analysed[1])), ends=pick(ends),
-        names=pick(names))
+        part_factors=np.asarray(pick(factors)), analysed=None if alone else (pick(analysed[0]), pick(analysed[1])),
+        ends=pick(own_ends if alone else ends), names=pick(names))
     if len(kept) == 1:
         # (the blend of one clip is that clip: as given, ended, at its own rate, not the left-out
         # first clip's)

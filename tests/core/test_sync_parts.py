@@ -355,6 +355,7 @@ def test_a_weight_of_0_gives_the_other_clip_bit_for_bit_at_its_own_rate(mocap):
     for first, second in ((walk.resampled(4 * walk.fps), run), (walk, run.resampled(4 * run.fps))):
         result = blend_clips([first, second], names=["walk", "run"], weights=[0.0, 1.0])
         assert result.motion.fps == second.fps and result.motion.n_frames == second.n_frames
+        assert result.plan.n_frames == second.n_frames  # (the plan of what is output, at its rate)
         assert np.array_equal(result.motion.rotations, second.rotations)
         assert np.array_equal(result.motion.positions, second.positions)
     ended = blend_clips([walk.resampled(4 * walk.fps), run], names=["walk", "run"], weights=[0.0, 1.0],
