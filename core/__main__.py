@@ -334,17 +334,15 @@ def _clip_weights(text: str | None, names: list[str]) -> list | None:
             raise ValueError(f"--weights: give every clip's weight by name (walk=1,wave=0.5) or none (1,0.5), got "
                              f"{item.strip()!r} in {text!r}")
         name = _clip_named(name.strip(), names, "--weights")
-        _once(name, given, "--weights", text)
+        if name in given:
+            raise _repeated("--weights", name, text)
         given[name] = _numbers(value, "--weights", example="walk=1,wave=0.5")[0]
     return [given.get(n, 1.0) for n in names]
 
 
-def _once(key, given: dict, flag: str, text: str) -> None:
-    """``ValueError`` where ``key`` was given already in ``flag``'s value ``text``: the last would win
-    unseen."""
-    if key in given:
-        what = f"{key[0]}:{key[1]}" if isinstance(key, tuple) else key
-        raise ValueError(f"{flag} gives {what!r} more than once in {text!r}: give each once")
+def _repeated(flag: str, what: str, text: str) -> ValueError:
+    """The error for ``what`` given twice in ``flag``'s value ``text`` (the last would win unseen)."""
+    return ValueError(f"{flag} gives {what!r} more than once in {text!r}: give each once")
 
 
 def _part_weights(text: str | None, names: list[str]) -> dict | None:
@@ -360,9 +358,10 @@ def _part_weights(text: str | None, names: list[str]) -> dict | None:
         if not (colon and equals):
             raise ValueError(f"--part-weights expects CLIP:PART=WEIGHT separated by commas (for example "
                              f"--part-weights wave:legs=0), PART one of {', '.join(BODY_PARTS)}; got {item.strip()!r}")
-        clip = _clip_named(clip.strip(), names, "--part-weights")
-        _once((clip, part.strip()), {(c, p): None for c, parts in out.items() for p in parts}, "--part-weights", text)
-        out.setdefault(clip, {})[part.strip()] = _numbers(value, "--part-weights", example="wave:legs=0")[0]
+        clip, part = _clip_named(clip.strip(), names, "--part-weights"), part.strip()
+        if part in out.get(clip, {}):
+            raise _repeated("--part-weights", f"{clip}:{part}", text)
+        out.setdefault(clip, {})[part] = _numbers(value, "--part-weights", example="wave:legs=0")[0]
     return out
 
 
@@ -377,7 +376,8 @@ def _clip_ends(text: str | None, names: list[str]) -> dict | None:
             raise ValueError(f"--ends expects CLIP=FRAME separated by commas (for example --ends run=120: the last "
                              f"frame of its own, from 0, that the clip plays), got {item.strip()!r}")
         name = _clip_named(name.strip(), names, "--ends")
-        _once(name, out, "--ends", text)
+        if name in out:
+            raise _repeated("--ends", name, text)
         out[name] = _checked_frame(_numbers(value, "--ends", int, example="run=120")[0], "--ends: a frame")
     return out
 
