@@ -172,7 +172,7 @@ def presence_weights(warps: np.ndarray, weights: np.ndarray, fps: float, *, blen
     smoothstep over ``blend_in_s`` seconds from the frame it joins, where its weight is
     still 0; an end eases out over the ``blend_in_s`` before it, so that its weight is 0
     where it stops (no earlier than half way through the clip, the ramp then shortened to end
-    there), the others taking its share. Its share goes to the clips that end after it: a clip
+    there, to a frame at the least), the others taking its share. Its share goes to the clips that end after it: a clip
     that ends with the last one does not fade; one that ends before any of them joins holds its
     last pose at its weight until the first joins, and eases out as that one eases in (over
     ``blend_in_s``). The weights at a frame are then a convex combination of those of the sets
