@@ -13,8 +13,10 @@ the choice against both alternatives on jobs of several sizes, in the same run:
              and one trivial task's round trip: what the cluster costs before it computes;
   per job    the wall time of the whole precompute in this process (SerialRunner), on a
              freshly started local cluster of P workers (DaskRunner, start-up included: what
-             `--workers P` costs), and with MeasuredRunner (what the command line does now),
-             with where MeasuredRunner ran each map; and whether the three tables are the same.
+             `--workers P` costs), the cluster's overhead beyond its share of the work
+             (cluster - here / P: what CLUSTER_OVERHEAD_S stands for), and with MeasuredRunner
+             (what the command line does now), with where MeasuredRunner ran each map; and
+             whether the three tables are the same.
 
 Jobs: the 1,901-frame dance of ../shared/mocap/bandai1 as source and destination (the only clip
 long enough for many trigger frames) at the offset that leaves the asked number of trigger frames,
@@ -100,7 +102,8 @@ def main() -> None:
     print(f"overhead: start-up + shipping {sum(m.nbytes for m in matrices) / 1e6:.0f} MB of matrices + one task: "
           f"{overhead_s(args.workers, matrices):.2f} s (measured now)\n")
 
-    print(f"{'triggers':>8} {'here s':>8} {'cluster s':>10} {'measured s':>11}  {'same':>5}  where MeasuredRunner ran")
+    print(f"{'triggers':>8} {'here s':>8} {'cluster s':>10} {'overhead s':>11} {'measured s':>11}  {'same':>5}  "
+          "where MeasuredRunner ran")
     for n in (int(t) for t in args.triggers.split(",")):
         offset = n - (source.n_frames - length + 1)
         t = time.perf_counter()
@@ -115,7 +118,9 @@ def main() -> None:
             measured = hops.precompute(clips, src, src, offset, weight=WEIGHT, runner=run, processes=args.workers)
         chosen = time.perf_counter() - t
         same = same_table(serial, spread) and same_table(serial, measured)
-        print(f"{len(serial.triggers):>8} {here:>8.1f} {cluster:>10.1f} {chosen:>11.1f}  {str(same):>5}  "
+        # (the cluster's cost beyond its share of the work: its start-up and shipping, what CLUSTER_OVERHEAD_S stands for)
+        print(f"{len(serial.triggers):>8} {here:>8.1f} {cluster:>10.1f} {cluster - here / args.workers:>11.2f} "
+              f"{chosen:>11.1f}  {str(same):>5}  "
               f"{run.summary()}", flush=True)
 
 
