@@ -57,8 +57,8 @@ S_MAX_SECONDS = 1.0  # eq. (5)'s bound on each stay
 N_CONDITIONS = 100  # eq. (5)'s random conditions
 TRIGGERS_PER_TASK = 25  # trigger frames per search task: enough work per task to hide its shipping
 # Seconds a local cluster costs beyond its share of the work: its start-up and the shipping of the
-# arrays both ways. tests/bench/hops_runner.py measured 1.7 to 2.0 s on jobs of 50 to 1,000 trigger
-# frames (two workers); the largest is kept. MeasuredRunner starts one only for work that pays it.
+# arrays both ways. tests/bench/hops_runner.py measured 1.7 to 2.5 s on jobs of 50 to 1,000 trigger
+# frames (two workers, three runs). MeasuredRunner starts one only for work that pays it.
 CLUSTER_OVERHEAD_S = 2.0
 
 
