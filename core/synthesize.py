@@ -42,6 +42,7 @@ from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Co
 from .quality import SourceFigures, floors_by_foot, foot_levels, foot_positions, gap_quality, measure_step
 from .render import held_until, render_pair
 from .schedule import earliest_start
+from .timeline import Sequencing, Span, sequencing, settled_sequencing
 from .rig import Rig, check_legs_hang, detect_up, find_rig, leg_length
 from .track import Context, Track
 
@@ -73,17 +74,18 @@ def synthesize(
     """
     clips, ctx, joints, contacts = _prepared(clips, responsiveness, rig, pose_ends, options)
     figures = {id(c): SourceFigures.of(c.motion, ctx.rig, ctx.up, g) for c, g in zip(clips, joints)}
-    every, in_sequence = clips, set()
-    while True:
-        clips, _, seq_contacts, additional = _sequence(every, joints, contacts, ctx, in_sequence=in_sequence)
-        track, pairs, rejected, joined = _joined(clips, seq_contacts, ctx)
-        # a clip inside one that was rejected has nothing to compose over: it goes in sequence
-        # as any other, and the sequence is joined again (rare: a rejected clip long enough to hold another)
-        gone = {r.clip for r in rejected}
-        orphans = {id(c) for c, base in additional if base.name in gone}
-        if not orphans:
-            break
-        in_sequence |= orphans
+    every = clips
+
+    def join(found: Sequencing):
+        seq = [every[k] for k in found.sequence]
+        joined = _joined(seq, [contacts[k] for k in found.sequence], ctx)
+        gone = {r.clip for r in joined[2]}
+        return (seq, joined), [k for k, c in enumerate(every) if c.name in gone]
+
+    # a clip inside one that was rejected goes in sequence, and the sequence is joined again (core.timeline)
+    found, (clips, (track, pairs, rejected, joined)) = settled_sequencing(
+        clip_spans(every), lambda k: could_be_additional(joints[k], ctx), join)
+    additional = [(every[k], every[base]) for k, base in found.additional.items()]
     additional, late = _composable(additional)
     rejected = [*rejected, *late]
     motion, pairs, compositions = _finished(clips[0].motion.skeleton, track, pairs, joined[1:], additional, figures,
@@ -289,33 +291,23 @@ def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.nda
               in_sequence: set[int] = frozenset(), qualifies: Sequence[bool] | None = None
               ) -> tuple[list[Clip], list[np.ndarray], list[np.ndarray], list[tuple[Clip, Clip]]]:
     """The clips joined in sequence (with their joint positions and contacts), and the
-    additional motions as (clip, the sequence clip it lies inside) (2008, 3.2 and 8.1).
+    additional motions as (clip, the sequence clip it lies inside) (2008, 3.2 and 8.1), as
+    core.timeline.sequencing decides over the clips' spans.
 
-    A clip is an additional motion when its whole span lies inside a clip of the
-    sequence, its body stays in place and its shoulder angles range over the threshold. The longer clips are
-    decided first, so a clip inside an additional motion lies inside that one's base too.
     in_sequence  ``id``s of clips that go in sequence whatever they are.
     qualifies    per clip, :func:`could_be_additional` when already at hand.
     """
-    order = sorted(range(len(clips)), key=lambda i: (-clips[i].motion.n_frames, i))
-    forced, in_sequence, additional = in_sequence, set(), {}
-    for i in order:
-        c = clips[i]
-        base = next((clips[k] for k in sorted(in_sequence) if clips[k].start <= c.start and c.end <= clips[k].end), None)
-        if (base is not None and id(c) not in forced
-                and (could_be_additional(joints[i], ctx) if qualifies is None else qualifies[i])):
-            additional[i] = base
-        else:
-            in_sequence.add(i)
-    # the output starts with the first clip of the sequence (clips come in the order of their
-    # cores): a clip starting before it has nothing to compose over there, and goes in sequence
-    for i in sorted(additional):
-        if clips[i].start < clips[min(in_sequence)].start:
-            in_sequence.add(i)
-            del additional[i]
-    kept = sorted(in_sequence)
+    found = sequencing(clip_spans(clips),
+                       lambda i: could_be_additional(joints[i], ctx) if qualifies is None else qualifies[i],
+                       in_sequence=[i for i, c in enumerate(clips) if id(c) in in_sequence])
+    kept = found.sequence
     return ([clips[i] for i in kept], [joints[i] for i in kept], [contacts[i] for i in kept],
-            [(clips[i], additional[i]) for i in sorted(additional, key=lambda i: (clips[i].start, i))])
+            [(clips[i], clips[base]) for i, base in found.additional.items()])
+
+
+def clip_spans(clips: Sequence[Clip]) -> list[Span]:
+    """Each clip's frames on the output timeline, as core.timeline's rules read them."""
+    return [Span(c.name, c.start, c.end) for c in clips]
 
 
 def could_be_additional(positions: np.ndarray, ctx: Context) -> bool:
