@@ -334,6 +334,25 @@ def resampled_frames(n_frames: int, fps: float, new_fps: float) -> int:
     return int(round((n_frames - 1) / fps * new_fps)) + 1 if n_frames >= 2 else n_frames
 
 
+def similarity_fit(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, float]:
+    """``(A (3, 3), s, c (3,), rms)`` minimising ``|q - (s A p + c)|`` over points ``p, q (N, 3)``:
+    the turn, scale and shift that best put one rest pose on another, and the RMS distance left
+    (Umeyama 1991, eqs. 40-42; ``A`` a rotation, never a reflection)."""
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1:] != (3,) or p.shape != q.shape or not len(p):
+        raise ValueError(f"similarity_fit needs two (N, 3) arrays of the same points, N >= 1; got {p.shape} and "
+                         f"{q.shape}")
+    pc, qc = p - p.mean(axis=0), q - q.mean(axis=0)
+    u, sigma, vt = np.linalg.svd(qc.T @ pc)
+    # (the sign of the last singular direction flipped where the best orthogonal fit is a reflection)
+    sign = np.diag([1.0, 1.0, np.sign(np.linalg.det(u @ vt)) or 1.0])
+    turn = u @ sign @ vt
+    scale = float(np.trace(np.diag(sigma) @ sign) / max(np.sum(pc ** 2), 1e-300))
+    shift = q.mean(axis=0) - scale * p.mean(axis=0) @ turn.T
+    error = float(np.sqrt(np.mean(np.sum((q - (scale * p @ turn.T + shift)) ** 2, axis=1))))
+    return turn, scale, shift, error
+
+
 # Up to this many frames forward kinematics goes generation by generation of
 # the skeleton rather than joint by joint (see forward_kinematics); and over more
 # frames while frames times joints evaluated stay within FEW_JOINT_FRAMES (the

@@ -508,6 +508,37 @@ def _find_rig(skeleton: Skeleton | Motion, overrides: dict | None, up) -> Rig:
     return rig
 
 
+def parse_bone_mapping(text: str) -> dict[str, str]:
+    """``"left.ankle=foot.L, right.ankle=foot.R"`` -> ``{"left.ankle": "foot.L", ...}``: the
+    overrides of :func:`find_rig` as a user writes them (the add-on's Bone Mapping field).
+
+    Pairs are separated by commas, semicolons or new lines. A piece without
+    ``=`` continues the previous value, so ``spine=Spine, Spine1`` lists two
+    spine bones. A role set to ``none`` (toes, clavicles) means "no such bone".
+    ``ValueError`` saying how to write a piece that is not ``ROLE=BONE``.
+    """
+    mapping: dict[str, str] = {}
+    role = None
+    for piece in text.replace(";", ",").replace("\n", ",").split(","):
+        piece = piece.strip()
+        if not piece:
+            continue
+        key, sep, bone = piece.partition("=")
+        if sep:
+            role = key.strip()
+            if not role:
+                raise ValueError(f"Bone Mapping: {piece!r} names no role; write ROLE=BONE, e.g. left.ankle=foot.L")
+            mapping[role] = bone.strip()
+        elif role is not None:
+            mapping[role] += "," + piece
+        else:
+            raise ValueError(
+                f"Bone Mapping: {piece!r} is not ROLE=BONE; write pairs separated by commas, "
+                "e.g. left.ankle=foot.L, right.ankle=foot.R"
+            )
+    return mapping
+
+
 def _parse_overrides(skel: Skeleton, overrides) -> dict:
     """{canonical role key (``"pelvis"``, ``"L.ankle"``, ``"spine"``): index, tuple or None}."""
     out: dict = {}

@@ -208,3 +208,32 @@ def test_bones_more_than_twice_or_half_as_long_are_another_scale_and_the_message
     why = scale_mismatch(skel.scaled(factor), skel, "clip 'walk_m'", "the source 'walk'")
     assert why.startswith(f"clip 'walk_m' has bones {shown} as long as those of the source 'walk'")
     assert "unit" in why
+
+
+def test_the_similarity_fit_recovers_a_turn_a_scale_and_a_shift_exactly():
+    from core.motion import similarity_fit
+
+    rng = np.random.default_rng(7)
+    p = rng.normal(size=(20, 3))
+    turn = quat.to_matrix(quat.normalize(rng.normal(size=4)))
+    q = 2.5 * p @ turn.T + np.array([1.0, -2.0, 3.0])
+    found, scale, shift, error = similarity_fit(p, q)
+    np.testing.assert_allclose(found, turn, atol=1e-12)
+    assert scale == pytest.approx(2.5) and error < 1e-12
+    np.testing.assert_allclose(shift, [1.0, -2.0, 3.0], atol=1e-12)
+
+
+def test_the_similarity_fit_never_reflects_a_mirrored_pose_it_leaves_an_error():
+    from core.motion import similarity_fit
+
+    p = np.random.default_rng(8).normal(size=(12, 3))
+    turn, scale, _, error = similarity_fit(p, p * np.array([-1.0, 1.0, 1.0]))
+    assert np.linalg.det(turn) == pytest.approx(1.0) and scale > 0
+    assert error > 0.1, "a mirror image is no turn of the pose"
+
+
+def test_the_similarity_fit_names_shapes_it_cannot_fit():
+    from core.motion import similarity_fit
+
+    with pytest.raises(ValueError, match=r"two \(N, 3\) arrays"):
+        similarity_fit(np.zeros((4, 3)), np.zeros((5, 3)))

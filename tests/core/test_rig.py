@@ -851,3 +851,28 @@ def test_leg_hang_is_about_one_standing_and_minus_one_turned_up():
     flipped = leg_hang(legs_flipped_up(still(skel)).skeleton.rest_positions()[None], rig)
     np.testing.assert_allclose(standing, [[88 / 82, 88 / 82]])
     np.testing.assert_allclose(flipped, [[-76 / 82, -76 / 82]])
+
+
+def test_bone_mapping_text_becomes_overrides():
+    from core.rig import parse_bone_mapping
+
+    assert parse_bone_mapping("") == {}
+    assert parse_bone_mapping("left.ankle=foot.L, right.ankle = foot.R;\nspine=Spine, Spine1") == {
+        "left.ankle": "foot.L", "right.ankle": "foot.R", "spine": "Spine,Spine1",
+    }
+    with pytest.raises(ValueError, match="names no role"):
+        parse_bone_mapping("=foot.L")
+    with pytest.raises(ValueError, match=r"Bone Mapping: 'Foot_L' is not ROLE=BONE"):
+        parse_bone_mapping("Foot_L")
+
+
+def test_a_parsed_bone_mapping_is_what_find_rig_takes_as_overrides():
+    from core.rig import parse_bone_mapping
+
+    skel = Skeleton(("hips", "thigh_l", "shin_l", "foot_l", "thigh_r", "shin_r", "foot_r"),
+                    np.array([-1, 0, 1, 2, 0, 4, 5]),
+                    np.array([[0, 90, 0], [10, -5, 0], [0, -40, 0], [0, -40, 0],
+                              [-10, -5, 0], [0, -40, 0], [0, -40, 0]], dtype=float))
+    rig = find_rig(skel, parse_bone_mapping("left.hip=thigh_r, left.knee=shin_r, left.ankle=foot_r;\n"
+                                            "right.hip=thigh_l, right.knee=shin_l, right.ankle=foot_l"))
+    assert (rig.left_leg.ankle, rig.right_leg.ankle) == (6, 3), "the mapping wins over the names"
