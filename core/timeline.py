@@ -145,27 +145,31 @@ def default_cores(spans: Sequence[Span], *, groups: Sequence[Sequence[int]] = ()
 
     groups      synchronized groups (:func:`overlap_groups`, indices into ``spans``): a strip of
                 one gets the core of its group, taken as one span, named after it.
-    additional  ``{k: (index of the span it lies in, parts)}`` (:func:`additional_spans`): an
-                additional motion is no neighbour (the strip it lies in keeps its core as if it
-                were not there), and its own core is its whole strip (composition plays all of it).
+    additional  ``{k: (index of the span it lies in, parts)}`` (:func:`additional_spans`, asked
+                of the spans in no group): an additional motion is no neighbour (the strip it
+                lies in keeps its core as if it were not there), and its own core is its whole
+                strip (composition plays all of it).
     room        the shortest blend, in frames.
     """
     additional = additional or {}
-    grouped = {k: group for group in groups for k in group}
-    names = {k: group_name(spans[i].name for i in group) for group in groups for k in group}
-    kept = [k for k in range(len(spans)) if k not in additional]
-    in_order = sequence_spans([spans[k] for k in kept],
-                              [[kept.index(i) for i in group] for group in groups])
-    place = {span.name: i for i, span in enumerate(in_order)}
-    out = []
-    for k, span in enumerate(spans):
-        if k in additional:
-            base, parts = additional[k]
-            out.append(DefaultCore(span.first, span.last, over=spans[base].name, parts=parts))
-            continue
-        i = place[names.get(k, span.name)]
-        core = default_core(in_order[i], in_order[:i], in_order[i + 1:], room)
-        out.append(replace(core, group=names[k]) if k in grouped else core)
+    both = sorted({k for group in groups for k in group} & set(additional))
+    if both:
+        raise ValueError(f"spans {[spans[k].name for k in both]} are given both as a synchronized group's and as "
+                         "additional motions; a strip blended synchronized never composes: ask additional_spans "
+                         "of the spans in no group")
+    # what goes in sequence, by start (as sequence_spans orders it): (span, the indices it stands for)
+    grouped = {k for group in groups for k in group}
+    units = [(span, (k,)) for k, span in enumerate(spans) if k not in grouped and k not in additional]
+    units += [(group_span([spans[k] for k in group]), tuple(group)) for group in groups]
+    units.sort(key=lambda unit: unit[0].first)
+    in_order = [span for span, _ in units]
+    out: list[DefaultCore | None] = [None] * len(spans)
+    for i, (span, members) in enumerate(units):
+        core = default_core(span, in_order[:i], in_order[i + 1:], room)
+        for k in members:
+            out[k] = replace(core, group=span.name) if len(members) > 1 else core
+    for k, (base, parts) in additional.items():
+        out[k] = DefaultCore(spans[k].first, spans[k].last, over=spans[base].name, parts=parts)
     return out
 
 

@@ -184,3 +184,9 @@ def test_a_strip_that_must_change_track_with_animated_influence_is_refused():
 def test_a_strip_on_none_of_the_tracks_is_named():
     with pytest.raises(ValueError, match="strip 'kick' lies on none of the tracks"):
         pack_lanes([SPREAD], [("kick", 10)])
+
+
+def test_a_span_given_both_in_a_group_and_as_an_additional_motion_is_refused_by_name():
+    walk, run = Span("walk", 1, 195), Span("run", 41, 64)
+    with pytest.raises(ValueError, match=r"\['run'\] are given both as a synchronized group's and as additional"):
+        default_cores([walk, run], groups=[[0, 1]], additional={1: (0, "right arm")})
