@@ -244,10 +244,14 @@ def settled_sequencing(spans: Sequence[Span], qualifies: Callable[[int], bool],
 
 
 def additional_spans(spans: Sequence[Span], parts_of: Callable[[int], str | None], *,
-                     in_sequence: Collection[int] = ()) -> dict[int, tuple[int, str]]:
+                     rejected: Collection[int] = ()) -> dict[int, tuple[int, str]]:
     """``{k: (index of the span it lies in, parts)}`` for each of ``spans`` that core would compose
-    as an additional motion: :func:`sequencing` with ``parts_of(k)`` (what span ``k``'s motion lends:
-    core.synthesize.additional_motion_parts, None when nothing) as the test, each asked once."""
+    as an additional motion: :func:`settled_sequencing` with ``parts_of(k)`` (what span ``k``'s motion
+    lends: core.synthesize.additional_motion_parts, None when nothing) as the test, each asked once.
+
+    rejected  the spans a synthesis rejected (the add-on: its last plan's); one held by such a
+              span goes in sequence, as the engine reruns it.
+    """
     parts: dict[int, str | None] = {}
 
     def qualifies(k: int) -> bool:
@@ -255,7 +259,7 @@ def additional_spans(spans: Sequence[Span], parts_of: Callable[[int], str | None
             parts[k] = parts_of(k)
         return bool(parts[k])
 
-    found = sequencing(spans, qualifies, in_sequence=in_sequence)
+    found, _ = settled_sequencing(spans, qualifies, lambda _: (None, rejected))
     return {k: (base, parts[k]) for k, base in found.additional.items()}
 
 

@@ -190,3 +190,10 @@ def test_a_span_given_both_in_a_group_and_as_an_additional_motion_is_refused_by_
     walk, run = Span("walk", 1, 195), Span("run", 41, 64)
     with pytest.raises(ValueError, match=r"\['run'\] are given both as a synchronized group's and as additional"):
         default_cores([walk, run], groups=[[0, 1]], additional={1: (0, "right arm")})
+
+
+def test_what_lies_inside_a_strip_the_last_synthesis_rejected_goes_in_sequence_as_the_engine_decides():
+    spans = [Span("walk", 1, 273), Span("wave", 40, 100), Span("bow", 300, 437)]
+    assert additional_spans(spans, lambda k: "right arm") == {1: (0, "right arm")}
+    assert additional_spans(spans, lambda k: "right arm", rejected=[0]) == {}
+    assert additional_spans(spans, lambda k: "right arm", rejected=[2]) == {1: (0, "right arm")}
