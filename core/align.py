@@ -67,7 +67,7 @@ class Alignment:
         pos = motion.positions.copy()
         rot[:, pelvis] = quat.inv_mul(parent_rot, world_rot)
         pos[:, pelvis] = quat.inv_mul_vec(parent_rot, world_pos - parent_pos)
-        return Motion._trusted(motion.skeleton, rot, pos, motion.fps)  # products of unit quaternions
+        return Motion.unchecked(motion.skeleton, rot, pos, motion.fps)  # products of unit quaternions
 
     def to_dict(self) -> dict:
         return {

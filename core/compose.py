@@ -321,7 +321,7 @@ def compose(
     rot_span, pos_span = move_pelvis((rotations[span], local[span]), base.skeleton, rig, shift)
     local[span] = pos_span
 
-    composed = Motion._trusted(base.skeleton, rotations, local, base.fps)  # slerps and products of unit quaternions
+    composed = Motion.unchecked(base.skeleton, rotations, local, base.fps)  # slerps and products of unit quaternions
     # the legs onto the base's ankles wherever the pelvis moved (t2..t3): the feet do not move
     moved = np.arange(first + t2, first + t3 + 1)
     targets = np.zeros((base.n_frames, 2, 3))

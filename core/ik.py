@@ -514,7 +514,7 @@ def legs_ik(
     solved[:, ankles] = quat.inv_mul(new_ankle_parent, ankle_world)
     if frames is not None:
         rotations[frames] = solved
-    return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
+    return Motion.unchecked(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
 
 
 def chain_joints(parents: np.ndarray, chains) -> list[int]:

@@ -515,7 +515,7 @@ def _blend_warped(motions: Sequence[Motion], warps: np.ndarray, weights: Sequenc
     pelvis_pos = path + height[:, None] * up
     rotations, positions = placed_pelvis(rotations, positions, first.skeleton.parents, rig.pelvis, pelvis_rot, pelvis_pos)
     # (slerps, and products of unit quaternions: no need to check them again)
-    return _WarpedBlend(Motion._trusted(first.skeleton, rotations, positions, first.fps), n, (rot, pos), yaw, heading)
+    return _WarpedBlend(Motion.unchecked(first.skeleton, rotations, positions, first.fps), n, (rot, pos), yaw, heading)
 
 
 def placed_pelvis(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, pelvis: int,

@@ -235,11 +235,15 @@ class Motion:
         if isinstance(frames, (int, np.integer)):
             frames = slice(frames, frames + 1 if frames != -1 else None)
         # frames of a valid motion are valid: no need to check (or copy) them again
-        return Motion._trusted(self.skeleton, self.rotations[frames], self.positions[frames], self.fps)
+        return Motion.unchecked(self.skeleton, self.rotations[frames], self.positions[frames], self.fps)
 
     @classmethod
-    def _trusted(cls, skeleton: Skeleton, rotations: np.ndarray, positions: np.ndarray, fps: float) -> "Motion":
-        """A motion from arrays already known to satisfy every check (made read-only, not copied)."""
+    def unchecked(cls, skeleton: Skeleton, rotations: np.ndarray, positions: np.ndarray, fps: float) -> "Motion":
+        """A motion from arrays the caller vouches for, built without the constructor's checks:
+        shapes ``(F, J, 4)`` and ``(F, J, 3)`` on ``skeleton``, finite values, unit quaternions
+        (products and slerps of a valid motion's, frames of one). The arrays are made read-only,
+        not copied; nothing is normalised, so every bit is kept. Anything else goes through
+        ``Motion(...)``, which checks and says what is wrong."""
         motion = object.__new__(cls)
         for name, value in (("skeleton", skeleton), ("rotations", rotations), ("positions", positions), ("fps", float(fps))):
             if isinstance(value, np.ndarray) and value.flags.writeable:
@@ -263,7 +267,7 @@ class Motion:
             raise ValueError("rotations contain NaN or infinite values")
         out = np.array(self.rotations)
         out[:, joints] = _normalised(rot)
-        return Motion._trusted(self.skeleton, out, self.positions, self.fps)
+        return Motion.unchecked(self.skeleton, out, self.positions, self.fps)
 
     def with_arrays(self, rotations=None, positions=None) -> "Motion":
         return replace(

@@ -183,10 +183,10 @@ def adapt_legs(
     on = np.repeat(active[part][:, columns], 3, axis=1)[..., None]
     new = window.rotations.copy()
     new[:, joints] = np.where(on, solved[:, joints], new[:, joints])
-    window = Motion._trusted(window.skeleton, new, window.positions, window.fps)
+    window = Motion.unchecked(window.skeleton, new, window.positions, window.fps)
     rotations = motion.rotations.copy()
     rotations[part] = window.rotations
-    return Motion._trusted(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
+    return Motion.unchecked(motion.skeleton, rotations, motion.positions, motion.fps)  # products of unit quaternions
 
 
 def corrected_runs(active: np.ndarray, corrected: np.ndarray) -> np.ndarray:
@@ -262,7 +262,7 @@ def move_pelvis_by(motion: Motion, rig: Rig, shift: np.ndarray) -> Motion:
     if not shift.any():
         return motion
     rot, pos = move_pelvis((motion.rotations, motion.positions), motion.skeleton, rig, shift)
-    return Motion._trusted(motion.skeleton, rot, pos, motion.fps)
+    return Motion.unchecked(motion.skeleton, rot, pos, motion.fps)
 
 
 def move_pelvis(pose, skeleton, rig: Rig, shift: np.ndarray):

@@ -22,7 +22,7 @@ start afresh.
    the clip is placed): once per ``Motion`` and core start.
 2. **Pairs before the change.** The clips are joined in the order of their
    cores, each pair seeing the track of everything before it
-   (``synthesize._join``). Step ``i`` depends only on clips ``0..i``, so the
+   (``synthesize.join_clip``). Step ``i`` depends only on clips ``0..i``, so the
    steps up to the first changed clip are kept as they are, track included.
 3. **Pairs after the change, moved rigidly.** From a clip's last blended frame
    on (``render.rendered_until``), the track *is* that clip, turned about
@@ -93,8 +93,9 @@ from .plan import Clip, PairPlan, Rejection, Result
 from .quality import SourceFigures, foot_joints, foot_levels, foot_positions, gap_quality, gap_skate, measure_step
 from .render import blend_start, rendered_until
 from .rig import Rig, check_legs_hang
-from .synthesize import (bone_length_warnings, _checked, _composable, _composed, _context, _first_track, _join, _plan,
-                         _sequence, could_be_additional, earliest_after, gap_floors, planned_steps, played_until)
+from .synthesize import (bone_length_warnings, checked_in_core_order, composable, composed_additional,
+                         could_be_additional, earliest_after, first_track, gap_floors, join_clip, planned_steps,
+                         played_until, sequenced, synthesis_context, synthesis_plan)
 from .track import Context, Track
 
 __all__ = ["Resynthesis", "UpdateStats"]
@@ -178,7 +179,7 @@ def _move_pelvis(rotations: np.ndarray, positions: np.ndarray, move: Alignment, 
     :meth:`Alignment.apply`'s arithmetic on the pelvis's column alone (the rest stays)."""
     parent = skeleton.parents[pelvis]
     if parent < 0:
-        moved = move.apply(Motion._trusted(skeleton, rotations, positions, 1.0), pelvis)
+        moved = move.apply(Motion.unchecked(skeleton, rotations, positions, 1.0), pelvis)
         rotations[:], positions[:] = moved.rotations, moved.positions
         return
     gpos, grot = forward_kinematics(rotations, positions, skeleton.parents, [parent])
@@ -270,7 +271,7 @@ class Resynthesis:
             self.last = UpdateStats(seconds=time.perf_counter() - began, unchanged=True)
             return self._result
         counts = {"planned": 0, "kept": 0, "moved": 0, "prepared": 0, "held": 0, "measured": 0}
-        every = _checked(clips, resample=self._resample)
+        every = checked_in_core_order(clips, resample=self._resample)
         ctx = self._context(every[0].motion, responsiveness)
         prepared = [self._prepare(c.motion, ctx, counts, c.name) for c in every]
         self._forget(every)
@@ -281,7 +282,7 @@ class Resynthesis:
         qualifies = [p.qualifies for p in prepared]
         in_sequence = set()
         while True:
-            seq, _, seq_contacts, additional = _sequence(every, joints, contacts, ctx, in_sequence=in_sequence,
+            seq, _, seq_contacts, additional = sequenced(every, joints, contacts, ctx, in_sequence=in_sequence,
                                                          qualifies=qualifies)
             steps = self._joined(seq, seq_contacts, ctx, counts)
             gone = {s.outcome.clip for s in steps if isinstance(s.outcome, Rejection)}
@@ -289,7 +290,7 @@ class Resynthesis:
             if not orphans:
                 break
             in_sequence |= orphans
-        additional, late = _composable(additional)
+        additional, late = composable(additional)
         skeleton = seq[0].motion.skeleton
         track = steps[-1].track.get((skeleton, ctx.rig.pelvis, ctx.fps))
         pair_steps = [s for s in steps if isinstance(s.outcome, PairPlan)]
@@ -299,14 +300,14 @@ class Resynthesis:
 
         rotations, positions, anew = _held(track, skeleton, pair_steps, spans, by_id, ctx, counts,
                                            normalized=bool(additional))
-        motion = Motion._trusted(skeleton, rotations, positions, ctx.fps)
-        motion, compositions = _composed(motion, track.first, additional, ctx)
+        motion = Motion.unchecked(skeleton, rotations, positions, ctx.fps)
+        motion, compositions = composed_additional(motion, track.first, additional, ctx)
         feet = None if additional or not pair_steps else _feet(motion, track.first, steps, spans, anew, self._feet, ctx)
         pairs = _measured(motion, track.first, pair_steps, spans, by_id, ctx, feet, counts)
         rejected = [s.outcome for s in steps if isinstance(s.outcome, Rejection)] + late
         gone = {r.clip for r in rejected}
-        plan = _plan(ctx, track, every, pairs, rejected, self._warnings([c for c in every if c.name not in gone]),
-                     compositions)
+        plan = synthesis_plan(ctx, track, every, pairs, rejected,
+                              self._warnings([c for c in every if c.name not in gone]), compositions)
         self._result = Result(motion, plan, track.contacts)
         self._inputs = inputs
         self._steps = steps
@@ -328,7 +329,8 @@ class Resynthesis:
         self.update(clips, responsiveness=responsiveness)
         far = max(c.start + c.motion.n_frames for c in clips) + new_clip.motion.n_frames + 1
         # checked as synthesize checks it (the skeleton, the frame rate), placed after everything
-        new_clip = _checked([clips[0], replace(new_clip, start=far, current=t_current)], resample=self._resample)[-1]
+        new_clip = checked_in_core_order([clips[0], replace(new_clip, start=far, current=t_current)],
+                                         resample=self._resample)[-1]
         ctx, counts = self._ctx, dict.fromkeys(("prepared",), 0)
         step = self._steps[-1]
         track = step.track.get((self._first.skeleton, ctx.rig.pelvis, ctx.fps))
@@ -359,7 +361,7 @@ class Resynthesis:
         if self._first is not first:
             self._prepared, self._steps, self._following = {}, [], {}
             g = forward_kinematics(first.rotations, first.positions, first.skeleton.parents, rotations_out=False)[0]
-            self._ctx = _context(first, g, responsiveness, self.rig, self.pose_ends, self.options)
+            self._ctx = synthesis_context(first, g, responsiveness, self.rig, self.pose_ends, self.options)
             self._first = first
         elif self._ctx.responsiveness != float(responsiveness):
             self._ctx = replace(self._ctx, weights=blend_weights(responsiveness), responsiveness=float(responsiveness))
@@ -409,7 +411,7 @@ class Resynthesis:
         counts["kept"] += sum(isinstance(s.outcome, PairPlan) for s in steps)
         if not steps:
             clip = seq[0]
-            track = _first_track(clip, contacts[0])
+            track = first_track(clip, contacts[0])
             steps.append(_Step(keys[0], clip, None, _TrackRef(track), (clip.start + clip.core_range[0], track.core_end),
                                clip, Alignment(0.0, np.zeros(3), ctx.up, ""), clip.start))
         # old pairs by (previous accepted clip, clip), for the ones after the change
@@ -427,7 +429,7 @@ class Resynthesis:
                     counts["moved"] += 1
                     continue
             track = before.track.get(body)
-            new_track, accepted_core, outcome = _join(track, before.accepted_core, clip, contacts[i], ctx,
+            new_track, accepted_core, outcome = join_clip(track, before.accepted_core, clip, contacts[i], ctx,
                                                       following=self._following_of(clip, ctx))
             if isinstance(outcome, Rejection):
                 steps.append(replace(before, key=keys[i], clip=clip, outcome=outcome, origin=None, read_from=None,

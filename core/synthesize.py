@@ -86,15 +86,15 @@ def synthesize(
     found, (clips, (track, pairs, rejected, joined)) = settled_sequencing(
         clip_spans(every), lambda k: could_be_additional(joints[k], ctx), join)
     additional = [(every[k], every[base]) for k, base in found.additional.items()]
-    additional, late = _composable(additional)
+    additional, late = composable(additional)
     rejected = [*rejected, *late]
     motion, pairs, compositions = _finished(clips[0].motion.skeleton, track, pairs, joined[1:], additional, figures,
                                             ctx)
     warnings = bone_length_warnings([c for c in every if c.name not in {r.clip for r in rejected}])
-    return Result(motion, _plan(ctx, track, every, pairs, rejected, warnings, compositions), track.contacts)
+    return Result(motion, synthesis_plan(ctx, track, every, pairs, rejected, warnings, compositions), track.contacts)
 
 
-def _plan(ctx: Context, track: Track, every: Sequence[Clip], pairs, rejected, warnings, compositions) -> Plan:
+def synthesis_plan(ctx: Context, track: Track, every: Sequence[Clip], pairs, rejected, warnings, compositions) -> Plan:
     """The plan of a synthesis (:func:`synthesize`, and core.resynthesis's updates)."""
     return Plan(
         fps=ctx.fps,
@@ -134,7 +134,7 @@ def render(plan: Plan, clips: Sequence[Clip], *, rig: Rig | None = None) -> Resu
     gone = {r.clip for r in plan.rejected} | {c.clip for c in plan.compositions}
     first = plan.pairs[0].prev if plan.pairs else next(name for name in plan.clips if name not in gone)
     clip, k = named[first]
-    track, joined = _first_track(clip, contacts[k]), [(clip, clip)]
+    track, joined = first_track(clip, contacts[k]), [(clip, clip)]
     for pair in plan.pairs:
         clip, k = named[pair.next]
         track = render_pair(_as_played(track, played_until(track, clip)), clip, contacts[k], pair, ctx)
@@ -143,7 +143,8 @@ def render(plan: Plan, clips: Sequence[Clip], *, rig: Rig | None = None) -> Resu
     motion, pairs, compositions = _finished(joined[0][0].motion.skeleton, track, list(plan.pairs), joined[1:],
                                             additional, figures, ctx)
     every = [named[name][0] for name in plan.clips]
-    return Result(motion, _plan(ctx, track, every, pairs, plan.rejected, plan.warnings, compositions), track.contacts)
+    return Result(motion, synthesis_plan(ctx, track, every, pairs, plan.rejected, plan.warnings, compositions),
+                  track.contacts)
 
 
 def as_soon_as_possible(
@@ -176,7 +177,7 @@ def as_soon_as_possible(
     every, ctx, joints, contacts = _prepared([*clips, new_clip], responsiveness, rig, pose_ends, options)
     new_clip, clip_contacts = every[-1], contacts[-1]
     # additional motions (2008, 8) are composed over the sequence, not joined to it
-    before, before_joints, before_contacts, _ = _sequence(every[:-1], joints[:-1], contacts[:-1], ctx)
+    before, before_joints, before_contacts, _ = sequenced(every[:-1], joints[:-1], contacts[:-1], ctx)
     track, _, _, joined = _joined(before, before_contacts, ctx)
     last_clip = joined[-1][1]
     last_joints = next(g for c, g in zip(before, before_joints) if c is last_clip)
@@ -191,7 +192,7 @@ def _finished(skeleton, track: Track, pairs: list[PairPlan], joined: list[tuple[
     each gap measured. The motion, the pairs with their quality and the compositions."""
     motion = Motion(skeleton, track.rotations, track.positions, ctx.fps)
     motion = _feet_held(motion, track, pairs, joined, figures, ctx)
-    motion, compositions = _composed(motion, track.first, additional, ctx)
+    motion, compositions = composed_additional(motion, track.first, additional, ctx)
     return motion, _measured(motion, track.first, pairs, joined, figures, ctx), compositions
 
 
@@ -256,19 +257,19 @@ def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pos
     clip's joint positions and its contacts (2008, 4.1)."""
     if pose_ends not in ("eased", "held"):
         raise ValueError(f"pose_ends must be 'eased' or 'held', got {pose_ends!r}")
-    clips = _checked(clips)
+    clips = checked_in_core_order(clips)
     # each clip's joints once: the up axis, its contacts (2008, 4.1) and its own figures (core.quality)
     joints = [forward_kinematics(c.motion.rotations, c.motion.positions, c.motion.skeleton.parents,
                                  rotations_out=False)[0] for c in clips]
-    ctx = _context(clips[0].motion, joints[0], responsiveness, rig, pose_ends, options)
+    ctx = synthesis_context(clips[0].motion, joints[0], responsiveness, rig, pose_ends, options)
     for c, g in zip(clips, joints):
         check_legs_hang(c.motion, ctx.rig, clip=f"clip '{c.name}'", positions=g)
     contacts = [foot_contacts(c.motion, ctx.rig, up=ctx.up, positions=g) for c, g in zip(clips, joints)]
     return clips, ctx, joints, contacts
 
 
-def _context(first: Motion, first_joints: np.ndarray, responsiveness: float, rig: Rig | None, pose_ends: str,
-             options: SynthesisOptions | None) -> Context:
+def synthesis_context(first: Motion, first_joints: np.ndarray, responsiveness: float, rig: Rig | None,
+                      pose_ends: str, options: SynthesisOptions | None) -> Context:
     """The context of a synthesis whose first clip (in the order of the cores) is ``first``, with
     its global joint positions ``first_joints``: the rig found on it when None, and its up axis."""
     weights = blend_weights(responsiveness)
@@ -287,7 +288,7 @@ def _context(first: Motion, first_joints: np.ndarray, responsiveness: float, rig
     )
 
 
-def _sequence(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.ndarray], ctx: Context, *,
+def sequenced(clips: list[Clip], joints: list[np.ndarray], contacts: list[np.ndarray], ctx: Context, *,
               in_sequence: set[int] = frozenset(), qualifies: Sequence[bool] | None = None
               ) -> tuple[list[Clip], list[np.ndarray], list[np.ndarray], list[tuple[Clip, Clip]]]:
     """The clips joined in sequence (with their joint positions and contacts), and the
@@ -349,7 +350,7 @@ def _stays_in_place(positions: np.ndarray, rig: Rig, up: np.ndarray, leg: float,
     return bool(travel <= options.additional_travel * leg)
 
 
-def _composable(additional: list[tuple[Clip, Clip]]) -> tuple[list[tuple[Clip, Clip]], list[Rejection]]:
+def composable(additional: list[tuple[Clip, Clip]]) -> tuple[list[tuple[Clip, Clip]], list[Rejection]]:
     """The additional motions that may be composed, and a rejection for each of the others.
 
     Eq. (17) holds for composition as for blends in sequence: a clip added while
@@ -368,8 +369,8 @@ def _composable(additional: list[tuple[Clip, Clip]]) -> tuple[list[tuple[Clip, C
     return kept, late
 
 
-def _composed(motion: Motion, first: int, additional: list[tuple[Clip, Clip]], ctx: Context
-              ) -> tuple[Motion, list[Composition]]:
+def composed_additional(motion: Motion, first: int, additional: list[tuple[Clip, Clip]], ctx: Context
+                        ) -> tuple[Motion, list[Composition]]:
     """Each additional motion composed over the output, one after another (2008, 3.2 and 8)."""
     compositions = []
     for clip, base in additional:
@@ -410,13 +411,13 @@ def _joined(clips: list[Clip], contacts: list[np.ndarray], ctx: Context
             ) -> tuple[Track, list[PairPlan], list[Rejection], list[tuple[Clip, Clip]]]:
     """Plan and render pair by pair (2014, 4): the track, the pairs, the rejected clips and the
     (previous clip, next clip) of each pair after a first ``(clips[0], clips[0])``."""
-    track = _first_track(clips[0], contacts[0])
+    track = first_track(clips[0], contacts[0])
     pairs, rejected, joined = [], [], [(clips[0], clips[0])]  # joined: (previous clip, next clip) per pair
     # clips come in the order of their cores; one is left out only when its core overlaps an
     # accepted one (the last accepted, as accepted cores do not overlap)
     accepted_core = (clips[0].start + clips[0].core_range[0], track.core_end)
     for clip, clip_contacts in zip(clips[1:], contacts[1:]):
-        track, accepted_core, outcome = _join(track, accepted_core, clip, clip_contacts, ctx)
+        track, accepted_core, outcome = join_clip(track, accepted_core, clip, clip_contacts, ctx)
         if isinstance(outcome, Rejection):
             rejected.append(outcome)
             continue
@@ -425,7 +426,7 @@ def _joined(clips: list[Clip], contacts: list[np.ndarray], ctx: Context
     return track, pairs, rejected, joined
 
 
-def _first_track(clip: Clip, contacts: np.ndarray) -> Track:
+def first_track(clip: Clip, contacts: np.ndarray) -> Track:
     """The track before any pair: the first clip as it is."""
     return Track(
         rotations=np.array(clip.motion.rotations),
@@ -437,8 +438,8 @@ def _first_track(clip: Clip, contacts: np.ndarray) -> Track:
     )
 
 
-def _join(track: Track, accepted_core: tuple[int, int], clip: Clip, clip_contacts: np.ndarray, ctx: Context, *,
-          following: SideFeatures | None = None) -> tuple[Track, tuple[int, int], PairPlan | Rejection]:
+def join_clip(track: Track, accepted_core: tuple[int, int], clip: Clip, clip_contacts: np.ndarray, ctx: Context, *,
+              following: SideFeatures | None = None) -> tuple[Track, tuple[int, int], PairPlan | Rejection]:
     """One step of :func:`_joined`: ``clip`` planned and rendered after ``track`` (whose last
     accepted core is ``accepted_core``, output frames), or the reason it is rejected (the
     track then unchanged). Returns the track, the last accepted core and the pair or rejection.
@@ -608,7 +609,7 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def _checked(clips: Sequence[Clip], resample=None) -> list[Clip]:
+def checked_in_core_order(clips: Sequence[Clip], resample=None) -> list[Clip]:
     """The clips named, checked (one skeleton, at one scale: core.motion.scale_mismatch),
     resampled to the first clip's rate (``resample(motion, fps)``, Motion.resampled when None)
     and in the order of their cores."""

@@ -530,6 +530,6 @@ def test_nothing_non_finite_is_ever_written():
     walk = read_bvh(MOCAP / "bandai1/walk_normal_001.bvh")[:5]
     positions = np.array(walk.positions)
     positions[2, 1, 1] = np.nan  # as an overflow would leave it
-    broken = Motion._trusted(walk.skeleton, walk.rotations, positions, walk.fps)
+    broken = Motion.unchecked(walk.skeleton, walk.rotations, positions, walk.fps)
     with pytest.raises(ValueError, match="non-finite positions: nothing was written"):
         format_bvh(broken)
