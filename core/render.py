@@ -340,15 +340,6 @@ class _Window:
         return w
 
 
-def render(plan, clips, *, rig=None):
-    """The synthesis a plan (``core.plan.Plan``, loaded with ``Plan.from_dict`` or as made)
-    describes, drawn from its clips without deciding again: bit for bit the output of the
-    synthesis that made it (:func:`core.synthesize.render`, where the stages are put together)."""
-    from .synthesize import render as rendered  # (core.synthesize imports this module)
-
-    return rendered(plan, clips, rig=rig)
-
-
 def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairPlan, ctx: Context) -> Track:
     """The track extended by ``clip`` as ``pair`` says (2014, 4.2; 2008, 5.2, 6.2, 7.2)."""
     nxt = pair.alignment.apply(clip.motion, ctx.rig.pelvis)

@@ -1,5 +1,5 @@
 """The plan is the single source of truth: a plan, loaded back from its JSON, renders the
-synthesis that made it, bit for bit (core.render.render), on real clips."""
+synthesis that made it, bit for bit (core.synthesize.render), on real clips."""
 
 import json
 
@@ -8,8 +8,7 @@ import pytest
 
 from core.options import ContactOptions, SynthesisOptions
 from core.plan import Plan
-from core.render import render
-from core.synthesize import Clip, synthesize
+from core.synthesize import Clip, render, synthesize
 
 WALK, RUN, BOW, KICK = ("bandai1/walk_normal_001", "bandai1/run_happy_001", "bandai1/bow_normal_001",
                         "bandai1/kick_normal_001")
