@@ -14,7 +14,7 @@ plain   the paper's blends (its Unity runtime crossfades clips): the source
         destination frame k plays at source frame k + offset). Joint rotations
         are slerped, translations (the pelvis's, so the aligned body path)
         interpolated, with smoothstep weights that are neither 0 nor 1 on any
-        blend frame (:func:`blend_weights`).
+        blend frame (:func:`crossfade_weights`).
 engine  this project's synthesis (core.synthesize): source, hop and
         destination as three clips on the source's timeline at the search's
         timing, the frames each plays alone as its core, so that the engine's
@@ -176,7 +176,7 @@ def window_fit(target: Motion, target_frame: int, moving: Motion, moving_frame: 
 # --------------------------------------------------------------------------- plain blends
 
 
-def blend_weights(length: int) -> np.ndarray:
+def crossfade_weights(length: int) -> np.ndarray:
     """(L,) the weight of the clip blended in on each blend frame: ``smoothstep((i + 1) / (L + 1))``,
     speed 0 at both ends, and no blend frame a copy of either side."""
     return smoothstep((np.arange(length) + 1.0) / (length + 1.0))
@@ -232,7 +232,7 @@ def plain_render(src: Motion, hop: Motion, dst: Motion, tl: HopTimeline, *, rig=
     up = detect_up(src, rig)
     hop_placed, dst_placed, _, _ = placed_clips(src, hop, dst, tl, rig, up)
     length, a, u = tl.blend_frames, tl.first_blend, tl.second_blend
-    w = blend_weights(length)
+    w = crossfade_weights(length)
 
     def poses(motion: Motion, start: int, stop_: int, shift: int) -> tuple[np.ndarray, np.ndarray]:
         """Source frames [start, stop_) of a clip whose frame k plays at source frame k + shift."""

@@ -34,8 +34,8 @@ from .optimize import (body_frame_joints, body_frames_of, body_velocity, distanc
                        pose_acceleration, pose_velocity, primary_joints)
 from .options import ContactOptions
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
-from .track import (Context, Feet, PhaseSpan, Track, base_foot_at, clamped, contacts_at, foot_joints, frame_range,
-                    moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
+from .track import (Context, Feet, PhaseSpan, Track, ankle_toe_per_foot, base_foot_at, clamped, contacts_at,
+                    frame_range, moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
 from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
                       pose_to_motion_weights)
 
@@ -71,8 +71,8 @@ def side_features(rotations: np.ndarray, positions: np.ndarray, skeleton, ctx: C
     wanted = body_frame_joints(ctx.rig, np.concatenate(list(parts.values())))
     # one pass of forward kinematics (the feet too, for planning's look-ups of where they
     # stand, see core.track.Feet), split by body part afterwards
-    world = forward_kinematics(rotations, positions, skeleton.parents, np.concatenate([wanted, foot_joints(ctx.rig)]),
-                               rotations_out=False)[0]
+    world = forward_kinematics(rotations, positions, skeleton.parents,
+                               np.concatenate([wanted, ankle_toe_per_foot(ctx.rig)]), rotations_out=False)[0]
     every, pelvis, axes = body_frames_of(world[:, : len(wanted)], skeleton, ctx.rig, ctx.up)
     # the typical accelerations over a fixed time step
     step = max(int(round(ctx.options.accel_step_s * ctx.fps)), 1)

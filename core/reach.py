@@ -363,8 +363,8 @@ def blended_motion(motions: tuple[Motion, ...] | list[Motion], weights: np.ndarr
     return Motion(motions[0].skeleton, rot, pos, motions[0].fps)
 
 
-def blend_weights(n_examples: int, n_blends: int, *, per_blend: int = 3, seed: int = 0,
-                  include_examples: bool = True) -> np.ndarray:
+def dense_sampling_weights(n_examples: int, n_blends: int, *, per_blend: int = 3, seed: int = 0,
+                           include_examples: bool = True) -> np.ndarray:
     """``(S, K)`` weights of the dense sampling of section 3.1.
 
     Each blend mixes ``per_blend`` examples drawn at random (without
@@ -438,9 +438,9 @@ def parameter_space(registration: Registration, *, effector: str = "right.wrist"
                     n_blends: int = 2000, per_blend: int = 3, seed: int = 0,
                     include_examples: bool = True) -> ParameterSpace:
     """Section 3.1: sample blends of the registered examples densely
-    (:func:`blend_weights`) and record each one's hit point."""
-    weights = blend_weights(len(registration.motions), n_blends, per_blend=per_blend, seed=seed,
-                            include_examples=include_examples)
+    (:func:`dense_sampling_weights`) and record each one's hit point."""
+    weights = dense_sampling_weights(len(registration.motions), n_blends, per_blend=per_blend, seed=seed,
+                                     include_examples=include_examples)
     points, frames = hit_points(registration, weights, effector=effector, feature=feature)
     return ParameterSpace(weights, points, frames, effector, feature)
 
@@ -1265,7 +1265,7 @@ class ReachSpace:
         self.start = horizontal(reference[:1].global_positions()[0, rig.pelvis], self.up)
         self.chains = EffectorChains.of(registration.motions, rig, self.up, self.effector_joint, feature, self.start)
         self.options = options
-        weights = blend_weights(len(registration.motions), n_blends, seed=seed)
+        weights = dense_sampling_weights(len(registration.motions), n_blends, seed=seed)
         points, frames = self.chains.hits(weights, between_frames=True)
         # One example, or copies of one: no blend moves the hit, and only partial blending
         # (section 3.2, the joints turned) can take it anywhere else.

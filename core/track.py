@@ -73,7 +73,7 @@ def frame_range(lo: int, hi: int) -> np.ndarray:
     return np.arange(lo, hi + 1) if hi >= lo else np.arange(0)
 
 
-def foot_joints(rig: Rig) -> list[int]:
+def ankle_toe_per_foot(rig: Rig) -> list[int]:
     """The (left ankle, left toe, right ankle, right toe) joints, the ankle again where a leg has no toe."""
     legs = [rig.leg("L"), rig.leg("R")]
     return [j for leg in legs for j in (leg.ankle, leg.ankle if leg.toe is None else leg.toe)]
@@ -83,7 +83,7 @@ def feet_at(rotations: np.ndarray, positions: np.ndarray, frame: int, parents: n
     """World positions ``(2, 2, 3)`` of the (left, right) (ankle, toe) at one frame (clamped) of a
     pose sequence (the ankle again where the rig has no toe)."""
     i = clamped(frame, len(rotations))
-    return forward_kinematics(rotations[i], positions[i], parents, foot_joints(rig),
+    return forward_kinematics(rotations[i], positions[i], parents, ankle_toe_per_foot(rig),
                               rotations_out=False)[0].reshape(2, 2, 3)
 
 

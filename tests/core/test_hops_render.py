@@ -152,7 +152,7 @@ def test_direct_is_the_crossfade_onto_the_destination_placed_by_the_window_at_th
         if f < trigger:
             expected_rot, expected_pos = src.rotations[f], src.positions[f]
         elif f < trigger + L:
-            w = hr.blend_weights(L)[f - trigger]
+            w = hr.crossfade_weights(L)[f - trigger]
             expected_rot = quat.slerp(src.rotations[f], placed.rotations[k], w)
             expected_pos = (1 - w) * src.positions[f] + w * placed.positions[k]
         else:

@@ -12,12 +12,12 @@ from core.rig import find_rig
 from core.reach import (
     accumulated_cost,
     blend_for_target,
-    blend_weights,
     blended_motion,
     blended_rotations,
     hit_frame,
     hit_points,
     parameter_space,
+    dense_sampling_weights,
     dynamic_time_warping,
     example_times,
     frame_distances,
@@ -151,12 +151,12 @@ def raises(mocap):
 
 
 def test_blend_weights_mix_a_few_examples_each_and_sum_to_one():
-    w = blend_weights(10, 500, per_blend=3, seed=4)
+    w = dense_sampling_weights(10, 500, per_blend=3, seed=4)
     assert w.shape == (510, 10)
     np.testing.assert_array_equal(w[:10], np.eye(10))
     np.testing.assert_allclose(w.sum(axis=1), 1.0)
     assert ((w[10:] > 0).sum(axis=1) == 3).all()
-    np.testing.assert_array_equal(w, blend_weights(10, 500, per_blend=3, seed=4))
+    np.testing.assert_array_equal(w, dense_sampling_weights(10, 500, per_blend=3, seed=4))
 
 
 def test_a_two_example_blend_is_their_slerp():
@@ -180,7 +180,7 @@ def test_the_highest_and_the_farthest_feature_pick_their_frames():
 
 
 def test_hit_points_of_blends_are_where_the_blended_motion_puts_the_hand(raises):
-    weights = blend_weights(len(raises.motions), 5, seed=2, include_examples=False)
+    weights = dense_sampling_weights(len(raises.motions), 5, seed=2, include_examples=False)
     points, frames = hit_points(raises, weights)
     rig = find_rig(raises.motions[0])
     for w, point, frame in zip(weights, points, frames):
@@ -324,7 +324,7 @@ def held_out_targets(space, n, seed):
     """Hit points of random blends the space did not sample (another seed), and convex
     combinations of its sampled hit points: targets inside the space either way."""
     k = len(space.registration.motions)
-    blends = blend_weights(k, n, seed=seed, include_examples=False)
+    blends = dense_sampling_weights(k, n, seed=seed, include_examples=False)
     points = space.chains.hits(blends, between_frames=True)[0]
     mix = np.random.default_rng(seed).dirichlet(np.ones(4), size=n)
     chosen = np.random.default_rng(seed + 1).integers(0, len(space.space.hit_points), size=(n, 4))

@@ -5,7 +5,7 @@ import numpy as np
 from core.motion import forward_kinematics
 from core.optimize import body_frame_joints, body_frames, body_frames_of, primary_joints
 from core.rig import detect_up, find_rig
-from core.track import Feet, feet_at, foot_joints
+from core.track import Feet, ankle_toe_per_foot, feet_at
 
 WALK = "bandai1/walk_normal_001"
 
@@ -17,7 +17,7 @@ def test_feet_from_one_pass_are_the_single_frame_look_ups(mocap):
     rig = find_rig(walk)
     parents = walk.skeleton.parents
     lo, hi = 30, 90
-    points = forward_kinematics(walk.rotations[lo:hi], walk.positions[lo:hi], parents, foot_joints(rig),
+    points = forward_kinematics(walk.rotations[lo:hi], walk.positions[lo:hi], parents, ankle_toe_per_foot(rig),
                                 rotations_out=False)[0].reshape(-1, 2, 2, 3)
     feet = Feet(points, lo, walk.rotations, walk.positions, parents, rig)
     for frame in (-5, 0, lo - 1, lo, 55, hi - 1, hi, walk.n_frames - 1, walk.n_frames + 3):
@@ -34,6 +34,6 @@ def test_body_frames_of_a_wider_pass_are_body_frames(mocap):
     joints = primary_joints(rig, "lower")
     wanted = body_frame_joints(rig, joints)
     world = forward_kinematics(walk.rotations, walk.positions, walk.skeleton.parents,
-                               np.concatenate([wanted, foot_joints(rig)]), rotations_out=False)[0]
+                               np.concatenate([wanted, ankle_toe_per_foot(rig)]), rotations_out=False)[0]
     for a, b in zip(body_frames_of(world[:, : len(wanted)], walk.skeleton, rig, up), body_frames(walk, rig, joints, up)):
         assert np.array_equal(a, b)
