@@ -184,7 +184,7 @@ def test_a_moved_turned_and_scaled_armature_still_reaches_the_empty_and_the_alig
     away = np.linalg.norm(hand - np.array(empty.matrix_world.translation))
     assert away <= shown["error"] + 1e-4
     assert shown["error"] < 0.015, "1 cm of the armature's space, scaled by 1.5 into the world's"
-    assert shown["seconds"] < 0.5, "a query of the kept alignment is quick"
+    # how much quicker the kept alignment's query is: tests/bench/reach_assemble_blender.py (second, naive)
 
 
 def test_the_effector_and_feature_chosen_are_the_ones_reaching(reach_scene, capfd):
