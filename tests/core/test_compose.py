@@ -183,13 +183,15 @@ def test_a_straight_leg_bent_by_a_dip_of_the_pelvis_bends_forward_whatever_the_r
 # --- the paper's claims on real clips ---------------------------------------------------
 
 
-def test_a_walk_swings_its_arms_under_the_threshold(mocap, walk):
-    rig = find_rig(walk)
+def test_a_walk_swings_its_arms_under_the_threshold(mocap):
+    """Both arms swing (a visible 10 degrees at the least: the angle is measured on moving arms,
+    not on joints that stay still), and neither by the threshold: a walk is no additional motion."""
+    threshold = SynthesisOptions().additional_shoulder_deg
     for name in ("bandai2/walk_normal_001", "bandai1/walk_normal_001", "bandai2/walk-turn-left_normal_001"):
         m = mocap(name)
         angles = shoulder_angles(m.global_positions(), find_rig(m))
-        assert additional_parts(angles, threshold_deg=SynthesisOptions().additional_shoulder_deg) is None, name
-    assert rig is not None
+        assert np.all(np.ptp(angles, axis=0) > 10.0), name
+        assert additional_parts(angles, threshold_deg=threshold) is None, name
 
 
 @pytest.mark.parametrize("name", sorted(ADDITIONAL))
