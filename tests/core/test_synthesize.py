@@ -436,8 +436,9 @@ def test_the_plan_loads_back_from_its_json(clips, method):
     np.testing.assert_allclose(again.pairs[0].alignment.rotation, plan.pairs[0].alignment.rotation)
 
 
-def test_the_tuning_constants_are_options(clips):
-    """Every constant is a keyword of one options object: a longer minimum blend gives longer blends."""
+def test_a_longer_minimum_blend_given_as_an_option_gives_longer_blends(clips):
+    """The synthesis reads its minimum blend from the options (SynthesisOptions.min_blend_s):
+    set longer, the blends are longer."""
     from core.options import SynthesisOptions
 
     timeline = timelines(clips)[ADAPTATION]
