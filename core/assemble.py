@@ -76,7 +76,7 @@ from .render import sample
 from .rig import Rig, body_mismatch, check_legs_hang, find_rig, leg_length
 from .weights import smoothstep
 
-__all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_features",
+__all__ = ["PARTS", "Thresholds", "arm_features", "leg_features", "ARM_FEATURES", "LEG_FEATURES", "Match", "relational_features", "part_relational_features",
            "part_feature_names", "humerus_length", "flexion", "in_front", "above", "speed_in_body_units",
            "window_mismatches", "window_offsets", "best_window", "FeatureLibrary", "retrieve_parts", "retrieve_part",
            "SEGMENT_SCALES", "Assembly", "assemble", "part_joints", "juncture_joints", "anatomical_frame",
@@ -326,7 +326,7 @@ def part_feature_names(part: str) -> tuple[str, ...]:
     return PARTS[part]
 
 
-def part_features(features: Mapping[str, np.ndarray], part: str) -> np.ndarray:
+def part_relational_features(features: Mapping[str, np.ndarray], part: str) -> np.ndarray:
     """``(F, K)`` bool: the columns of :func:`relational_features` that belong to ``part``."""
     return np.stack([features[k] for k in part_feature_names(part)], axis=1)
 
@@ -355,7 +355,7 @@ def continuous_features(motion: Motion, rig: Rig | None = None, thresholds: Thre
 class PartFrames:
     """One body part of a clip frame by frame, as retrieval compares it.
 
-    bits      (F, K) bool: the part's Boolean features (:func:`part_features`).
+    bits      (F, K) bool: the part's Boolean features (:func:`part_relational_features`).
     measures  (F, C) float or None: its limbs' :data:`MEASURES`, leg lengths (per second).
     poses     (F, D) float or None: its limbs' poses (:func:`limb_measures`), leg lengths.
     floors    (C,) the measures' floors (:func:`measure_differences`).
@@ -381,7 +381,7 @@ def part_frames(features: Mapping[str, np.ndarray], part: str, measures: Mapping
                 joined: np.ndarray | None = None) -> PartFrames:
     """The :class:`PartFrames` of ``part`` from a clip's features (and, when given, its continuous ones
     and the piece before's poses over its first frames, ``joined``)."""
-    bits = part_features(features, part)
+    bits = part_relational_features(features, part)
     if not measures:
         return PartFrames(bits)
     limbs = PART_LIMBS[part]
@@ -1266,8 +1266,8 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
                 clips[(id(library), match.clip)] = clip
             frames = slice(match.start, match.start + match.length)
             segment = clip[frames]
-            times, knots = segment_time_map(part_features(features, part),
-                                            part_features(library.features[match.clip], part)[frames])
+            times, knots = segment_time_map(part_relational_features(features, part),
+                                            part_relational_features(library.features[match.clip], part)[frames])
             sampled, sampled_positions = sample(segment.rotations, segment.positions, times)
             own_rotations = query.rotations[first:stop].copy()
             own_rotations[:, mask] = sampled[:, mask]

@@ -19,7 +19,7 @@ Conventions (issue 13's shared design):
   destination plays alone afterwards. Every window lies inside its clip.
 * **Direct** transition: hop = destination, ``o_sh = offset``, no stays. Its
   second blend is the destination against itself on the same frames, whose
-  distance is 0 by construction (:func:`distance_matrix` with ``same=True``),
+  distance is 0 by construction (:func:`window_distance_matrix` with ``same=True``),
   so its cost is ``D(src, dst)[t, t - offset]`` exactly. A trigger whose
   direct transition does not fit in both clips is not in the table.
 * **D** is Kovar et al.'s point-cloud distance: the global positions of the
@@ -216,7 +216,7 @@ def ground_frame(up: np.ndarray) -> np.ndarray:
 def point_cloud(motion, joints: np.ndarray, frame: np.ndarray, leg: float) -> np.ndarray:
     """(F, J', 3) the body's joint positions per frame in ground coordinates (two along the ground,
     then up), in leg lengths, the clip's mean ground position subtracted (D does not depend on
-    where a clip stands, and coordinates near 0 keep the running sums of :func:`distance_matrix`
+    where a clip stands, and coordinates near 0 keep the running sums of :func:`window_distance_matrix`
     well conditioned)."""
     positions = motion.global_positions()[:, joints] @ frame.T / leg
     positions[..., :2] -= positions[..., :2].reshape(-1, 2).mean(axis=0)
@@ -275,7 +275,8 @@ def diagonal_window_sums(c: np.ndarray, length: int) -> np.ndarray:
     return sheared[a + length, d] - sheared[a, d]
 
 
-def distance_matrix(cloud_a: np.ndarray, cloud_b: np.ndarray, blend_frames: int, *, same: bool = False) -> np.ndarray:
+def window_distance_matrix(cloud_a: np.ndarray, cloud_b: np.ndarray, blend_frames: int, *,
+                           same: bool = False) -> np.ndarray:
     """Kovar et al.'s distance between every window of A and every window of B (issue 13 design).
 
     cloud_a, cloud_b  (F_A, J, 3), (F_B, J, 3) ground coordinates (:func:`point_cloud`).
@@ -323,7 +324,7 @@ def distance_matrix(cloud_a: np.ndarray, cloud_b: np.ndarray, blend_frames: int,
 def distance_task(pair: tuple[int, int], *, clouds: Sequence[np.ndarray], blend_frames: int) -> np.ndarray:
     """Runner task: the distance matrix of clips ``pair = (a, b)`` (indices into ``clouds``)."""
     a, b = pair
-    return distance_matrix(clouds[a], clouds[b], blend_frames, same=a == b)
+    return window_distance_matrix(clouds[a], clouds[b], blend_frames, same=a == b)
 
 
 # --------------------------------------------------------------------------- the search (eqs. 2-4)
@@ -383,7 +384,7 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
                    stacked: StackedHops | None = None) -> Found:
     """The best one-hop transition for ``trigger`` (eq. 2), by exhaustive search with the paper's pruning.
 
-    from_source     per library clip i, ``D(src, i)`` (:func:`distance_matrix`).
+    from_source     per library clip i, ``D(src, i)`` (:func:`window_distance_matrix`).
     to_destination  per library clip i, ``D(i, dst)``; ``to_destination[dst]`` is the destination
                     against itself (0 on its diagonal).
     dst             the destination's index in the library.
@@ -891,8 +892,8 @@ def _distance_matrices(clouds, pairs, blend_frames: int, runner, cache) -> dict:
 
 
 # (within 1 % of what tracemalloc sees on 2,000 x 2,000, 20,000 x 300 and 6,000 x 1,000 frames)
-def distance_matrix_bytes(frames_a: int, frames_b: int) -> int:
-    """Bytes :func:`distance_matrix` holds at its peak for clips of ``frames_a`` and ``frames_b``
+def window_distance_matrix_bytes(frames_a: int, frames_b: int) -> int:
+    """Bytes :func:`window_distance_matrix` holds at its peak for clips of ``frames_a`` and ``frames_b``
     frames: 64 per pair of frames (the products, their window sums, the terms of D) and the
     sheared diagonals, 16 per frame of the shorter clip and diagonal."""
     return 64 * frames_a * frames_b + 16 * min(frames_a, frames_b) * (frames_a + frames_b)
@@ -919,7 +920,7 @@ def precompute_bytes(lengths: Sequence[int], joints: int, src: int, dst: int, pa
     windows = [max(n - int(blend_frames) + 1, 0) for n in lengths]
     kept = 80 * joints * sum(lengths) + 8 * sum(windows[a] * windows[b] for a, b in pairs)
     searched = 8 * sum(windows[src] * w + w * windows[dst] for w in windows)
-    largest = max((distance_matrix_bytes(lengths[a], lengths[b]) for a, b in pairs), default=0)
+    largest = max((window_distance_matrix_bytes(lengths[a], lengths[b]) for a, b in pairs), default=0)
     return kept + int(processes) * max(largest, 2 * searched)
 
 
@@ -1008,7 +1009,7 @@ def search_trigger(clouds: Sequence[np.ndarray], src: int, dst: int, trigger: in
     reach: the direct transition's D costs ``wR`` no more than D, so the stays add up to at most
     ``R_max = D / w`` frames, and the search reads source windows ``t .. t + R_max`` of
     ``D(src, i)`` and destination windows ``t + L - offset ..`` (R_max further) of ``D(i, dst)``.
-    Only those rows and columns are computed (each a :func:`distance_matrix` of the clips cut to
+    Only those rows and columns are computed (each a :func:`window_distance_matrix` of the clips cut to
     them); the rest of each matrix is NaN, never read. Sums over other frames round differently,
     so costs may differ from the whole matrices' in the last bits.
     """
@@ -1020,7 +1021,8 @@ def search_trigger(clouds: Sequence[np.ndarray], src: int, dst: int, trigger: in
         raise ValueError(f"trigger {trigger}: the direct transition does not fit in the clips (a blend of {length} "
                          f"frames from source frame {trigger} ({n_src + length - 1} frames) into destination frame "
                          f"{k} ({n_dst + length - 1} frames))")
-    direct = float(distance_matrix(clouds[src][trigger:trigger + length], clouds[dst][k:k + length], length)[0, 0])
+    direct = float(window_distance_matrix(clouds[src][trigger:trigger + length], clouds[dst][k:k + length],
+                                          length)[0, 0])
     w = float(weight)
     if w > 0:
         most = int(math.floor(direct / w)) + 1  # (+1: floor of a rounded quotient may fall one short)
@@ -1035,18 +1037,18 @@ def search_trigger(clouds: Sequence[np.ndarray], src: int, dst: int, trigger: in
 
     # (the matrices are whole, the windows not searched NaN; the largest part computed at once)
     check_budget("the hop search", 8 * sum(n_src * w + w * n_dst for w in n_windows)
-                 + max(distance_matrix_bytes(rows.stop - rows.start + length - 1, len(c)) for c in clouds),
+                 + max(window_distance_matrix_bytes(rows.stop - rows.start + length - 1, len(c)) for c in clouds),
                  f"{len(clouds)} clips, {n_src + length - 1:,} frames of the source, {n_dst + length - 1:,} of the "
                  f"destination, {sum(n_windows):,} windows in all", remedy="give shorter clips")
     from_source, to_destination = [], []
     for i, cloud in enumerate(clouds):
         part = np.full((n_src, n_windows[i]), np.nan)
-        part[rows] = distance_matrix(clouds[src][rows.start:rows.stop + length - 1], cloud, length)
+        part[rows] = window_distance_matrix(clouds[src][rows.start:rows.stop + length - 1], cloud, length)
         if i == src:  # a clip against itself on the same frames: 0 by construction (``same``)
             _zero_on_diagonal(part, rows)
         from_source.append(part)
         part = np.full((n_windows[i], n_dst), np.nan)
-        part[:, columns] = distance_matrix(cloud, clouds[dst][columns.start:columns.stop + length - 1], length)
+        part[:, columns] = window_distance_matrix(cloud, clouds[dst][columns.start:columns.stop + length - 1], length)
         if i == dst:
             _zero_on_diagonal(part, columns)
         to_destination.append(part)
@@ -1055,6 +1057,6 @@ def search_trigger(clouds: Sequence[np.ndarray], src: int, dst: int, trigger: in
 
 
 def _zero_on_diagonal(matrix: np.ndarray, span: slice) -> None:
-    """``matrix[j, j] = 0`` for ``j`` in ``span``, in place (where ``distance_matrix(..., same=True)`` has 0)."""
+    """``matrix[j, j] = 0`` for ``j`` in ``span``, in place (where ``window_distance_matrix(..., same=True)`` has 0)."""
     j = np.arange(span.start, span.stop)
     matrix[j, j] = 0.0

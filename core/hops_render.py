@@ -149,7 +149,7 @@ class HopRender:
 def ground_fit(target: np.ndarray, moving: np.ndarray, up: np.ndarray) -> Alignment:
     """The turn about ``up`` and the move along the ground that bring points ``moving (N, 3)``
     closest to ``target (N, 3)`` (least squares; nothing moves vertically): Kovar et al.'s
-    alignment, in closed form as core.hops.distance_matrix has it. With ground coordinates as
+    alignment, in closed form as core.hops.window_distance_matrix has it. With ground coordinates as
     complex numbers u (target) and v (moving), centred, the best turn is ``arg sum u conj(v)``
     and the move takes the turned centroid of v onto that of u."""
     frame = hops.ground_frame(up)  # rows e1, e2 (= up x e1), up: a turn by a about up is e^{ia} here

@@ -74,7 +74,7 @@ def worst_direct_pair(names: list[str], clips: dict, length: int) -> tuple[str, 
         for d in range(len(names)):
             if s == d:
                 continue
-            matrix = hops.distance_matrix(clouds[s], clouds[d], length)
+            matrix = hops.window_distance_matrix(clouds[s], clouds[d], length)
             n = min(matrix.shape)  # triggers t with both windows inside, at offset 0: D[t, t]
             if n < MIN_TRIGGERS:
                 continue

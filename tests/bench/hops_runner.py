@@ -98,7 +98,7 @@ def main() -> None:
     names, motions, _ = hops.checked_library(clips, src, src)
     clouds, _ = hops.library_point_clouds(motions, names.index(src))
     s = names.index(src)
-    matrices = [hops.distance_matrix(clouds[s], c, length) for c in clouds]
+    matrices = [hops.window_distance_matrix(clouds[s], c, length) for c in clouds]
     print(f"overhead: start-up + shipping {sum(m.nbytes for m in matrices) / 1e6:.0f} MB of matrices + one task: "
           f"{overhead_s(args.workers, matrices):.2f} s (measured now)\n")
 

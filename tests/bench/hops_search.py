@@ -50,7 +50,7 @@ def bench_distance(clips) -> None:
     runs = []
     for _ in range(5):
         start = time.perf_counter()
-        matrix = hops.distance_matrix(clouds[0], clouds[1], length)
+        matrix = hops.window_distance_matrix(clouds[0], clouds[1], length)
         runs.append(time.perf_counter() - start)
     rng = np.random.default_rng(0)
     pairs = rng.integers(matrix.shape[0], size=(2000, 2))

@@ -9,7 +9,7 @@ Blender's BVH importer) besides the two strips. For a few playheads it prints
 the search as Insert Hop times it (the point clouds, forward kinematics of
 every clip, then core.hops.search_trigger: only the distance rows and columns
 the trigger reaches), the search alone, beside the same search on whole distance
-matrices (what a precompute builds, core.hops.distance_matrix per clip pair,
+matrices (what a precompute builds, core.hops.window_distance_matrix per clip pair,
 then search_one_hop) measured in the same run, and the whole operator (reading
 every action, the search, the writes). Target: under 2 s to wait for.
 """
@@ -64,8 +64,8 @@ def build_scene():
 def whole_matrix_search(hops, clouds, src, dst, trigger, offset, length, weight):
     """The naive alternative: every distance matrix of the source and destination, then the search."""
     began = time.perf_counter()
-    from_source = [hops.distance_matrix(clouds[src], c, length, same=i == src) for i, c in enumerate(clouds)]
-    to_destination = [hops.distance_matrix(c, clouds[dst], length, same=i == dst) for i, c in enumerate(clouds)]
+    from_source = [hops.window_distance_matrix(clouds[src], c, length, same=i == src) for i, c in enumerate(clouds)]
+    to_destination = [hops.window_distance_matrix(c, clouds[dst], length, same=i == dst) for i, c in enumerate(clouds)]
     found = hops.search_one_hop(trigger, from_source, to_destination, offset=offset, blend_frames=length, dst=dst,
                                 weight=weight)
     return time.perf_counter() - began, found

@@ -69,8 +69,8 @@ def core_choice(obj, trigger: int, weight: float | None = None, others=OTHERS):
     names = [*sorted(others), "walk", "bow"]
     src, dst = len(names) - 2, len(names) - 1
     clouds, _ = hops.library_point_clouds(motions, src)
-    from_source = [hops.distance_matrix(clouds[src], c, L, same=i == src) for i, c in enumerate(clouds)]
-    to_destination = [hops.distance_matrix(c, clouds[dst], L, same=i == dst) for i, c in enumerate(clouds)]
+    from_source = [hops.window_distance_matrix(clouds[src], c, L, same=i == src) for i, c in enumerate(clouds)]
+    to_destination = [hops.window_distance_matrix(c, clouds[dst], L, same=i == dst) for i, c in enumerate(clouds)]
     found = hops.search_one_hop(trigger, from_source, to_destination, offset=OFFSET, blend_frames=L, dst=dst,
                                 weight=weight / convert.scene_fps(bpy.context.scene))
     return names[found.hop], found

@@ -14,7 +14,7 @@ from core.bvh import format_bvh, read_bvh
 from core.assemble import (EULER_ORDER, PARTS, FeatureLibrary, Thresholds, anatomical_frame, assemble, best_window,
                            feature_changes,
                            flexion, juncture_angles, juncture_joints, monotone_time_curve, paired_feature_poses,
-                           part_features, part_joints, relational_features, retrieve_part, retrieve_parts,
+                           part_relational_features, part_joints, relational_features, retrieve_part, retrieve_parts,
                            is_the_query, standardized_angles, window_mismatches)
 from core.motion import Motion, Skeleton
 from core.quality import foot_levels, foot_positions, gap_skate
@@ -123,11 +123,11 @@ def test_flexion_is_zero_stretched_and_ninety_at_a_right_angle():
 
 def test_parts_group_the_features_of_their_limbs(mocap):
     features = relational_features(mocap(WALK))
-    assert part_features(features, "upper").shape == (mocap(WALK).n_frames, 10)
+    assert part_relational_features(features, "upper").shape == (mocap(WALK).n_frames, 10)
     assert set(PARTS["upper"]) == set(PARTS["left.arm"]) | set(PARTS["right.arm"])
     assert set(PARTS["lower"]) == set(PARTS["left.leg"]) | set(PARTS["right.leg"])
     with pytest.raises(ValueError, match="upper"):
-        part_features(features, "torso")
+        part_relational_features(features, "torso")
 
 
 # --- invariance -------------------------------------------------------------------

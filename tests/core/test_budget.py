@@ -267,17 +267,17 @@ def test_parsing_takes_no_more_than_its_estimate(tmp_path):
 
 @pytest.mark.parametrize("frames", [(600, 600), (3000, 120), (120, 3000)])
 def test_a_distance_matrix_takes_no_more_than_its_estimate(frames):
-    from core.hops import distance_matrix, distance_matrix_bytes
+    from core.hops import window_distance_matrix, window_distance_matrix_bytes
 
     rng = np.random.default_rng(0)
     a, b = (rng.normal(size=(n, 17, 3)) for n in frames)
     tracemalloc.start()
     try:
-        distance_matrix(a, b, 15)
+        window_distance_matrix(a, b, 15)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak <= distance_matrix_bytes(*frames)
+    assert peak <= window_distance_matrix_bytes(*frames)
 
 
 def test_a_tall_matrix_sums_its_diagonals_as_a_wide_one():

@@ -31,7 +31,7 @@ def measured(library):
     """The library's names, clouds (measured as the walk is), and every pair's distance matrix."""
     names = sorted(library)
     clouds, _ = hops.library_point_clouds([library[n] for n in names], names.index("walk_normal_001.bvh"))
-    matrices = {(a, b): hops.distance_matrix(clouds[a], clouds[b], L, same=a == b)
+    matrices = {(a, b): hops.window_distance_matrix(clouds[a], clouds[b], L, same=a == b)
                 for a in range(len(names)) for b in range(len(names))}
     return names, clouds, matrices
 
@@ -56,7 +56,7 @@ def clouds_of(*motions):
 
 def test_the_distance_matrix_is_the_least_squares_fit_of_every_pair_of_windows(library):
     walk, bow = clouds_of(library["walk_normal_001.bvh"], library["bow_normal_001.bvh"])
-    matrix = hops.distance_matrix(walk, bow, L)
+    matrix = hops.window_distance_matrix(walk, bow, L)
     assert matrix.shape == (len(walk) - L + 1, len(bow) - L + 1)
     for a, b in [(0, 0), (3, 97), (120, 40), (len(walk) - L, len(bow) - L)]:
         assert matrix[a, b] == pytest.approx(kovar_by_least_squares(walk, bow, a, b, L), rel=1e-9, abs=1e-12)
@@ -65,32 +65,32 @@ def test_the_distance_matrix_is_the_least_squares_fit_of_every_pair_of_windows(l
 def test_the_distance_matrix_of_small_random_clouds_matches_the_slow_fit():
     rng = np.random.default_rng(4)
     a, b = rng.normal(size=(9, 5, 3)), rng.normal(size=(7, 5, 3)) + [3.0, -2.0, 0.0]
-    matrix = hops.distance_matrix(a, b, 3)
+    matrix = hops.window_distance_matrix(a, b, 3)
     slow = [[kovar_by_least_squares(a, b, i, j, 3) for j in range(5)] for i in range(7)]
     np.testing.assert_allclose(matrix, slow, rtol=1e-9, atol=1e-12)
 
 
 def test_a_clip_against_itself_on_the_same_frames_is_exactly_zero(library):
     (walk,) = clouds_of(library["walk_normal_001.bvh"])
-    assert np.all(np.diag(hops.distance_matrix(walk, walk, L, same=True)) == 0.0)
+    assert np.all(np.diag(hops.window_distance_matrix(walk, walk, L, same=True)) == 0.0)
 
 
 def test_the_distance_does_not_depend_on_names_units_up_axis_or_where_a_clip_stands(library):
     walk, bow = library["walk_normal_001.bvh"], library["bow_normal_001.bvh"]
-    base = hops.distance_matrix(*clouds_of(walk, bow), L)
+    base = hops.window_distance_matrix(*clouds_of(walk, bow), L)
     names = {"Foot_L": "LeftFoot", "Foot_R": "RightFoot", "UpperLeg_L": "thigh.L", "UpperLeg_R": "thigh.R"}
     z_up = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.pi / 2)
     turn = quat.from_axis_angle(np.array([0.0, 1.0, 0.0]), 1.3)
     for changed in [(walk.renamed(names), bow.renamed(names)), (walk.scaled(0.01), bow.scaled(0.01)),
                     (walk.transformed(z_up), bow.transformed(z_up, np.array([40.0, -75.0, 0.0]))),
                     (walk, bow.transformed(turn, np.array([300.0, 0.0, -50.0])))]:
-        np.testing.assert_allclose(hops.distance_matrix(*clouds_of(*changed), L), base, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(hops.window_distance_matrix(*clouds_of(*changed), L), base, rtol=1e-9, atol=1e-12)
 
 
 def test_the_distance_at_120_fps_is_close_to_the_one_at_30(library):
     walk, bow = library["walk_normal_001.bvh"], library["bow_normal_001.bvh"]
-    base = hops.distance_matrix(*clouds_of(walk, bow), L)
-    fine = hops.distance_matrix(*clouds_of(walk.resampled(120), bow.resampled(120)), 4 * L)[::4, ::4]
+    base = hops.window_distance_matrix(*clouds_of(walk, bow), L)
+    fine = hops.window_distance_matrix(*clouds_of(walk.resampled(120), bow.resampled(120)), 4 * L)[::4, ::4]
     rows, cols = min(len(fine), len(base)), min(fine.shape[1], base.shape[1])
     # frame 4a at 120 fps is frame a at 30; the window sees the same half second, sampled 4 times as often
     assert np.abs(fine[:rows, :cols] - base[:rows, :cols]).max() < 0.05 * base.mean()
@@ -144,7 +144,7 @@ def test_the_pruned_search_finds_the_brute_force_optimum(seed):
     clouds.append(clouds[1].copy())  # a twin of clip 1: ties between hops must go to the smaller index
     src, dst = 0, int(rng.integers(1, 4))
     n_src, n_dst = len(clouds[src]), len(clouds[dst])
-    matrices = {(a, b): hops.distance_matrix(clouds[a], clouds[b], length, same=a == b)
+    matrices = {(a, b): hops.window_distance_matrix(clouds[a], clouds[b], length, same=a == b)
                 for a in range(4) for b in range(4)}
     from_source = [matrices[src, i] for i in range(4)]
     to_destination = [matrices[i, dst] for i in range(4)]
@@ -166,7 +166,7 @@ def test_the_direct_candidate_costs_exactly_the_direct_transition(measured):
     src, dst = names.index("walk_normal_001.bvh"), names.index("bow_normal_001.bvh")
     from_source = [matrices[src, i] for i in range(len(names))]
     to_destination = [matrices[i, dst] for i in range(len(names))]
-    direct_matrix = hops.distance_matrix(clouds[src], clouds[dst], L)
+    direct_matrix = hops.window_distance_matrix(clouds[src], clouds[dst], L)
     offset, kept = 20, 0
     # a weight under which no stay pays: the direct transition competes with the hops' zero stays
     for trigger in hops.trigger_frames(len(clouds[src]), len(clouds[dst]), offset, L)[::4]:
@@ -281,8 +281,8 @@ def test_the_tasks_run_where_only_numpy_is_installed(small_library, tmp_path):
     cloudpickle = pytest.importorskip("cloudpickle")
     names = sorted(small_library)
     clouds, _ = hops.library_point_clouds([small_library[n] for n in names], 0)
-    matrices = [hops.distance_matrix(clouds[0], clouds[i], L, same=i == 0) for i in range(len(names))]
-    back = [hops.distance_matrix(clouds[i], clouds[2], L, same=i == 2) for i in range(len(names))]
+    matrices = [hops.window_distance_matrix(clouds[0], clouds[i], L, same=i == 0) for i in range(len(names))]
+    back = [hops.window_distance_matrix(clouds[i], clouds[2], L, same=i == 2) for i in range(len(names))]
     jobs = [(hops.distance_task, (0, 1), {"clouds": clouds, "blend_frames": L}),
             (hops.search_task, np.arange(20, 26), {"from_source": matrices, "to_destination": back, "offset": 5,
                                                     "blend_frames": L, "dst": 2, "weight": 0.002, "max_stay": None})]

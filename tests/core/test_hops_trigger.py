@@ -17,8 +17,8 @@ def clouds(mocap):
 
 
 def whole_matrix_choice(clouds, src, dst, trigger, offset, weight, max_stay):
-    from_source = [hops.distance_matrix(clouds[src], c, L, same=i == src) for i, c in enumerate(clouds)]
-    to_destination = [hops.distance_matrix(c, clouds[dst], L, same=i == dst) for i, c in enumerate(clouds)]
+    from_source = [hops.window_distance_matrix(clouds[src], c, L, same=i == src) for i, c in enumerate(clouds)]
+    to_destination = [hops.window_distance_matrix(c, clouds[dst], L, same=i == dst) for i, c in enumerate(clouds)]
     return hops.search_one_hop(trigger, from_source, to_destination, offset=offset, blend_frames=L, dst=dst,
                                weight=weight, max_stay=max_stay)
 
@@ -40,7 +40,7 @@ def test_one_trigger_gets_the_choice_of_the_whole_matrices(clouds, weight, max_s
 
 def test_only_the_windows_a_trigger_reaches_are_measured(clouds, monkeypatch):
     src, dst = LIBRARY.index("walk_normal_001"), LIBRARY.index("bow_normal_001")
-    real = hops.distance_matrix
+    real = hops.window_distance_matrix
 
     def measured(trigger, weight):
         """Entries of distance matrices computed by the search of ``trigger``."""
@@ -50,7 +50,7 @@ def test_only_the_windows_a_trigger_reaches_are_measured(clouds, monkeypatch):
             sizes.append(real(a, b, length, **kw).size)
             return real(a, b, length, **kw)
 
-        monkeypatch.setattr(hops, "distance_matrix", counting)
+        monkeypatch.setattr(hops, "window_distance_matrix", counting)
         hops.search_trigger(clouds, src, dst, trigger, offset=100, blend_frames=L, weight=weight)
         return sum(sizes)
 
