@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("core", "addon")
 
 # Issue 25 item 2, lowest first. A file may import files of lower layers (and of its own, as long
-# as no circle forms); ``state`` is item 3's module of session caches.
+# as no circle forms); ``state`` is item 3's module of session caches, ``pose`` the pose channels'
+# conversions (numpy on core alone) that fcurves and convert use.
 ADDON_LAYERS = {
-    1: ("fcurves", "strips"),
+    1: ("fcurves", "strips", "pose"),
     2: ("convert", "timeline", "sync_groups"),
     3: ("preview", "report", "state"),
     4: ("synthesis", "bake"),
