@@ -30,8 +30,8 @@ from . import quat
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, horizontal, moving_feet
 from .motion import forward_kinematics
-from .optimize import (body_frame_joints, body_frames_of, body_velocity, distance_matrix, optimal_blend_range,
-                       pose_acceleration, pose_velocity, primary_joints)
+from .optimize import (BlendLimits, BlendSide, body_frame_joints, body_frames_of, body_velocity, distance_matrix,
+                       optimal_blend_range, pose_acceleration, pose_velocity, primary_joints)
 from .options import ContactOptions
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .track import (Context, Feet, PhaseSpan, Track, base_foot_at, clamped, contacts_at, foot_joints, frame_range,
@@ -126,25 +126,26 @@ class _Sides:
             fp = fp.copy()
             fp[self.prev_index(int(t0_candidates[0]))] = fp[self.prev_index(prev_pose_frame)]
         return optimal_blend_range(
-            fp, fn, vp, vn,
-            t0_candidates=np.asarray(t0_candidates), t1_candidates=np.asarray(t1_candidates),
-            prev_offset=self.prev_offset, next_offset=self.next_offset, fps=ctx.fps,
-            phase_length_s=phase_length_s, weights=ctx.weights,
-            # no blend shorter than min_blend_s where the possible ranges allow it:
-            # eq. (11) alone would take a one-frame jump between two similar poses
-            min_frames=int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps)),
-            # nor one that moves the body faster than the two clips ever move it
-            max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
-            # nor add more acceleration than the clips typically have (W = 1) or
-            # than 1 / W times that: a blend squeezed shorter than its change of
-            # pose needs is a jerk; W = 0 leaves eq. (9) alone to be responsive
-            max_accel=self._limit(self.accel[part], ctx),
-            # and the lower body (which carries the pelvis) no faster a change of the
-            # body's velocity, from standing into a run say, than the clips' own
-            body_velocity=self.body, max_body_accel=self._limit(self.body_accel, ctx) if part == "lower" else None,
-            # and none longer than max_blend_s: over a long gap between the cores the
-            # search then grows with the gap, not with its square
-            max_frames=max(int(round(ctx.options.max_blend_s * ctx.fps)), 1),
+            BlendSide(fp, vp, np.asarray(t0_candidates), self.prev_offset, self.body[0]),
+            BlendSide(fn, vn, np.asarray(t1_candidates), self.next_offset, self.body[1]),
+            fps=ctx.fps, phase_length_s=phase_length_s, weights=ctx.weights,
+            limits=BlendLimits(
+                # no blend shorter than min_blend_s where the possible ranges allow it:
+                # eq. (11) alone would take a one-frame jump between two similar poses
+                min_frames=int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps)),
+                # nor one that moves the body faster than the two clips ever move it
+                max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
+                # nor add more acceleration than the clips typically have (W = 1) or
+                # than 1 / W times that: a blend squeezed shorter than its change of
+                # pose needs is a jerk; W = 0 leaves eq. (9) alone to be responsive
+                max_accel=self._limit(self.accel[part], ctx),
+                # and the lower body (which carries the pelvis) no faster a change of the
+                # body's velocity, from standing into a run say, than the clips' own
+                max_body_accel=self._limit(self.body_accel, ctx) if part == "lower" else None,
+                # and none longer than max_blend_s: over a long gap between the cores the
+                # search then grows with the gap, not with its square
+                max_frames=max(int(round(ctx.options.max_blend_s * ctx.fps)), 1),
+            ),
         )
 
     @staticmethod
