@@ -340,7 +340,8 @@ class BlendSide:
     candidates     ``(K,)`` integer output frames: this end's possible range S of
                    section 4.2 (t0 for the previous side, t1 for the following
                    one). It may hold a single frame (an end fixed by eqs. 3/5/7)
-                   and need not be contiguous.
+                   and need not be contiguous. Only the search reads it
+                   (:func:`blend_cost_terms` is given its pairs).
     offset         output frame ``t`` is frame ``t - offset`` of this clip (outside
                    its frames a clip holds its end pose, velocity 0).
     body_velocity  ``(F, 3)`` :func:`body_velocity` per frame, or None; needed only
@@ -351,7 +352,7 @@ class BlendSide:
 
     feats: np.ndarray
     velocity: np.ndarray
-    candidates: np.ndarray
+    candidates: np.ndarray | None = None
     offset: int = 0
     body_velocity: np.ndarray | None = None
 
@@ -701,6 +702,8 @@ def _limit(value, name: str) -> float | None:
 
 
 def _candidates(t, name: str) -> np.ndarray:
+    if t is None:
+        raise ValueError(f"{name} not given: the search needs this end's possible range (BlendSide.candidates)")
     t = np.asarray(t)
     if t.size == 0:
         raise ValueError(f"{name} is empty: the possible range of this blending segment has no frames")
@@ -713,26 +716,14 @@ def _candidates(t, name: str) -> np.ndarray:
     return np.unique(t)
 
 
-def blend_cost_terms(
-    prev_feats: np.ndarray,
-    next_feats: np.ndarray,
-    prev_velocity: np.ndarray,
-    next_velocity: np.ndarray,
-    t0: np.ndarray,
-    t1: np.ndarray,
-    *,
-    prev_offset: int,
-    next_offset: int,
-    fps: float,
-    phase_length_s: float | None,
-) -> BlendTerms:
+def blend_cost_terms(previous: BlendSide, following: BlendSide, t0: np.ndarray, t1: np.ndarray, *, fps: float,
+                     phase_length_s: float | None) -> BlendTerms:
     """Q_t, Q_p, Q_v of eqs. (10)-(14) at pairs ``(t0, t1)`` of output frames.
 
-    prev_feats (F0, n, 3), next_feats (F1, n, 3)   :func:`pose_features` of the two clips.
-    prev_velocity (F0,), next_velocity (F1,)       :func:`pose_velocity` of each.
+    previous, following   the two motions (:class:`BlendSide`; their ``feats``, ``velocity``
+                      and ``offset``: outside its frames a clip holds its end pose, velocity 0;
+                      their candidates are not read).
     t0, t1            integer output frames, broadcast together; ``t1 > t0`` everywhere.
-    prev_offset, next_offset   output frame ``t`` is clip frame ``t - offset``
-                      (clamped: outside its frames a clip holds its end pose, velocity 0).
     fps               frames per second of the timeline (and of both clips).
     phase_length_s    ``t_p,end - t_p,begin`` of the foot-moving phase P the
                       segment is tied to, seconds (eq. 10: motion-to-motion,
@@ -744,10 +735,11 @@ def blend_cost_terms(
     t0, t1 = np.broadcast_arrays(np.asarray(t0, dtype=np.int64), np.asarray(t1, dtype=np.int64))
     if np.any(t1 <= t0):
         raise ValueError("a blending range needs t0 < t1 (the following motion's end after the previous one's start)")
-    prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
+    prev, nxt, prev_velocity, next_velocity = _check_clips(previous.feats, following.feats,
+                                                           previous.velocity, following.velocity)
     _check_timing(fps, phase_length_s)
-    f0, inside0 = _on_clip(t0, prev_offset, len(prev))
-    f1, inside1 = _on_clip(t1, next_offset, len(nxt))
+    f0, inside0 = _on_clip(t0, previous.offset, len(prev))
+    f1, inside1 = _on_clip(t1, following.offset, len(nxt))
     v0 = np.where(inside0, prev_velocity[f0], 0.0)
     v1 = np.where(inside1, next_velocity[f1], 0.0)
     return _terms(pose_distance(prev[f0], nxt[f1]), v0, v1, (t1 - t0) * (1.0 / fps), phase_length_s)
@@ -822,6 +814,7 @@ def optimal_blend_range(
     previous, following   the two motions (:class:`BlendSide`): t0 is one of the
                   previous side's candidates, t1 one of the following side's.
     fps, phase_length_s   as in :func:`blend_cost_terms`.
+                  (The sides' candidates are the possible range S of eq. 9.)
     weights       ``(w_t, w_p, w_v)``, e.g. :func:`blend_weights` of W.
     limits        :class:`BlendLimits`: the shortest and longest range, and the
                   speed and accelerations a range may ask of the body.

@@ -331,17 +331,18 @@ def steady(frames=60, fps=30.0, speed=(0.0, 0.0, 1.0)):
 def test_time_term_is_the_range_length_or_its_distance_from_the_phase_length():
     f = steady()
     v = pose_velocity(f, 30.0)
-    kw = dict(prev_offset=0, next_offset=0, fps=30.0)
+    side = BlendSide(f, v)
     t0, t1 = np.array([10, 10, 20]), np.array([13, 40, 50])
-    np.testing.assert_allclose(blend_cost_terms(f, f, v, v, t0, t1, phase_length_s=None, **kw).time, [0.1, 1.0, 1.0])
-    np.testing.assert_allclose(blend_cost_terms(f, f, v, v, t0, t1, phase_length_s=0.5, **kw).time, [0.4, 0.5, 0.5])
+    np.testing.assert_allclose(blend_cost_terms(side, side, t0, t1, fps=30.0, phase_length_s=None).time, [0.1, 1.0, 1.0])
+    np.testing.assert_allclose(blend_cost_terms(side, side, t0, t1, fps=30.0, phase_length_s=0.5).time, [0.4, 0.5, 0.5])
 
 
 def test_pose_term_compares_the_previous_motion_at_t0_with_the_following_at_t1():
     rng = np.random.default_rng(4)
     prev, nxt = rng.normal(size=(40, 6, 3)), rng.normal(size=(50, 6, 3))
     vp, vn = pose_velocity(prev, 30.0), pose_velocity(nxt, 30.0)
-    terms = blend_cost_terms(prev, nxt, vp, vn, 35, 42, prev_offset=5, next_offset=20, fps=30.0, phase_length_s=None)
+    terms = blend_cost_terms(BlendSide(prev, vp, offset=5), BlendSide(nxt, vn, offset=20), 35, 42, fps=30.0,
+                             phase_length_s=None)
     assert terms.pose == pytest.approx(pose_distance(prev[30], nxt[22]))
 
 
@@ -349,8 +350,8 @@ def test_velocity_term_is_zero_when_both_ends_move_at_the_blends_mean_speed():
     """A blend that carries on a steady motion: D(t0, t1) / (t1 - t0) is the motion's own speed."""
     f = steady(speed=(0.6, 0.0, 0.8))
     v = pose_velocity(f, 30.0)
-    terms = blend_cost_terms(f, f, v, v, np.arange(5, 30), np.arange(12, 37), prev_offset=0, next_offset=0,
-                             fps=30.0, phase_length_s=None)
+    terms = blend_cost_terms(BlendSide(f, v), BlendSide(f, v), np.arange(5, 30), np.arange(12, 37), fps=30.0,
+                             phase_length_s=None)
     np.testing.assert_allclose(terms.velocity, 0.0, atol=1e-12)
     np.testing.assert_allclose(terms.pose, 1.0 * 7 / 30.0, rtol=1e-12)
 
@@ -358,8 +359,8 @@ def test_velocity_term_is_zero_when_both_ends_move_at_the_blends_mean_speed():
 def test_outside_its_frames_a_clip_holds_its_end_pose_still():
     prev, nxt = steady(30), steady(30, speed=(1.0, 0.0, 0.0))
     vp, vn = pose_velocity(prev, 30.0), pose_velocity(nxt, 30.0)
-    late = blend_cost_terms(prev, nxt, vp, vn, 10, 80, prev_offset=0, next_offset=20, fps=30.0, phase_length_s=None)
-    last = blend_cost_terms(prev, nxt, vp * 0, vn * 0, 10, 49, prev_offset=0, next_offset=20, fps=30.0,
+    late = blend_cost_terms(BlendSide(prev, vp), BlendSide(nxt, vn, offset=20), 10, 80, fps=30.0, phase_length_s=None)
+    last = blend_cost_terms(BlendSide(prev, vp * 0), BlendSide(nxt, vn * 0, offset=20), 10, 49, fps=30.0,
                             phase_length_s=None)
     assert late.pose == pytest.approx(last.pose)
     mean_speed = late.pose / (70 / 30.0)
@@ -370,7 +371,7 @@ def test_a_range_that_does_not_move_forward_in_time_is_refused():
     f = steady()
     v = pose_velocity(f, 30.0)
     with pytest.raises(ValueError, match="t0 < t1"):
-        blend_cost_terms(f, f, v, v, 10, 10, prev_offset=0, next_offset=0, fps=30.0, phase_length_s=None)
+        blend_cost_terms(BlendSide(f, v), BlendSide(f, v), 10, 10, fps=30.0, phase_length_s=None)
 
 
 # ---------------------------------------------------------------- eq. (9): the optimum
@@ -463,9 +464,8 @@ def test_any_coarse_step_reaches_the_same_optimum(step):
 def test_the_cost_is_the_weighted_sum_of_the_terms_at_the_range():
     problem = random_problem(13)
     result = optimal(**problem)
-    keys = ("prev_feats", "next_feats", "prev_velocity", "next_velocity")
-    terms = blend_cost_terms(*(problem[k] for k in keys), result.t0, result.t1, prev_offset=problem["prev_offset"],
-                             next_offset=problem["next_offset"], fps=problem["fps"],
+    sides = grouped(**problem)
+    terms = blend_cost_terms(sides["previous"], sides["following"], result.t0, result.t1, fps=problem["fps"],
                              phase_length_s=problem["phase_length_s"])
     np.testing.assert_allclose(tuple(result.terms), tuple(terms), rtol=1e-12)
     assert result.cost == pytest.approx(float(np.dot(problem["weights"], tuple(terms))), rel=1e-12)
@@ -484,6 +484,13 @@ def test_impossible_searches_are_refused_with_the_reason():
         optimal(**dict(problem, prev_velocity=problem["prev_velocity"][:-1]))
     with pytest.raises(ValueError, match="coarse_step"):
         optimal(**problem, coarse_step=0)
+
+
+def test_a_side_without_its_possible_range_is_refused_by_the_search():
+    sides = grouped(**random_problem(14))
+    bare = BlendSide(sides["following"].feats, sides["following"].velocity, offset=sides["following"].offset)
+    with pytest.raises(ValueError, match="t1_candidates not given"):
+        optimal_blend_range(sides["previous"], bare, fps=30.0, phase_length_s=None, weights=blend_weights(0.5))
 
 
 def test_the_optimum_is_the_same_in_metres_and_centimetres(mocap):
@@ -568,9 +575,9 @@ def test_when_no_range_keeps_within_the_limits_the_gentlest_wins():
     t0, t1 = np.asarray(problem["t0_candidates"]), np.asarray(problem["t1_candidates"])
     a, b = (x.ravel() for x in np.meshgrid(t0, t1, indexing="ij"))
     a, b = a[a < b], b[a < b]
-    shared = {k: problem[k] for k in ("prev_feats", "next_feats", "prev_velocity", "next_velocity",
-                                      "prev_offset", "next_offset", "fps", "phase_length_s")}
-    d = blend_cost_terms(**shared, t0=a, t1=b).pose
+    sides = grouped(**problem)
+    d = blend_cost_terms(sides["previous"], sides["following"], a, b, fps=fps,
+                         phase_length_s=problem["phase_length_s"]).pose
     slowest = optimal(**problem, max_speed=1e-9)
     assert slowest == exhaustive(**problem, max_speed=1e-9)
     assert slowest.excess > 1.0  # the plan says the blend is more abrupt than the limits
