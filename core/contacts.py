@@ -375,6 +375,48 @@ def _step_slots(down: np.ndarray, points: np.ndarray, planned: dict, feet: list[
     return slots
 
 
+@dataclass(frozen=True)
+class _FootOverGap:
+    """One foot over one gap, and what every rule of :func:`_held_foot` measures it by.
+
+    foot     its rendered poses over the gap's ``n`` frames (:class:`_Foot`);
+    floors   (2,) the floors of its (ankle, toe);
+    up, leg  the up axis and the leg length (the rules' unit);
+    ends     how high each core has the foot's lowest point above ``floors`` (start, end): a
+             foot held from (or into) a core settles from there onto the floor;
+    settle   over how many frames it does (``settle_s``, at least one frame).
+    """
+
+    foot: _Foot
+    floors: np.ndarray
+    up: np.ndarray
+    leg: float
+    options: ContactOptions
+    ends: np.ndarray
+    settle: float
+
+    @property
+    def n(self) -> int:
+        return len(self.foot.ankle)
+
+    def settled(self, frames: np.ndarray) -> np.ndarray:
+        """How high the foot stands above the floor at gap ``frames`` when down: settling from
+        the cores' heights onto the floor within ``settle`` frames of either core. (A clip whose
+        floor lies 2 mm above the other's would otherwise stand its feet 2 mm up through the gap.)"""
+        return np.maximum(self.ends[0] * (1.0 - smoothstep(frames / self.settle)),
+                          self.ends[1] * (1.0 - smoothstep((self.n - 1 - frames) / self.settle)))
+
+    def clearance(self, place, rotation, frames, turned_toe=None, floors=None) -> np.ndarray:
+        """:func:`_clearance` of this foot, above its floors (or ``floors``)."""
+        return _clearance(place, rotation, self.foot, frames, self.up, self.floors if floors is None else floors,
+                          turned_toe)
+
+    def correction(self, frames, place, rotation) -> tuple[np.ndarray, np.ndarray]:
+        """The correction that brings the rendered foot at ``frames`` to ``place`` and ``rotation``:
+        a translation of the ankle ``(m, 3)`` and a rotation of the foot ``(m, 4)``."""
+        return place - self.foot.ankle[frames], quat.mul(rotation, quat.inv(self.foot.rotation[frames]))
+
+
 def _held_foot(foot: _Foot, down: np.ndarray, slots: list[PlannedStep], up: np.ndarray, leg: float,
                floors: np.ndarray, options: ContactOptions, landings: dict | None = None, *, fps: float,
                own: SourceFeet | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -386,6 +428,11 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[PlannedStep], up: np.n
            unused): off its hold there, whatever the sources say, along :func:`_step_path`.
     own    this foot's :class:`SourceFeet` over the gap ``(n,)`` (a blend of motions played
            at the same time): each rule gives way to what the sources' own foot does.
+
+    The rules run in order, each on the frames the ones before left unknown or on its own:
+    runs down (:func:`_glide_between_cores`, :func:`_held_runs`), planned steps
+    (:func:`_step_along_slot`), the air between (:func:`_eased_through_air`), swings lifted
+    clear (:func:`_swing_lift`) and the floor (:func:`_kept_above_floor`).
     """
     n = len(down)
     down = down.copy()
@@ -395,162 +442,198 @@ def _held_foot(foot: _Foot, down: np.ndarray, slots: list[PlannedStep], up: np.n
         floors = np.minimum(floors, _heights(foot, [0, n - 1], up).min(axis=0))
     for slot in slots:
         down[slot.first : slot.last + 1] = False
-    # the correction at each frame: a translation of the ankle and a rotation of the foot
+    ends = _clearance(foot.ankle[[0, -1]], foot.rotation[[0, -1]], foot, np.array([0, n - 1]), up, floors)
+    gap = _FootOverGap(foot, floors, up, leg, options, ends, max(options.settle_s * fps, 1.0))
+    # the correction at each frame (NaN: not known yet), the cores' own frames none
     offset = np.full((n, 3), np.nan)
     turn = np.full((n, 4), np.nan)
-    offset[[0, -1]], turn[[0, -1]] = 0.0, quat.identity()  # the cores' own frames
-    # How high each core has the foot's lowest point above the gap's floor; a foot held
-    # from (or into) a core settles from there onto the floor over settle_s (a clip
-    # whose floor lies 2 mm above the other's would otherwise stand its feet 2 mm up
-    # through the gap)
-    ends = _clearance(foot.ankle[[0, -1]], foot.rotation[[0, -1]], foot, np.array([0, n - 1]), up, floors)
-    settle = max(options.settle_s * fps, 1.0)
-
-    def settled(frames):
-        return np.maximum(ends[0] * (1.0 - smoothstep(frames / settle)),
-                          ends[1] * (1.0 - smoothstep((n - 1 - frames) / settle)))
-    if own is not None:
-        shift, twist = _drift_sums(foot, own, up, leg, options)
-    # the runs down, held where they touch down, or where a core at an end has them (one gap
-    # too short to step in, down throughout, glides), evaluated together: each frame is
-    # worked out on its own, from the frame its run is held at
-    held_runs = []
+    offset[[0, -1]], turn[[0, -1]] = 0.0, quat.identity()
     runs = contact_runs(down)
-    if own is not None and runs:
-        # how far the blend takes the foot from where the sources' own feet would over each
-        # run, from the frame it is held at (the turn counted at the toe: a foot is about
-        # 0.3 legs long), all runs at once
-        frames = np.concatenate([np.arange(a, b + 1) for a, b in runs])
-        at = np.repeat([0 if a == 0 else (n - 1 if b == n - 1 else a) for a, b in runs], [b - a + 1 for a, b in runs])
-        apart = np.maximum(quat.length(shift[frames] - shift[at]), 0.3 * leg * np.abs(twist[frames] - twist[at]))
-        drifts = np.maximum.reduceat(apart, np.cumsum([0] + [b - a + 1 for a, b in runs[:-1]]))
-        # a blend that keeps the foot where the sources' own feet take it (within
-        # step_apart: places closer count as one) broke nothing: it is left as
-        # blended; one that takes it twice that far away is held, and in between
-        # the hold is eased in, so the output changes continuously with the weights
-        holds = smoothstep(drifts / (options.step_apart * leg) - 1.0).tolist()
-    for r, (start, end) in enumerate(runs):
+    holds = [1.0] * len(runs) if own is None else _run_holds(gap, runs, own)
+    held_runs = []
+    for (start, end), hold in zip(runs, holds):
         if start == 0 and end == n - 1:
             frames = np.arange(start, end + 1)
-            # down through a gap too short to step in: glide from one core's place to the other's
-            u = smoothstep(frames / (n - 1))[:, None]
-            place = (1.0 - u) * foot.ankle[0] + u * foot.ankle[-1]
-            rotation = quat.slerp(foot.rotation[0], foot.rotation[-1], u[:, 0])
-            place = place + (settled(frames) - _clearance(place, rotation, foot, frames, up, floors))[:, None] * up
-            offset[frames] = place - foot.ankle[frames]
-            turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
-            continue
-        h = 0 if start == 0 else (n - 1 if end == n - 1 else start)  # where it is held
-        hold = 1.0  # how much of the hold applies
-        if own is not None:
-            hold = holds[r]
-            if hold == 0.0:
-                offset[start : end + 1], turn[start : end + 1] = 0.0, quat.identity()
-                continue
-        held_runs.append((start, end, h, hold))
+            offset[frames], turn[frames] = gap.correction(frames, *_glide_between_cores(gap, frames))
+        elif hold == 0.0:
+            offset[start : end + 1], turn[start : end + 1] = 0.0, quat.identity()
+        else:
+            held_runs.append((start, end, 0 if start == 0 else (n - 1 if end == n - 1 else start), hold))
     if held_runs:
-        lengths = [end - start + 1 for start, end, _, _ in held_runs]
-        frames = np.concatenate([np.arange(start, end + 1) for start, end, _, _ in held_runs])
-        at = np.repeat([h for _, _, h, _ in held_runs], lengths)
-        place, rotation, toe = _planted(foot, frames, at, up, leg, floors, options)
-        first_of_run = np.cumsum([0] + lengths[:-1])
-        for (start, end, h, _), i in zip(held_runs, first_of_run):
-            if h == start and start in (landings or {}):
-                # a planned step lands where the plan says (its way's end), on the floor it has
-                place[i : i + end - start + 1] += horizontal(landings[start] - place[i], up)
-        # it stands on the floor, settling from (or into) the core it goes on from; a
-        # touch-down inside the gap too (the blend of a foot down and a foot in the
-        # air would otherwise hold it hovering)
-        place = place + (settled(frames) - _clearance(place, rotation, foot, frames, up, floors, toe))[:, None] * up
-        offset[frames] = place - foot.ankle[frames]
-        turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
-        hold = np.repeat([hold for *_, hold in held_runs], lengths)
-        if (hold < 1.0).any():
-            eased = frames[hold < 1.0]
-            offset[eased] *= hold[hold < 1.0, None]
-            turn[eased] = quat.slerp(quat.identity(), turn[eased], hold[hold < 1.0])
-    # A step goes from where the foot stands before it (where it is not down just
-    # before, from where the blend has it) to where it lands, clear of the floor. A
-    # step that does not land (onto a swing of the clip's own, a run starting in
-    # flight) leaves the same way and merges into that swing over its second half,
-    # so that it joins the swing at the swing's own speed.
+        frames, offset_held, turn_held = _held_runs(gap, held_runs, landings or {})
+        offset[frames], turn[frames] = offset_held, turn_held
     for slot in slots:
-        a, b = slot.first, slot.last
-        lands = down[b + 1]
-        ends = np.array([a - 1, b + 1])
+        # (one slot at a time: a step may leave from where the one before it lands)
+        ends = np.array([slot.first - 1, slot.last + 1])
         unknown = ends[np.isnan(offset[ends, 0])]
         offset[unknown], turn[unknown] = 0.0, quat.identity()
-        places, rotations = foot.ankle[ends] + offset[ends], quat.mul(turn[ends], foot.rotation[ends])
-        frames = np.arange(a, b + 1)
-        x = (frames - a + 1) / (b - a + 2)
-        # (a step the plan has not sized: as high as a step of its way, its toe's where it turns)
-        lift = step_lift(_step_length(places, rotations, up, leg), leg, options) if slot.lift is None else slot.lift
-        place, rotation = _step_path(places, rotations, x, up, lift, 0.0 if slot.glide else options.step_delay)
-        if slot.glide:
-            # it slides on the floor: its lowest point (ankle or toe) as high above the floor
-            # as where it leaves and where it lands, in between as it goes (a foot turning from
-            # its toe onto its heel on the way would otherwise lift clear in the middle)
-            clear = _clearance(places, rotations, foot, ends, up, floors)
-            want = (1.0 - smoothstep(x)) * clear[0] + smoothstep(x) * clear[1]
-            place = place + (want - _clearance(place, rotation, foot, frames, up, floors))[:, None] * up
-        if not lands:
-            v = smoothstep(2.0 * x - 1.0)
-            place = (1.0 - v)[:, None] * place + v[:, None] * foot.ankle[frames]
-            rotation = quat.slerp(rotation, foot.rotation[frames], v)
-        offset[frames] = place - foot.ankle[frames]
-        turn[frames] = quat.mul(rotation, quat.inv(foot.rotation[frames]))
-    # in the air the correction eases from where the foot left the floor to where it lands
-    known = np.flatnonzero(~np.isnan(offset[:, 0]))
+        frames = np.arange(slot.first, slot.last + 1)
+        offset[frames], turn[frames] = gap.correction(
+            frames, *_step_along_slot(gap, slot, bool(down[slot.last + 1]), offset[ends], turn[ends]))
     air = np.flatnonzero(np.isnan(offset[:, 0]))
     if len(air):
-        after = known[np.searchsorted(known, air)]
-        before = known[np.searchsorted(known, air) - 1]
-        u = smoothstep((air - before) / (after - before))
-        offset[air] = (1.0 - u)[:, None] * offset[before] + u[:, None] * offset[after]
-        turn[air] = quat.slerp(turn[before], turn[after], u)
+        offset[air], turn[air] = _eased_through_air(offset, turn, air)
     rotation = quat.mul(turn, foot.rotation)
-    # a foot in the air between two places on the floor clears it as a step would:
-    # the blend of a swing and a foot at rest carries the swing across low enough to
-    # skim the floor
+    frames, rise = _swing_lift(gap, down, air, offset, rotation, own)
+    if len(frames):
+        offset[frames] += rise[:, None] * up
+    target = _kept_above_floor(gap, offset, rotation, own)
+    offset = target - foot.ankle
+    active = (quat.length(offset) > 1e-9 * leg) | (quat.angle(turn, quat.identity()) > 1e-9)
+    active[[0, -1]] = False
+    return target, rotation, active
+
+
+def _run_holds(gap: _FootOverGap, runs: list[tuple[int, int]], own: SourceFeet) -> list[float]:
+    """How much of the hold applies to each run down ``[0, 1]``, from how far the blend takes the
+    foot from where the sources' own feet would over the run, from the frame it is held at (the
+    turn counted at the toe: a foot is about 0.3 legs long), all runs at once.
+
+    A blend that keeps the foot where the sources' own feet take it (within step_apart: places
+    closer count as one) broke nothing: 0, left as blended; one that takes it twice that far
+    away: 1, held; in between the hold is eased in, so the output changes continuously with the
+    weights."""
+    if not runs:
+        return []
+    n, leg = gap.n, gap.leg
+    shift, twist = _drift_sums(gap.foot, own, gap.up, leg, gap.options)
+    frames = np.concatenate([np.arange(a, b + 1) for a, b in runs])
+    at = np.repeat([0 if a == 0 else (n - 1 if b == n - 1 else a) for a, b in runs], [b - a + 1 for a, b in runs])
+    apart = np.maximum(quat.length(shift[frames] - shift[at]), 0.3 * leg * np.abs(twist[frames] - twist[at]))
+    drifts = np.maximum.reduceat(apart, np.cumsum([0] + [b - a + 1 for a, b in runs[:-1]]))
+    return smoothstep(drifts / (gap.options.step_apart * leg) - 1.0).tolist()
+
+
+def _glide_between_cores(gap: _FootOverGap, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ankle places and rotations of a foot down through a whole gap too short to step in: it
+    glides from one core's place to the other's, on the floor as it settles."""
+    foot = gap.foot
+    u = smoothstep(frames / (gap.n - 1))[:, None]
+    place = (1.0 - u) * foot.ankle[0] + u * foot.ankle[-1]
+    rotation = quat.slerp(foot.rotation[0], foot.rotation[-1], u[:, 0])
+    return place + (gap.settled(frames) - gap.clearance(place, rotation, frames))[:, None] * gap.up, rotation
+
+
+def _held_runs(gap: _FootOverGap, held_runs: list[tuple[int, int, int, float]], landings: dict
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The frames of runs down ``(start, end, h, hold)`` and their corrections (offsets ``(m, 3)``,
+    turns ``(m, 4)``): each run held where it is at frame ``h`` (where it touches down, or where
+    the core at an end has it; :func:`_planted`), a planned step's landing ``landings {frame: to}``
+    where the plan lands it, on the floor as it settles, ``hold`` of the way.
+
+    Evaluated together: each frame is worked out on its own, from the frame its run is held at."""
+    lengths = [end - start + 1 for start, end, _, _ in held_runs]
+    frames = np.concatenate([np.arange(start, end + 1) for start, end, _, _ in held_runs])
+    at = np.repeat([h for _, _, h, _ in held_runs], lengths)
+    place, rotation, toe = _planted(gap.foot, frames, at, gap.up, gap.leg, gap.floors, gap.options)
+    first_of_run = np.cumsum([0] + lengths[:-1])
+    for (start, end, h, _), i in zip(held_runs, first_of_run):
+        if h == start and start in landings:
+            # a planned step lands where the plan says (its way's end), on the floor it has
+            place[i : i + end - start + 1] += horizontal(landings[start] - place[i], gap.up)
+    # it stands on the floor, settling from (or into) the core it goes on from; a
+    # touch-down inside the gap too (the blend of a foot down and a foot in the
+    # air would otherwise hold it hovering)
+    place = place + (gap.settled(frames) - gap.clearance(place, rotation, frames, toe))[:, None] * gap.up
+    offset, turn = gap.correction(frames, place, rotation)
+    hold = np.repeat([hold for *_, hold in held_runs], lengths)
+    eased = hold < 1.0
+    if eased.any():
+        offset[eased] *= hold[eased, None]
+        turn[eased] = quat.slerp(quat.identity(), turn[eased], hold[eased])
+    return frames, offset, turn
+
+
+def _step_along_slot(gap: _FootOverGap, slot: PlannedStep, lands: bool, offsets: np.ndarray, turns: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Ankle places and rotations over a step's frames ``slot.first .. slot.last``, from the
+    corrections ``offsets (2, 3)`` and ``turns (2, 4)`` of the frames it stands on and lands on.
+
+    A step goes from where the foot stands before it (where it is not down just before, from
+    where the blend has it) to where it lands, clear of the floor. A step that does not land
+    (onto a swing of the clip's own, a run starting in flight) leaves the same way and merges
+    into that swing over its second half, so that it joins the swing at the swing's own speed."""
+    foot, up, options = gap.foot, gap.up, gap.options
+    a, b = slot.first, slot.last
+    ends = np.array([a - 1, b + 1])
+    places, rotations = foot.ankle[ends] + offsets, quat.mul(turns, foot.rotation[ends])
+    frames = np.arange(a, b + 1)
+    x = (frames - a + 1) / (b - a + 2)
+    # (a step the plan has not sized: as high as a step of its way, its toe's where it turns)
+    lift = step_lift(_step_length(places, rotations, up, gap.leg), gap.leg, options) if slot.lift is None else slot.lift
+    place, rotation = _step_path(places, rotations, x, up, lift, 0.0 if slot.glide else options.step_delay)
+    if slot.glide:
+        # it slides on the floor: its lowest point (ankle or toe) as high above the floor
+        # as where it leaves and where it lands, in between as it goes (a foot turning from
+        # its toe onto its heel on the way would otherwise lift clear in the middle)
+        clear = gap.clearance(places, rotations, ends)
+        want = (1.0 - smoothstep(x)) * clear[0] + smoothstep(x) * clear[1]
+        place = place + (want - gap.clearance(place, rotation, frames))[:, None] * up
+    if not lands:
+        v = smoothstep(2.0 * x - 1.0)
+        place = (1.0 - v)[:, None] * place + v[:, None] * foot.ankle[frames]
+        rotation = quat.slerp(rotation, foot.rotation[frames], v)
+    return place, rotation
+
+
+def _eased_through_air(offset: np.ndarray, turn: np.ndarray, air: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The corrections at frames ``air`` (those not known in ``offset (n, 3)``, ``turn (n, 4)``):
+    in the air the correction eases from where the foot left the floor to where it lands."""
+    known = np.flatnonzero(~np.isnan(offset[:, 0]))
+    after = known[np.searchsorted(known, air)]
+    before = known[np.searchsorted(known, air) - 1]
+    u = smoothstep((air - before) / (after - before))
+    return (1.0 - u)[:, None] * offset[before] + u[:, None] * offset[after], quat.slerp(turn[before], turn[after], u)
+
+
+def _swing_lift(gap: _FootOverGap, down: np.ndarray, air: np.ndarray, offset: np.ndarray, rotation: np.ndarray,
+                own: SourceFeet | None) -> tuple[np.ndarray, np.ndarray]:
+    """Gap frames and how far ``(m,)`` along up a foot in the air between two places on the floor
+    rises, so that it clears the floor as a step would: the blend of a swing and a foot at rest
+    carries the swing across low enough to skim it. ``offset (n, 3)`` and ``rotation (n, 4)``:
+    the foot as corrected so far."""
+    foot, up, leg, options = gap.foot, gap.up, gap.leg, gap.options
+    n = gap.n
     in_air = np.zeros(n, dtype=bool)
     in_air[air] = True
     # (each such stretch reads only the frames down at its ends: all of them at once)
     swings = [(start, end) for start, end in contact_runs(in_air)
               if start > 0 and end < n - 1 and down[start - 1] and down[end + 1]]
-    if swings:
-        first, last = (np.array(e) for e in zip(*swings))
-        lengths = last - first + 1
-        ways = horizontal(foot.ankle[last + 1] + offset[last + 1] - foot.ankle[first - 1] - offset[first - 1], up)
-        # (a norm per stretch, as step_lift takes one)
-        lift = np.clip(options.step_rise * np.array([np.linalg.norm(w) for w in ways]), *(h * leg for h in options.step_height))
-        frames = np.concatenate([np.arange(a, b + 1) for a, b in swings])
-        clearance = _clearance(foot.ankle[frames] + offset[frames], rotation[frames], foot, frames, up,
-                               floors if own is None else own.floors)
-        # a swing is raised to no more than it clears already, or a step's least lift: the
-        # blend of a swing and a foot at rest skims the floor, and is lifted clear of it; a
-        # swing of a clip's own clears it by a few centimetres, as captured, and is left so
-        # (a walk's swing of 1.3 m raised to a quarter of its length jerked the knee up and
-        # down at three times its own acceleration)
-        peaks = np.maximum.reduceat(clearance, np.cumsum(np.concatenate([[0], lengths[:-1]])))
-        lift = np.minimum(lift, np.maximum(peaks, options.step_height[0] * leg))
-        x = (frames - np.repeat(first, lengths) + 1) / np.repeat(lengths + 1, lengths)
-        need = np.repeat(lift, lengths) * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
-        if own is not None:
-            # no higher than the sources' own swings go: only a swing the blend lowered is lifted
-            need = np.minimum(need, own.reach[frames])
-        offset[frames] += np.maximum(need - clearance, 0.0)[:, None] * up
-    # in the air too, neither the ankle nor the toe goes below its floor (nor below where
-    # the sources' own feet go, if they go lower)
+    if not swings:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    first, last = (np.array(e) for e in zip(*swings))
+    lengths = last - first + 1
+    ways = horizontal(foot.ankle[last + 1] + offset[last + 1] - foot.ankle[first - 1] - offset[first - 1], up)
+    # (a norm per stretch, as step_lift takes one)
+    lift = np.clip(options.step_rise * np.array([np.linalg.norm(w) for w in ways]), *(h * leg for h in options.step_height))
+    frames = np.concatenate([np.arange(a, b + 1) for a, b in swings])
+    clearance = gap.clearance(foot.ankle[frames] + offset[frames], rotation[frames], frames,
+                              floors=None if own is None else own.floors)
+    # a swing is raised to no more than it clears already, or a step's least lift: the
+    # blend of a swing and a foot at rest skims the floor, and is lifted clear of it; a
+    # swing of a clip's own clears it by a few centimetres, as captured, and is left so
+    # (a walk's swing of 1.3 m raised to a quarter of its length jerked the knee up and
+    # down at three times its own acceleration)
+    peaks = np.maximum.reduceat(clearance, np.cumsum(np.concatenate([[0], lengths[:-1]])))
+    lift = np.minimum(lift, np.maximum(peaks, options.step_height[0] * leg))
+    x = (frames - np.repeat(first, lengths) + 1) / np.repeat(lengths + 1, lengths)
+    need = np.repeat(lift, lengths) * smoothstep(1.0 - np.abs(2.0 * x - 1.0))
+    if own is not None:
+        # no higher than the sources' own swings go: only a swing the blend lowered is lifted
+        need = np.minimum(need, own.reach[frames])
+    return frames, np.maximum(need - clearance, 0.0)
+
+
+def _kept_above_floor(gap: _FootOverGap, offset: np.ndarray, rotation: np.ndarray, own: SourceFeet | None
+                      ) -> np.ndarray:
+    """World ankle targets ``(n, 3)``: the corrected foot with neither the ankle nor the toe below
+    its floor, in the air too (nor below where the sources' own feet go, if they go lower)."""
+    foot, every = gap.foot, np.arange(gap.n)
     if own is None:
-        target = _above_floor(foot.ankle + offset, rotation, foot, np.arange(n), up, floors)
-    else:
-        # (no lower than the floor, or than the sources' own feet go below theirs)
-        target = _above_floor(foot.ankle + offset, rotation, foot, np.arange(n), up,
-                              np.maximum(floors, own.floors), np.minimum(own.clearance, 0.0))
-    offset = target - foot.ankle
-    active = (quat.length(offset) > 1e-9 * leg) | (quat.angle(turn, quat.identity()) > 1e-9)
-    active[[0, -1]] = False
-    return target, rotation, active
+        return _above_floor(foot.ankle + offset, rotation, foot, every, gap.up, gap.floors)
+    # (no lower than the floor, or than the sources' own feet go below theirs)
+    return _above_floor(foot.ankle + offset, rotation, foot, every, gap.up,
+                        np.maximum(gap.floors, own.floors), np.minimum(own.clearance, 0.0))
 
 
 def step_lift(length: float, leg: float, options: ContactOptions) -> float:

@@ -30,8 +30,8 @@ from . import quat
 from .align import Alignment, align_clip, body_track
 from .analysis import Phase, horizontal, moving_feet
 from .motion import forward_kinematics
-from .optimize import (body_frame_joints, body_frames_of, body_velocity, distance_matrix, optimal_blend_range,
-                       pose_acceleration, pose_velocity, primary_joints)
+from .optimize import (BlendLimits, BlendSide, body_frame_joints, body_frames_of, body_velocity, distance_matrix,
+                       optimal_blend_range, pose_acceleration, pose_velocity, primary_joints)
 from .options import ContactOptions
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .track import (Context, Feet, PhaseSpan, Track, ankle_toe_per_foot, base_foot_at, clamped, contacts_at,
@@ -126,25 +126,26 @@ class _Sides:
             fp = fp.copy()
             fp[self.prev_index(int(t0_candidates[0]))] = fp[self.prev_index(prev_pose_frame)]
         return optimal_blend_range(
-            fp, fn, vp, vn,
-            t0_candidates=np.asarray(t0_candidates), t1_candidates=np.asarray(t1_candidates),
-            prev_offset=self.prev_offset, next_offset=self.next_offset, fps=ctx.fps,
-            phase_length_s=phase_length_s, weights=ctx.weights,
-            # no blend shorter than min_blend_s where the possible ranges allow it:
-            # eq. (11) alone would take a one-frame jump between two similar poses
-            min_frames=int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps)),
-            # nor one that moves the body faster than the two clips ever move it
-            max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
-            # nor add more acceleration than the clips typically have (W = 1) or
-            # than 1 / W times that: a blend squeezed shorter than its change of
-            # pose needs is a jerk; W = 0 leaves eq. (9) alone to be responsive
-            max_accel=self._limit(self.accel[part], ctx),
-            # and the lower body (which carries the pelvis) no faster a change of the
-            # body's velocity, from standing into a run say, than the clips' own
-            body_velocity=self.body, max_body_accel=self._limit(self.body_accel, ctx) if part == "lower" else None,
-            # and none longer than max_blend_s: over a long gap between the cores the
-            # search then grows with the gap, not with its square
-            max_frames=max(int(round(ctx.options.max_blend_s * ctx.fps)), 1),
+            BlendSide(fp, vp, np.asarray(t0_candidates), self.prev_offset, self.body[0]),
+            BlendSide(fn, vn, np.asarray(t1_candidates), self.next_offset, self.body[1]),
+            fps=ctx.fps, phase_length_s=phase_length_s, weights=ctx.weights,
+            limits=BlendLimits(
+                # no blend shorter than min_blend_s where the possible ranges allow it:
+                # eq. (11) alone would take a one-frame jump between two similar poses
+                min_frames=int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps)),
+                # nor one that moves the body faster than the two clips ever move it
+                max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
+                # nor add more acceleration than the clips typically have (W = 1) or
+                # than 1 / W times that: a blend squeezed shorter than its change of
+                # pose needs is a jerk; W = 0 leaves eq. (9) alone to be responsive
+                max_accel=self._limit(self.accel[part], ctx),
+                # and the lower body (which carries the pelvis) no faster a change of the
+                # body's velocity, from standing into a run say, than the clips' own
+                max_body_accel=self._limit(self.body_accel, ctx) if part == "lower" else None,
+                # and none longer than max_blend_s: over a long gap between the cores the
+                # search then grows with the gap, not with its square
+                max_frames=max(int(round(ctx.options.max_blend_s * ctx.fps)), 1),
+            ),
         )
 
     @staticmethod
@@ -225,6 +226,29 @@ def _rendered(ctx: Context, function: WeightFunction, eased_start: bool = True, 
                           function.kind)
 
 
+@dataclass(frozen=True, eq=False)
+class _Pair:
+    """One pair as its planning reads it (2014, 4.1-4.2): what every method's planning needs.
+
+    track        the previous motion as synthesized so far;
+    clip         the following motion, placed on the timeline, and ``contacts`` its feet
+                 down ``(F, 2)``;
+    sides        both sides' pose features and velocities (:class:`_Sides`);
+    c0e, c1b     t_{c0,end} and t_{c1,begin}: the previous core's last output frame and the
+                 following core's first, between which every blend lies;
+    next_moving  the following clip's foot-moving phases (output frames).
+    """
+
+    track: Track
+    clip: Clip
+    contacts: np.ndarray
+    ctx: Context
+    sides: _Sides
+    c0e: int
+    c1b: int
+    next_moving: list[PhaseSpan]
+
+
 def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context, *,
               following: SideFeatures | None = None) -> PairPlan:
     """Method, segments, optimal ranges and weight functions for one pair (2014, 4.1-4.4).
@@ -238,6 +262,7 @@ def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context,
     prev_moving = moving_phases(track.contacts[tail:], track.first + tail, c0e + 1, track.last)
     next_moving = moving_phases(clip_contacts, clip.start, clip.start, m1e)
     next_before_core = [p for p in next_moving if p.last <= c1b - 1]
+    pair = _Pair(track, clip, clip_contacts, ctx, sides, c0e, c1b, next_moving)
 
     # motion transition (eqs. 1, 2; 2008 eq. 1): the same foot moving in both
     options = []
@@ -254,7 +279,7 @@ def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context,
                 options.append((t1s[-1] - t0s[0], p0.first, p0, p1, t0s, t1s))
     if options:
         _, _, p0, p1, t0s, t1s = max(options, key=lambda o: (o[0], o[1]))
-        return _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b)
+        return _plan_transition(pair, p0, p1, t0s, t1s)
 
     # motion connection (eqs. 3, 4): a foot moving in the previous motion. The
     # connection pose must stand on the foot that moved (2008, 6.1 and Fig. 7b),
@@ -275,15 +300,15 @@ def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context,
     # the feet planted, unless adaptation is more abrupt still.
     abrupt = None
     for _, _, p0, t1s in sorted(options, key=lambda o: (o[0], o[1]), reverse=True):
-        pair = _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b)
-        if not _step_fits(track, clip, sides, pair, p0, ctx):
+        connection = _plan_connection(pair, p0, t1s)
+        if not _step_fits(pair, connection, p0):
             continue
-        if pair.segment("lower").excess <= 1.0:
-            return pair
-        abrupt = abrupt or pair
+        if connection.segment("lower").excess <= 1.0:
+            return connection
+        abrupt = abrupt or connection
 
     # motion adaptation (eqs. 5-8)
-    adapted = _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c1b, m1e)
+    adapted = _plan_adaptation(pair)
     if abrupt is not None and abrupt.segment("lower").excess < adapted.segment("lower", "pose-to-pose").excess:
         return abrupt
     return adapted
@@ -295,7 +320,8 @@ def _upper_pose_to_pose(sides, ctx, t0s, t1s) -> Segment:
                    (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
 
 
-def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> PairPlan:
+def _plan_transition(pair: _Pair, p0: PhaseSpan, p1: PhaseSpan, t0s: np.ndarray, t1s: np.ndarray) -> PairPlan:
+    track, clip, ctx, sides = pair.track, pair.clip, pair.ctx, pair.sides
     # eq. (1): the lower body blends the two foot-moving phases, motion to motion;
     # the overlap P0..P1 is the core of the blend, its length the target of eq. (10)
     r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p1.last - p0.first) / ctx.fps)
@@ -303,14 +329,15 @@ def _plan_transition(track, clip, ctx, sides, p0, p1, t0s, t1s, c0e, c1b) -> Pai
                     sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx, eased=(False, False)),
                     (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
-    alignment = _align(track, clip, ctx, sides, prev_frame=(p0.first + p0.last) // 2,
+    alignment = _align(pair, prev_frame=(p0.first + p0.last) // 2,
                        next_frame=warp_transition_next(np.array([(p0.first + p0.last) // 2]), p0, p1,
                                                        ctx.options.warp_ramp_s * ctx.fps)[0] - clip.start,
                        foot=stance_foot(p0.phase))
     return PairPlan(track.name, clip.name, TRANSITION, p0.as_tuple(), p1.as_tuple(), (lower, upper), alignment)
 
 
-def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) -> PairPlan:
+def _plan_connection(pair: _Pair, p0: PhaseSpan, t1s: np.ndarray) -> PairPlan:
+    track, clip, clip_contacts, ctx, sides, c1b = pair.track, pair.clip, pair.contacts, pair.ctx, pair.sides, pair.c1b
     # eq. (3): the lower body starts blending where the previous foot starts moving,
     # motion to pose; eq. (4): the upper body pose to pose anywhere after that
     t0s = np.array([p0.first])
@@ -336,14 +363,16 @@ def _plan_connection(track, clip, clip_contacts, ctx, sides, p0, t1s, c0e, c1b) 
     j = clamped(r.t1 - clip.start, len(clip_contacts))
     if stance >= 0 and clip_contacts[j, stance]:
         # on the standing foot's place and heading: it stands through the join
-        alignment = _align(track, clip, ctx, sides, prev_frame=p0.last, next_frame=j, foot=stance, heading=True)
+        alignment = _align(pair, prev_frame=p0.last, next_frame=j, foot=stance, heading=True)
     else:
         moved = 1 - stance if stance >= 0 else -1
-        alignment = _align(track, clip, ctx, sides, prev_frame=min(p0.last + 1, track.last), next_frame=j, foot=moved)
+        alignment = _align(pair, prev_frame=min(p0.last + 1, track.last), next_frame=j, foot=moved)
     return PairPlan(track.name, clip.name, CONNECTION, p0.as_tuple(), None, (lower, upper), alignment)
 
 
-def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c1b, m1e) -> PairPlan:
+def _plan_adaptation(pair: _Pair) -> PairPlan:
+    track, clip, next_moving, ctx, sides = pair.track, pair.clip, pair.next_moving, pair.ctx, pair.sides
+    c0e, c1b = pair.c0e, pair.c1b
     # eq. (6): lower (S1) and upper (S2) transitions between the cores, pose to pose.
     # S1 starts where the previous motion stands on a foot, which is kept; a foot
     # it has in the air then carries on along its swing onto its own place
@@ -357,7 +386,7 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
         t0s = frame_range(c0e, c1b - 1)
     t1s = frame_range(int(t0s[0]) + 1, c1b)
     r = sides.optimal("lower", t0s, t1s, ctx)
-    releases, stepping, alignment, hold = _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r)
+    releases, stepping, alignment, hold = _adaptation_feet(pair, r)
     # Feet step one at a time, each taking as long as a step of the clips' own of its
     # length (it travels over the middle of its step only, see core.contacts): S1 is
     # lengthened to that where its possible range allows, and the plan says so.
@@ -370,13 +399,12 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
             note = (f"S1 lengthened from {(r.t1 - r.t0) / ctx.fps:.2f} s to {(longer.t1 - longer.t0) / ctx.fps:.2f} s "
                     f"for {len(stepping)} step(s) at the clips' pace")
             r = longer
-            releases, stepping, alignment, hold = _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides,
-                                                                   c1b, r)
+            releases, stepping, alignment, hold = _adaptation_feet(pair, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
                  (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     s2 = _upper_pose_to_pose(sides, ctx, frame_range(c0e, c1b - 1), frame_range(c0e + 1, c1b))
     frames = [pace.seconds(x[3], x[2] is not None) * ctx.fps for x in stepping]
-    steps = [_with_way(s, track, clip, clip_contacts, sides, alignment, r, c1b, ctx, pace) if s.blend != "swing" else s
+    steps = [_with_way(s, pair, alignment, r, pace) if s.blend != "swing" else s
              for s in _timed_steps(stepping, r, frames)]
     gliding = [s.foot for s in steps if s.blend == "glide"]
     if gliding:
@@ -400,7 +428,7 @@ def _plan_adaptation(track, clip, clip_contacts, next_moving, ctx, sides, c0e, c
                     note=note)
 
 
-def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r):
+def _adaptation_feet(pair: _Pair, r):
     """How each previous foot gets to the following clip over S1 ``r``:
     ``(releases, stepping, alignment, hold)``.
 
@@ -420,8 +448,9 @@ def _adaptation_feet(track, clip, clip_contacts, next_moving, ctx, sides, c1b, r
     away: every foot not already where the clip has it steps into the clip's
     stance during S1 (so that the core is the clip's own).
     """
-    releases, steps = _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r)
-    alignment = _adaptation_alignment(track, clip, clip_contacts, ctx, sides, r)
+    track, clip, clip_contacts, ctx, sides = pair.track, pair.clip, pair.contacts, pair.ctx, pair.sides
+    releases, steps = _feet_home(pair, r)
+    alignment = _adaptation_alignment(pair, r)
     hold = not releases and not steps
     # how far each foot stands from the clip's stance: its ankle or its toe (a foot that
     # must turn on the spot moves its toe)
@@ -514,13 +543,13 @@ def _shared(span: int, need: np.ndarray, least: np.ndarray) -> np.ndarray:
     return frames
 
 
-def _with_way(step: Segment, track: Track, clip: Clip, clip_contacts: np.ndarray, sides: _Sides, alignment: Alignment,
-              r, c1b: int, ctx: Context, pace: _Pace) -> Segment:
+def _with_way(step: Segment, pair: _Pair, alignment: Alignment, r, pace: _Pace) -> Segment:
     """The step (or glide) with its way: from where the contact stage holds the foot when S1
     starts (:func:`_held_since`) to where the aligned clip has it when the step lands (where
     the core has it, when the clip keeps it down from there into its core: the contact stage
     holds it there), and how high it rises: as a step of its length at the clips' pace, lower
     as it is quicker (:meth:`_Pace.lift`); a glide not at all. The contact stage draws it so."""
+    track, clip, clip_contacts, sides, ctx, c1b = pair.track, pair.clip, pair.contacts, pair.sides, pair.ctx, pair.c1b
     k = ("left", "right").index(step.foot)
     start = sides.prev_feet.at(_held_since(track, k, r.t0) - track.first)[k]
     # (down from its landing to the end of S1, as the plan has it; after S1, as the clip has it)
@@ -550,8 +579,7 @@ def _landing(track: Track, foot: int, r) -> int:
     return int(r.t0 + down[0]) if len(down) else int(r.t1)
 
 
-def _adaptation_alignment(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context, sides: _Sides,
-                          r) -> Alignment:
+def _adaptation_alignment(pair: _Pair, r) -> Alignment:
     """The following clip placed for adaptation over S1 ``r`` (2008, 4.2): on a foot
     the previous motion stands on when S1 starts, where the following clip last
     plants that foot by the end of S1.
@@ -562,6 +590,7 @@ def _adaptation_alignment(track: Track, clip: Clip, clip_contacts: np.ndarray, c
     again. Of the feet standing at the start of S1, the one the clip plants
     latest is used (at the end of S1 itself when the clip stands on it there).
     """
+    track, clip, clip_contacts = pair.track, pair.clip, pair.contacts
     j1 = clamped(r.t1 - clip.start, len(clip_contacts))
     choice = None  # (clip frame, foot)
     for foot in np.flatnonzero(contacts_at(track, r.t0)):
@@ -569,10 +598,10 @@ def _adaptation_alignment(track: Track, clip: Clip, clip_contacts: np.ndarray, c
         if len(planted) and (choice is None or planted[-1] > choice[0]):
             choice = (int(planted[-1]), int(foot))
     frame, foot = choice if choice is not None else (j1, base_foot_at(track, r.t0))
-    return _align(track, clip, ctx, sides, prev_frame=r.t0, next_frame=frame, foot=foot)
+    return _align(pair, prev_frame=r.t0, next_frame=frame, foot=foot)
 
 
-def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[list, list]:
+def _feet_home(pair: _Pair, r) -> tuple[list, list]:
     """How each kept foot gets home after S1 ``r``: (releases, steps).
 
     releases  ``[(phase, segment)]``: the foot goes home during its own first
@@ -584,9 +613,10 @@ def _feet_home(clip, clip_contacts, next_moving, ctx, sides, c1b, r) -> tuple[li
     # original position"), pose to motion; a foot that never moves stays kept (eq. 8)
     # (a phase already under way when S1 ends counts from there: that foot is moving)
     # (a foot has at least min_blend_s of its phase to get home: shorter shuffles are skipped)
+    clip, clip_contacts, ctx, sides, c1b = pair.clip, pair.contacts, pair.ctx, pair.sides, pair.c1b
     shortest = int(round(ctx.options.min_blend_s * ctx.fps))
     later = [PhaseSpan(p.phase, max(p.first, r.t1 + 1), p.last)
-             for p in next_moving if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
+             for p in pair.next_moving if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
     fn = sides.feats["lower"][1]  # the following clip up to its core
     # a foot the clip has in the air at the end of S1 has no place of its own to be
     # kept towards until its next phase: it steps onto its swing during S1 instead
@@ -679,7 +709,7 @@ def _step_pace(track: Track, clip: Clip, next_moving: list[PhaseSpan], ctx: Cont
                  _median(strides) if strides else 0.0, o.step_delay, o.contacts.min_step_s)
 
 
-def _step_fits(track: Track, clip: Clip, sides: _Sides, pair: PairPlan, p0: PhaseSpan, ctx: Context) -> bool:
+def _step_fits(pair: _Pair, connection: PairPlan, p0: PhaseSpan) -> bool:
     """Whether a connection's step is the previous phase's, scaled by s_max at most.
 
     The connection bends the previous phase's moving foot onto where the
@@ -688,11 +718,12 @@ def _step_fits(track: Track, clip: Clip, sides: _Sides, pair: PairPlan, p0: Phas
     tenth of a leg) would be a foot sweeping across the floor: adaptation,
     which steps it home at the pace of the clips' own steps, does better.
     """
+    track, clip, sides, ctx = pair.track, pair.clip, pair.sides, pair.ctx
     moved = np.array(moving_feet(p0.phase), dtype=bool)
     takeoff = sides.prev_feet.ankles(p0.first - track.first)
     landing = sides.prev_feet.ankles(p0.last + 1 - track.first)
-    t1 = pair.segment("lower").end
-    target = pair.alignment.apply_points(sides.next_feet.ankles(t1 - clip.start))
+    t1 = connection.segment("lower").end
+    target = connection.alignment.apply_points(sides.next_feet.ankles(t1 - clip.start))
     own = quat.length(horizontal(landing - takeoff, ctx.up))
     bent = quat.length(horizontal(target - takeoff, ctx.up))
     # the moving foot: its step stretched by s_max at most; a standing foot: it stays
@@ -701,10 +732,10 @@ def _step_fits(track: Track, clip: Clip, sides: _Sides, pair: PairPlan, p0: Phas
     return bool(np.all(bent <= limit))
 
 
-def _align(track: Track, clip: Clip, ctx: Context, sides: _Sides, *, prev_frame: int, next_frame: float, foot: int,
-           heading: bool = False) -> Alignment:
+def _align(pair: _Pair, *, prev_frame: int, next_frame: float, foot: int, heading: bool = False) -> Alignment:
     """The following clip placed on the previous motion (2008, 4.2-4.3); with ``heading``, turned
     by the anchor foot's heading (ankle to toe) instead of the body orientation."""
+    track, clip, ctx, sides = pair.track, pair.clip, pair.ctx, pair.sides
     parents = clip.motion.skeleton.parents
     i = clamped(prev_frame - track.first, len(track.rotations))
     j = clamped(round(float(next_frame)), clip.motion.n_frames)

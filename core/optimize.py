@@ -240,7 +240,7 @@ def pose_acceleration(feats: np.ndarray, fps: float, eps_frames: int = 1) -> np.
     ``eps = eps_frames / fps`` seconds; the first and last ``eps`` frames take
     their nearest neighbour's value. Not one of the paper's terms: the
     synthesis uses it to keep blends as gentle as the clips (see
-    ``optimal_blend_range``'s ``max_accel``). Take ``eps`` as a fixed time
+    :attr:`BlendLimits.max_accel`). Take ``eps`` as a fixed time
     (``eps_frames`` proportional to ``fps``) so that a resampled clip
     measures the same. Fewer than ``2 eps + 1`` frames: zeros.
     """
@@ -325,6 +325,76 @@ class BlendRange:
 
     def to_dict(self) -> dict:
         return {"t0": self.t0, "t1": self.t1, "cost": self.cost, "terms": {k: float(v) for k, v in self.terms._asdict().items()}}
+
+
+@dataclass(frozen=True, eq=False)
+class BlendSide:
+    """One of the two motions a blending range joins, as eq. (9) reads it (2014, 4.3).
+
+    The range's initial time t0 is searched for within the *previous* motion and its
+    terminal time t1 within the *following* one; each side brings its own poses,
+    velocities, placement and possible range.
+
+    feats          ``(F, n, 3)`` :func:`pose_features` of the part's primary joints (eq. 12).
+    velocity       ``(F,)`` :func:`pose_velocity` V(t) of eq. (13).
+    candidates     ``(K,)`` integer output frames: this end's possible range S of
+                   section 4.2 (t0 for the previous side, t1 for the following
+                   one). It may hold a single frame (an end fixed by eqs. 3/5/7)
+                   and need not be contiguous. Only the search reads it
+                   (:func:`blend_cost_terms` is given its pairs).
+    offset         output frame ``t`` is frame ``t - offset`` of this clip (outside
+                   its frames a clip holds its end pose, velocity 0).
+    body_velocity  ``(F, 3)`` :func:`body_velocity` per frame, or None; needed only
+                   by :attr:`BlendLimits.max_body_accel`.
+
+    Checked where the search reads it (shapes, whole frames), with the reason.
+    """
+
+    feats: np.ndarray
+    velocity: np.ndarray
+    candidates: np.ndarray | None = None
+    offset: int = 0
+    body_velocity: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class BlendLimits:
+    """Bounds a blending range must keep beside eq. (9); none of them is the paper's.
+
+    min_frames     the shortest range ``t1 - t0`` worth having, in frames; when no
+                   candidate pair is that long, the longest pairs there are compete
+                   as if it were 1.
+    max_frames     the longest range ``t1 - t0`` a blend may take, in frames (None: no
+                   bound); lengthened to the shortest candidate pair of ``min_frames``
+                   when no pair is both. Where candidates reach further apart, the
+                   search runs in blocks of pairs within it (:meth:`_Search.blocks`):
+                   memory and time then grow linearly with the candidates' span, not
+                   with its square. Where every candidate pair is within it, the
+                   search is the same as without it.
+    max_speed      the fastest mean pose speed ``D(t0, t1) / (t1 - t0)`` (leg lengths
+                   per second) a range may ask of the body, e.g. the fastest the clips
+                   themselves move.
+    max_accel      the largest peak acceleration ``6 D(t0, t1) / (t1 - t0)^2`` (leg
+                   lengths per second squared; that of a smoothstep blend between two
+                   poses D apart) a range may add to the motion, e.g. the clips' own
+                   typical :func:`pose_acceleration`.
+    max_body_accel the largest acceleration ``1.5 |v1 - v0| / (t1 - t0)`` (leg lengths
+                   per second squared) a range may ask of the body to go from the
+                   previous side's :attr:`BlendSide.body_velocity` at t0 to the
+                   following side's at t1. The pose features leave the body's travel
+                   out (they are relative to the pelvis), so without it a blend from
+                   standing into a run may be as short as the poses allow.
+
+    When no candidate pair keeps within ``max_speed``, ``max_accel`` and
+    ``max_body_accel``, the pair exceeding them least wins (eq. 9 breaks ties):
+    the gentlest blend the ranges allow.
+    """
+
+    min_frames: int = 1
+    max_frames: int | None = None
+    max_speed: float | None = None
+    max_accel: float | None = None
+    max_body_accel: float | None = None
 
 
 # W = 0 (most responsive) and W = 1 (smoothest), as (w_t, w_p, w_v) per
@@ -443,17 +513,18 @@ class _Search:
     move: its velocity is 0.
     """
 
-    def __init__(self, prev_feats, next_feats, prev_velocity, next_velocity, *,
-                 t0_candidates, t1_candidates, prev_offset, next_offset, fps, phase_length_s, weights,
-                 min_frames: int = 1, max_speed: float | None = None, max_accel: float | None = None,
-                 body_velocity=None, max_body_accel: float | None = None, max_frames: int | None = None):
-        prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
+    def __init__(self, previous: BlendSide, following: BlendSide, *, fps: float, phase_length_s: float | None,
+                 weights, limits: BlendLimits):
+        prev, nxt, prev_velocity, next_velocity = _check_clips(previous.feats, following.feats,
+                                                               previous.velocity, following.velocity)
+        prev_offset, next_offset = previous.offset, following.offset
+        min_frames, max_frames = limits.min_frames, limits.max_frames
         _check_timing(fps, phase_length_s)
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
         if w.shape != (3,) or np.any(w < 0) or not np.all(np.isfinite(w)):
             raise ValueError(f"weights must be three non-negative numbers (w_t, w_p, w_v), got {weights}")
-        self.t0 = _candidates(t0_candidates, "t0_candidates")
-        self.t1 = _candidates(t1_candidates, "t1_candidates")
+        self.t0 = _candidates(previous.candidates, "t0_candidates")
+        self.t1 = _candidates(following.candidates, "t1_candidates")
         if self.t0[0] >= self.t1[-1]:
             raise ValueError(
                 f"no candidate pair has t0 < t1: t0 candidates run {self.t0[0]}..{self.t0[-1]}, "
@@ -474,11 +545,11 @@ class _Search:
         # when no candidate pair is min_frames long, the longest there are compete as if it were 1
         self.min_frames = min(max(int(min_frames), 1), max(int(self.t1[-1] - self.t0[0]), 1))
         self.max_frames = _longest_allowed(self.t0, self.t1, self.min_frames, max_frames)
-        self.max_speed = _limit(max_speed, "max_speed")
-        self.max_accel = _limit(max_accel, "max_accel")
-        self.max_body_accel = _limit(max_body_accel, "max_body_accel")
+        self.max_speed = _limit(limits.max_speed, "max_speed")
+        self.max_accel = _limit(limits.max_accel, "max_accel")
+        self.max_body_accel = _limit(limits.max_body_accel, "max_body_accel")
         if self.max_body_accel is not None:
-            b0, b1 = _check_body_velocity(body_velocity, len(prev), len(nxt))
+            b0, b1 = _check_body_velocity(previous.body_velocity, following.body_velocity, len(prev), len(nxt))
             self.b0 = np.where(inside0[:, None], b0[f0], 0.0)
             self.b1 = np.where(inside1[:, None], b1[f1], 0.0)
 
@@ -593,10 +664,11 @@ class _Search:
         return BlendRange(t0, t1, float(np.dot(self.w, terms)), terms, 0.0 if excess is None else float(excess))
 
 
-def _check_body_velocity(body_velocity, n_prev: int, n_next: int) -> tuple[np.ndarray, np.ndarray]:
-    if body_velocity is None or len(body_velocity) != 2:
-        raise ValueError("max_body_accel needs body_velocity: (previous (F0, 3), following (F1, 3)) per frame")
-    out = tuple(np.asarray(v, dtype=np.float64) for v in body_velocity)
+def _check_body_velocity(prev_body, next_body, n_prev: int, n_next: int) -> tuple[np.ndarray, np.ndarray]:
+    if prev_body is None or next_body is None:
+        raise ValueError("max_body_accel needs the body_velocity of both sides (BlendSide.body_velocity): "
+                         "previous (F0, 3) and following (F1, 3), one per frame")
+    out = tuple(np.asarray(v, dtype=np.float64) for v in (prev_body, next_body))
     for v, n, side in zip(out, (n_prev, n_next), ("previous", "following")):
         if v.shape != (n, 3) or not np.all(np.isfinite(v)):
             raise ValueError(f"the {side} clip's body velocity must be finite ({n}, 3) (one per frame), got {v.shape}")
@@ -630,6 +702,8 @@ def _limit(value, name: str) -> float | None:
 
 
 def _candidates(t, name: str) -> np.ndarray:
+    if t is None:
+        raise ValueError(f"{name} not given: the search needs this end's possible range (BlendSide.candidates)")
     t = np.asarray(t)
     if t.size == 0:
         raise ValueError(f"{name} is empty: the possible range of this blending segment has no frames")
@@ -642,26 +716,14 @@ def _candidates(t, name: str) -> np.ndarray:
     return np.unique(t)
 
 
-def blend_cost_terms(
-    prev_feats: np.ndarray,
-    next_feats: np.ndarray,
-    prev_velocity: np.ndarray,
-    next_velocity: np.ndarray,
-    t0: np.ndarray,
-    t1: np.ndarray,
-    *,
-    prev_offset: int,
-    next_offset: int,
-    fps: float,
-    phase_length_s: float | None,
-) -> BlendTerms:
+def blend_cost_terms(previous: BlendSide, following: BlendSide, t0: np.ndarray, t1: np.ndarray, *, fps: float,
+                     phase_length_s: float | None) -> BlendTerms:
     """Q_t, Q_p, Q_v of eqs. (10)-(14) at pairs ``(t0, t1)`` of output frames.
 
-    prev_feats (F0, n, 3), next_feats (F1, n, 3)   :func:`pose_features` of the two clips.
-    prev_velocity (F0,), next_velocity (F1,)       :func:`pose_velocity` of each.
+    previous, following   the two motions (:class:`BlendSide`; their ``feats``, ``velocity``
+                      and ``offset``: outside its frames a clip holds its end pose, velocity 0;
+                      their candidates are not read).
     t0, t1            integer output frames, broadcast together; ``t1 > t0`` everywhere.
-    prev_offset, next_offset   output frame ``t`` is clip frame ``t - offset``
-                      (clamped: outside its frames a clip holds its end pose, velocity 0).
     fps               frames per second of the timeline (and of both clips).
     phase_length_s    ``t_p,end - t_p,begin`` of the foot-moving phase P the
                       segment is tied to, seconds (eq. 10: motion-to-motion,
@@ -673,10 +735,11 @@ def blend_cost_terms(
     t0, t1 = np.broadcast_arrays(np.asarray(t0, dtype=np.int64), np.asarray(t1, dtype=np.int64))
     if np.any(t1 <= t0):
         raise ValueError("a blending range needs t0 < t1 (the following motion's end after the previous one's start)")
-    prev, nxt, prev_velocity, next_velocity = _check_clips(prev_feats, next_feats, prev_velocity, next_velocity)
+    prev, nxt, prev_velocity, next_velocity = _check_clips(previous.feats, following.feats,
+                                                           previous.velocity, following.velocity)
     _check_timing(fps, phase_length_s)
-    f0, inside0 = _on_clip(t0, prev_offset, len(prev))
-    f1, inside1 = _on_clip(t1, next_offset, len(nxt))
+    f0, inside0 = _on_clip(t0, previous.offset, len(prev))
+    f1, inside1 = _on_clip(t1, following.offset, len(nxt))
     v0 = np.where(inside0, prev_velocity[f0], 0.0)
     v1 = np.where(inside1, next_velocity[f1], 0.0)
     return _terms(pose_distance(prev[f0], nxt[f1]), v0, v1, (t1 - t0) * (1.0 / fps), phase_length_s)
@@ -722,22 +785,13 @@ def _plane_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def exhaustive_blend_range(
-    prev_feats, next_feats, prev_velocity, next_velocity, *,
-    t0_candidates, t1_candidates, prev_offset: int, next_offset: int, fps: float,
-    phase_length_s: float | None, weights, min_frames: int = 1, max_speed: float | None = None,
-    max_accel: float | None = None, body_velocity=None, max_body_accel: float | None = None,
-    max_frames: int | None = None,
-) -> BlendRange:
+def exhaustive_blend_range(previous: BlendSide, following: BlendSide, *, fps: float,
+                           phase_length_s: float | None, weights, limits: BlendLimits = BlendLimits()) -> BlendRange:
     """Eq. (9) by evaluating every candidate pair; the reference for :func:`optimal_blend_range`.
 
     Same arguments and result as :func:`optimal_blend_range` (without ``coarse_step``).
     """
-    search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
-                     t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
-                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
-                     max_accel=max_accel, body_velocity=body_velocity, max_body_accel=max_body_accel,
-                     max_frames=max_frames)
+    search = _Search(previous, following, fps=fps, phase_length_s=phase_length_s, weights=weights, limits=limits)
     everything = search.cost(np.arange(len(search.t0))[:, None], np.arange(len(search.t1))[None, :])
     if not np.isfinite(everything).any() and search.limited:
         return _gentlest(search)  # no pair keeps within the limits: the gentlest there is
@@ -745,64 +799,25 @@ def exhaustive_blend_range(
 
 
 def optimal_blend_range(
-    prev_feats: np.ndarray,
-    next_feats: np.ndarray,
-    prev_velocity: np.ndarray,
-    next_velocity: np.ndarray,
+    previous: BlendSide,
+    following: BlendSide,
     *,
-    t0_candidates: np.ndarray,
-    t1_candidates: np.ndarray,
-    prev_offset: int,
-    next_offset: int,
     fps: float,
     phase_length_s: float | None,
     weights,
+    limits: BlendLimits = BlendLimits(),
     coarse_step: int | None = None,
     exhaustive_pairs: int = EXHAUSTIVE_PAIRS,
-    min_frames: int = 1,
-    max_speed: float | None = None,
-    max_accel: float | None = None,
-    body_velocity=None,
-    max_body_accel: float | None = None,
-    max_frames: int | None = None,
 ) -> BlendRange:
     """Eq. (9): the pair ``t0 < t1`` of candidates minimising ``w . (Q_t, Q_p, Q_v)``.
 
-    prev_feats, next_feats, prev_velocity, next_velocity, prev_offset,
-    next_offset, fps, phase_length_s   as in :func:`blend_cost_terms`.
-    t0_candidates (K0,), t1_candidates (K1,)   integer output frames: the
-                  possible range S of the segment's start (in the previous
-                  motion) and end (in the following one), from section 4.2.
-                  Either may hold a single frame (an end fixed by eqs. 3/5/7);
-                  neither needs to be contiguous.
+    previous, following   the two motions (:class:`BlendSide`): t0 is one of the
+                  previous side's candidates, t1 one of the following side's.
+    fps, phase_length_s   as in :func:`blend_cost_terms`.
+                  (The sides' candidates are the possible range S of eq. 9.)
     weights       ``(w_t, w_p, w_v)``, e.g. :func:`blend_weights` of W.
-    min_frames    the shortest range ``t1 - t0`` worth having, in frames; when no
-                  candidate pair is that long, the longest pairs there are compete
-                  as if it were 1.
-    max_speed     the fastest mean pose speed ``D(t0, t1) / (t1 - t0)`` (leg lengths
-                  per second) a range may ask of the body, e.g. the fastest the clips
-                  themselves move.
-    max_accel     the largest peak acceleration ``6 D(t0, t1) / (t1 - t0)^2`` (leg
-                  lengths per second squared; that of a smoothstep blend between two
-                  poses D apart) a range may add to the motion, e.g. the clips' own
-                  typical :func:`pose_acceleration`. When no candidate pair keeps
-                  within both limits, the pair exceeding them least wins (eq. 9
-                  breaks ties): the gentlest blend the ranges allow.
-    body_velocity ``(previous (F0, 3), following (F1, 3))``: each clip's
-                  :func:`body_velocity` per frame, for ``max_body_accel``.
-    max_body_accel  the largest acceleration ``1.5 |v1 - v0| / (t1 - t0)`` (leg
-                  lengths per second squared) a range may ask of the body to go
-                  from the previous clip's velocity at t0 to the following one's
-                  at t1. The pose features leave the body's travel out (they
-                  are relative to the pelvis), so without it a blend from
-                  standing into a run may be as short as the poses allow.
-    max_frames    the longest range ``t1 - t0`` a blend may take, in frames (None: no
-                  bound); lengthened to the shortest candidate pair of ``min_frames``
-                  when no pair is both. Where candidates reach further apart, the
-                  search runs in blocks of pairs within it (:meth:`_Search.blocks`):
-                  memory and time then grow linearly with the candidates' span, not
-                  with its square. Where every candidate pair is within it, the
-                  search is the same as without it.
+    limits        :class:`BlendLimits`: the shortest and longest range, and the
+                  speed and accelerations a range may ask of the body.
     exhaustive_pairs  up to this many candidate pairs every pair is evaluated
                   (faster than searching at that size); 0 always searches.
     coarse_step   candidates between coarse samples; default about 0.1 s
@@ -835,11 +850,7 @@ def optimal_blend_range(
 
     Raises ValueError when a candidate set is empty or no pair has ``t0 < t1``.
     """
-    search = _Search(prev_feats, next_feats, prev_velocity, next_velocity, t0_candidates=t0_candidates,
-                     t1_candidates=t1_candidates, prev_offset=prev_offset, next_offset=next_offset, fps=fps,
-                     phase_length_s=phase_length_s, weights=weights, min_frames=min_frames, max_speed=max_speed,
-                     max_accel=max_accel, body_velocity=body_velocity, max_body_accel=max_body_accel,
-                     max_frames=max_frames)
+    search = _Search(previous, following, fps=fps, phase_length_s=phase_length_s, weights=weights, limits=limits)
     if search.max_frames is not None:
         return _in_blocks(search, coarse_step, exhaustive_pairs)
     found = search.result(*_optimal(search, coarse_step, exhaustive_pairs))

@@ -629,6 +629,28 @@ class _Extended:
         return self.cache[e]
 
 
+@dataclass(frozen=True, eq=False)
+class _Motions:
+    """The motions :func:`synchronize` synchronizes, one entry each, as it has checked them.
+
+    sequences   their support-phase sequences (§4);
+    ext         each sequence's extended elements (§4.3, :class:`_Extended`);
+    weights     each blend weight: a number, or one per output frame (eq. 6 reads it at each step);
+    priorities  each priority, higher first;
+    requested   each requested start, output frames from the earliest;
+    lengths     each own time where it stops (a cyclic one not ended: where its first pass does);
+    repeats     whether each, cyclic and not ended, plays on to the plan's end.
+    """
+
+    sequences: list[SupportSequence]
+    ext: list[_Extended]
+    weights: list
+    priorities: list[float]
+    requested: list[int]
+    lengths: list[float]
+    repeats: list[bool]
+
+
 def _row_support(ext: list[_Extended], row: list[int], rank: list[int]) -> int:
     """The support of a step: the ⊕ (eq. 2) of the elements of the motions joined.
 
@@ -782,6 +804,7 @@ def synchronize(
     rank = sorted(range(nA), key=lambda i: (-priorities[i], i))
     ext = [_Extended(seq, 0.0 if repeat else fade_frames, stop) for seq, repeat, stop in zip(sequences, repeats, stops)]
     patience = sum(len(seq.codes) for seq in sequences) + n_k + 2
+    motions = _Motions(sequences, ext, weights, priorities, requested, lengths, repeats)
 
     rows: list[list[int]] = []  # rows[j][i]: motion i's extended element at step j, -1 before it joins
     times = [0.0]  # times[j]: output frame where step j begins (known up to the current step + 1)
@@ -1037,7 +1060,7 @@ def synchronize(
                                      f"others' support at every step it could start at; give it another start, or "
                                      f"blend it with motions that leave that foot free")
         commit(k + n_k)
-        times.append(times[k] + _step_duration(rows, k, ext, join, weights, priorities, times[k]))
+        times.append(times[k] + _step_duration(motions, rows, join, k, times[k]))
         pending = any(j < 0 for j in join)
         # (cyclic motions not ended repeat on to ``until``, a clip out of the timing playing that long)
         extending = any(repeats) and times[k + 1] < until - 1e-9
@@ -1049,8 +1072,7 @@ def synchronize(
         if stalled > patience:
             break
         k += 1
-    return _plan(sequences, ext, rows, times, k + 1, join, requested, weights, priorities, lengths, repeats,
-                 until if any(repeats) else 0.0)
+    return _plan(motions, rows, times, join, k + 1, until if any(repeats) else 0.0)
 
 
 def checked_stops(sequences: Sequence[SupportSequence], stops) -> list[float | None]:
@@ -1134,14 +1156,17 @@ def _own_vote(rows, j: int, i: int, ext) -> float:
     return b - a
 
 
-def _step_duration(rows, j: int, ext, join, weights, priorities, time: float = 0.0) -> float:
+def _step_duration(motions: _Motions, rows, join, j: int, time: float = 0.0) -> float:
     """ΔS(j), eq. (6), over the motions whose element begins at step j (see :func:`synchronize`);
     weights over output frames are read at ``time``, the output frame where step j begins.
+    ``rows[j][i]``: motion i's element at step j; ``join[i]``: the step it joined at.
 
     An element enlarged over steps a..b (§5.1) votes at each of them the share of its duration
     that the other motions' fresh elements give that step (eq. 6 over the group of steps), so
     that a long element held through a short one of the others neither lengthens the short step
     nor leaves the later ones to the others alone."""
+    ext, weights, priorities = motions.ext, motions.weights, motions.priorities
+
     def weight(i, e):
         return weight_at(weights[i], time) * priorities[i] * ext[i].deactivation(e)
 
@@ -1195,15 +1220,16 @@ def _step_duration(rows, j: int, ext, join, weights, priorities, time: float = 0
     return sum(wi * d for wi, (_, d, _) in zip(w, votes)) / sum(w)
 
 
-def _plan(sequences, ext, rows, times, K, join, requested, weights, priorities, lengths, repeats, until
-          ) -> SyncPlan:
-    """The plan of the first ``K`` steps: knots, the end, warps. ``lengths``: per motion the own time
-    where it stops (a cyclic one not ended: where its first pass does); ``repeats``: per motion, a
-    cyclic one not ended, which plays on to the plan's end (at ``until`` at the earliest)."""
+def _plan(motions: _Motions, rows, times, join, K: int, until: float) -> SyncPlan:
+    """The plan of the first ``K`` steps: knots, the end, warps. ``rows``, ``times`` and ``join``
+    as :func:`synchronize` committed them; a cyclic motion not ended plays on to the plan's end,
+    at ``until`` at the earliest."""
+    sequences, ext, weights, priorities = motions.sequences, motions.ext, motions.weights, motions.priorities
+    requested, lengths, repeats = motions.requested, motions.lengths, motions.repeats
     nA = len(sequences)
     times = list(times)
     for j in range(len(times) - 1, len(rows)):  # durations of the steps committed ahead, for the knots
-        times.append(times[j] + _step_duration(rows, j, ext, join, weights, priorities, times[j]))
+        times.append(times[j] + _step_duration(motions, rows, join, j, times[j]))
     times = np.array(times)
     splines, ends, finished, counts = [], [], [], []
     for i in range(nA):

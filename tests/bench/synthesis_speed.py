@@ -158,7 +158,8 @@ def searches(calls: list) -> None:
         a = optimal_blend_range(*args, **kwargs)
         b = exhaustive_blend_range(*args, **kwargs)
         same += bool(np.isclose(a.cost, b.cost, rtol=1e-9, atol=1e-12))
-        pairs_seen.append(len(np.unique(kwargs["t0_candidates"])) * len(np.unique(kwargs["t1_candidates"])))
+        previous, following = args  # the two BlendSides, each with its candidates
+        pairs_seen.append(len(np.unique(previous.candidates)) * len(np.unique(following.candidates)))
     print(f"\nrange search, eq. (9) ({len(calls)} searches from those plans, "
           f"{int(np.median(pairs_seen))} candidate pairs in the median one, {max(pairs_seen)} at most)")
     print(f"  coarse to fine       {ms(statistics.median(fine))}   total {ms(sum(fine))}")

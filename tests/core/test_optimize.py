@@ -12,6 +12,8 @@ from core.analysis import Phase, analyze
 from core.demo import demo_clips
 from core.optimize import (
     RESPONSIVE_WEIGHTS,
+    BlendLimits,
+    BlendSide,
     SMOOTH_WEIGHTS,
     blend_cost_terms,
     blend_weights,
@@ -69,6 +71,29 @@ def random_problem(seed: int) -> dict:
         phase_length_s=None if rng.random() < 0.5 else float(rng.uniform(0.1, 1.0)),
         weights=blend_weights(rng.random()),
     )
+
+
+LIMITS = ("min_frames", "max_frames", "max_speed", "max_accel", "max_body_accel")
+
+
+def grouped(prev_feats, next_feats, prev_velocity, next_velocity, *, t0_candidates, t1_candidates,
+            prev_offset, next_offset, body_velocity=(None, None), **rest) -> dict:
+    """A problem of these tests, written flat (so that a test changes one thing with ``dict(problem, ...)``),
+    as the search takes it: the previous and following :class:`BlendSide` and the :class:`BlendLimits`."""
+    limits = BlendLimits(**{name: rest.pop(name) for name in LIMITS if name in rest})
+    return dict(previous=BlendSide(prev_feats, prev_velocity, t0_candidates, prev_offset, body_velocity[0]),
+                following=BlendSide(next_feats, next_velocity, t1_candidates, next_offset, body_velocity[1]),
+                limits=limits, **rest)
+
+
+def optimal(**problem):
+    """:func:`optimal_blend_range` of a flat problem (see :func:`grouped`)."""
+    return optimal_blend_range(**grouped(**problem))
+
+
+def exhaustive(**problem):
+    """:func:`exhaustive_blend_range` of a flat problem (see :func:`grouped`)."""
+    return exhaustive_blend_range(**grouped(**problem))
 
 
 @lru_cache(maxsize=None)
@@ -306,17 +331,18 @@ def steady(frames=60, fps=30.0, speed=(0.0, 0.0, 1.0)):
 def test_time_term_is_the_range_length_or_its_distance_from_the_phase_length():
     f = steady()
     v = pose_velocity(f, 30.0)
-    kw = dict(prev_offset=0, next_offset=0, fps=30.0)
+    side = BlendSide(f, v)
     t0, t1 = np.array([10, 10, 20]), np.array([13, 40, 50])
-    np.testing.assert_allclose(blend_cost_terms(f, f, v, v, t0, t1, phase_length_s=None, **kw).time, [0.1, 1.0, 1.0])
-    np.testing.assert_allclose(blend_cost_terms(f, f, v, v, t0, t1, phase_length_s=0.5, **kw).time, [0.4, 0.5, 0.5])
+    np.testing.assert_allclose(blend_cost_terms(side, side, t0, t1, fps=30.0, phase_length_s=None).time, [0.1, 1.0, 1.0])
+    np.testing.assert_allclose(blend_cost_terms(side, side, t0, t1, fps=30.0, phase_length_s=0.5).time, [0.4, 0.5, 0.5])
 
 
 def test_pose_term_compares_the_previous_motion_at_t0_with_the_following_at_t1():
     rng = np.random.default_rng(4)
     prev, nxt = rng.normal(size=(40, 6, 3)), rng.normal(size=(50, 6, 3))
     vp, vn = pose_velocity(prev, 30.0), pose_velocity(nxt, 30.0)
-    terms = blend_cost_terms(prev, nxt, vp, vn, 35, 42, prev_offset=5, next_offset=20, fps=30.0, phase_length_s=None)
+    terms = blend_cost_terms(BlendSide(prev, vp, offset=5), BlendSide(nxt, vn, offset=20), 35, 42, fps=30.0,
+                             phase_length_s=None)
     assert terms.pose == pytest.approx(pose_distance(prev[30], nxt[22]))
 
 
@@ -324,8 +350,8 @@ def test_velocity_term_is_zero_when_both_ends_move_at_the_blends_mean_speed():
     """A blend that carries on a steady motion: D(t0, t1) / (t1 - t0) is the motion's own speed."""
     f = steady(speed=(0.6, 0.0, 0.8))
     v = pose_velocity(f, 30.0)
-    terms = blend_cost_terms(f, f, v, v, np.arange(5, 30), np.arange(12, 37), prev_offset=0, next_offset=0,
-                             fps=30.0, phase_length_s=None)
+    terms = blend_cost_terms(BlendSide(f, v), BlendSide(f, v), np.arange(5, 30), np.arange(12, 37), fps=30.0,
+                             phase_length_s=None)
     np.testing.assert_allclose(terms.velocity, 0.0, atol=1e-12)
     np.testing.assert_allclose(terms.pose, 1.0 * 7 / 30.0, rtol=1e-12)
 
@@ -333,8 +359,8 @@ def test_velocity_term_is_zero_when_both_ends_move_at_the_blends_mean_speed():
 def test_outside_its_frames_a_clip_holds_its_end_pose_still():
     prev, nxt = steady(30), steady(30, speed=(1.0, 0.0, 0.0))
     vp, vn = pose_velocity(prev, 30.0), pose_velocity(nxt, 30.0)
-    late = blend_cost_terms(prev, nxt, vp, vn, 10, 80, prev_offset=0, next_offset=20, fps=30.0, phase_length_s=None)
-    last = blend_cost_terms(prev, nxt, vp * 0, vn * 0, 10, 49, prev_offset=0, next_offset=20, fps=30.0,
+    late = blend_cost_terms(BlendSide(prev, vp), BlendSide(nxt, vn, offset=20), 10, 80, fps=30.0, phase_length_s=None)
+    last = blend_cost_terms(BlendSide(prev, vp * 0), BlendSide(nxt, vn * 0, offset=20), 10, 49, fps=30.0,
                             phase_length_s=None)
     assert late.pose == pytest.approx(last.pose)
     mean_speed = late.pose / (70 / 30.0)
@@ -345,7 +371,7 @@ def test_a_range_that_does_not_move_forward_in_time_is_refused():
     f = steady()
     v = pose_velocity(f, 30.0)
     with pytest.raises(ValueError, match="t0 < t1"):
-        blend_cost_terms(f, f, v, v, 10, 10, prev_offset=0, next_offset=0, fps=30.0, phase_length_s=None)
+        blend_cost_terms(BlendSide(f, v), BlendSide(f, v), 10, 10, fps=30.0, phase_length_s=None)
 
 
 # ---------------------------------------------------------------- eq. (9): the optimum
@@ -357,13 +383,13 @@ def test_pose_to_pose_prefers_the_shortest_range_when_time_dominates():
     problem.update(phase_length_s=None, weights=(1.0, 0.0, 0.0))
     t0, t1 = problem["t0_candidates"], problem["t1_candidates"]
     shortest = min(b - a for a in t0 for b in t1 if b > a)
-    result = optimal_blend_range(**problem)
+    result = optimal(**problem)
     assert result.t1 - result.t0 == shortest
 
 
 def test_pose_to_pose_ranges_shorten_as_the_time_weight_grows(mocap):
     problem = transition(mocap(WALK), mocap("bandai1/kick_normal_001"), "upper")
-    lengths = [optimal_blend_range(**problem, phase_length_s=None, weights=(w_t, 1.0, 1.0)).n_frames
+    lengths = [optimal(**problem, phase_length_s=None, weights=(w_t, 1.0, 1.0)).n_frames
                for w_t in (0.1, 0.3, 1.0, 3.0, 10.0)]
     assert lengths == sorted(lengths, reverse=True) and lengths[0] > lengths[-1], lengths
 
@@ -373,7 +399,7 @@ def test_motion_to_motion_prefers_a_range_as_long_as_the_foot_moving_phase():
     problem = random_problem(8)
     for phase_s in (0.2, 0.5, 0.8):
         problem.update(phase_length_s=phase_s, weights=(1.0, 0.0, 0.0))
-        result = optimal_blend_range(**problem)
+        result = optimal(**problem)
         assert result.t1 - result.t0 == round(phase_s * problem["fps"])
 
 
@@ -384,7 +410,7 @@ def test_real_step_transitions_last_about_their_phase(mocap):
         for prev, nxt in STEP_PAIRS:
             problem, phase_s = step_transition(mocap(prev), mocap(nxt))
             for phase, off in ((phase_s, off_10), (None, off_11)):
-                r = optimal_blend_range(**problem, phase_length_s=phase, weights=blend_weights(W))
+                r = optimal(**problem, phase_length_s=phase, weights=blend_weights(W))
                 off.append(abs((r.t1 - r.t0) / problem["fps"] - phase_s))
         assert np.mean(off_10) < 0.1, f"W={W}: eq. (10) ranges are {np.round(off_10, 2)} s off their phase"
         assert np.mean(off_10) < 0.5 * np.mean(off_11), f"W={W}: {np.mean(off_10):.2f} s vs {np.mean(off_11):.2f} s"
@@ -394,7 +420,7 @@ def test_real_step_transitions_last_about_their_phase(mocap):
 def test_coarse_to_fine_finds_the_exhaustive_optimum_on_random_smooth_poses(seed):
     problem = random_problem(seed)
     # exhaustive_pairs=0: the coarse-to-fine search itself, whatever the size
-    fast, slow = optimal_blend_range(**problem, exhaustive_pairs=0), exhaustive_blend_range(**problem)
+    fast, slow = optimal(**problem, exhaustive_pairs=0), exhaustive(**problem)
     assert fast.cost == pytest.approx(slow.cost, rel=1e-12, abs=1e-12), (fast, slow)
 
 
@@ -404,7 +430,7 @@ def test_coarse_to_fine_finds_the_exhaustive_optimum_on_real_transitions(mocap, 
     problems += [step_transition(mocap(a), mocap(b)) for a, b in STEP_PAIRS]
     for problem, phase_s in problems:
         kw = dict(problem, phase_length_s=phase_s, weights=blend_weights(W))
-        fast, slow = optimal_blend_range(**kw, exhaustive_pairs=0), exhaustive_blend_range(**kw)
+        fast, slow = optimal(**kw, exhaustive_pairs=0), exhaustive(**kw)
         assert (fast.t0, fast.t1) == (slow.t0, slow.t1), (fast, slow)
         assert fast.cost == slow.cost
 
@@ -412,7 +438,7 @@ def test_coarse_to_fine_finds_the_exhaustive_optimum_on_real_transitions(mocap, 
 @pytest.mark.parametrize("seed", range(100, 130))
 def test_the_range_is_a_pair_of_candidates_with_t0_before_t1(seed):
     problem = random_problem(seed)
-    result = optimal_blend_range(**problem, exhaustive_pairs=0)
+    result = optimal(**problem, exhaustive_pairs=0)
     assert result.t0 in problem["t0_candidates"] and result.t1 in problem["t1_candidates"]
     assert result.t0 < result.t1
 
@@ -423,24 +449,23 @@ def test_a_fixed_end_stays_where_it_is():
         kw = dict(problem)
         kw[fixed] = np.array([int(np.median(problem[fixed]))])
         kw[free] = np.arange(problem["t0_candidates"][0], problem["t1_candidates"][-1] + 1)
-        result = optimal_blend_range(**kw)
+        result = optimal(**kw)
         assert (result.t0 if fixed == "t0_candidates" else result.t1) == kw[fixed][0]
-        assert result == exhaustive_blend_range(**kw)
+        assert result == exhaustive(**kw)
 
 
 @pytest.mark.parametrize("step", [1, 2, 7])
 def test_any_coarse_step_reaches_the_same_optimum(step):
     problem = random_problem(12)
-    fast = optimal_blend_range(**problem, coarse_step=step, exhaustive_pairs=0)
-    assert fast.cost == pytest.approx(exhaustive_blend_range(**problem).cost)
+    fast = optimal(**problem, coarse_step=step, exhaustive_pairs=0)
+    assert fast.cost == pytest.approx(exhaustive(**problem).cost)
 
 
 def test_the_cost_is_the_weighted_sum_of_the_terms_at_the_range():
     problem = random_problem(13)
-    result = optimal_blend_range(**problem)
-    keys = ("prev_feats", "next_feats", "prev_velocity", "next_velocity")
-    terms = blend_cost_terms(*(problem[k] for k in keys), result.t0, result.t1, prev_offset=problem["prev_offset"],
-                             next_offset=problem["next_offset"], fps=problem["fps"],
+    result = optimal(**problem)
+    sides = grouped(**problem)
+    terms = blend_cost_terms(sides["previous"], sides["following"], result.t0, result.t1, fps=problem["fps"],
                              phase_length_s=problem["phase_length_s"])
     np.testing.assert_allclose(tuple(result.terms), tuple(terms), rtol=1e-12)
     assert result.cost == pytest.approx(float(np.dot(problem["weights"], tuple(terms))), rel=1e-12)
@@ -450,22 +475,29 @@ def test_the_cost_is_the_weighted_sum_of_the_terms_at_the_range():
 def test_impossible_searches_are_refused_with_the_reason():
     problem = random_problem(14)
     with pytest.raises(ValueError, match="t0 < t1"):
-        optimal_blend_range(**dict(problem, t0_candidates=[500], t1_candidates=[10, 20]))
+        optimal(**dict(problem, t0_candidates=[500], t1_candidates=[10, 20]))
     with pytest.raises(ValueError, match="t1_candidates is empty"):
-        optimal_blend_range(**dict(problem, t1_candidates=[]))
+        optimal(**dict(problem, t1_candidates=[]))
     with pytest.raises(ValueError, match="weights"):
-        optimal_blend_range(**dict(problem, weights=(1.0, -1.0, 0.0)))
+        optimal(**dict(problem, weights=(1.0, -1.0, 0.0)))
     with pytest.raises(ValueError, match="velocities"):
-        optimal_blend_range(**dict(problem, prev_velocity=problem["prev_velocity"][:-1]))
+        optimal(**dict(problem, prev_velocity=problem["prev_velocity"][:-1]))
     with pytest.raises(ValueError, match="coarse_step"):
-        optimal_blend_range(**problem, coarse_step=0)
+        optimal(**problem, coarse_step=0)
+
+
+def test_a_side_without_its_possible_range_is_refused_by_the_search():
+    sides = grouped(**random_problem(14))
+    bare = BlendSide(sides["following"].feats, sides["following"].velocity, offset=sides["following"].offset)
+    with pytest.raises(ValueError, match="t1_candidates not given"):
+        optimal_blend_range(sides["previous"], bare, fps=30.0, phase_length_s=None, weights=blend_weights(0.5))
 
 
 def test_the_optimum_is_the_same_in_metres_and_centimetres(mocap):
     walk, punch = mocap(WALK), mocap("bandai1/punch_normal_001")
-    a = optimal_blend_range(**transition(walk, punch, "upper"), phase_length_s=None, weights=blend_weights(0.5))
-    b = optimal_blend_range(**transition(walk.scaled(0.01), punch.scaled(0.01), "upper"), phase_length_s=None,
-                            weights=blend_weights(0.5))
+    a = optimal(**transition(walk, punch, "upper"), phase_length_s=None, weights=blend_weights(0.5))
+    b = optimal(**transition(walk.scaled(0.01), punch.scaled(0.01), "upper"), phase_length_s=None,
+                weights=blend_weights(0.5))
     assert (a.t0, a.t1) == (b.t0, b.t1)
     assert a.cost == pytest.approx(b.cost, rel=1e-9)
 
@@ -474,9 +506,9 @@ def test_the_optimum_hardly_depends_on_the_frame_rate(mocap):
     """Costs are in seconds: at 60 fps the same pair costs about the same at its optimum."""
     for prev, nxt in POSE_TO_POSE_PAIRS[:4]:
         a, b = mocap(prev), mocap(nxt)
-        slow = optimal_blend_range(**transition(a, b, "upper"), phase_length_s=None, weights=blend_weights(0.5))
-        fast = optimal_blend_range(**transition(a.resampled(60), b.resampled(60), "upper"), phase_length_s=None,
-                                   weights=blend_weights(0.5))
+        slow = optimal(**transition(a, b, "upper"), phase_length_s=None, weights=blend_weights(0.5))
+        fast = optimal(**transition(a.resampled(60), b.resampled(60), "upper"), phase_length_s=None,
+                       weights=blend_weights(0.5))
         assert fast.cost == pytest.approx(slow.cost, rel=0.1), (prev, nxt)
         assert fast.terms.time == pytest.approx(slow.terms.time, abs=0.1)
 
@@ -501,7 +533,7 @@ def test_raising_W_lengthens_blends_and_lowers_their_acceleration_on_real_pairs(
     problems = [transition(mocap(a), mocap(b), part) for a, b in POSE_TO_POSE_PAIRS for part in ("lower", "upper")]
     lengths, accelerations = [], []
     for W in (0.0, 0.5, 1.0):
-        results = [optimal_blend_range(**p, phase_length_s=None, weights=blend_weights(W)) for p in problems]
+        results = [optimal(**p, phase_length_s=None, weights=blend_weights(W)) for p in problems]
         lengths.append([(r.t1 - r.t0) / p["fps"] for r, p in zip(results, problems)])
         accelerations.append([blended_acceleration(p, r) for r, p in zip(results, problems)])
     lengths, accelerations = np.array(lengths), np.array(accelerations)
@@ -513,16 +545,16 @@ def test_raising_W_lengthens_blends_and_lowers_their_acceleration_on_real_pairs(
 
 def test_small_candidate_sets_are_searched_exhaustively():
     problem = random_problem(13)
-    assert optimal_blend_range(**problem) == exhaustive_blend_range(**problem)
+    assert optimal(**problem) == exhaustive(**problem)
 
 
 @pytest.mark.parametrize("seed", range(14, 20))
 def test_a_speed_limit_passes_over_fast_ranges(seed):
     problem = random_problem(seed)
-    free = exhaustive_blend_range(**problem)
+    free = exhaustive(**problem)
     speed = free.terms.pose * problem["fps"] / (free.t1 - free.t0)
-    limited = optimal_blend_range(**problem, max_speed=0.5 * speed)
-    assert limited == exhaustive_blend_range(**problem, max_speed=0.5 * speed)
+    limited = optimal(**problem, max_speed=0.5 * speed)
+    assert limited == exhaustive(**problem, max_speed=0.5 * speed)
     assert free.excess == 0.0 and limited.excess <= 1.0
     assert limited.terms.pose * problem["fps"] / (limited.t1 - limited.t0) < speed
 
@@ -530,10 +562,10 @@ def test_a_speed_limit_passes_over_fast_ranges(seed):
 @pytest.mark.parametrize("seed", range(20, 26))
 def test_an_acceleration_limit_lengthens_blends_that_change_pose_too_fast(seed):
     problem = random_problem(seed)
-    free = exhaustive_blend_range(**problem)
+    free = exhaustive(**problem)
     accel = 6.0 * free.terms.pose * (problem["fps"] / (free.t1 - free.t0)) ** 2
-    limited = optimal_blend_range(**problem, max_accel=0.25 * accel)
-    assert limited == exhaustive_blend_range(**problem, max_accel=0.25 * accel)
+    limited = optimal(**problem, max_accel=0.25 * accel)
+    assert limited == exhaustive(**problem, max_accel=0.25 * accel)
     assert 6.0 * limited.terms.pose * (problem["fps"] / (limited.t1 - limited.t0)) ** 2 < accel
 
 
@@ -543,14 +575,14 @@ def test_when_no_range_keeps_within_the_limits_the_gentlest_wins():
     t0, t1 = np.asarray(problem["t0_candidates"]), np.asarray(problem["t1_candidates"])
     a, b = (x.ravel() for x in np.meshgrid(t0, t1, indexing="ij"))
     a, b = a[a < b], b[a < b]
-    shared = {k: problem[k] for k in ("prev_feats", "next_feats", "prev_velocity", "next_velocity",
-                                      "prev_offset", "next_offset", "fps", "phase_length_s")}
-    d = blend_cost_terms(**shared, t0=a, t1=b).pose
-    slowest = optimal_blend_range(**problem, max_speed=1e-9)
-    assert slowest == exhaustive_blend_range(**problem, max_speed=1e-9)
+    sides = grouped(**problem)
+    d = blend_cost_terms(sides["previous"], sides["following"], a, b, fps=fps,
+                         phase_length_s=problem["phase_length_s"]).pose
+    slowest = optimal(**problem, max_speed=1e-9)
+    assert slowest == exhaustive(**problem, max_speed=1e-9)
     assert slowest.excess > 1.0  # the plan says the blend is more abrupt than the limits
     assert slowest.terms.pose * fps / (slowest.t1 - slowest.t0) == pytest.approx((d * fps / (b - a)).min(), rel=1e-9)
-    gentlest = optimal_blend_range(**problem, max_accel=1e-9)
+    gentlest = optimal(**problem, max_accel=1e-9)
     assert 6.0 * gentlest.terms.pose * (fps / (gentlest.t1 - gentlest.t0)) ** 2 == pytest.approx(
         (6.0 * d * (fps / (b - a)) ** 2).min(), rel=1e-9)
 
@@ -577,10 +609,10 @@ def body_change(problem: dict, found) -> float:
 def test_a_body_acceleration_limit_lengthens_blends_that_change_the_bodys_speed_too_fast(seed):
     """The features are relative to the pelvis: only the body velocity sees standing give way to a run."""
     problem = with_body_velocities(random_problem(seed), seed)
-    free = exhaustive_blend_range(**problem)
+    free = exhaustive(**problem)
     limit = 0.25 * body_change(problem, free)
-    limited = optimal_blend_range(**problem, max_body_accel=limit)
-    assert limited == exhaustive_blend_range(**problem, max_body_accel=limit)
+    limited = optimal(**problem, max_body_accel=limit)
+    assert limited == exhaustive(**problem, max_body_accel=limit)
     assert body_change(problem, limited) < body_change(problem, free)
 
 
@@ -600,7 +632,7 @@ def test_body_velocity_is_the_pelvis_travel_in_the_bodys_own_axes(mocap):
 
 def test_a_body_limit_needs_the_body_velocities():
     with pytest.raises(ValueError, match="body_velocity"):
-        optimal_blend_range(**random_problem(14), max_body_accel=1.0)
+        optimal(**random_problem(14), max_body_accel=1.0)
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
@@ -608,7 +640,7 @@ def test_limits_must_be_positive(bad):
     problem = with_body_velocities(random_problem(14), 14)
     for name in ("max_speed", "max_accel", "max_body_accel"):
         with pytest.raises(ValueError, match=name):
-            optimal_blend_range(**problem, **{name: bad})
+            optimal(**problem, **{name: bad})
 
 
 def test_pose_acceleration_is_the_second_difference_over_a_fixed_time():
@@ -637,8 +669,8 @@ def test_no_blend_is_longer_than_its_bound_and_the_bounded_optimum_is_the_exhaus
     problem = random_problem(seed)
     longest = bounded(problem, seed)
     # exhaustive_pairs=0: the coarse-to-fine search in every block, whatever its size
-    fast = optimal_blend_range(**problem, max_frames=longest, exhaustive_pairs=0)
-    slow = exhaustive_blend_range(**problem, max_frames=longest)
+    fast = optimal(**problem, max_frames=longest, exhaustive_pairs=0)
+    slow = exhaustive(**problem, max_frames=longest)
     assert fast.cost == pytest.approx(slow.cost, rel=1e-12, abs=1e-12), (fast, slow)
     t0, t1 = np.asarray(problem["t0_candidates"]), np.asarray(problem["t1_candidates"])
     shortest = min(int(t1[t1 > a][0] - a) for a in t0 if (t1 > a).any())
@@ -650,16 +682,16 @@ def test_a_bound_every_candidate_pair_keeps_changes_nothing(seed):
     problem = random_problem(seed)
     span = int(problem["t1_candidates"][-1] - problem["t0_candidates"][0])
     for pairs in (0, 40_000):
-        assert (optimal_blend_range(**problem, max_frames=span, exhaustive_pairs=pairs)
-                == optimal_blend_range(**problem, exhaustive_pairs=pairs))
+        assert (optimal(**problem, max_frames=span, exhaustive_pairs=pairs)
+                == optimal(**problem, exhaustive_pairs=pairs))
 
 
 @pytest.mark.parametrize("seed", range(60, 66))
 def test_a_bounded_search_that_no_pair_passes_within_the_limits_takes_the_gentlest(seed):
     problem = random_problem(seed)
     longest = bounded(problem, seed)
-    gentlest = optimal_blend_range(**problem, max_frames=longest, max_speed=1e-9)
-    assert gentlest == exhaustive_blend_range(**problem, max_frames=longest, max_speed=1e-9)
+    gentlest = optimal(**problem, max_frames=longest, max_speed=1e-9)
+    assert gentlest == exhaustive(**problem, max_frames=longest, max_speed=1e-9)
     assert gentlest.excess > 1.0
 
 
@@ -675,7 +707,7 @@ def test_a_bounded_search_over_a_long_gap_needs_megabytes_not_gigabytes():
                    phase_length_s=None, weights=blend_weights(0.5), min_frames=6)
     tracemalloc.start()
     try:
-        found = optimal_blend_range(**problem, max_frames=int(10 * fps))
+        found = optimal(**problem, max_frames=int(10 * fps))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -688,11 +720,11 @@ def test_a_bound_the_optimum_is_within_finds_that_optimum_in_blocks(seed):
     """Where the unbounded optimum is no longer than the bound but the candidates reach
     further (so the blocked search runs), the bound changes nothing: the same range."""
     problem = random_problem(seed)
-    best = optimal_blend_range(**problem, exhaustive_pairs=0)
+    best = optimal(**problem, exhaustive_pairs=0)
     span = int(problem["t1_candidates"][-1] - problem["t0_candidates"][0])
     longest = max(best.t1 - best.t0, 2)
     if longest >= span:
         pytest.skip("no bound shorter than the candidates' span holds this optimum")
-    found = optimal_blend_range(**problem, max_frames=longest, exhaustive_pairs=0)
+    found = optimal(**problem, max_frames=longest, exhaustive_pairs=0)
     assert found.cost == pytest.approx(best.cost, rel=1e-12, abs=1e-12)
     assert (found.t0, found.t1) == (best.t0, best.t1)
