@@ -95,7 +95,8 @@ from .render import blend_start, rendered_until
 from .rig import Rig, check_legs_hang
 from .synthesize import (bone_length_warnings, checked_in_core_order, composable, composed_additional,
                          could_be_additional, earliest_after, first_track, gap_floors, join_clip, planned_steps,
-                         played_until, sequenced, synthesis_context, synthesis_plan)
+                         played_until, clip_spans, synthesis_context, synthesis_plan)
+from .timeline import settled_sequencing
 from .track import Context, Track
 
 __all__ = ["Resynthesis", "UpdateStats"]
@@ -277,20 +278,18 @@ class Resynthesis:
         self._forget(every)
         by_id = {id(p.motion): p for p in prepared}
 
-        joints = [p.joints for p in prepared]
         contacts = [p.contacts for p in prepared]
         qualifies = [p.qualifies for p in prepared]
-        in_sequence = set()
-        while True:
-            seq, _, seq_contacts, additional = sequenced(every, joints, contacts, ctx, in_sequence=in_sequence,
-                                                         qualifies=qualifies)
-            steps = self._joined(seq, seq_contacts, ctx, counts)
+
+        def join(found):
+            seq = [every[k] for k in found.sequence]
+            steps = self._joined(seq, [contacts[k] for k in found.sequence], ctx, counts)
             gone = {s.outcome.clip for s in steps if isinstance(s.outcome, Rejection)}
-            orphans = {id(c) for c, base in additional if base.name in gone}
-            if not orphans:
-                break
-            in_sequence |= orphans
-        additional, late = composable(additional)
+            return (seq, steps), [k for k, c in enumerate(every) if c.name in gone]
+
+        # a clip inside one that was rejected goes in sequence, and the sequence is joined again (core.timeline)
+        found, (seq, steps) = settled_sequencing(clip_spans(every), qualifies.__getitem__, join)
+        additional, late = composable([(every[k], every[base]) for k, base in found.additional.items()])
         skeleton = seq[0].motion.skeleton
         track = steps[-1].track.get((skeleton, ctx.rig.pelvis, ctx.fps))
         pair_steps = [s for s in steps if isinstance(s.outcome, PairPlan)]
