@@ -58,7 +58,9 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
     active with the baked action assigned.
     """
     from ..core.demo import demo_clips, demo_skeleton
-    from . import nla
+    from .bake import bake
+    from .strips import strip_settings
+    from .synthesis import record_plan, synthesize_strips
     from .convert import armature_from_skeleton, write_action
 
     scene = scene or bpy.context.scene
@@ -76,12 +78,12 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
         action = write_action(obj, clips[name].motion, f"demo {name}", frame_start=1)
         strip = tracks[track].strips.new(name, start, action)
         strip.select = True
-        item = nla.strip_settings(obj, strip, create=True)
+        item = strip_settings(obj, strip, create=True)
         item.core_first, item.core_last, item.has_core = first, last, True
         strips.append(strip)
-    result = nla.synthesize_strips(obj, strips, responsiveness)
-    nla.record_plan(obj, strips, result)
-    action = nla.bake(obj, result)
+    result = synthesize_strips(obj, strips, responsiveness)
+    record_plan(obj, strips, result)
+    action = bake(obj, result)
     scene.frame_start, scene.frame_end = result.plan.start, result.plan.end
     scene.frame_set(result.plan.start)
     return DemoScene(obj, strips, result, action)

@@ -39,7 +39,14 @@ from dataclasses import dataclass, field
 import bpy
 from bpy.app.handlers import persistent
 
-from . import nla
+from . import timeline
+from .convert import armature_skeleton, find_armature_rig
+from .report import plan_json, Synthesis
+from .state import on_preview_shown
+from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,
+                     PREVIEW_STRIP, preview_track)
+from .sync_groups import blending_key
+from .synthesis import record_plan
 
 # Keys another synthesis wrote (Synthesize, an undone state) that differ from the live one's by
 # less than this share are rounding (a few float32 steps), and are left as they are.
@@ -62,9 +69,9 @@ class _Session:
     motion: object = None  # the core Motion the keys show (None: not known), to find the frames that change
     curves: dict = field(default_factory=dict)  # (data path, index) -> the preview's F-curve per segment
     ranges: list = field(default_factory=list)  # (first, last) frame indices of each segment (.preview)
-    armature: tuple | None = None  # convert.armature_skeleton of the armature, read once per session
+    armature: tuple | None = None  # armature_skeleton of the armature, read once per session
     stats: dict = field(default_factory=dict)  # what the last refresh did, for the benchmark and tests
-    groups: dict = field(default_factory=dict)  # synchronized groups' blends, by group (nla.group_clip)
+    groups: dict = field(default_factory=dict)  # synchronized groups' blends, by group (timeline.group_clip)
 
 
 _sessions: dict[int, _Session] = {}
@@ -95,7 +102,7 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     Its keys are read, and the motion they show computed, only at the first
     live update (:func:`_rewritten`).
     """
-    actions = nla.preview_segments(obj)
+    actions = preview_segments(obj)
     if not actions:
         return
     session = _session(obj)
@@ -107,15 +114,18 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     session.motions, session.groups = {}, {}
 
 
+on_preview_shown("live", adopt)  # a preview shown is one live updates follow from then on
+
+
 def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     """Everything a live synthesis of ``obj`` reads from its strips and settings, cheap to compare."""
     from .convert import scene_fps
 
-    sources = nla.preview_sources(obj)
-    playing = [s for s in sources if nla.plays(obj, s)]
+    sources = preview_sources(obj)
+    playing = [s for s in sources if plays(obj, s)]
     strips = tuple(
-        (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, nla.core_offsets(obj, s, playing),
-         nla.performed_current(obj, s), nla.blending_key(obj, s))
+        (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, timeline.core_offsets(obj, s, playing),
+         performed_current(obj, s), blending_key(obj, s))
         for s in sources)
     return (scene.smart_motion.responsiveness, scene_fps(scene), obj.smart_motion.bone_mapping, strips)
 
@@ -131,14 +141,14 @@ def _read_key(strip: bpy.types.NlaStrip) -> tuple:
 
 
 def reader(obj: bpy.types.Object):
-    """A strip reader for :func:`.nla.strip_clips` sharing what the live updates of ``obj`` read
+    """A strip reader for :func:`.timeline.strip_clips` sharing what the live updates of ``obj`` read
     (Perform places each clip after strips the preview has just read), or ``None``."""
     session = _sessions.get(obj.session_uid)
     return _reader(session) if session is not None else None
 
 
 def placer(obj: bpy.types.Object):
-    """``place(clips, clip, *, responsiveness, t_current, rig)`` for :func:`.nla.asap_placement` from the
+    """``place(clips, clip, *, responsiveness, t_current, rig)`` for :func:`.arrange.asap_placement` from the
     live re-synthesis of ``obj`` (its track and analyses of the strips it last synthesized; the
     same start as from scratch, :meth:`core.resynthesis.Resynthesis.as_soon_as_possible`), or
     ``None`` without one."""
@@ -154,7 +164,7 @@ def placer(obj: bpy.types.Object):
 
 
 def _reader(session: _Session):
-    """``read(obj, strip, fps)`` for :func:`.nla.strip_clips` that keeps what it read, by strip."""
+    """``read(obj, strip, fps)`` for :func:`.timeline.strip_clips` that keeps what it read, by strip."""
     from .convert import scene_fps, strip_to_motion
 
     def read(obj, strip, fps):
@@ -183,11 +193,11 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     import time
 
     scene = scene or bpy.context.scene
-    if obj.smart_motion.preview_action is None or nla.preview_track(obj) is None:
+    if obj.smart_motion.preview_action is None or preview_track(obj) is None:
         return False
-    preview = _own_preview(obj, nla.preview_segments(obj))
+    preview = _own_preview(obj, preview_segments(obj))
     # a source renamed is known by its settings only until it moves: re-key them to its name now
-    nla._follow_renames(obj)
+    follow_renames(obj)
     session = _session(obj)
     key = timeline_key(obj, scene)
     if key == session.key and session.actions == _identity(preview):
@@ -211,7 +221,7 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     except Exception as error:
         return _failed(obj, session, key, error, raising)
     if written or _plan_changed(obj, result):
-        nla.record_plan(obj, sources, result)
+        record_plan(obj, sources, result)
     if written:
         # The keys now differ from those Synthesize wrote: Bake synthesizes anew (the same
         # result) rather than every live update hashing every source key.
@@ -249,7 +259,7 @@ def _plan_changed(obj: bpy.types.Object, result) -> bool:
         recorded = json.loads(obj.smart_motion.plan_json)
     except ValueError:
         return True
-    plan = json.loads(nla.plan_json(result))  # (as recorded: lists, not tuples)
+    plan = json.loads(plan_json(result))  # (as recorded: lists, not tuples)
 
     def composed(p: dict) -> list:
         return [(c.get("clip"), c.get("base"), c.get("parts"), c.get("blend_in"), c.get("blend_out"))
@@ -266,16 +276,16 @@ def _own_preview(obj: bpy.types.Object, preview: list) -> list:
     from .preview import play, segment_name
 
     others = {a for o in bpy.data.objects if o != obj and o.type == 'ARMATURE'
-              for a in nla.preview_segments(o)}
+              for a in preview_segments(o)}
     if not others.intersection(preview):
         return preview
     own = [action.copy() for action in preview]
     for k, action in enumerate(own):
-        action.name = segment_name(nla.preview_action_name(obj), k)
+        action.name = segment_name(preview_action_name(obj), k)
     obj.smart_motion.preview_action = own[0]
     first = min(a.frame_range[0] for a in own)
     last = max(a.frame_range[1] for a in own)
-    play(nla.preview_track(obj), own, round(first), round(last - first) + 1, nla.PREVIEW_STRIP)
+    play(preview_track(obj), own, round(first), round(last - first) + 1, PREVIEW_STRIP)
     return own
 
 
@@ -288,21 +298,21 @@ def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Sessio
     """The Result of the preview's sources that play, re-synthesized incrementally, and those sources."""
     from .convert import scene_fps
 
-    sources = [s for s in nla.preview_sources(obj) if nla.plays(obj, s)]
+    sources = [s for s in preview_sources(obj) if plays(obj, s)]
     if len(sources) < 2:
         raise ValueError(
             f"{len(sources)} source strip{'' if len(sources) == 1 else 's'} of the preview play"
             f"{'s' if len(sources) == 1 else ''}; unmute one to join it again, or Synthesize other strips")
     # (a synchronized group is one clip, blended again only when what it reads changed)
-    clips, groups = nla.sequence_clips(obj, sources, scene_fps(scene), read=_reader(session), kept=session.groups)
+    clips, groups = timeline.sequence_clips(obj, sources, scene_fps(scene), read=_reader(session), kept=session.groups)
     rig_key = (obj.smart_motion.bone_mapping, id(clips[0].motion))
     if session.rig_key != rig_key:
-        session.rig, session.rig_key = nla.find_armature_rig(obj, clips[0].motion), rig_key
+        session.rig, session.rig_key = find_armature_rig(obj, clips[0].motion), rig_key
         from ..core.resynthesis import Resynthesis
 
         session.resynthesis = Resynthesis(rig=session.rig)
     result = session.resynthesis.update(clips, responsiveness=scene.smart_motion.responsiveness)
-    return nla.Synthesis(result, groups), sources
+    return Synthesis(result, groups), sources
 
 
 def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, result) -> int:
@@ -311,7 +321,7 @@ def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, resu
     the preview's frames changed (another start or length). Returns the keys that changed."""
     import numpy as np
 
-    from .convert import armature_skeleton, changed_bone_channels
+    from .convert import changed_bone_channels
     from .preview import segment_curves, segments_holding
 
     motion, start = result.motion, result.start
@@ -377,7 +387,7 @@ def _written(obj: bpy.types.Object, preview: list, session: _Session, motion, st
 
     session.motion = motion
     if grows:
-        play(nla.preview_track(obj), preview, start, motion.n_frames, nla.PREVIEW_STRIP)
+        play(preview_track(obj), preview, start, motion.n_frames, PREVIEW_STRIP)
     if written:
         # The armature's animation evaluated again, at the frame Blender stands on, from the keys as
         # now written (a test shows the pose). (Blender copies each segment action written into for
@@ -400,7 +410,7 @@ def _grow(session: _Session, obj: bpy.types.Object, preview: list, frames: int) 
         rows[len(co):, 0] = co[-1, 0] + np.arange(1, frames - len(co) + 1)
         rows[len(co):, 1] = co[-1, 1]
         grown[key] = rows
-    preview = grow(preview, session.curves, grown, obj, nla.preview_action_name(obj))
+    preview = grow(preview, session.curves, grown, obj, preview_action_name(obj))
     _keep_keys(session, session.curves, grown)
     session.actions = _identity(preview)
     return preview
@@ -419,7 +429,8 @@ def _rewritten(obj: bpy.types.Object, preview: list, session: _Session, result) 
     """
     import numpy as np
 
-    from .convert import bone_channels, bone_path
+    from .convert import bone_channels
+    from .fcurves import bone_path
     from .preview import play, segment_curves, segments_holding, write
 
     motion, start = result.motion, result.start
@@ -449,9 +460,9 @@ def _rewritten(obj: bpy.types.Object, preview: list, session: _Session, result) 
             break
         else:
             return _written(obj, preview, session, motion, start, grows, written)
-    preview = write(obj, motion, nla.preview_action_name(obj), start, into=preview)
+    preview = write(obj, motion, preview_action_name(obj), start, into=preview)
     obj.smart_motion.preview_action = preview[0]
-    play(nla.preview_track(obj), preview, start, motion.n_frames, nla.PREVIEW_STRIP)
+    play(preview_track(obj), preview, start, motion.n_frames, PREVIEW_STRIP)
     _keep_keys(session, segment_curves(preview))
     session.actions, session.start, session.motion = _identity(preview), start, motion
     return sum(len(v) for v in session.channels.values())
@@ -543,7 +554,7 @@ def request(scene: bpy.types.Scene) -> None:
     if not scene.smart_motion.live:
         return
     for obj in _previewed(scene):
-        nla._follow_renames(obj)  # (as refresh: a renamed source stays one when it moves next)
+        follow_renames(obj)  # (as refresh: a renamed source stays one when it moves next)
         session = _sessions.get(obj.session_uid)
         if session is None or session.key != timeline_key(obj, scene):
             _pending.add(obj.name)

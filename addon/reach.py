@@ -185,7 +185,7 @@ def find_reach(obj: bpy.types.Object, empty: bpy.types.Object, *, effector: str,
     """The reach of ``obj``'s examples (its Reach Examples list, or with ``folder`` its BVH files)
     whose ``effector`` hits ``empty`` at the ``feature``. Changes nothing; ``ValueError`` saying what to fix."""
     from .convert import scene_fps
-    from .nla import find_armature_rig
+    from .convert import find_armature_rig
 
     fps = scene_fps(bpy.context.scene)
     examples = listed_examples(obj, fps) if folder is None else folder_examples(obj, folder, fps)
