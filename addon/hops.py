@@ -75,6 +75,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from .state import session_store
+
 HOP_TRACK = "[Smart Motion] hops"
 
 
@@ -341,7 +343,7 @@ def pose_distance(a, b) -> float:
 #: eq. (5) weights by library: {(clip digests, blend frames, fps): w per second}. eq. (5) reads
 #: 100 random transitions of the library (most of a second for ten clips), so it is worked out
 #: once per library content and kept for the session, not at every click.
-_DEFAULT_WEIGHTS: dict = {}
+_DEFAULT_WEIGHTS = session_store("library weights", 16)
 
 
 def library_weight(motions: list, clouds: list, blend_frames: int, fps: float) -> float:
@@ -349,9 +351,7 @@ def library_weight(motions: list, clouds: list, blend_frames: int, fps: float) -
     from ..core import hops
 
     key = (tuple(hops.clip_digest(m) for m in motions), int(blend_frames), float(fps))
-    if key not in _DEFAULT_WEIGHTS:
-        _DEFAULT_WEIGHTS[key] = hops.default_weight(clouds, blend_frames, fps)
-    return _DEFAULT_WEIGHTS[key]
+    return _DEFAULT_WEIGHTS.get(key, lambda: hops.default_weight(clouds, blend_frames, fps))
 
 
 def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float | None, blend_seconds: float,

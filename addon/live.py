@@ -40,9 +40,13 @@ import bpy
 from bpy.app.handlers import persistent
 
 from . import timeline
-from .convert import armature_skeleton, find_armature_rig
+from .convert import (armature_skeleton, bone_channels, changed_bone_channels, find_armature_rig, scene_fps,
+                      strip_to_motion)
+from .fcurves import bone_path
+from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name, segment_ranges,
+                      segments_holding, write)
 from .report import plan_json, Synthesis
-from .state import on_preview_shown
+from .state import on_preview_shown, session_store
 from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,
                      PREVIEW_STRIP, preview_track)
 from .sync_groups import blending_key
@@ -74,7 +78,7 @@ class _Session:
     groups: dict = field(default_factory=dict)  # synchronized groups' blends, by group (timeline.group_clip)
 
 
-_sessions: dict[int, _Session] = {}
+_sessions = session_store("live sessions", 64)  # armature session_uid -> _Session
 _pending: set[str] = set()  # names of armatures waiting for the timer
 _last_frame: dict[int, int] = {}  # scene session_uid -> frame at the last depsgraph update or frame change
 
@@ -119,8 +123,6 @@ on_preview_shown("live", adopt)  # a preview shown is one live updates follow fr
 
 def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     """Everything a live synthesis of ``obj`` reads from its strips and settings, cheap to compare."""
-    from .convert import scene_fps
-
     sources = preview_sources(obj)
     playing = [s for s in sources if plays(obj, s)]
     strips = tuple(
@@ -165,8 +167,6 @@ def placer(obj: bpy.types.Object):
 
 def _reader(session: _Session):
     """``read(obj, strip, fps)`` for :func:`.timeline.strip_clips` that keeps what it read, by strip."""
-    from .convert import scene_fps, strip_to_motion
-
     def read(obj, strip, fps):
         fps = scene_fps(bpy.context.scene) if fps is None else fps  # (what strip_to_motion reads with)
         key = (_read_key(strip), fps)
@@ -273,8 +273,6 @@ def _own_preview(obj: bpy.types.Object, preview: list) -> list:
     """``obj``'s preview segment actions, its own: a duplicated armature shares its original's (the
     ``preview_action`` pointer and the preview track are copied with it), and a live update of one
     must not write the other's preview: copies of the shared ones, played from then on."""
-    from .preview import play, segment_name
-
     others = {a for o in bpy.data.objects if o != obj and o.type == 'ARMATURE'
               for a in preview_segments(o)}
     if not others.intersection(preview):
@@ -296,8 +294,6 @@ def _identity(actions: list) -> tuple:
 
 def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Session):
     """The Result of the preview's sources that play, re-synthesized incrementally, and those sources."""
-    from .convert import scene_fps
-
     sources = [s for s in preview_sources(obj) if plays(obj, s)]
     if len(sources) < 2:
         raise ValueError(
@@ -321,12 +317,9 @@ def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, resu
     the preview's frames changed (another start or length). Returns the keys that changed."""
     import numpy as np
 
-    from .convert import changed_bone_channels
-    from .preview import segment_curves, segments_holding
-
     motion, start = result.motion, result.start
     if (session.actions != _identity(preview) or session.channels is None
-            or _curve_count(preview) != sum(len(c) for c in session.curves.values())):
+            or curve_count(preview) != sum(len(c) for c in session.curves.values())):
         # keys written by someone else (Synthesize, an undo; F-curves deleted or added by hand, whose
         # kept references would be stale): read them; what motion they show is not known
         _keep_keys(session, segment_curves(preview))
@@ -337,14 +330,14 @@ def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, resu
         # a clip added after the others (Add as Soon as Possible, Perform): the keys up to the old end
         # stay where they do not change, the curves grow by the new frames
         old = session.motion
-        windows = _changed_windows(old, motion[:old.n_frames])
+        windows = changed_windows(old, motion[:old.n_frames])
         preview = _grow(session, obj, preview, motion.n_frames)
         windows = {j: (windows.get(j, (old.n_frames,))[0], motion.n_frames - 1)
                    for j in range(len(motion.skeleton))}
     elif session.motion is None or session.start != start or session.motion.n_frames != motion.n_frames:
         return _rewritten(obj, preview, session, result)
     else:
-        windows = _changed_windows(session.motion, motion)
+        windows = changed_windows(session.motion, motion)
     written = 0
     for path, index, first, values in changed_bone_channels(obj, motion, windows, session.values,
                                                             session.armature):
@@ -383,8 +376,6 @@ def _written(obj: bpy.types.Object, preview: list, session: _Session, motion, st
              written: int) -> int:
     """The keys written for ``motion`` are in: the preview's strips over them when the curves grew, the
     depsgraph told when any changed; returns ``written``."""
-    from .preview import play
-
     session.motion = motion
     if grows:
         play(preview_track(obj), preview, start, motion.n_frames, PREVIEW_STRIP)
@@ -400,8 +391,6 @@ def _grow(session: _Session, obj: bpy.types.Object, preview: list, frames: int) 
     """Every preview curve grown to ``frames`` linear keys (:func:`.preview.grow`), the kept rows with
     it: the new keys hold the last value until written. Returns the segment actions, new ones added."""
     import numpy as np
-
-    from .preview import grow
 
     grown = {}
     for key, co in session.channels.items():
@@ -428,10 +417,6 @@ def _rewritten(obj: bpy.types.Object, preview: list, session: _Session, result) 
     written anew and the preview strips made again over them.
     """
     import numpy as np
-
-    from .convert import bone_channels
-    from .fcurves import bone_path
-    from .preview import play, segment_curves, segments_holding, write
 
     motion, start = result.motion, result.start
     lengths = {len(v) for v in session.values.values()}
@@ -468,51 +453,13 @@ def _rewritten(obj: bpy.types.Object, preview: list, session: _Session, result) 
     return sum(len(v) for v in session.channels.values())
 
 
-def _changed_windows(before, after) -> dict:
-    """``{joint: (first, last)}`` frames where joints of motion ``after`` differ from ``before`` (same
-    frames); joints that do not differ are left out.
-
-    A moved strip changes most joints over its own frames and the joint carrying
-    its placement to the end: the joints whose changes run to the last frame share
-    one window, the others another (the union of theirs), so that they are
-    converted together. A window may hold frames where a joint did not change:
-    they are written only where their keys differ (:func:`_write_preview`).
-    """
-    import numpy as np
-
-    # (F, J): any component differs; or-ed component by component, many times faster than
-    # np.any over the last axis, whose reduction goes element by element
-    rotations, positions = before.rotations != after.rotations, before.positions != after.positions
-    changed = rotations[..., 0]
-    for component in (*np.moveaxis(rotations[..., 1:], -1, 0), *np.moveaxis(positions, -1, 0)):
-        changed = changed | component
-    joints = np.flatnonzero(changed.any(axis=0))
-    first = np.argmax(changed[:, joints], axis=0)
-    last = len(changed) - 1 - np.argmax(changed[::-1, joints], axis=0)
-    to_end = last == len(changed) - 1
-    windows = {}
-    for group in (to_end, ~to_end):
-        if group.any():
-            window = (int(first[group].min()), int(last[group].max()))
-            windows.update({int(j): window for j in joints[group]})
-    return windows
-
-
 def _keep_keys(session: _Session, curves: dict, rows: dict | None = None) -> None:
     """Keep the preview's F-curves (:func:`.preview.segment_curves`) and their keys as read
     (:func:`.preview.keyed_rows`, or ``rows`` as just written), with a view of each curve's values."""
-    from .preview import keyed_rows, segment_ranges
-
     session.curves = curves
     session.channels = keyed_rows(curves) if rows is None else rows
     session.values = {key: co[:, 1] for key, co in session.channels.items()}
     session.ranges = segment_ranges(len(next(iter(session.channels.values()), ())))
-
-
-def _curve_count(preview: list) -> int:
-    """How many F-curves the preview's segment actions have."""
-    return sum(len(bag.fcurves) for action in preview for layer in action.layers for strip in layer.strips
-               if strip.type == 'KEYFRAME' for bag in strip.channelbags)
 
 
 def _first_frame(session: _Session) -> int:

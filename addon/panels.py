@@ -28,14 +28,15 @@ import json
 
 import bpy
 
-from .report import composed_text, composition_lines, group_lines, phases_text, wrapped
+from .report import composed_texts, composition_lines, group_lines, phases_text, wrapped
 from .strips import has_preview, plays, source_strips, strip_settings, strip_signature
 from .sync_groups import edited_group_core
-from .timeline import strip_default_core, strip_group
+from .timeline import default_cores, strip_default_core, strip_group
 
 
-def active_armature(context: bpy.types.Context) -> bpy.types.Object | None:
-    """The active object if it is an armature, else ``None``."""
+def shown_armature(context: bpy.types.Context) -> bpy.types.Object | None:
+    """The armature the panel draws for: the active object if it is one, else ``None`` (no error: the
+    panel then shows nothing to do; operators use :func:`.strips.active_armature`, which says why)."""
     obj = context.active_object
     if obj is not None and obj.type == 'ARMATURE':
         return obj
@@ -51,7 +52,7 @@ class SMART_MOTION_PT_main(bpy.types.Panel):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
-        armature = active_armature(context)
+        armature = shown_armature(context)
         if armature is None:
             layout.label(text="Select an armature", icon='INFO')
         else:
@@ -174,6 +175,8 @@ def _draw_strips(layout, armature) -> None:
         layout.label(text="No NLA strips: push actions down to the NLA first", icon='INFO')
         return
     column = layout.column()
+    # (worked out once per draw for every strip: the panel redraws on every mouse move)
+    cores, composed_by_name = default_cores(armature), composed_texts(armature)
     for strip in strips:
         box = column.box()
         row = box.row(align=True)
@@ -193,13 +196,13 @@ def _draw_strips(layout, armature) -> None:
             _draw_part_weights(box, item)
             _draw_group_core(box, row, armature, strip, item, group)
         else:
-            _draw_core(box, row, armature, strip, item)
+            _draw_core(box, row, armature, strip, item, cores)
             if item is not None and item.sync_blend and plays(armature, strip):
                 # (a group of one blends with nothing: say so, rather than let the checkbox seem to work)
                 for line in wrapped("(blends synchronized with no strip: none that plays with this on "
                                         "overlaps it, so it goes in sequence)"):
                     box.label(text=line)
-        composed = composed_text(armature, strip.name)
+        composed = composed_by_name.get(strip.name, "")
         if composed:
             box.label(text=composed, icon='MOD_ARMATURE')
         phases = phases_text(armature, strip)
@@ -209,9 +212,12 @@ def _draw_strips(layout, armature) -> None:
                 box.label(text=line)
 
 
-def _draw_core(box, row, armature, strip, item) -> None:
-    """A strip's core: its fields once edited, else its default core and where it came from."""
-    default = strip_default_core(armature, strip) if item is None or not item.has_core else None
+def _draw_core(box, row, armature, strip, item, cores: dict) -> None:
+    """A strip's core: its fields once edited, else its default core (from ``cores``, those of the
+    strips a synthesis would read; a strip not among them taken alone) and where it came from."""
+    default = None
+    if item is None or not item.has_core:
+        default = cores.get(strip.name) or strip_default_core(armature, strip)
     if item is None:
         row.label(text="No core" if default.empty else f"Core {default.first}-{default.last}")
         row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name

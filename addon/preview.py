@@ -384,3 +384,37 @@ def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) 
         return None
     current = signature_parts(obj, strips, responsiveness, actions)
     return actions if all(now == then for now, then in zip(current, recorded)) else None
+
+
+def curve_count(preview: list) -> int:
+    """How many F-curves the preview's segment actions have."""
+    return sum(len(bag.fcurves) for action in preview for layer in action.layers for strip in layer.strips
+               if strip.type == 'KEYFRAME' for bag in strip.channelbags)
+
+
+def changed_windows(before, after) -> dict:
+    """``{joint: (first, last)}`` frames where joints of motion ``after`` differ from ``before`` (same
+    frames); joints that do not differ are left out.
+
+    A moved strip changes most joints over its own frames and the joint carrying
+    its placement to the end: the joints whose changes run to the last frame share
+    one window, the others another (the union of theirs), so that they are
+    converted together. A window may hold frames where a joint did not change:
+    they are written only where their keys differ (:func:`.live`'s rewrite).
+    """
+    # (F, J): any component differs; or-ed component by component, many times faster than
+    # np.any over the last axis, whose reduction goes element by element
+    rotations, positions = before.rotations != after.rotations, before.positions != after.positions
+    changed = rotations[..., 0]
+    for component in (*np.moveaxis(rotations[..., 1:], -1, 0), *np.moveaxis(positions, -1, 0)):
+        changed = changed | component
+    joints = np.flatnonzero(changed.any(axis=0))
+    first = np.argmax(changed[:, joints], axis=0)
+    last = len(changed) - 1 - np.argmax(changed[::-1, joints], axis=0)
+    to_end = last == len(changed) - 1
+    windows = {}
+    for group in (to_end, ~to_end):
+        if group.any():
+            window = (int(first[group].min()), int(last[group].max()))
+            windows.update({int(j): window for j in joints[group]})
+    return windows

@@ -137,11 +137,15 @@ def composition_lines(composition: dict) -> list[str]:
 
 def composed_text(obj: bpy.types.Object, name: str) -> str:
     """``"composed over 'walk' (right arm)"`` if the last synthesis composed strip ``name``, else ``""``."""
+    return composed_texts(obj).get(name, "")
+
+
+def composed_texts(obj: bpy.types.Object) -> dict[str, str]:
+    """:func:`composed_text` of every strip the last synthesis composed, by name: the recorded plan read once."""
     if not obj.smart_motion.plan_json:
-        return ""
+        return {}
     plan = json.loads(obj.smart_motion.plan_json)
-    found = next((c for c in plan.get("compositions", ()) if c["clip"] == name), None)
-    return f"composed over {found['base']!r} ({found['parts']})" if found else ""
+    return {c["clip"]: f"composed over {c['base']!r} ({c['parts']})" for c in plan.get("compositions", ())}
 
 
 def wrapped(text: str, width: int = 44) -> list[str]:

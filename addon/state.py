@@ -2,13 +2,14 @@
 
 Results worth keeping between clicks (eq. (5)'s weight of a library, a reach
 space, what a strip lends as an additional motion, a live session per
-armature) are kept in named :class:`Kept` stores, all evicting the same way:
+armature) are kept in named :class:`Kept` stores (:func:`session_store`), all evicting the same way:
 the least recently used entry goes once a store holds more than its size.
-Nothing here is saved with the file; loading a file forgets everything
-(:func:`forget_all`).
+Nothing here is saved with the file; each store is keyed by what its
+result was computed from, so an entry never goes stale, it only ages out.
 
-Hooks let a lower layer announce an event that a higher one acts on, without
-importing it: :mod:`.live` registers what to do when a preview is shown
+It imports nothing of the add-on, so every layer may use it (it sits in the
+lowest one, beside :mod:`.strips`). Hooks let a lower layer announce an
+event that a higher one acts on, without importing it: :mod:`.live` registers what to do when a preview is shown
 (:func:`on_preview_shown`), and :mod:`.preview` calls :func:`preview_shown`.
 """
 
@@ -49,6 +50,13 @@ class Kept:
     def clear(self) -> None:
         self._entries.clear()
 
+    def __getitem__(self, key: Hashable):
+        if key not in self._entries:
+            raise KeyError(f"store {self.name!r} keeps nothing for {key!r}")
+        return self.get(key)
+
+    __setitem__ = put
+
     def __contains__(self, key: Hashable) -> bool:
         return key in self._entries
 
@@ -62,7 +70,7 @@ class Kept:
 _STORES: dict[str, Kept] = {}
 
 
-def kept(name: str, size: int) -> Kept:
+def session_store(name: str, size: int) -> Kept:
     """The session's store called ``name`` (made on first use, holding at most ``size`` entries)."""
     store = _STORES.get(name)
     if store is None:
@@ -71,7 +79,7 @@ def kept(name: str, size: int) -> Kept:
 
 
 def forget_all() -> None:
-    """Empty every store (a file was loaded: nothing kept belongs to it)."""
+    """Empty every store (what the benchmarks call the naive panel: everything read again)."""
     for store in _STORES.values():
         store.clear()
 

@@ -19,6 +19,7 @@ import bpy
 
 from .convert import find_armature_rig, scene_fps, strip_to_motion
 from .fcurves import action_digest
+from .state import session_store
 from .strips import (by_track_from_top, core_neighbours, FRAME_TOLERANCE, performed_current, strip_frame_count,
                      strip_settings, strip_signature, whole_strip_if_empty)
 from .sync_groups import (blending_key, blends_synchronized, edited_group_core, group_name, group_weights,
@@ -137,24 +138,41 @@ def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbo
     walk) is a neighbour as any other: it cuts the other's core, and goes in
     sequence.
     """
+    neighbours = core_neighbours(obj) if neighbours is None else neighbours
+    found = default_cores(obj, neighbours).get(strip.name)
+    return found if found is not None else default_core(strip_span(strip), room=shortest_blend_frames())
+
+
+def shortest_blend_frames() -> int:
+    """``SynthesisOptions.min_blend_s`` at the scene's frame rate: the room default cores leave."""
     from ..core.options import SynthesisOptions
 
-    room = round(SynthesisOptions().min_blend_s * scene_fps(bpy.context.scene))
+    return round(SynthesisOptions().min_blend_s * scene_fps(bpy.context.scene))
+
+
+def default_cores(obj: bpy.types.Object, neighbours: list | None = None) -> dict[str, DefaultCore]:
+    """``{strip name: its default core}`` for every one of ``neighbours`` (:func:`core_neighbours` when
+    ``None``), as :func:`strip_default_core` takes each: the groups, additional motions and spans worked
+    out once for them all (the panel draws every strip's core on every redraw)."""
+    room = shortest_blend_frames()
     neighbours = core_neighbours(obj) if neighbours is None else neighbours
-    if strip.name not in [s.name for s in neighbours]:
-        return default_core(strip_span(strip), room=room)
     groups = sync_groups(obj, neighbours)
     grouped = {s.name: group for group in groups for s in group}
     additional = additional_strips(obj, [s for s in neighbours if s.name not in grouped])
-    span = strip_span(strip)
-    if strip.name in additional:
-        over, parts = additional[strip.name]
-        return DefaultCore(span.first, span.last, over=over, parts=parts)
     spans = sequence_spans([s for s in neighbours if s.name not in additional], groups)
-    name = group_name(grouped[strip.name]) if strip.name in grouped else strip.name
-    k = [s.name for s in spans].index(name)
-    core = default_core(spans[k], spans[:k], spans[k + 1:], room)
-    return replace(core, group=name) if strip.name in grouped else core
+    index = {span.name: k for k, span in enumerate(spans)}
+    cores = {}
+    for strip in neighbours:
+        if strip.name in additional:
+            over, parts = additional[strip.name]
+            span = strip_span(strip)
+            cores[strip.name] = DefaultCore(span.first, span.last, over=over, parts=parts)
+            continue
+        name = group_name(grouped[strip.name]) if strip.name in grouped else strip.name
+        k = index[name]
+        core = default_core(spans[k], spans[:k], spans[k + 1:], room)
+        cores[strip.name] = replace(core, group=name) if strip.name in grouped else core
+    return cores
 
 
 def sequence_spans(strips: list, groups: list) -> list[Span]:
@@ -204,7 +222,7 @@ def additional_strips(obj: bpy.types.Object, strips: list) -> dict[str, tuple[st
 
 
 # what a strip's motion lends as an additional motion, by what it plays (additional_parts_of_strip)
-_ADDITIONAL_PARTS: dict[tuple, str | None] = {}
+_ADDITIONAL_PARTS = session_store("additional parts", 256)
 
 
 def additional_parts_of_strip(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> str | None:
@@ -222,17 +240,14 @@ def additional_parts_of_strip(obj: bpy.types.Object, strip: bpy.types.NlaStrip) 
     key = (obj.name, obj.data.name, strip_signature(strip), strip_frame_count(strip),
            None if strip.action_slot is None else strip.action_slot.identifier, action_digest(strip.action),
            obj.smart_motion.bone_mapping, scene_fps(bpy.context.scene))
-    if key not in _ADDITIONAL_PARTS:
-
-        if len(_ADDITIONAL_PARTS) > 256:
-            _ADDITIONAL_PARTS.clear()  # keys of edited actions and strips pile up otherwise
-
+    def parts() -> str | None:
         try:
             motion = strip_to_motion(obj, strip)
-            _ADDITIONAL_PARTS[key] = additional_motion_parts(motion, find_armature_rig(obj, motion))
+            return additional_motion_parts(motion, find_armature_rig(obj, motion))
         except ValueError:
-            _ADDITIONAL_PARTS[key] = None
-    return _ADDITIONAL_PARTS[key]
+            return None
+
+    return _ADDITIONAL_PARTS.get(key, parts)
 
 
 def strip_group(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> list | None:
