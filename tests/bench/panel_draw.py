@@ -11,9 +11,11 @@ of REPEAT draws each:
 
   redraw        the panel drawn again, nothing changed (what Blender does on
                 every mouse move over the sidebar).
-  forgetting    the same draw with the session's kept results emptied first:
-                the naive panel, which reads every strip's motion again.
   previewed     a redraw after Synthesize, the preview on.
+  cores         the default cores alone, as the panel now works them out
+                (timeline.default_cores: groups, additional motions and spans
+                once for all strips) against the naive way, each strip's
+                strip_default_core in turn (all of that again per strip).
 
 Loads the checkout as the extension, as tests/bench/bake.py does; the same
 script runs against an older checkout (it finds the strip settings and the
@@ -108,12 +110,7 @@ def median_ms(run, before=lambda: None) -> float:
 def main() -> None:
     bake.load_extension()
     strips = module("strips") or module("nla")
-    state = module("state")
-    if state is not None:
-        forget = state.forget_all
-    else:
-        nla = module("nla")
-        forget = nla._ADDITIONAL_PARTS.clear  # (the older layout's one store the panel reads)
+    timeline = module("timeline") or module("nla")
     obj = build(strips.strip_settings)
     panel = bpy.types.SMART_MOTION_PT_main
     context = SimpleNamespace(layout=Layout())
@@ -125,15 +122,19 @@ def main() -> None:
     draw()
     first = 1000 * (time.perf_counter() - t0)
     redraw = median_ms(draw)
-    forgetting = median_ms(draw, forget)
+    neighbours = timeline.core_neighbours(obj) if hasattr(timeline, "core_neighbours") else strips.core_neighbours(obj)
+    per_strip = median_ms(lambda: [timeline.strip_default_core(obj, s) for s in neighbours])
+    one_pass = median_ms(lambda: timeline.default_cores(obj)) if hasattr(timeline, "default_cores") else None
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     previewed = median_ms(draw)
     layout = "role files (addon/strips.py ...)" if module("strips") else "addon/nla.py"
     print(f"panel draw, {STRIPS} strips on {bake.TRACKS} tracks, {layout}; median of {REPEAT}")
     print(f"  first draw      {first:8.1f} ms")
     print(f"  redraw          {redraw:8.2f} ms")
-    print(f"  forgetting      {forgetting:8.2f} ms   (naive: every strip's motion read again)")
     print(f"  previewed       {previewed:8.2f} ms   (after Synthesize)")
+    print(f"  cores per strip {per_strip:8.2f} ms   (naive: strip_default_core for each strip)")
+    if one_pass is not None:
+        print(f"  cores one pass  {one_pass:8.2f} ms   (default_cores: {per_strip / one_pass:.1f} x faster)")
 
 
 if __name__ == "__main__":
