@@ -47,14 +47,13 @@ import bpy
 import numpy as np
 
 from .convert import bone_channels, scene_fps
-from .fcurves import action_digest, add_curves, armature_digest, action_channelbag, emptied_channelbag, LINEAR, new_fcurve
+from .fcurves import action_channelbag, action_digest, add_curves, armature_digest, emptied_channelbag, LINEAR, new_fcurve
+from .state import preview_shown
 from .strips import (find_strip, follow_renames, left_out_strips, performed_current, preview_action_name,
                      preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, source_strips,
                      strip_settings)
 from .sync_groups import blending_key
-from .state import preview_shown
 from .timeline import core_offsets
-
 
 # Frames per segment: a few hundred keep a moved strip's rewrite to a segment or two per channel,
 # while each segment's own cost (its strip, its F-curves, copied whole when written) stays small

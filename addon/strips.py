@@ -15,24 +15,9 @@ import bpy
 
 
 PREVIEW_TRACK = "[Smart Motion preview]"
-
-
 PREVIEW_STRIP = "Smart Motion preview"
-
-
 _PREVIEW_SUFFIX = "_SmartMotion_preview"
-
-
-def segments(track: bpy.types.NlaTrack | None) -> list[bpy.types.Action]:
-    """The preview's segment actions, in frame order: what the preview track's strips play."""
-    if track is None:
-        return []
-    return [s.action for s in sorted(track.strips, key=lambda s: s.frame_start) if s.action is not None]
-
-
 _BAKED_SUFFIX = "_SmartMotion"
-
-
 FRAME_TOLERANCE = 1e-4
 
 
@@ -42,6 +27,10 @@ def preview_action_name(obj: bpy.types.Object) -> str:
 
 def baked_action_name(obj: bpy.types.Object) -> str:
     return obj.name + _BAKED_SUFFIX
+
+
+# ---------------------------------------------------------------------------
+# What to work on
 
 
 def active_armature(context: bpy.types.Context) -> bpy.types.Object:
@@ -144,6 +133,50 @@ def left_out_text(obj: bpy.types.Object) -> str:
             + ", ".join(repr(name) for name in names))
 
 
+def core_neighbours(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
+    """The strips default cores are taken among: while a preview is on, its sources that play
+    (live updates read those, whatever is selected: selecting a strip to drag it must not
+    change the cores); else the selected strips that play, as Synthesize reads them."""
+    strips = source_strips(obj)
+    sources = [s for s in strips if _is_preview_source(obj, s)]
+    if sources:
+        return [s for s in sources if plays(obj, s)]
+    return [s for s in strips if s.select and plays(obj, s)]
+
+
+def find_strip(obj: bpy.types.Object, name: str) -> bpy.types.NlaStrip | None:
+    """The NLA strip called ``name`` on any track of ``obj``, or ``None``."""
+    anim = obj.animation_data if obj is not None else None
+    if anim is None:
+        return None
+    for track in anim.nla_tracks:
+        strip = track.strips.get(name)
+        if strip is not None:
+            return strip
+    return None
+
+
+def all_strips(obj: bpy.types.Object) -> Iterator[bpy.types.NlaStrip]:
+    """Every NLA strip of ``obj``, those inside meta strips included."""
+    anim = obj.animation_data
+    pending = [strip for track in (anim.nla_tracks if anim is not None else ()) for strip in track.strips]
+    while pending:
+        strip = pending.pop()
+        yield strip
+        pending.extend(strip.strips)
+
+
+def by_track_from_top(obj: bpy.types.Object, strips: list) -> list:
+    """``strips`` the upper track first, as the NLA evaluates (on one track: by start)."""
+    order = {t.name: k for k, t in enumerate(obj.animation_data.nla_tracks)}
+    track = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
+    return sorted(strips, key=lambda s: (-order[track[s.name]], s.frame_start))
+
+
+# ---------------------------------------------------------------------------
+# Settings by strip, found again after a rename
+
+
 def strip_settings(obj: bpy.types.Object, strip, *, create: bool = False):
     """The :class:`~.properties.SmartMotionStrip` of ``strip`` (an NLA strip or its name), maybe ``None``.
 
@@ -181,18 +214,6 @@ def _renamed_settings(obj: bpy.types.Object, strip: bpy.types.NlaStrip):
     return None
 
 
-def find_strip(obj: bpy.types.Object, name: str) -> bpy.types.NlaStrip | None:
-    """The NLA strip called ``name`` on any track of ``obj``, or ``None``."""
-    anim = obj.animation_data if obj is not None else None
-    if anim is None:
-        return None
-    for track in anim.nla_tracks:
-        strip = track.strips.get(name)
-        if strip is not None:
-            return strip
-    return None
-
-
 def prune_settings(obj: bpy.types.Object) -> None:
     """Re-key the settings of renamed strips; drop those of strips that no longer exist."""
     follow_renames(obj)
@@ -200,11 +221,6 @@ def prune_settings(obj: bpy.types.Object) -> None:
     for index in reversed(range(len(items))):
         if find_strip(obj, items[index].name) is None:
             items.remove(index)
-
-
-def strip_frame_count(strip: bpy.types.NlaStrip) -> int:
-    """Frames sampled from a strip, both ends included (as ``convert.strip_to_motion``)."""
-    return max(int(strip.frame_end - strip.frame_start + 1e-6), 0) + 1
 
 
 def follow_renames(obj: bpy.types.Object) -> None:
@@ -223,43 +239,6 @@ def strip_identity(strip: bpy.types.NlaStrip) -> str:
     return f"{strip_signature(strip)}|{strip.frame_start:g}|{strip.frame_end:g}"
 
 
-def core_neighbours(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
-    """The strips default cores are taken among: while a preview is on, its sources that play
-    (live updates read those, whatever is selected: selecting a strip to drag it must not
-    change the cores); else the selected strips that play, as Synthesize reads them."""
-    strips = source_strips(obj)
-    sources = [s for s in strips if _is_preview_source(obj, s)]
-    if sources:
-        return [s for s in sources if plays(obj, s)]
-    return [s for s in strips if s.select and plays(obj, s)]
-
-
-def _is_preview_source(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:
-    item = strip_settings(obj, strip)
-    return item is not None and item.preview_source
-
-
-def preview_sources(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
-    """The strips the preview was synthesized from, and those it left out as Blender did not play them, by start.
-
-    A preview of a file saved by an earlier version has no such flags: its sources are the strips
-    it muted (``muted_by_preview``).
-    """
-    if not has_preview(obj):
-        return []
-    strips = source_strips(obj)
-    flagged = [s for s in strips if _is_preview_source(obj, s)]
-    if flagged:
-        return flagged
-    return [s for s in strips if (item := strip_settings(obj, s)) is not None and item.muted_by_preview]
-
-
-def whole_strip_if_empty(offsets: tuple[int, int], strip: bpy.types.NlaStrip) -> tuple[int, int]:
-    """``offsets`` (first, last from the strip's start), or the whole strip where they hold no frame."""
-    first, last = offsets
-    return (0, strip_frame_count(strip) - 1) if first > last else offsets
-
-
 def strip_signature(strip: bpy.types.NlaStrip) -> str:
     """What a strip plays, apart from where: its phases are out of date when this changes."""
     action = strip.action.name if strip.action is not None else ""
@@ -267,13 +246,6 @@ def strip_signature(strip: bpy.types.NlaStrip) -> str:
         [action, f"{strip.action_frame_start:g}", f"{strip.action_frame_end:g}", f"{strip.scale:g}",
          f"{strip.repeat:g}", str(int(strip.use_reverse))]
     )
-
-
-def by_track_from_top(obj: bpy.types.Object, strips: list) -> list:
-    """``strips`` the upper track first, as the NLA evaluates (on one track: by start)."""
-    order = {t.name: k for k, t in enumerate(obj.animation_data.nla_tracks)}
-    track = {s.name: t.name for t in obj.animation_data.nla_tracks for s in t.strips}
-    return sorted(strips, key=lambda s: (-order[track[s.name]], s.frame_start))
 
 
 def performed_current(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> int | None:
@@ -298,17 +270,29 @@ def mark_performed(obj: bpy.types.Object, strip: bpy.types.NlaStrip, current: in
     item.performed_at = strip_identity(strip)
 
 
-def preview_actions() -> set:
-    """Every action of the file that is (a segment of) an armature's preview."""
-    return {a for o in bpy.data.objects if o.type == 'ARMATURE'
-            for a in [o.smart_motion.preview_action, *segments(preview_track(o))] if a is not None}
+# ---------------------------------------------------------------------------
+# A strip's frames
 
 
-def preview_segments(obj: bpy.types.Object) -> list[bpy.types.Action]:
-    """``obj``'s preview's segment actions in frame order (:mod:`.preview`); ``[]`` without one."""
-    if obj.smart_motion.preview_action is None:
-        return []
-    return segments(preview_track(obj)) or [obj.smart_motion.preview_action]
+def strip_frame_count(strip: bpy.types.NlaStrip) -> int:
+    """Frames sampled from a strip, both ends included (as ``convert.strip_to_motion``)."""
+    return max(int(strip.frame_end - strip.frame_start + 1e-6), 0) + 1
+
+
+def strip_frames(strip: bpy.types.NlaStrip) -> tuple[int, int]:
+    """The scene frames ``strip`` spans, ``(first, last)``, both sampled."""
+    start = round(strip.frame_start)
+    return start, start + strip_frame_count(strip) - 1
+
+
+def whole_strip_if_empty(offsets: tuple[int, int], strip: bpy.types.NlaStrip) -> tuple[int, int]:
+    """``offsets`` (first, last from the strip's start), or the whole strip where they hold no frame."""
+    first, last = offsets
+    return (0, strip_frame_count(strip) - 1) if first > last else offsets
+
+
+# ---------------------------------------------------------------------------
+# The preview's track and its sources
 
 
 def preview_track(obj: bpy.types.Object) -> bpy.types.NlaTrack | None:
@@ -320,17 +304,41 @@ def has_preview(obj: bpy.types.Object) -> bool:
     return preview_track(obj) is not None or obj.smart_motion.preview_action is not None
 
 
-def all_strips(obj: bpy.types.Object) -> Iterator[bpy.types.NlaStrip]:
-    """Every NLA strip of ``obj``, those inside meta strips included."""
-    anim = obj.animation_data
-    pending = [strip for track in (anim.nla_tracks if anim is not None else ()) for strip in track.strips]
-    while pending:
-        strip = pending.pop()
-        yield strip
-        pending.extend(strip.strips)
+def segments(track: bpy.types.NlaTrack | None) -> list[bpy.types.Action]:
+    """The preview's segment actions, in frame order: what the preview track's strips play."""
+    if track is None:
+        return []
+    return [s.action for s in sorted(track.strips, key=lambda s: s.frame_start) if s.action is not None]
 
 
-def strip_frames(strip: bpy.types.NlaStrip) -> tuple[int, int]:
-    """The scene frames ``strip`` spans, ``(first, last)``, both sampled."""
-    start = round(strip.frame_start)
-    return start, start + strip_frame_count(strip) - 1
+def preview_segments(obj: bpy.types.Object) -> list[bpy.types.Action]:
+    """``obj``'s preview's segment actions in frame order (:mod:`.preview`); ``[]`` without one."""
+    if obj.smart_motion.preview_action is None:
+        return []
+    return segments(preview_track(obj)) or [obj.smart_motion.preview_action]
+
+
+def preview_actions() -> set:
+    """Every action of the file that is (a segment of) an armature's preview."""
+    return {a for o in bpy.data.objects if o.type == 'ARMATURE'
+            for a in [o.smart_motion.preview_action, *segments(preview_track(o))] if a is not None}
+
+
+def _is_preview_source(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:
+    item = strip_settings(obj, strip)
+    return item is not None and item.preview_source
+
+
+def preview_sources(obj: bpy.types.Object) -> list[bpy.types.NlaStrip]:
+    """The strips the preview was synthesized from, and those it left out as Blender did not play them, by start.
+
+    A preview of a file saved by an earlier version has no such flags: its sources are the strips
+    it muted (``muted_by_preview``).
+    """
+    if not has_preview(obj):
+        return []
+    strips = source_strips(obj)
+    flagged = [s for s in strips if _is_preview_source(obj, s)]
+    if flagged:
+        return flagged
+    return [s for s in strips if (item := strip_settings(obj, s)) is not None and item.muted_by_preview]

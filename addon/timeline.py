@@ -26,17 +26,6 @@ from .sync_groups import (blending_key, blends_synchronized, edited_group_core, 
                           not_replace_warnings, strip_part_weights, sync_groups, weights_varying)
 
 
-def core_offsets(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbours: list | None = None) -> tuple[int, int]:
-    """(first, last) core frames of ``strip`` counted from its start: as edited, else its :func:`default_core`
-    (among ``neighbours``, as :func:`strip_default_core`)."""
-    item = strip_settings(obj, strip)
-    if item is not None and item.has_core:
-        return item.core_offsets(strip)
-    core = strip_default_core(obj, strip, neighbours)
-    start = round(strip.frame_start)
-    return (core.first - start, core.last - start)
-
-
 @dataclass(frozen=True)
 class Span:
     """What of a strip its default core depends on: its scene frames (both ends sampled) and blends."""
@@ -117,30 +106,36 @@ def default_core(span: Span, earlier: Iterable[Span] = (), later: Iterable[Span]
     return DefaultCore(first, last, tuple(taken))
 
 
+def additional_spans(spans: list[Span], parts_of: Callable[[int], str | None]) -> dict[int, tuple[int, str]]:
+    """``{k: (index of the span it lies in, parts)}`` for each of ``spans`` that core would compose
+    as an additional motion (2008, section 8); pure.
+
+    As ``core.synthesize`` decides: the longer spans first, a span wholly inside
+    one that goes in sequence is additional when ``parts_of(k)`` (its motion
+    alone: :func:`core.synthesize.additional_motion_parts`) names parts; asked
+    only for spans inside another. Others go in sequence.
+    """
+    order = sorted(range(len(spans)), key=lambda k: (-(spans[k].last - spans[k].first), k))
+    in_sequence, additional = [], {}
+    for k in order:
+        span = spans[k]
+        base = next((b for b in sorted(in_sequence) if spans[b].first <= span.first and span.last <= spans[b].last),
+                    None)
+        parts = parts_of(k) if base is not None else None
+        if parts:
+            additional[k] = (base, parts)
+        else:
+            in_sequence.append(k)
+    return additional
+
+
+# ---------------------------------------------------------------------------
+# Default cores of strips
+
+
 def strip_span(strip: bpy.types.NlaStrip) -> Span:
     start = round(strip.frame_start)
     return Span(strip.name, start, start + strip_frame_count(strip) - 1, strip.blend_in, strip.blend_out)
-
-
-def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbours: list | None = None) -> DefaultCore:
-    """:func:`default_core` of ``strip`` among ``neighbours`` (strips in start order), on any track.
-
-    ``neighbours`` default to the strips a synthesis would read now
-    (:func:`core_neighbours`). A strip that is not one of them is taken
-    alone. The shortest blend is ``SynthesisOptions.min_blend_s`` at the
-    scene's frame rate.
-
-    Additional motions (2008, section 8; :func:`additional_strips`: a strip
-    wholly inside another's span, on another track, that core would compose)
-    are no neighbours: the strip they lie in keeps its core as if they were not
-    there, and their own default core is their whole strip (composition plays
-    all of it). A strip inside another that does not qualify (a walk inside a
-    walk) is a neighbour as any other: it cuts the other's core, and goes in
-    sequence.
-    """
-    neighbours = core_neighbours(obj) if neighbours is None else neighbours
-    found = default_cores(obj, neighbours).get(strip.name)
-    return found if found is not None else default_core(strip_span(strip), room=shortest_blend_frames())
 
 
 def shortest_blend_frames() -> int:
@@ -175,6 +170,38 @@ def default_cores(obj: bpy.types.Object, neighbours: list | None = None) -> dict
     return cores
 
 
+def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbours: list | None = None) -> DefaultCore:
+    """:func:`default_core` of ``strip`` among ``neighbours`` (strips in start order), on any track.
+
+    ``neighbours`` default to the strips a synthesis would read now
+    (:func:`core_neighbours`). A strip that is not one of them is taken
+    alone. The shortest blend is ``SynthesisOptions.min_blend_s`` at the
+    scene's frame rate.
+
+    Additional motions (2008, section 8; :func:`additional_strips`: a strip
+    wholly inside another's span, on another track, that core would compose)
+    are no neighbours: the strip they lie in keeps its core as if they were not
+    there, and their own default core is their whole strip (composition plays
+    all of it). A strip inside another that does not qualify (a walk inside a
+    walk) is a neighbour as any other: it cuts the other's core, and goes in
+    sequence.
+    """
+    neighbours = core_neighbours(obj) if neighbours is None else neighbours
+    found = default_cores(obj, neighbours).get(strip.name)
+    return found if found is not None else default_core(strip_span(strip), room=shortest_blend_frames())
+
+
+def core_offsets(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbours: list | None = None) -> tuple[int, int]:
+    """(first, last) core frames of ``strip`` counted from its start: as edited, else its :func:`default_core`
+    (among ``neighbours``, as :func:`strip_default_core`)."""
+    item = strip_settings(obj, strip)
+    if item is not None and item.has_core:
+        return item.core_offsets(strip)
+    core = strip_default_core(obj, strip, neighbours)
+    start = round(strip.frame_start)
+    return (core.first - start, core.last - start)
+
+
 def sequence_spans(strips: list, groups: list) -> list[Span]:
     """The spans of what goes in sequence: each of ``strips`` not in one of ``groups``, and each
     group as one span from its earliest strip's first frame to its latest last frame, by start."""
@@ -183,29 +210,6 @@ def sequence_spans(strips: list, groups: list) -> list[Span]:
     spans += [Span(group_name(group), min(strip_span(s).first for s in group), max(strip_span(s).last for s in group))
               for group in groups]
     return sorted(spans, key=lambda span: span.first)
-
-
-def additional_spans(spans: list[Span], parts_of: Callable[[int], str | None]) -> dict[int, tuple[int, str]]:
-    """``{k: (index of the span it lies in, parts)}`` for each of ``spans`` that core would compose
-    as an additional motion (2008, section 8); pure.
-
-    As ``core.synthesize`` decides: the longer spans first, a span wholly inside
-    one that goes in sequence is additional when ``parts_of(k)`` (its motion
-    alone: :func:`core.synthesize.additional_motion_parts`) names parts; asked
-    only for spans inside another. Others go in sequence.
-    """
-    order = sorted(range(len(spans)), key=lambda k: (-(spans[k].last - spans[k].first), k))
-    in_sequence, additional = [], {}
-    for k in order:
-        span = spans[k]
-        base = next((b for b in sorted(in_sequence) if spans[b].first <= span.first and span.last <= spans[b].last),
-                    None)
-        parts = parts_of(k) if base is not None else None
-        if parts:
-            additional[k] = (base, parts)
-        else:
-            in_sequence.append(k)
-    return additional
 
 
 def additional_strips(obj: bpy.types.Object, strips: list) -> dict[str, tuple[str, str]]:
@@ -268,6 +272,51 @@ def core_to_edit(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> tuple[int,
     start = round(strip.frame_start)
     first, last = (edited[0] - start, edited[1] - start) if edited is not None else core_offsets(obj, strip)
     return whole_strip_if_empty((max(first, 0), min(last, strip_frame_count(strip) - 1)), strip)
+
+
+def group_core(obj: bpy.types.Object, group: list, neighbours: list, first: int, n: int) -> tuple:
+    """``((first, last) scene frames, where it comes from, a warning or "")``: the core of a synchronized
+    group whose blend plays ``n`` frames from scene frame ``first``.
+
+    Where any of its strips has an edited core, the group's core runs over the scene frames
+    those cores span (:func:`edited_group_core`: the first's start to the last's end); else it
+    is the group's default core (:func:`strip_default_core`: its span minus its neighbours').
+    Either way cut to the blend's frames, ``first`` to ``first + n - 1``.
+
+    Scene frames, not the strips' own frames: the time warp plays each strip at the group's
+    common pace (and may delay one), so the strip's own frame ``k`` plays at some other scene
+    frame than its start plus ``k``, and the blend may end before or after the strips do. A
+    core edited over scene frames 60-150 keeps the group's blend over scene frames 60-150, as
+    the preview shows it on the timeline; which of each strip's own frames play there the
+    warp decides. An edited core the blend does not reach is refused (``ValueError`` saying what
+    to edit); one it reaches in part is cut, with a warning saying so.
+    """
+    edited = edited_group_core(obj, group)
+    last_frame = first + n - 1
+    if edited is None:
+        core = strip_default_core(obj, group[0], neighbours)
+        why = core.why()
+        if max(core.first, first) > min(core.last, last_frame):
+            raise ValueError(f"no frame is left for its core ({why}); move it away from the strips it overlaps")
+        return (max(core.first, first), min(core.last, last_frame)), why, ""
+    lo, hi, names = edited
+    on = ", ".join(repr(name) for name in names)
+    why = f"edited on {on}"
+    if lo > last_frame or hi < first:
+        raise ValueError(
+            f"the core edited on {on}, frames {lo}-{hi}, lies outside the group's blend, frames {first}-{last_frame} "
+            "(the time warp plays its strips at one pace, so the blend can end before they do); edit the core "
+            f"to lie within frames {first}-{last_frame}, or give it back its default (the X button by the core)")
+    cut = (max(lo, first), min(hi, last_frame))
+    warning = ""
+    if cut != (lo, hi):
+        warning = (f"the core edited on {on}, frames {lo}-{hi}, is cut to the blend's frames, {cut[0]}-{cut[1]} (the "
+                   "time warp plays its strips at one pace, so the blend can end before they do)")
+    return cut, why, warning
+
+
+# ---------------------------------------------------------------------------
+# Strips to clips
 
 
 def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
@@ -424,44 +473,3 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
         "warnings": list(blend.warnings) + not_replace_warnings(ordered) + ([cut] if cut else []),
     }
     return Clip(blend.motion, first, offsets, name), group_plan
-
-
-def group_core(obj: bpy.types.Object, group: list, neighbours: list, first: int, n: int) -> tuple:
-    """``((first, last) scene frames, where it comes from, a warning or "")``: the core of a synchronized
-    group whose blend plays ``n`` frames from scene frame ``first``.
-
-    Where any of its strips has an edited core, the group's core runs over the scene frames
-    those cores span (:func:`edited_group_core`: the first's start to the last's end); else it
-    is the group's default core (:func:`strip_default_core`: its span minus its neighbours').
-    Either way cut to the blend's frames, ``first`` to ``first + n - 1``.
-
-    Scene frames, not the strips' own frames: the time warp plays each strip at the group's
-    common pace (and may delay one), so the strip's own frame ``k`` plays at some other scene
-    frame than its start plus ``k``, and the blend may end before or after the strips do. A
-    core edited over scene frames 60-150 keeps the group's blend over scene frames 60-150, as
-    the preview shows it on the timeline; which of each strip's own frames play there the
-    warp decides. An edited core the blend does not reach is refused (``ValueError`` saying what
-    to edit); one it reaches in part is cut, with a warning saying so.
-    """
-    edited = edited_group_core(obj, group)
-    last_frame = first + n - 1
-    if edited is None:
-        core = strip_default_core(obj, group[0], neighbours)
-        why = core.why()
-        if max(core.first, first) > min(core.last, last_frame):
-            raise ValueError(f"no frame is left for its core ({why}); move it away from the strips it overlaps")
-        return (max(core.first, first), min(core.last, last_frame)), why, ""
-    lo, hi, names = edited
-    on = ", ".join(repr(name) for name in names)
-    why = f"edited on {on}"
-    if lo > last_frame or hi < first:
-        raise ValueError(
-            f"the core edited on {on}, frames {lo}-{hi}, lies outside the group's blend, frames {first}-{last_frame} "
-            "(the time warp plays its strips at one pace, so the blend can end before they do); edit the core "
-            f"to lie within frames {first}-{last_frame}, or give it back its default (the X button by the core)")
-    cut = (max(lo, first), min(hi, last_frame))
-    warning = ""
-    if cut != (lo, hi):
-        warning = (f"the core edited on {on}, frames {lo}-{hi}, is cut to the blend's frames, {cut[0]}-{cut[1]} (the "
-                   "time warp plays its strips at one pace, so the blend can end before they do)")
-    return cut, why, warning
