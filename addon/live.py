@@ -46,7 +46,7 @@ from .fcurves import bone_path
 from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name, segment_ranges,
                       segments_holding, write)
 from .report import plan_json, Synthesis
-from .state import on_preview_shown, session_store
+from .state import on_preview_shown, on_setting_changed, session_store
 from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,
                      PREVIEW_STRIP, preview_track)
 from .sync_groups import blending_key
@@ -511,6 +511,9 @@ def request(scene: bpy.types.Scene) -> None:
         run_pending()  # no event loop runs timers
     elif not bpy.app.timers.is_registered(run_pending):
         bpy.app.timers.register(run_pending, first_interval=0.0)
+
+
+on_setting_changed("live", request)  # the slider, a core range: settings the depsgraph does not see
 
 
 def run_pending() -> None:

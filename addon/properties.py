@@ -24,14 +24,13 @@ import bpy
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty,
                        StringProperty)
 
+from .state import setting_changed
 from .strips import find_strip, strip_frame_count
 
 
 def _live_request(self, context) -> None:
-    """A setting the depsgraph does not see changed: live updates look (addon/live.py)."""
-    from .live import request
-
-    request(context.scene)
+    """A setting the depsgraph does not see changed: live updates look (the hook addon/live.py registers)."""
+    setting_changed(context.scene)
 
 
 def _not_a_preview(settings, action: bpy.types.Action) -> bool:

@@ -10,7 +10,10 @@ result was computed from, so an entry never goes stale, it only ages out.
 It imports nothing of the add-on, so every layer may use it (it sits in the
 lowest one, beside :mod:`.strips`). Hooks let a lower layer announce an
 event that a higher one acts on, without importing it: :mod:`.live` registers what to do when a preview is shown
-(:func:`on_preview_shown`), and :mod:`.preview` calls :func:`preview_shown`.
+(:func:`on_preview_shown`), and :mod:`.preview` calls :func:`preview_shown`;
+it registers what to do when a setting the depsgraph does not see changes
+(:func:`on_setting_changed`), and :mod:`.properties`' update callbacks call
+:func:`setting_changed`.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ def forget_all() -> None:
 
 
 _PREVIEW_SHOWN: dict[str, Callable] = {}
+_SETTING_CHANGED: dict[str, Callable] = {}
 
 
 def on_preview_shown(name: str, hook: Callable) -> None:
@@ -95,3 +99,13 @@ def on_preview_shown(name: str, hook: Callable) -> None:
 def preview_shown(obj) -> None:
     for hook in list(_PREVIEW_SHOWN.values()):
         hook(obj)
+
+
+def on_setting_changed(name: str, hook: Callable) -> None:
+    """Call ``hook(scene)`` whenever a setting the depsgraph does not see changes (one hook per ``name``)."""
+    _SETTING_CHANGED[name] = hook
+
+
+def setting_changed(scene) -> None:
+    for hook in list(_SETTING_CHANGED.values()):
+        hook(scene)
