@@ -49,7 +49,7 @@ def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action
                    current: int, read: Callable | None = None, place: Callable | None = None) -> Placement:
     """The earliest start of ``action`` after ``strips`` (as Synthesize reads them) whose blends start
     after scene frame ``current`` (eq. 17); changes nothing. ``read`` reads a strip as in
-    :func:`strip_clips`, ``place(clips, clip, responsiveness=, t_current=, rig=)`` places it
+    :func:`.timeline.strip_clips`, ``place(clips, clip, responsiveness=, t_current=, rig=)`` places it
     (``core.synthesize.as_soon_as_possible`` when ``None``); live updates pass theirs, which keep
     what they read and synthesized (:func:`.live.reader`, :func:`.live.placer`).
 
@@ -158,12 +158,12 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     it as placed, its core the one it has now (edited, or its default core in
     the layout as it is). The playhead is not a limit (no eq. 17): packing
     re-times a timeline being edited, not one being played. An additional
-    motion (:func:`additional_strips`) is not a clip of the sequence: it moves
+    motion (:func:`.timeline.additional_strips`) is not a clip of the sequence: it moves
     with the strip it lies inside, and so keeps composing over it.
 
     Each moved strip's track is chosen as :func:`pack_tracks` says. Raises
     ``ValueError`` (nothing changed) for fewer than two strips, a synchronized
-    group among them (:func:`sync_groups`: it would have to move as one), a strip that
+    group among them (:func:`.sync_groups.sync_groups`: it would have to move as one), a strip that
     cannot be read (another skeleton's action, no action, ...), a rig whose
     legs cannot be found, or a strip that must change track with animated
     influence.

@@ -49,7 +49,7 @@ def bake_preview(obj: bpy.types.Object, preview: list, strips: list = ()) -> bpy
     one slot for ``obj``, in the action of the last bake or a new
     ``"<armature>_SmartMotion"`` as :func:`bake` chooses, are the baked
     action. Then the preview is cleared. Only valid for a
-    :func:`current_preview`.
+    :func:`.preview.current_preview`.
     """
     action = rebake_target(obj, strips)
     if action is None:

@@ -424,7 +424,7 @@ def write_action(
     fraction of bones written so far, after each bone.
 
     With ``into``, that action is written instead of a new one: its keys
-    are replaced (:func:`emptied_channelbag`) and ``name`` is ignored, so
+    are replaced (:func:`.fcurves.emptied_channelbag`) and ``name`` is ignored, so
     whatever uses it (the armature, an NLA strip) plays the new keys.
     """
     if frame_start is None:

@@ -195,7 +195,7 @@ def new_fcurve(channelbag, path: str, index: int, group: str) -> bpy.types.FCurv
 
 
 def armature_digest(obj: bpy.types.Object) -> str:
-    """A hash of what :func:`armature_skeleton` reads of the armature ``obj``.
+    """A hash of what :func:`.convert.armature_skeleton` reads of the armature ``obj``.
 
     Bone names, parents and children in order, rest matrices and tails,
     connection and inheritance flags, and each pose bone's rotation mode.

@@ -43,8 +43,8 @@ from . import timeline
 from .convert import (armature_skeleton, bone_channels, changed_bone_channels, find_armature_rig, scene_fps,
                       strip_to_motion)
 from .fcurves import bone_path
-from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name, segment_ranges,
-                      segments_holding, write)
+from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name,
+                      segment_ranges, segments_holding, write)
 from .report import plan_json, Synthesis
 from .state import on_preview_shown, on_setting_changed, session_store
 from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,

@@ -10,7 +10,7 @@ local channels are::
     translation  t_j = (h_j - h_parent) + B_j l_j      (root: h_parent = 0)
 
 and back ``b_j = inv(B_j) R_j B_j``, ``l_j = inv(B_j) (t_j - (h_j - h_parent))``
-(:func:`basis`, :func:`location`); :class:`ArmatureInfo` keeps ``B`` and ``h``.
+(:func:`pose_basis`, :func:`pose_location`); :class:`ArmatureInfo` keeps ``B`` and ``h``.
 Rotation channels are the ones the pose bone's ``rotation_mode`` reads:
 ``rotation_quaternion`` (normalised), ``rotation_euler`` in any order, or
 ``rotation_axis_angle``. Blender's Euler order ``'XYZ'`` applies X first,

@@ -20,7 +20,7 @@ across a boundary as within a segment (subframes, as motion blur samples
 them). Read back (:func:`keyed_rows`) or baked (:func:`bake_into`), the
 preview is one key per frame and channel, as :func:`.convert.write_action`
 writes a whole motion. The segments are the actions the preview track's
-strips play (:func:`segments`), in frame order; the first is the armature's
+strips play (:func:`.strips.track_segments`), in frame order; the first is the armature's
 ``preview_action``.
 
 Synthesize writes the preview (:func:`show_preview`), played by the preview
@@ -47,7 +47,8 @@ import bpy
 import numpy as np
 
 from .convert import bone_channels, scene_fps
-from .fcurves import action_channelbag, action_digest, add_curves, armature_digest, emptied_channelbag, LINEAR, new_fcurve
+from .fcurves import (action_channelbag, action_digest, add_curves, armature_digest, emptied_channelbag, LINEAR,
+                      new_fcurve)
 from .state import preview_shown
 from .strips import (find_strip, follow_renames, left_out_strips, performed_current, preview_action_name,
                      preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, source_strips,
@@ -203,14 +204,14 @@ def bake_into(actions: list, target: bpy.types.Action, obj: bpy.types.Object) ->
 def signature_parts(
     obj: bpy.types.Object, strips: list, responsiveness: float, preview: list | None = None,
 ) -> Iterator[str]:
-    """Hashes of everything :func:`synthesize_strips` reads, cheapest first: same hashes, same result.
+    """Hashes of everything :func:`.synthesis.synthesize_strips` reads, cheapest first: same hashes, same result.
 
     Yields, lazily, so that a comparison stops at the first difference:
 
     1. the setup: per strip in order its name and type, its action's name and
        slot, where it sits and what part of the action it plays (frames,
        action range, scale, repeat, reverse, animated time), its core and
-       the frame Perform added it at (:func:`performed_current`);
+       the frame Perform added it at (:func:`.strips.performed_current`);
        the armature (bones, rest pose, rotation modes,
        :func:`.convert.armature_digest`), its name and Bone Mapping, the
        responsiveness, the scene's fps and unit scale, the extension's code;
@@ -220,7 +221,7 @@ def signature_parts(
        same of those actions.
 
     The option to blend synchronized, and with it on the strip's influence
-    and its F-curve's keys (:func:`blending_key`).
+    and its F-curve's keys (:func:`.sync_groups.blending_key`).
     Not the strips' mute flags, influence or blending as such: mutes decide
     which strips are passed in, blends and neighbours reach the synthesis
     through the default cores, which are hashed (the preview mutes the

@@ -18,7 +18,7 @@ from .strips import strip_settings
 def group_lines(group: dict, width: int = 12) -> list[str]:
     """The panel's lines for one synchronized group of a plan: its combined sequence (the first
     ``width`` steps), delays and weights (influences' share at the group's start, and why one
-    varies: :func:`weights_varying`), and the strips that start past their first frame, in step
+    varies: :func:`.sync_groups.weights_varying`), and the strips that start past their first frame, in step
     with the others."""
     combined = group["combined"]
     sequence = " ".join(combined[:width]) + (" …" if len(combined) > width else "")
@@ -48,7 +48,7 @@ def group_lines(group: dict, width: int = 12) -> list[str]:
 @dataclass(frozen=True, eq=False)
 class Synthesis:
     """A ``core.synthesize.Result`` (or core.resynthesis's) and the synchronized groups that played as
-    one clip in it (:func:`group_clip`'s plans): what the preview, the bake and the plan box read."""
+    one clip in it (:func:`.timeline.group_clip`'s plans): what the preview, the bake and the plan box read."""
 
     result: object
     groups: tuple = ()

@@ -108,7 +108,7 @@ def solo_track(obj: bpy.types.Object) -> str | None:
 
     While the preview holds the solo, the track that had it before
     (``solo_before``): only one track can be solo, and the preview takes
-    it so that Blender plays the preview (:func:`show_preview`).
+    it so that Blender plays the preview (:func:`.preview.show_preview`).
     """
     anim = obj.animation_data
     solo = next((t for t in (anim.nla_tracks if anim is not None else ()) if t.is_solo), None)
@@ -304,7 +304,7 @@ def has_preview(obj: bpy.types.Object) -> bool:
     return preview_track(obj) is not None or obj.smart_motion.preview_action is not None
 
 
-def segments(track: bpy.types.NlaTrack | None) -> list[bpy.types.Action]:
+def track_segments(track: bpy.types.NlaTrack | None) -> list[bpy.types.Action]:
     """The preview's segment actions, in frame order: what the preview track's strips play."""
     if track is None:
         return []
@@ -315,13 +315,13 @@ def preview_segments(obj: bpy.types.Object) -> list[bpy.types.Action]:
     """``obj``'s preview's segment actions in frame order (:mod:`.preview`); ``[]`` without one."""
     if obj.smart_motion.preview_action is None:
         return []
-    return segments(preview_track(obj)) or [obj.smart_motion.preview_action]
+    return track_segments(preview_track(obj)) or [obj.smart_motion.preview_action]
 
 
 def preview_actions() -> set:
     """Every action of the file that is (a segment of) an armature's preview."""
     return {a for o in bpy.data.objects if o.type == 'ARMATURE'
-            for a in [o.smart_motion.preview_action, *segments(preview_track(o))] if a is not None}
+            for a in [o.smart_motion.preview_action, *track_segments(preview_track(o))] if a is not None}
 
 
 def _is_preview_source(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:

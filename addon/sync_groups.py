@@ -142,7 +142,7 @@ def edited_group_core(obj: bpy.types.Object, group: list) -> tuple[int, int, lis
     """``(first, last, names)``: the scene frames the edited cores of ``group``'s strips span (from the
     first one's first frame to the last one's last) and the strips that have one, by start; ``None``
     where none of them has an edited core. Raises ``ValueError`` for an edited core reaching past its
-    strip, as :func:`strip_clips` does."""
+    strip, as :func:`.timeline.strip_clips` does."""
     edited = []
     for strip in group:
         item = strip_settings(obj, strip)
@@ -163,7 +163,7 @@ def edited_group_core(obj: bpy.types.Object, group: list) -> tuple[int, int, lis
 
 def group_weights(obj: bpy.types.Object, ordered: list, frames) -> tuple:
     """``(influences, playing, weights)``, each ``(K, T)``, of a group's strips ``ordered`` (upper
-    track first, :func:`by_track_from_top`) at scene frames ``frames (T,)``: each strip's own
+    track first, :func:`.strips.by_track_from_top`) at scene frames ``frames (T,)``: each strip's own
     influence (:func:`strip_influences`), whether its track plays it, and the weight the NLA's
     Replace mode gives it (``core.mkm.replace_contributions`` over the tracks, upper first).
 

@@ -111,8 +111,8 @@ def bake_strips(
 ) -> tuple[bpy.types.Action, dict, bool]:
     """Bake to Action: ``(action, plan as Plan.to_dict(), whether the preview was kept)``.
 
-    With a :func:`current_preview`, its action is copied (:func:`bake_preview`);
-    otherwise the strips are synthesized and baked (:func:`bake`) and the plan
+    With a :func:`.preview.current_preview`, its action is copied (:func:`.bake.bake_preview`);
+    otherwise the strips are synthesized and baked (:func:`.bake.bake`) and the plan
     recorded. Either way the new action is the same. ``progress`` gets the
     fraction done. Raises ``ValueError`` as :func:`synthesize_strips` does,
     with nothing changed.

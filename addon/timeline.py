@@ -146,7 +146,7 @@ def shortest_blend_frames() -> int:
 
 
 def default_cores(obj: bpy.types.Object, neighbours: list | None = None) -> dict[str, DefaultCore]:
-    """``{strip name: its default core}`` for every one of ``neighbours`` (:func:`core_neighbours` when
+    """``{strip name: its default core}`` for every one of ``neighbours`` (:func:`.strips.core_neighbours` when
     ``None``), as :func:`strip_default_core` takes each: the groups, additional motions and spans worked
     out once for them all (the panel draws every strip's core on every redraw)."""
     room = shortest_blend_frames()
@@ -174,7 +174,7 @@ def strip_default_core(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbo
     """:func:`default_core` of ``strip`` among ``neighbours`` (strips in start order), on any track.
 
     ``neighbours`` default to the strips a synthesis would read now
-    (:func:`core_neighbours`). A strip that is not one of them is taken
+    (:func:`.strips.core_neighbours`). A strip that is not one of them is taken
     alone. The shortest blend is ``SynthesisOptions.min_blend_s`` at the
     scene's frame rate.
 
@@ -234,7 +234,7 @@ def additional_parts_of_strip(obj: bpy.types.Object, strip: bpy.types.NlaStrip) 
     cannot be read.
 
     The panel draws default cores often, so the answer is kept per armature,
-    what the strip plays (:func:`strip_signature`, slot, length), the action's
+    what the strip plays (:func:`.strips.strip_signature`, slot, length), the action's
     keys (:func:`.convert.action_digest`), Bone Mapping and frame rate.
     """
     from ..core.synthesize import additional_motion_parts
@@ -255,8 +255,8 @@ def additional_parts_of_strip(obj: bpy.types.Object, strip: bpy.types.NlaStrip) 
 
 
 def strip_group(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> list | None:
-    """The synchronized group (:func:`sync_groups`) ``strip`` is one of among the strips a synthesis
-    would read now (:func:`core_neighbours`), or ``None``."""
+    """The synchronized group (:func:`.sync_groups.sync_groups`) ``strip`` is one of among the strips a synthesis
+    would read now (:func:`.strips.core_neighbours`), or ``None``."""
     neighbours = core_neighbours(obj)
     if strip.name not in {s.name for s in neighbours}:
         return None
@@ -279,7 +279,7 @@ def group_core(obj: bpy.types.Object, group: list, neighbours: list, first: int,
     group whose blend plays ``n`` frames from scene frame ``first``.
 
     Where any of its strips has an edited core, the group's core runs over the scene frames
-    those cores span (:func:`edited_group_core`: the first's start to the last's end); else it
+    those cores span (:func:`.sync_groups.edited_group_core`: the first's start to the last's end); else it
     is the group's default core (:func:`strip_default_core`: its span minus its neighbours').
     Either way cut to the blend's frames, ``first`` to ``first + n - 1``.
 
@@ -365,7 +365,7 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
 def sequence_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
                    read: Callable | None = None, kept: dict | None = None) -> tuple[list, tuple[dict, ...]]:
     """What Synthesize joins: ``(clips by start, the groups' plans)``. A strip is a clip as
-    :func:`strip_clips` reads it; each synchronized group (:func:`sync_groups`) is one clip, the
+    :func:`strip_clips` reads it; each synchronized group (:func:`.sync_groups.sync_groups`) is one clip, the
     blend of its strips (:func:`group_clip`). Default cores are taken among ``strips``, a group
     counting as one span. ``kept``: the groups' blends kept between calls (:func:`group_clip`;
     live updates pass one). Raises ``ValueError`` as :func:`strip_clips` does, and for a group
@@ -396,7 +396,7 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
     Its motion is ``core.mkm.blend_clips`` of the group's strips, the upper track
     first with the higher priority; each strip's weight at every scene frame of the
     group is what the NLA's Replace mode gives it from the influences, a track's strips
-    in turn (:func:`group_weights`; a number where it does not change), each ended where
+    in turn (:func:`.sync_groups.group_weights`; a number where it does not change), each ended where
     its strip ends (its repeats included: a cyclic strip does not repeat past it). The clip
     starts at the group's earliest strip start, and its core is :func:`group_core`: over
     its strips' edited cores where any has one, else the default core of the group's span
@@ -404,7 +404,7 @@ def group_clip(obj: bpy.types.Object, group: list, neighbours: list, fps: float 
 
     ``kept`` (a dict, or ``None``) keeps each group's blend by what it read: the same motions
     (the very objects ``read`` returned: live updates' reader keeps them), starts, tracks,
-    influences (:func:`blending_key`) and Bone Mapping give the kept blend back, so that
+    influences (:func:`.sync_groups.blending_key`) and Bone Mapping give the kept blend back, so that
     dragging another strip does not blend the group again.
     """
     import numpy as np
