@@ -1,11 +1,56 @@
-"""Thin Blender layer: properties, operators, panel.
+"""Thin Blender layer: NLA strips to one synthesized motion, and back to keys.
 
 Converts between Blender data and ``core`` motions, calls ``core``, writes
-back in bulk and reports. Every class is registered from ``CLASSES`` in
-dependency order: a PropertyGroup before anything that points to it. The
-numpy ``core`` is imported only when an operator runs.
-"""
+back in bulk and reports. Data flows one way: strips -> core clips ->
+synthesis -> preview or baked keys. Every file has one job, and imports only
+files of a lower layer (never one above it, so there is no circle):
 
+====  ===============================================================================
+1     :mod:`.fcurves`  channel bags, bulk sampling and writing of F-curves, digests
+      :mod:`.strips`   reading the NLA: selection, solo, settings per strip (following
+      renames), identity, the preview track's name and segments
+      :mod:`.pose`     Blender's pose channels <-> the core's joint channels (pure numpy)
+2     :mod:`.convert`  armature and action <-> ``core.motion.Motion``; the armature's rig
+      :mod:`.sync_groups`  strips blended synchronized, and their NLA influences
+      :mod:`.timeline`  strips -> core clips: spans, default cores, the clips to join
+3     :mod:`.preview`  the preview in segment actions, its signature, Clear
+      :mod:`.report`   the plan's text and warnings; :class:`.report.Synthesis`
+      :mod:`.state`    what the session keeps (one eviction rule), and hooks
+4     :mod:`.synthesis`  one entry per user action: Analyze, Synthesize
+      (:func:`.synthesis.preview_synthesis`), Bake (:func:`.synthesis.bake_strips`)
+      :mod:`.bake`     writing a bake, re-baking in place
+5     :mod:`.arrange` (Add as Soon as Possible, Pack), :mod:`.live`, :mod:`.perform`,
+      :mod:`.hops`, :mod:`.reach`, :mod:`.assemble`, :mod:`.clips`, :mod:`.demo`
+6     :mod:`.properties` (property groups only), :mod:`.operators`, :mod:`.panels`
+7     this file: registration
+====  ===============================================================================
+
+Timeline. Scene frames are the core's output frames: a strip starting at
+scene frame ``s`` is a :class:`core.synthesize.Clip` with ``start = s``, its
+clip frame ``k`` plays at ``s + k``, and its core (kept relative to the strip,
+see :mod:`.properties`) becomes clip frames.
+
+Two steps. Every function that changes Blender data first does everything
+that can fail (reading strips, finding the rig, synthesizing) into plain
+values, then the writes, which do not fail on valid input. An error
+(``ValueError`` with a message saying what to fix) therefore leaves the file
+as it was. The entry functions act on an armature object and the ``select``
+flags of its NLA strips, never on an editor area, so they work headless.
+
+Preview. Synthesize writes the result into segment actions
+``"<armature>_SmartMotion_preview 1"``, ``… 2`` and so on (:mod:`.preview`),
+played on their own NLA track above the sources, which takes the solo while
+it plays; Clear removes them and restores the rest. Neither touches the
+source actions. Bake after a preview copies its keys when its signature
+says it is still what synthesizing the selected strips would give; else it
+synthesizes as it would without a preview. Either way the baked action is
+the same.
+
+Every class is registered from ``CLASSES`` in dependency order: a
+PropertyGroup before anything that points to it. numpy and ``core.motion``
+come with the conversion modules; the rest of ``core`` (analysis,
+synthesis, the searches) is imported when an operator runs.
+"""
 import bpy
 
 from . import live, operators, panels, perform, properties

@@ -122,7 +122,7 @@ def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | 
     (``core.assemble.assemble``). Changes nothing; ``ValueError`` saying what to fix."""
     from ..core.assemble import PARTS, assemble
     from .convert import scene_fps, strip_to_motion
-    from .nla import find_armature_rig
+    from .convert import find_armature_rig
 
     if part not in PARTS:
         raise ValueError(f"unknown body part {part!r}; pick one of {', '.join(PARTS)}")
@@ -141,7 +141,7 @@ def insert_assembly(obj: bpy.types.Object, found: AssemblyFound) -> bpy.types.Nl
     """Key the assembled motion into a new action and play it by a new strip at the query strip's start, on
     a track above the query's; record the result for the panel. No other strip or action is changed."""
     from .clips import add_result_strip, result_action, track_above
-    from .properties import find_strip
+    from .strips import find_strip
 
     motion = found.assembly.motion
     clip = Path(found.match.clip).stem

@@ -4,7 +4,7 @@ A library is either the file's actions made for the armature or the BVH files
 of a folder set in the add-on's preferences (Hop Library Folder, Reach
 Examples Folder, Assembly Library Folder). The add-on has no BVH importer of
 its own: a file is read only when its joints are the armature's bones, mapped
-onto it by :func:`.convert.motion_on_armature`; a file of another skeleton is
+onto it by :func:`motion_on_armature`; a file of another skeleton is
 either left out with the reason (a hop library may mix rigs) or refused with
 it (examples and assembly libraries, where the user picked the folder for
 this armature and a stray file is a mistake to fix).
@@ -23,8 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import bpy
+import numpy as np
 
-from .nla import is_preview_track, preview_actions, solo_track
+from ..core import quat
+from ..core.motion import Motion, Skeleton
+from .convert import armature_skeleton, listed_names
+from .pose import REST_QUATERNION
+from .strips import is_preview_track, preview_actions, solo_track
 
 #: Custom property of an action Reach Target or Assemble Parts made: what made it ("reach", "assembly").
 RESULT_PROPERTY = "smart_motion_result"
@@ -96,8 +101,6 @@ def folder_clips(obj: bpy.types.Object, folder: str, fps: float | None, *, libra
     the folder is not set (``setting``: the preference's name), not found, or has no file on
     ``obj``'s skeleton. ``library`` names the library in the messages ("hop library").
     """
-    from .convert import armature_skeleton
-
     path = library_path(folder, library=library, setting=setting)
     armature = armature_skeleton(obj)
     clips, skipped = [], []
@@ -118,9 +121,8 @@ def folder_clips(obj: bpy.types.Object, folder: str, fps: float | None, *, libra
 
 def folder_clip(obj: bpy.types.Object, file: Path, fps: float | None, armature: tuple | None = None) -> FolderClip:
     """The BVH ``file`` as a clip of ``obj`` at ``fps`` (at its own rate with ``None``:
-    :func:`.convert.motion_on_armature`, which raises ``ValueError`` for a file on another skeleton)."""
+    :func:`motion_on_armature`, which raises ``ValueError`` for a file on another skeleton)."""
     from ..core.bvh import read_bvh
-    from .convert import motion_on_armature
 
     motion = motion_on_armature(obj, read_bvh(file), file.name, armature)
     if fps is not None and abs(motion.fps - fps) > 1e-4 * fps:
@@ -157,7 +159,7 @@ def add_result_strip(obj: bpy.types.Object, track: bpy.types.NlaTrack, action: b
 
     Not selected, and no other strip's selection changed: the operators that read the selected strips
     (Synthesize, Assemble Parts) go on reading what the user chose."""
-    from .convert import slot_for
+    from .fcurves import slot_for
 
     strip = track.strips.new(action.name, round(start), action)  # (Blender takes a whole frame here)
     if strip.frame_start != start:
@@ -175,3 +177,89 @@ def active_action_warning(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> l
         return []
     return [f"armature {obj.name!r} plays its active action {anim.action.name!r} over the NLA, so strip "
             f"{strip.name!r} does not show: push the action down to a strip, or unassign it, to see it"]
+
+
+def motion_on_armature(obj: bpy.types.Object, motion: Motion, what: str, armature: tuple | None = None,
+                       *, tolerance: float = 0.02) -> Motion:
+    """``motion`` (a BVH file's, :func:`core.bvh.read_bvh`) as a motion of the armature ``obj``.
+
+    The add-on has no importer of its own: this maps only a clip whose joints are the armature's
+    bones, by name, with the same parents, and whose rest pose is the armature's up to a turn and
+    a scale (a file the armature was imported from, in its own axes and unit, for example). The
+    turn ``A`` and scale ``s`` are the least-squares fit of the armature's rest heads to the
+    file's rest joints (Umeyama's closed form, no reflection), an origin joint left out
+    (:func:`body_joints`: a file of the same bones captured elsewhere fits); then every joint rotation
+    becomes ``A R inv(A)`` and every joint's translation ``s A p`` (the root's plus the fitted
+    shift; connected bones keep their rest offsets, as Blender plays them). ``tolerance``: the
+    fit's RMS error, as a fraction of the rest pose's size, above which the rest poses differ
+    and the clip is refused.
+
+    ``ValueError`` naming ``what`` (the file) and what differs. ``obj`` is not changed.
+    """
+    skeleton, info = armature or armature_skeleton(obj)
+    bones = [name for name, bone in zip(skeleton.names, info.bones) if bone is not None]
+    names = motion.skeleton.names
+    if sorted(names) != sorted(bones):
+        missing, extra = sorted(set(bones) - set(names)), sorted(set(names) - set(bones))
+        raise ValueError(f"{what}: its joints are not the bones of armature {obj.name!r}"
+                         + (f"; it lacks {listed_names(missing)}" if missing else "")
+                         + (f"; it has {listed_names(extra)}, which the armature does not" if extra else "")
+                         + " (only files whose joint names are the armature's bone names are read)")
+    joints = np.array([skeleton.index(n) for n in names])
+    parent_of = {n: (names[p] if p >= 0 else None) for n, p in zip(names, motion.skeleton.parents)}
+    def bone_parent(name):  # (None for a root bone, under the origin joint of a several-root armature or not)
+        p = skeleton.parents[skeleton.index(name)]
+        return skeleton.names[p] if p >= 0 and info.bones[p] is not None else None
+
+    moved = [n for n in names if bone_parent(n) != parent_of[n]]
+    if moved:
+        raise ValueError(f"{what}: joints {listed_names(moved)} hang from other parents than the bones of armature "
+                         f"{obj.name!r} of the same names")
+    rest_armature = (skeleton.offsets[0] + skeleton.rest_positions())[joints]
+    rest_file = motion.skeleton.offsets[0] + motion.skeleton.rest_positions()
+    body = body_joints(motion.skeleton)
+    # (the shift puts the file's body at rest on the armature's, as the file imported by Blender and its
+    # action played on this armature stands)
+    turn, scale, shift, error = _similarity_fit(rest_file[body], rest_armature[body])
+    size = np.sqrt(np.mean(np.sum((rest_armature[body] - rest_armature[body].mean(axis=0)) ** 2, axis=1)))
+    if not error <= tolerance * size:
+        raise ValueError(f"{what}: its rest pose is not armature {obj.name!r}'s (after the best turn and scale the "
+                         f"joints are {error / size:.0%} of the body's size away); only a clip in the armature's rest "
+                         f"pose is read")
+    a = quat.from_matrix(turn)
+    rotations = np.tile(np.array(REST_QUATERNION), (motion.n_frames, len(skeleton), 1))
+    rotations[:, joints] = quat.mul(quat.mul(a, motion.rotations), quat.inv(a))
+    positions = np.broadcast_to(skeleton.offsets, (motion.n_frames, len(skeleton), 3)).copy()
+    # every joint's translation turned and scaled (a file may move a joint below its root: Bandai's Hips),
+    # but a connected bone's, whose location Blender ignores
+    free = np.array([not info.connected[j] for j in joints])
+    positions[:, joints[free]] = scale * motion.positions[:, free] @ turn.T
+    root = joints[0]  # the file's joint 0, the armature's root bone (joint 0, or 1 under a several-root origin)
+    positions[:, root] += shift - (skeleton.offsets[0] if root != 0 else 0.0)
+    return Motion(skeleton, rotations, positions, motion.fps)
+
+
+def body_joints(skeleton: Skeleton) -> np.ndarray:
+    """The joints whose rest positions give a skeleton's rest pose: all of them, but an origin joint.
+
+    A joint 0 with a single child (Bandai's ``joint_Root``) is an origin: its child's rest offset is
+    where the body stood at the capture, not its shape. Files of one capture set differ there by
+    metres and nowhere else (bandai2-raise's styles), so the rest pose is the child's subtree.
+    """
+    parents = np.asarray(skeleton.parents)
+    if len(parents) > 2 and np.count_nonzero(parents == 0) == 1:
+        return np.arange(1, len(parents))
+    return np.arange(len(parents))
+
+
+def _similarity_fit(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, float]:
+    """``(A (3, 3), s, c (3,), rms)`` minimising ``|q - (s A p + c)|`` over points ``p, q (N, 3)`` (Umeyama's
+    closed form; ``A`` a rotation, never a reflection)."""
+    pc, qc = p - p.mean(axis=0), q - q.mean(axis=0)
+    u, sigma, vt = np.linalg.svd(qc.T @ pc)
+    sign = np.diag([1.0, 1.0, np.sign(np.linalg.det(u @ vt)) or 1.0])
+    turn = u @ sign @ vt
+    scale = float(np.trace(np.diag(sigma) @ sign) / max(np.sum(pc ** 2), 1e-300))
+    shift = q.mean(axis=0) - scale * p.mean(axis=0) @ turn.T
+    error = float(np.sqrt(np.mean(np.sum((q - (scale * p @ turn.T + shift)) ** 2, axis=1))))
+    return turn, scale, shift, error

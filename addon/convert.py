@@ -14,23 +14,9 @@ They are made explicit here, once:
   armature's axes, so the rest offsets are the differences of the bone heads
   (``Skeleton.rest_positions()`` is the rest heads relative to joint 0) and
   the global joint positions of a motion are the bone heads in armature space.
-* **Pose channels to core channels.** Blender poses bone ``j`` as
-  ``M_j = M_parent @ inv(Rest_parent) @ Rest_j @ Basis_j`` where ``Rest`` is
-  ``bone.matrix_local`` (rotation ``B``, head ``h``, armature space) and
-  ``Basis`` the pose channels (rotation ``b``, location ``l``). With the
-  core's joint frame ``C_j = P_j inv(B_j)`` (``P_j`` the bone's posed
-  rotation), the core's local channels are::
-
-      rotation     R_j = B_j b_j inv(B_j)
-      translation  t_j = (h_j - h_parent) + B_j l_j      (root: h_parent = 0)
-
-  and back ``b_j = inv(B_j) R_j B_j``, ``l_j = inv(B_j) (t_j - (h_j - h_parent))``.
-  Both directions are exact; :class:`ArmatureInfo` keeps ``B`` and ``h``.
-* **Rotation channels** are the ones the pose bone's ``rotation_mode`` reads,
-  as Blender evaluates it: ``rotation_quaternion`` (normalised),
-  ``rotation_euler`` in any order, or ``rotation_axis_angle``. Blender's Euler
-  order ``'XYZ'`` applies X first, ``R = Rz @ Ry @ Rx``, which is
-  ``quat.from_euler(angles[..., ::-1], "ZYX")``.
+* **Pose channels to core channels**, quaternion, Euler or axis-angle as the
+  bone's ``rotation_mode`` reads them: exact both ways, written down in
+  :mod:`.pose` (:class:`.pose.ArmatureInfo` keeps each bone's rest rotation and head).
 * **Ignored**: pose scale (assumed 1, so scale inheritance does not matter),
   the location of connected bones (Blender ignores it too: a connected head
   stays on its parent's tail), and non-default inheritance of rotation or
@@ -41,131 +27,23 @@ They are made explicit here, once:
 * Frames: one sample per frame, end inclusive; ``fps`` is the scene's
   ``render.fps / render.fps_base``.
 
-Reading samples F-curves, it never sets scene frames: curves whose keys are
-all linear or constant, without modifiers and with constant extrapolation
-(what importers and :func:`write_action` produce) are interpolated for all
-frames at once from their keyframes (``foreach_get``), all the curves keyed
-on the same frames in one array expression; any other curve
-(Bézier keys, modifiers, cyclic extrapolation) is evaluated by Blender itself,
-``FCurve.evaluate`` once per frame, as only Blender knows its exact shape.
-Writing creates every F-curve's keys in bulk (``keyframe_points.add`` and
-``foreach_set``), never one ``keyframe_insert`` per key.
-
-Digests (:func:`armature_digest`, :func:`action_digest`) hash what reading
-an armature or an action depends on, so that a caller can tell whether a
-result computed from them earlier is still current without computing it again.
+Sampling and writing F-curves, and digests: :mod:`.fcurves`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 import bpy
 import numpy as np
 
 from ..core import quat
 from ..core.motion import Motion, Skeleton
-
-__all__ = [
-    "ArmatureInfo",
-    "armature_from_skeleton",
-    "armature_skeleton",
-    "action_to_motion",
-    "strip_to_motion",
-    "write_action",
-    "euler_to_quat",
-    "quat_to_euler",
-    "sample_fcurve",
-    "sample_fcurves",
-    "scene_fps",
-    "armature_digest",
-    "action_digest",
-]
-
-EULER_MODES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
-
-_INTERPOLATION = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items
-_CONSTANT = _INTERPOLATION["CONSTANT"].value
-_LINEAR = _INTERPOLATION["LINEAR"].value
-
-# Blender 5.0 added group_name to ActionChannelbagFCurves.new; 4.4 and 4.5 group afterwards.
-_NEW_FCURVE_TAKES_GROUP = "group_name" in bpy.types.ActionChannelbagFCurves.bl_rna.functions["new"].parameters
-
-# pose.bones["name"].channel, with the name escaped as bpy.utils.escape_identifier does.
-_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(\w+)$')
-_UNESCAPE = re.compile(r"\\(.)")
-
-
-def bone_path(bone: str, prop: str) -> str:
-    """The data path of pose bone ``bone``'s channel ``prop``: ``pose.bones["name"].prop`` (what _BONE_PATH reads)."""
-    return f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
-
-# Channels per rotation mode, with the value of a channel the action leaves out (rest).
-_REST_QUATERNION = (1.0, 0.0, 0.0, 0.0)
-_REST_AXIS_ANGLE = (0.0, 0.0, 1.0, 0.0)  # angle, axis: Blender's default
-
-
-@dataclass(frozen=True, eq=False)
-class ArmatureInfo:
-    """What maps an armature's pose channels to a core skeleton's joints.
-
-    armature        name of the armature object.
-    bones           (J,) bone of each joint; ``None`` for the extra joint 0
-                    of an armature with several root bones.
-    rest_rotations  (J, 4) bone rest rotations ``B`` in armature space
-                    (from ``bone.matrix_local``; identity for the extra joint).
-    rest_heads      (J, 3) bone rest heads ``h`` in armature space.
-    rotation_modes  (J,) each pose bone's ``rotation_mode``.
-    connected       (J,) bool: the bone is connected to its parent, so Blender
-                    ignores its location channels.
-    nonstandard_bones  names of bones that do not inherit rotation, use
-                    parent-space location or relative parenting; their poses
-                    are mapped as if they had Blender's default settings.
-    """
-
-    armature: str
-    bones: tuple
-    rest_rotations: np.ndarray
-    rest_heads: np.ndarray
-    rotation_modes: tuple
-    connected: np.ndarray
-    nonstandard_bones: tuple = ()
-
-
-def euler_to_quat(angles: np.ndarray, mode: str) -> np.ndarray:
-    """Quaternions ``(..., 4)`` of Blender Euler angles ``(..., 3)`` (radians, x y z).
-
-    ``mode`` is a Blender ``rotation_mode`` such as ``'XYZ'``: the first axis
-    is applied first, ``R = R_Z @ R_Y @ R_X`` for ``'XYZ'``.
-    """
-    angles = np.asarray(angles, dtype=np.float64)
-    order = _check_euler_mode(mode)[::-1]
-    ordered = np.stack([angles[..., "XYZ".index(axis)] for axis in order], axis=-1)
-    return quat.from_euler(ordered, order)
-
-
-def quat_to_euler(q: np.ndarray, mode: str) -> np.ndarray:
-    """Blender Euler angles ``(..., 3)`` (radians, x y z) of quaternions ``(..., 4)``.
-
-    Inverse of :func:`euler_to_quat`; the middle axis of ``mode`` gets the
-    angle in [-pi/2, pi/2].
-    """
-    order = _check_euler_mode(mode)[::-1]
-    ordered = quat.to_euler(q, order)
-    return np.stack([ordered[..., order.index(axis)] for axis in "XYZ"], axis=-1)
-
-
-def _check_euler_mode(mode: str) -> str:
-    if mode not in EULER_MODES:
-        raise ValueError(f"not a Blender Euler rotation mode: {mode!r}; expected one of {EULER_MODES}")
-    return mode
-
-
-# ---------------------------------------------------------------------------
-# Armature -> skeleton
+from .fcurves import (action_channelbag, add_curves, animated_bone_curves, bone_fcurves, bone_path, channel_values,
+                      emptied_channelbag, has_keys_or_modifiers, slot_for)
+from .pose import (ArmatureInfo, axis_angle_to_quat, AxisAngleRows, continued_euler, continued_quaternions,
+                   euler_to_quat, KeyedRows, normalized_quaternions, pose_basis, pose_location, quat_to_axis_angle,
+                   quat_to_euler, REST_AXIS_ANGLE, REST_QUATERNION)
 
 
 def armature_skeleton(obj: bpy.types.Object) -> tuple[Skeleton, ArmatureInfo]:
@@ -242,10 +120,6 @@ def armature_skeleton(obj: bpy.types.Object) -> tuple[Skeleton, ArmatureInfo]:
         nonstandard_bones=nonstandard,
     )
     return skeleton, info
-
-
-# ---------------------------------------------------------------------------
-# Skeleton -> armature
 
 
 def armature_from_skeleton(
@@ -327,10 +201,6 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.array(a, copy=True)
     a.setflags(write=False)
     return a
-
-
-# ---------------------------------------------------------------------------
-# Action / strip -> motion
 
 
 def action_to_motion(
@@ -419,38 +289,6 @@ def _strip_action_frames(strip: bpy.types.NlaStrip, frames: np.ndarray) -> np.nd
     return np.where(at_end, act_end, act_start + phase)
 
 
-def slot_for(obj, action, slot):
-    """``slot``, else the slot ``obj`` plays ``action`` with, else the action's first slot for objects."""
-    if slot is not None:
-        return slot
-    anim = obj.animation_data
-    if anim is not None and anim.action == action and anim.action_slot is not None:
-        return anim.action_slot
-    for candidate in action.slots:
-        if candidate.target_id_type in ('OBJECT', 'UNSPECIFIED'):
-            return candidate
-    return None
-
-
-def _channelbag(action, slot, *, ensure: bool = False):
-    """The channelbag of ``slot``'s F-curves: the first keyframe strip's that has one.
-
-    With ``ensure``, a layer, keyframe strip and channelbag are created as
-    needed. Uses only the ``Action.layers`` API (Blender 4.4 and later), not
-    ``bpy_extras.anim_utils``, whose helpers differ between 4.4 and 5.0.
-    """
-    if ensure:
-        layer = action.layers[0] if action.layers else action.layers.new("Layer")
-        strip = layer.strips[0] if layer.strips else layer.strips.new(type='KEYFRAME')
-        return strip.channelbag(slot, ensure=True)
-    for layer in action.layers:
-        for strip in layer.strips:
-            channelbag = strip.channelbag(slot) if strip.type == 'KEYFRAME' else None
-            if channelbag is not None:
-                return channelbag
-    return None
-
-
 def _sample_motion(obj, action, slot, frames: np.ndarray, fps: float | None, what: str) -> Motion:
     skeleton, info = armature_skeleton(obj)
     if slot is None:
@@ -459,26 +297,26 @@ def _sample_motion(obj, action, slot, frames: np.ndarray, fps: float | None, wha
             "next to the action's name"
         )
     _check_animates_armature(obj, action, slot, info, what, body_bones(obj, skeleton, info))
-    channels = _bone_fcurves(action, slot, info)
+    channels = bone_fcurves(action, slot, info)
     n_frames, n_joints = len(frames), len(info.bones)
     # Each property of all bones at once: one interpolation for all curves keyed on the same frames.
     location = np.zeros((n_frames, n_joints, 3))
     moving = [j for j, bone in enumerate(info.bones) if bone is not None and not info.connected[j]]
-    location[:, moving] = _channel_values(channels, [info.bones[j] for j in moving], "location", (0.0, 0.0, 0.0), frames)
-    basis = np.tile(np.asarray(_REST_QUATERNION), (n_frames, n_joints, 1))  # the extra joint 0 stays at rest
+    location[:, moving] = channel_values(channels, [info.bones[j] for j in moving], "location", (0.0, 0.0, 0.0), frames)
+    basis = np.tile(np.asarray(REST_QUATERNION), (n_frames, n_joints, 1))  # the extra joint 0 stays at rest
     for mode in sorted(set(info.rotation_modes)):
         joints = [j for j, bone in enumerate(info.bones) if bone is not None and info.rotation_modes[j] == mode]
         if not joints:
             continue
         bones = [info.bones[j] for j in joints]
         if mode == 'QUATERNION':
-            q = _channel_values(channels, bones, "rotation_quaternion", _REST_QUATERNION, frames)
-            basis[:, joints] = _normalized(q)
+            q = channel_values(channels, bones, "rotation_quaternion", REST_QUATERNION, frames)
+            basis[:, joints] = normalized_quaternions(q)
         elif mode == 'AXIS_ANGLE':
-            aa = _channel_values(channels, bones, "rotation_axis_angle", _REST_AXIS_ANGLE, frames)
-            basis[:, joints] = _axis_angle_to_quat(aa)
+            aa = channel_values(channels, bones, "rotation_axis_angle", REST_AXIS_ANGLE, frames)
+            basis[:, joints] = axis_angle_to_quat(aa)
         else:
-            angles = _channel_values(channels, bones, "rotation_euler", (0.0, 0.0, 0.0), frames)
+            angles = channel_values(channels, bones, "rotation_euler", (0.0, 0.0, 0.0), frames)
             basis[:, joints] = euler_to_quat(angles, mode)
     rest = info.rest_rotations
     rotations = quat.mul(quat.mul(rest, basis), quat.inv(rest))
@@ -493,33 +331,6 @@ def scene_fps(scene: bpy.types.Scene) -> float:
     return scene.render.fps / scene.render.fps_base
 
 
-def _bone_fcurves(action, slot, info: ArmatureInfo) -> dict:
-    """``{(bone, property): {array index: F-curve}}`` of the bones of ``info`` the slot animates.
-
-    Muted F-curves and F-curves with neither keys nor modifiers are left
-    out: Blender does not evaluate them.
-    """
-    bones = {b for b in info.bones if b is not None}
-    found: dict = {}
-    for bone, prop, fcurve in _animated_bone_curves(action, slot):
-        if bone in bones:
-            found.setdefault((bone, prop), {})[fcurve.array_index] = fcurve
-    return found
-
-
-def _animated_bone_curves(action, slot) -> Iterator[tuple[str, str, bpy.types.FCurve]]:
-    """``(bone, property, F-curve)`` for each F-curve of ``slot`` that Blender evaluates on a bone."""
-    channelbag = _channelbag(action, slot)
-    for fcurve in (channelbag.fcurves if channelbag is not None else ()):
-        match = _BONE_PATH.match(fcurve.data_path)
-        if match is not None and not fcurve.mute and _evaluated(fcurve):
-            yield _UNESCAPE.sub(r"\1", match.group(1)), match.group(2), fcurve
-
-
-def _evaluated(fcurve: bpy.types.FCurve) -> bool:
-    return len(fcurve.keyframe_points) > 0 or len(fcurve.modifiers) > 0
-
-
 def body_bones(obj, skeleton: Skeleton, info: ArmatureInfo) -> list[str] | None:
     """The bones the rig's roles use (pelvis, spine, neck, head, legs, arms), or ``None`` if none are found.
 
@@ -528,7 +339,6 @@ def body_bones(obj, skeleton: Skeleton, info: ArmatureInfo) -> list[str] | None:
     bones are not among them, so an action need not animate those.
     """
     from ..core.rig import find_rig
-    from .nla import parse_bone_mapping  # nla imports this module
 
     try:
         overrides = parse_bone_mapping(obj.smart_motion.bone_mapping) if hasattr(obj, "smart_motion") else {}
@@ -551,15 +361,15 @@ def _check_animates_armature(obj, action, slot, info: ArmatureInfo, what: str, b
     roles are not found: a body clip on a rig with fingers, twist and
     control bones leaves those at rest, as it should.
     """
-    channelbag = _channelbag(action, slot)
+    channelbag = action_channelbag(action, slot)
     curves = list(channelbag.fcurves) if channelbag is not None else []
-    if curves and not any(_evaluated(fcurve) for fcurve in curves):
+    if curves and not any(has_keys_or_modifiers(fcurve) for fcurve in curves):
         raise ValueError(
             f"{what} has {len(curves)} F-curve{'' if len(curves) == 1 else 's'} but no keys; "
             "key the action, or pick one with keys"
         )
     armature = [b for b in info.bones if b is not None]
-    animated = {bone for bone, _, _ in _animated_bone_curves(action, slot)}
+    animated = {bone for bone, _, _ in animated_bone_curves(action, slot)}
     shared = [b for b in armature if b in animated]
     if not shared:
         raise ValueError(
@@ -576,111 +386,16 @@ def _check_animates_armature(obj, action, slot, info: ArmatureInfo, what: str, b
     which = "body bones (pelvis, spine, legs, arms)" if body else "bones"
     raise ValueError(
         f"{what} animates {len(moved)} of the {len(judged)} {which} of armature {obj.name!r} "
-        f"({_listed(moved)})"
-        + (f" and {len(foreign)} bones the armature does not have ({_listed(foreign)})" if foreign else "")
-        + f", leaving {_listed(at_rest)} at rest: it is not an action for this armature; pick the action made "
+        f"({listed_names(moved)})"
+        + (f" and {len(foreign)} bones the armature does not have ({listed_names(foreign)})" if foreign else "")
+        + f", leaving {listed_names(at_rest)} at rest: it is not an action for this armature; pick the action made "
         "for it, or rename the action's bones to the armature's"
     )
 
 
-def _listed(names: list[str], most: int = 8) -> str:
+def listed_names(names: list[str], most: int = 8) -> str:
     shown = ", ".join(names[:most])
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
-
-
-def _channel_values(channels: dict, bones: list, prop: str, rest: tuple, frames: np.ndarray) -> np.ndarray:
-    """``(F, len(bones), len(rest))`` values of property ``prop`` of ``bones``.
-
-    A component no F-curve animates keeps its ``rest`` value.
-    """
-    out = np.tile(np.asarray(rest, dtype=np.float64), (len(frames), len(bones), 1))
-    placed = [
-        (b, index, fcurve)
-        for b, bone in enumerate(bones)
-        for index, fcurve in channels.get((bone, prop), {}).items()
-        if index < len(rest)
-    ]
-    if placed:
-        b, index, fcurves = zip(*placed)
-        out[:, list(b), list(index)] = sample_fcurves(fcurves, frames)
-    return out
-
-
-def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
-    """Values ``(F,)`` of ``fcurve`` at ``frames (F,)``, as Blender evaluates it (see :func:`sample_fcurves`)."""
-    return sample_fcurves([fcurve], frames)[:, 0]
-
-
-def sample_fcurves(fcurves, frames: np.ndarray) -> np.ndarray:
-    """Values ``(F, N)`` of ``N`` F-curves at ``frames (F,)``, as Blender evaluates them.
-
-    Linear and constant keys without modifiers and with constant
-    extrapolation are interpolated here for all frames at once, and all
-    such curves keyed on the same frames (every channel of an imported or
-    baked action) together, in one array expression. Any other curve is
-    evaluated by Blender, one ``FCurve.evaluate`` per frame, since Bézier
-    segments, modifiers and extrapolation are Blender's to define.
-    """
-    frames = np.asarray(frames, dtype=np.float64)
-    out = np.empty((len(frames), len(fcurves)))
-    evaluated = []
-    shared: dict[bytes, list] = {}  # key frames -> [(column, co (n, 2), interpolation (n,))]
-    for column, fcurve in enumerate(fcurves):
-        points = fcurve.keyframe_points
-        n = len(points)
-        if not n or fcurve.modifiers or fcurve.extrapolation != 'CONSTANT':
-            evaluated.append(column)
-            continue
-        co = np.empty((n, 2), dtype=np.float32)
-        points.foreach_get("co", co.ravel())
-        kind = np.empty(n, dtype=np.int32)
-        points.foreach_get("interpolation", kind)
-        shared.setdefault(co[:, 0].tobytes(), []).append((column, co, kind))
-    for curves in shared.values():
-        columns = np.array([column for column, _, _ in curves])
-        co = np.stack([co for _, co, _ in curves], axis=1).astype(np.float64)  # (n, M, 2)
-        segments = np.stack([kind[:-1] for _, _, kind in curves], axis=1)  # (n - 1, M)
-        x = co[:, 0, 0]
-        ours = np.all((segments == _LINEAR) | (segments == _CONSTANT), axis=0) & bool(np.all(np.diff(x) > 0))
-        out[:, columns[ours]] = _interpolated(x, co[:, ours, 1], segments[:, ours], frames)
-        evaluated.extend(columns[~ours].tolist())
-    for column in evaluated:
-        fcurve = fcurves[column]
-        out[:, column] = np.fromiter((fcurve.evaluate(f) for f in frames), dtype=np.float64, count=len(frames))
-    return out
-
-
-def _interpolated(x: np.ndarray, y: np.ndarray, segments: np.ndarray, frames: np.ndarray) -> np.ndarray:
-    """``(F, M)`` values at ``frames (F,)`` of ``M`` curves keyed at ``x (n,)`` to ``y (n, M)``.
-
-    ``segments (n - 1, M)``: each segment's kind, linear or constant; held
-    flat before the first key and after the last (constant extrapolation).
-    """
-    if len(x) == 1:
-        return np.broadcast_to(y[0], (len(frames), y.shape[1]))
-    i = np.clip(np.searchsorted(x, frames, side="right") - 1, 0, len(x) - 2)
-    t = np.clip((frames - x[i]) / (x[i + 1] - x[i]), 0.0, 1.0)
-    after = (frames >= x[i + 1]).astype(np.float64)
-    t = np.where(segments[i] == _CONSTANT, after[:, None], t[:, None])
-    return y[i] + t * (y[i + 1] - y[i])
-
-
-def _normalized(q: np.ndarray) -> np.ndarray:
-    """Blender normalises keyed quaternions before use; a zero one is taken as rest."""
-    norm = np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.where(norm > 1e-12, q / np.where(norm > 1e-12, norm, 1.0), _REST_QUATERNION)
-
-
-def _axis_angle_to_quat(aa: np.ndarray) -> np.ndarray:
-    """Quaternions of Blender axis-angle values ``(..., 4)`` = (angle, x, y, z); zero axis is rest."""
-    axis = aa[..., 1:]
-    norm = np.linalg.norm(axis, axis=-1, keepdims=True)
-    q = quat.from_axis_angle(axis / np.where(norm > 1e-12, norm, 1.0), aa[..., 0])
-    return np.where(norm > 1e-12, q, _REST_QUATERNION)
-
-
-# ---------------------------------------------------------------------------
-# Motion -> action
 
 
 def write_action(
@@ -709,7 +424,7 @@ def write_action(
     fraction of bones written so far, after each bone.
 
     With ``into``, that action is written instead of a new one: its keys
-    are replaced (:func:`emptied_channelbag`) and ``name`` is ignored, so
+    are replaced (:func:`.fcurves.emptied_channelbag`) and ``name`` is ignored, so
     whatever uses it (the armature, an NLA strip) plays the new keys.
     """
     if frame_start is None:
@@ -717,13 +432,13 @@ def write_action(
     channels = bone_channels(obj, motion)
     if into is None:
         action = bpy.data.actions.new(name)
-        channelbag = _channelbag(action, action.slots.new(id_type='OBJECT', name=obj.name), ensure=True)
+        channelbag = action_channelbag(action, action.slots.new(id_type='OBJECT', name=obj.name), ensure=True)
     else:
         action, channelbag = into, emptied_channelbag(into, obj)
     frames = float(frame_start) + np.arange(motion.n_frames, dtype=np.float64)
     bones = list(dict.fromkeys(bone for bone, _, _ in channels))
     for bone, prop, values in channels:
-        _add_curves(channelbag, bone, prop, frames, values)
+        add_curves(channelbag, bone, prop, frames, values)
         if progress is not None:
             progress((bones.index(bone) + 1) / len(bones))
     return action
@@ -738,15 +453,15 @@ def bone_channels(obj: bpy.types.Object, motion: Motion) -> list[tuple[str, str,
     """
     skeleton, info, pairs = _bone_joints(obj, motion)
     joints = [j for _, j in pairs]
-    basis = _basis(info, motion.rotations[:, [s for s, _ in pairs]], joints)  # (F, K, 4)
-    location = _location(skeleton, info, motion.positions[:, [s for s, _ in pairs]], joints)
+    basis = pose_basis(info, motion.rotations[:, [s for s, _ in pairs]], joints)  # (F, K, 4)
+    location = pose_location(skeleton, info, motion.positions[:, [s for s, _ in pairs]], joints)
     channels = []
     for k, j in enumerate(joints):
         bone, mode = info.bones[j], info.rotation_modes[j]
         if mode == 'QUATERNION':
             channels.append((bone, "rotation_quaternion", quat.unroll(basis[:, k], axis=0)))
         elif mode == 'AXIS_ANGLE':
-            channels.append((bone, "rotation_axis_angle", _quat_to_axis_angle(quat.unroll(basis[:, k], axis=0))))
+            channels.append((bone, "rotation_axis_angle", quat_to_axis_angle(quat.unroll(basis[:, k], axis=0))))
         else:
             channels.append((bone, "rotation_euler", np.unwrap(quat_to_euler(basis[:, k], mode), axis=0)))
         if not info.connected[j]:
@@ -784,78 +499,24 @@ def changed_bone_channels(
         prop = {'QUATERNION': "rotation_quaternion", 'AXIS_ANGLE': "rotation_axis_angle"}.get(mode, "rotation_euler")
         size = 3 if prop == "rotation_euler" else 4
         curves = [[keyed[(bone_path(info.bones[j], prop), i)] for i in range(size)] for j in joints]
-        held = _KeyedRows(curves)
-        basis = _basis(info, motion.rotations[first:last + 1][:, sources], joints)  # (W, K, 4)
+        held = KeyedRows(curves)
+        basis = pose_basis(info, motion.rotations[first:last + 1][:, sources], joints)  # (W, K, 4)
         if prop == "rotation_euler":
-            values = _continued_euler(quat_to_euler(basis, mode), held, first, last)
+            values = continued_euler(quat_to_euler(basis, mode), held, first, last)
         else:
-            quats = held if prop == "rotation_quaternion" else _AxisAngleRows(held)
-            values = _continued_quaternions(basis, quats, first, last)
+            quats = held if prop == "rotation_quaternion" else AxisAngleRows(held)
+            values = continued_quaternions(basis, quats, first, last)
             if prop == "rotation_axis_angle":
-                values = [_quat_to_axis_angle(v) for v in values]
+                values = [quat_to_axis_angle(v) for v in values]
         for j, v in zip(joints, values):
             out += [(bone_path(info.bones[j], prop), i, first, v[:, i]) for i in range(size)]
         unconnected = [k for k, j in enumerate(joints) if not info.connected[j]]
         if unconnected:
-            location = _location(skeleton, info, motion.positions[first:last + 1][:, [sources[k] for k in unconnected]],
+            location = pose_location(skeleton, info, motion.positions[first:last + 1][:, [sources[k] for k in unconnected]],
                                  [joints[k] for k in unconnected])
             for n, k in enumerate(unconnected):
                 out += [(bone_path(info.bones[joints[k]], "location"), i, first, location[:, n, i]) for i in range(3)]
     return out
-
-
-class _KeyedRows:
-    """Keyed values ``[joint][component] -> (F,)`` read as ``(F, K, C)`` rows, copying only the rows asked for
-    (a window needs the keys next to it, and the rest of a curve only when it must be carried along)."""
-
-    def __init__(self, curves: list):
-        self.curves = curves
-
-    def __len__(self) -> int:
-        return len(self.curves[0][0])
-
-    def __getitem__(self, rows) -> np.ndarray:
-        return np.stack([np.stack([c[rows] for c in joint], axis=-1) for joint in self.curves],
-                        axis=-2).astype(np.float64)
-
-
-class _AxisAngleRows:
-    """Keyed axis-angle rows read as quaternions."""
-
-    def __init__(self, rows: _KeyedRows):
-        self.rows = rows
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __getitem__(self, rows) -> np.ndarray:
-        return _axis_angle_to_quat(self.rows[rows])
-
-
-def _continued_quaternions(q: np.ndarray, held, first: int, last: int) -> list[np.ndarray]:
-    """Per joint, quaternions ``q (W, K, 4)`` for frames ``first..last`` unrolled on from
-    ``held[first - 1]`` (``held (F, K, 4)``, or rows of it: as keyed), plus the rest of ``held``
-    negated where its next key disagrees in sign with the window's last."""
-    q = quat.unroll(q, axis=0)
-    if first > 0:
-        q = q * np.where(quat.dot(q[0], held[first - 1]) < 0.0, -1.0, 1.0)[:, None]
-    flipped = (quat.dot(q[-1], held[last + 1]) < 0.0 if last + 1 < len(held)
-               else np.zeros(q.shape[1], dtype=bool))
-    return [np.concatenate([q[:, k], -held[last + 1:][:, k]]) if flipped[k] else q[:, k] for k in range(q.shape[1])]
-
-
-def _continued_euler(angles: np.ndarray, held, first: int, last: int) -> list[np.ndarray]:
-    """Per joint, Euler ``angles (W, K, 3)`` for frames ``first..last`` unwrapped on from
-    ``held[first - 1]`` (``held (F, K, 3)``, or rows of it: as keyed), plus the rest of ``held``
-    shifted by whole turns where its next key no longer unwraps from the window's last."""
-    if first > 0:
-        angles = np.unwrap(np.concatenate([held[first - 1:first], angles]), axis=0)[1:]
-    else:
-        angles = np.unwrap(angles, axis=0)
-    shift = (np.unwrap(np.stack([angles[-1], held[last + 1]]), axis=0)[1] - held[last + 1]
-             if last + 1 < len(held) else np.zeros(angles.shape[1:]))
-    return [np.concatenate([angles[:, k], held[last + 1:][:, k] + shift[k]]) if np.any(shift[k] != 0.0)
-            else angles[:, k] for k in range(angles.shape[1])]
 
 
 def _bone_joints(obj: bpy.types.Object, motion: Motion, armature: tuple | None = None):
@@ -879,245 +540,45 @@ def _bone_joints(obj: bpy.types.Object, motion: Motion, armature: tuple | None =
     return skeleton, info, pairs
 
 
-def _basis(info: ArmatureInfo, rotations: np.ndarray, j) -> np.ndarray:
-    """Joint ``j``'s rotations ``(F, 4)`` as the pose bone's basis rotation (relative to its rest);
-    with a list of joints, their rotations ``(F, K, 4)``."""
-    rest = info.rest_rotations[j]
-    return quat.mul(quat.mul(quat.inv(rest), rotations), rest)
+def parse_bone_mapping(text: str) -> dict[str, str]:
+    """``"left.ankle=foot.L, right.ankle=foot.R"`` -> ``{"left.ankle": "foot.L", ...}``.
 
-
-def _location(skeleton: Skeleton, info: ArmatureInfo, positions: np.ndarray, j) -> np.ndarray:
-    """Joint ``j``'s local positions ``(F, 3)`` as the pose bone's location (from its rest head, in its rest
-    frame); with a list of joints, their positions ``(F, K, 3)``."""
-    return quat.inv_mul_vec(info.rest_rotations[j], positions - skeleton.offsets[j])
-
-
-def emptied_channelbag(action: bpy.types.Action, obj: bpy.types.Object):
-    """The channelbag of ``action``'s slot for objects, in an action emptied of every key.
-
-    Layers go (with every key of every slot); the slot stays, so that the
-    armature and any NLA strip playing the action keep playing it.
+    Pairs are separated by commas, semicolons or new lines. A piece without
+    ``=`` continues the previous value, so ``spine=Spine, Spine1`` lists two
+    spine bones. A role set to ``none`` (toes, clavicles) means "no such bone".
     """
-    for layer in list(action.layers):
-        action.layers.remove(layer)
-    slot = next((s for s in action.slots if s.target_id_type in ('OBJECT', 'UNSPECIFIED')), None)
-    if slot is None:
-        slot = action.slots.new(id_type='OBJECT', name=obj.name)
-    return _channelbag(action, slot, ensure=True)
-
-
-def _add_curves(channelbag, bone: str, prop: str, frames: np.ndarray, values: np.ndarray) -> None:
-    """One linear F-curve per component of ``values (F, C)``, all keys set in bulk."""
-    path = bone_path(bone, prop)
-    co = np.empty((len(frames), 2), dtype=np.float32)
-    co[:, 0] = frames
-    linear = np.full(len(frames), _LINEAR, dtype=np.int32)
-    for index in range(values.shape[1]):
-        fcurve = _new_fcurve(channelbag, path, index, bone)
-        co[:, 1] = values[:, index]
-        points = fcurve.keyframe_points
-        points.add(len(frames))
-        points.foreach_set("co", co.ravel())
-        points.foreach_set("interpolation", linear)
-        fcurve.update()
-
-
-def _new_fcurve(channelbag, path: str, index: int, group: str) -> bpy.types.FCurve:
-    if _NEW_FCURVE_TAKES_GROUP:
-        return channelbag.fcurves.new(path, index=index, group_name=group)
-    fcurve = channelbag.fcurves.new(path, index=index)
-    fcurve.group = channelbag.groups.get(group) or channelbag.groups.new(group)
-    return fcurve
-
-
-def _quat_to_axis_angle(q: np.ndarray) -> np.ndarray:
-    """Blender axis-angle values ``(..., 4)`` = (angle, x, y, z) of unit quaternions.
-
-    Keeps the sign of ``q`` (angles up to 2 pi), so a sign-continuous
-    sequence gives a continuous angle; the axis of a zero rotation is +Y.
-    """
-    s = np.linalg.norm(q[..., 1:], axis=-1, keepdims=True)
-    angle = 2.0 * np.arctan2(s[..., 0], q[..., 0])
-    axis = np.where(s > 1e-12, q[..., 1:] / np.where(s > 1e-12, s, 1.0), (0.0, 1.0, 0.0))
-    return np.concatenate([angle[..., None], axis], axis=-1)
-
-
-# ---------------------------------------------------------------------------
-# Digests
-
-
-def armature_digest(obj: bpy.types.Object) -> str:
-    """A hash of what :func:`armature_skeleton` reads of the armature ``obj``.
-
-    Bone names, parents and children in order, rest matrices and tails,
-    connection and inheritance flags, and each pose bone's rotation mode.
-    """
-    bones = obj.data.bones
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(repr([
-        (bone.name, bone.parent.name if bone.parent else None, [child.name for child in bone.children])
-        for bone in bones
-    ]).encode())
-    digest.update(repr([(bone.name, bone.rotation_mode) for bone in obj.pose.bones]).encode())
-    for name, size, dtype in (
-        ("matrix_local", 16, np.float32), ("tail_local", 3, np.float32), ("use_connect", 1, bool),
-        ("use_inherit_rotation", 1, bool), ("use_local_location", 1, bool), ("use_relative_parent", 1, bool),
-    ):
-        values = np.empty(len(bones) * size, dtype=dtype)
-        bones.foreach_get(name, values)
-        digest.update(values.tobytes())
-    return digest.hexdigest()
-
-
-def action_digest(action: bpy.types.Action) -> str:
-    """A hash of everything that decides what ``action``'s F-curves evaluate to.
-
-    Each channelbag's slot, and each F-curve's path, index, mute flag,
-    extrapolation, modifiers (every setting) and keys: frames, values and
-    interpolation, plus handles and easing where a key is neither linear nor
-    constant. Keys are read in bulk (``foreach_get``). Equal digests: equal
-    curves; anything else (an edited key, a new modifier) changes it.
-    """
-    digest = hashlib.blake2b(digest_size=16)
-    for layer in action.layers:
-        for strip in layer.strips:
-            if strip.type != 'KEYFRAME':
-                continue
-            for slot in [channelbag.slot for channelbag in strip.channelbags]:
-                digest.update(slot.identifier.encode())
-                # Looked up, not iterated: foreach_get reads the keys of F-curves reached through
-                # strip.channelbags about three times slower (measured, Blender 5.0).
-                for fcurve in strip.channelbag(slot).fcurves:
-                    _digest_fcurve(digest, fcurve)
-    return digest.hexdigest()
-
-
-def _digest_fcurve(digest, fcurve: bpy.types.FCurve) -> None:
-    points = fcurve.keyframe_points
-    n = len(points)
-    digest.update(repr((
-        fcurve.data_path, fcurve.array_index, fcurve.mute, fcurve.extrapolation, n,
-        [_settings(modifier) for modifier in fcurve.modifiers],
-    )).encode())
-    co = np.empty(2 * n, dtype=np.float32)
-    points.foreach_get("co", co)
-    kind = np.empty(n, dtype=np.int32)
-    points.foreach_get("interpolation", kind)
-    digest.update(co.tobytes())
-    digest.update(kind.tobytes())
-    if np.all((kind == _LINEAR) | (kind == _CONSTANT)):
-        return  # nothing else shapes a linear or constant segment
-    for name, size, dtype in (
-        ("handle_left", 2, np.float32), ("handle_right", 2, np.float32), ("easing", 1, np.int32),
-        ("back", 1, np.float32), ("amplitude", 1, np.float32), ("period", 1, np.float32),
-    ):
-        values = np.empty(size * n, dtype=dtype)
-        points.foreach_get(name, values)
-        digest.update(values.tobytes())
-
-
-def _settings(struct) -> tuple:
-    """Every plain setting of ``struct`` (an F-curve modifier), and of its collections' items, as values."""
-    values = []
-    for prop in struct.bl_rna.properties:
-        if prop.identifier == "rna_type" or prop.type == 'POINTER':
+    mapping: dict[str, str] = {}
+    role = None
+    for piece in text.replace(";", ",").replace("\n", ",").split(","):
+        piece = piece.strip()
+        if not piece:
             continue
-        value = getattr(struct, prop.identifier)
-        if prop.type == 'COLLECTION':
-            value = tuple(_settings(item) for item in value)
-        elif isinstance(value, set):
-            value = tuple(sorted(value))
-        elif not isinstance(value, (str, int, float, bool)):
-            value = tuple(value)
-        values.append((prop.identifier, value))
-    return tuple(values)
+        key, sep, bone = piece.partition("=")
+        if sep:
+            role = key.strip()
+            if not role:
+                raise ValueError(f"Bone Mapping: {piece!r} names no role; write ROLE=BONE, e.g. left.ankle=foot.L")
+            mapping[role] = bone.strip()
+        elif role is not None:
+            mapping[role] += "," + piece
+        else:
+            raise ValueError(
+                f"Bone Mapping: {piece!r} is not ROLE=BONE; write pairs separated by commas, "
+                "e.g. left.ankle=foot.L, right.ankle=foot.R"
+            )
+    return mapping
 
 
-# ---------------------------------------------------------------------------
-# A BVH clip on an armature of the same joints
+def find_armature_rig(obj: bpy.types.Object, motion):
+    """The joint roles of ``obj`` (``core.rig.find_rig`` with the armature's Bone Mapping)."""
+    from ..core.rig import RigError, find_rig
 
-
-def motion_on_armature(obj: bpy.types.Object, motion: Motion, what: str, armature: tuple | None = None,
-                       *, tolerance: float = 0.02) -> Motion:
-    """``motion`` (a BVH file's, :func:`core.bvh.read_bvh`) as a motion of the armature ``obj``.
-
-    The add-on has no importer of its own: this maps only a clip whose joints are the armature's
-    bones, by name, with the same parents, and whose rest pose is the armature's up to a turn and
-    a scale (a file the armature was imported from, in its own axes and unit, for example). The
-    turn ``A`` and scale ``s`` are the least-squares fit of the armature's rest heads to the
-    file's rest joints (Umeyama's closed form, no reflection), an origin joint left out
-    (:func:`body_joints`: a file of the same bones captured elsewhere fits); then every joint rotation
-    becomes ``A R inv(A)`` and every joint's translation ``s A p`` (the root's plus the fitted
-    shift; connected bones keep their rest offsets, as Blender plays them). ``tolerance``: the
-    fit's RMS error, as a fraction of the rest pose's size, above which the rest poses differ
-    and the clip is refused.
-
-    ``ValueError`` naming ``what`` (the file) and what differs. ``obj`` is not changed.
-    """
-    skeleton, info = armature or armature_skeleton(obj)
-    bones = [name for name, bone in zip(skeleton.names, info.bones) if bone is not None]
-    names = motion.skeleton.names
-    if sorted(names) != sorted(bones):
-        missing, extra = sorted(set(bones) - set(names)), sorted(set(names) - set(bones))
-        raise ValueError(f"{what}: its joints are not the bones of armature {obj.name!r}"
-                         + (f"; it lacks {_listed(missing)}" if missing else "")
-                         + (f"; it has {_listed(extra)}, which the armature does not" if extra else "")
-                         + " (only files whose joint names are the armature's bone names are read)")
-    joints = np.array([skeleton.index(n) for n in names])
-    parent_of = {n: (names[p] if p >= 0 else None) for n, p in zip(names, motion.skeleton.parents)}
-    def bone_parent(name):  # (None for a root bone, under the origin joint of a several-root armature or not)
-        p = skeleton.parents[skeleton.index(name)]
-        return skeleton.names[p] if p >= 0 and info.bones[p] is not None else None
-
-    moved = [n for n in names if bone_parent(n) != parent_of[n]]
-    if moved:
-        raise ValueError(f"{what}: joints {_listed(moved)} hang from other parents than the bones of armature "
-                         f"{obj.name!r} of the same names")
-    rest_armature = (skeleton.offsets[0] + skeleton.rest_positions())[joints]
-    rest_file = motion.skeleton.offsets[0] + motion.skeleton.rest_positions()
-    body = body_joints(motion.skeleton)
-    # (the shift puts the file's body at rest on the armature's, as the file imported by Blender and its
-    # action played on this armature stands)
-    turn, scale, shift, error = _similarity_fit(rest_file[body], rest_armature[body])
-    size = np.sqrt(np.mean(np.sum((rest_armature[body] - rest_armature[body].mean(axis=0)) ** 2, axis=1)))
-    if not error <= tolerance * size:
-        raise ValueError(f"{what}: its rest pose is not armature {obj.name!r}'s (after the best turn and scale the "
-                         f"joints are {error / size:.0%} of the body's size away); only a clip in the armature's rest "
-                         f"pose is read")
-    a = quat.from_matrix(turn)
-    rotations = np.tile(np.array(_REST_QUATERNION), (motion.n_frames, len(skeleton), 1))
-    rotations[:, joints] = quat.mul(quat.mul(a, motion.rotations), quat.inv(a))
-    positions = np.broadcast_to(skeleton.offsets, (motion.n_frames, len(skeleton), 3)).copy()
-    # every joint's translation turned and scaled (a file may move a joint below its root: Bandai's Hips),
-    # but a connected bone's, whose location Blender ignores
-    free = np.array([not info.connected[j] for j in joints])
-    positions[:, joints[free]] = scale * motion.positions[:, free] @ turn.T
-    root = joints[0]  # the file's joint 0, the armature's root bone (joint 0, or 1 under a several-root origin)
-    positions[:, root] += shift - (skeleton.offsets[0] if root != 0 else 0.0)
-    return Motion(skeleton, rotations, positions, motion.fps)
-
-
-def body_joints(skeleton: Skeleton) -> np.ndarray:
-    """The joints whose rest positions give a skeleton's rest pose: all of them, but an origin joint.
-
-    A joint 0 with a single child (Bandai's ``joint_Root``) is an origin: its child's rest offset is
-    where the body stood at the capture, not its shape. Files of one capture set differ there by
-    metres and nowhere else (bandai2-raise's styles), so the rest pose is the child's subtree.
-    """
-    parents = np.asarray(skeleton.parents)
-    if len(parents) > 2 and np.count_nonzero(parents == 0) == 1:
-        return np.arange(1, len(parents))
-    return np.arange(len(parents))
-
-
-def _similarity_fit(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, float]:
-    """``(A (3, 3), s, c (3,), rms)`` minimising ``|q - (s A p + c)|`` over points ``p, q (N, 3)`` (Umeyama's
-    closed form; ``A`` a rotation, never a reflection)."""
-    pc, qc = p - p.mean(axis=0), q - q.mean(axis=0)
-    u, sigma, vt = np.linalg.svd(qc.T @ pc)
-    sign = np.diag([1.0, 1.0, np.sign(np.linalg.det(u @ vt)) or 1.0])
-    turn = u @ sign @ vt
-    scale = float(np.trace(np.diag(sigma) @ sign) / max(np.sum(pc ** 2), 1e-300))
-    shift = q.mean(axis=0) - scale * p.mean(axis=0) @ turn.T
-    error = float(np.sqrt(np.mean(np.sum((q - (scale * p @ turn.T + shift)) ** 2, axis=1))))
-    return turn, scale, shift, error
+    overrides = parse_bone_mapping(obj.smart_motion.bone_mapping)
+    try:
+        return find_rig(motion, overrides=overrides or None)
+    except RigError as error:
+        raise RigError(
+            f"armature {obj.name!r}: {error}. In Blender, map the bones in the Smart Motion panel's "
+            "Bone Mapping field, e.g. left.hip=thigh_L, left.knee=shin_L, left.ankle=foot_L, "
+            "right.hip=thigh_R, right.knee=shin_R, right.ankle=foot_R"
+        ) from None

@@ -22,6 +22,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import bpy
 
@@ -58,7 +59,9 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
     active with the baked action assigned.
     """
     from ..core.demo import demo_clips, demo_skeleton
-    from . import nla
+    from .bake import bake
+    from .strips import strip_settings
+    from .synthesis import record_plan, synthesize_strips
     from .convert import armature_from_skeleton, write_action
 
     scene = scene or bpy.context.scene
@@ -76,21 +79,24 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
         action = write_action(obj, clips[name].motion, f"demo {name}", frame_start=1)
         strip = tracks[track].strips.new(name, start, action)
         strip.select = True
-        item = nla.strip_settings(obj, strip, create=True)
+        item = strip_settings(obj, strip, create=True)
         item.core_first, item.core_last, item.has_core = first, last, True
         strips.append(strip)
-    result = nla.synthesize_strips(obj, strips, responsiveness)
-    nla.record_plan(obj, strips, result)
-    action = nla.bake(obj, result)
+    result = synthesize_strips(obj, strips, responsiveness)
+    record_plan(obj, strips, result)
+    action = bake(obj, result)
     scene.frame_start, scene.frame_end = result.plan.start, result.plan.end
     scene.frame_set(result.plan.start)
     return DemoScene(obj, strips, result, action)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Build the demo in a new file and write ``demo.blend`` and ``demo.bvh``; prints the plan."""
+def main(argv: list[str] | None = None, register: Callable[[], None] | None = None) -> int:
+    """Build the demo in a new file and write ``demo.blend`` and ``demo.bvh``; prints the plan.
+
+    ``register`` registers the add-on where it is not (run from a checkout: the package's
+    ``register``, passed by the caller above this module); an enabled extension needs none.
+    """
     from ..core.bvh import write_bvh
-    from . import register
 
     parser = argparse.ArgumentParser(prog="python -m addon.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="out", help="folder for demo.blend and demo.bvh (default: out)")
@@ -101,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     # an enabled Smart Motion extension, stay as they are.
     bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
     if not hasattr(bpy.types.Object, "smart_motion"):
+        if register is None:
+            raise SystemExit("the Smart Motion add-on is not registered: enable the extension, or run "
+                             "python -m addon.demo from the repository root")
         register()
     bpy.context.scene.smart_motion.responsiveness = args.responsiveness
     demo = build_demo_scene(responsiveness=args.responsiveness)
@@ -132,7 +141,7 @@ def _run_from_checkout() -> int:
     package = importlib.util.module_from_spec(spec)
     sys.modules["smart_motion"] = package
     spec.loader.exec_module(package)
-    return importlib.import_module("smart_motion.addon.demo").main()
+    return importlib.import_module("smart_motion.addon.demo").main(register=package.register)
 
 
 if __name__ == "__main__":

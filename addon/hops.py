@@ -60,7 +60,7 @@ weight the one used; the hop is the folder's file, mapped onto the armature as
 in a search, or the strip's own action when the table chose the source or the
 destination. Several tables of the same transition: the first by file name.
 
-As in :mod:`.nla`, everything that can fail comes first, into plain values
+As in :mod:`.synthesis`, everything that can fail comes first, into plain values
 (:class:`HopChoice`); the writes (:func:`insert_hop`) follow and do not fail.
 """
 
@@ -74,6 +74,8 @@ from pathlib import Path
 
 import bpy
 import numpy as np
+
+from .state import session_store
 
 HOP_TRACK = "[Smart Motion] hops"
 
@@ -341,7 +343,7 @@ def pose_distance(a, b) -> float:
 #: eq. (5) weights by library: {(clip digests, blend frames, fps): w per second}. eq. (5) reads
 #: 100 random transitions of the library (most of a second for ten clips), so it is worked out
 #: once per library content and kept for the session, not at every click.
-_DEFAULT_WEIGHTS: dict = {}
+_DEFAULT_WEIGHTS = session_store("library weights", 16)
 
 
 def library_weight(motions: list, clouds: list, blend_frames: int, fps: float) -> float:
@@ -349,9 +351,7 @@ def library_weight(motions: list, clouds: list, blend_frames: int, fps: float) -
     from ..core import hops
 
     key = (tuple(hops.clip_digest(m) for m in motions), int(blend_frames), float(fps))
-    if key not in _DEFAULT_WEIGHTS:
-        _DEFAULT_WEIGHTS[key] = hops.default_weight(clouds, blend_frames, fps)
-    return _DEFAULT_WEIGHTS[key]
+    return _DEFAULT_WEIGHTS.get(key, lambda: hops.default_weight(clouds, blend_frames, fps))
 
 
 def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float | None, blend_seconds: float,
@@ -367,7 +367,7 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
     """
     from ..core import hops
     from .convert import scene_fps, strip_to_motion
-    from .nla import find_armature_rig
+    from .convert import find_armature_rig
 
     source, destination = hop_strips(obj, strips, current)
     if weight is not None and not (weight >= 0):
@@ -456,9 +456,10 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
     for good. The source's action is never written; a hop from a BVH file is keyed into a new action.
     """
     from .clips import track_above
-    from .convert import slot_for, write_action
-    from .nla import core_offsets
-    from .properties import find_strip
+    from .convert import write_action
+    from .fcurves import slot_for
+    from .timeline import core_offsets
+    from .strips import find_strip
 
     source, destination = find_strip(obj, choice.source), find_strip(obj, choice.destination)
     cores = {s.name: core_offsets(obj, s) for s in (source, destination)}  # (before the hop cuts them)
@@ -504,7 +505,7 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
 def _set_core(obj: bpy.types.Object, strip, offsets: tuple[int, int]) -> None:
     """Give ``strip`` the edited core ``offsets`` (frames from its start), as Add as Soon as Possible keeps
     the cores its placement assumed: Synthesize then joins the strips as the search timed them."""
-    from .nla import strip_settings
+    from .strips import strip_settings
 
     item = strip_settings(obj, strip, create=True)
     item.core_first, item.core_last = offsets

@@ -39,7 +39,18 @@ from dataclasses import dataclass, field
 import bpy
 from bpy.app.handlers import persistent
 
-from . import nla
+from . import timeline
+from .convert import (armature_skeleton, bone_channels, changed_bone_channels, find_armature_rig, scene_fps,
+                      strip_to_motion)
+from .fcurves import bone_path
+from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name,
+                      segment_ranges, segments_holding, write)
+from .report import plan_json, Synthesis
+from .state import on_preview_shown, on_setting_changed, session_store
+from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,
+                     PREVIEW_STRIP, preview_track)
+from .sync_groups import blending_key
+from .synthesis import record_plan
 
 # Keys another synthesis wrote (Synthesize, an undone state) that differ from the live one's by
 # less than this share are rounding (a few float32 steps), and are left as they are.
@@ -62,12 +73,12 @@ class _Session:
     motion: object = None  # the core Motion the keys show (None: not known), to find the frames that change
     curves: dict = field(default_factory=dict)  # (data path, index) -> the preview's F-curve per segment
     ranges: list = field(default_factory=list)  # (first, last) frame indices of each segment (.preview)
-    armature: tuple | None = None  # convert.armature_skeleton of the armature, read once per session
+    armature: tuple | None = None  # armature_skeleton of the armature, read once per session
     stats: dict = field(default_factory=dict)  # what the last refresh did, for the benchmark and tests
-    groups: dict = field(default_factory=dict)  # synchronized groups' blends, by group (nla.group_clip)
+    groups: dict = field(default_factory=dict)  # synchronized groups' blends, by group (timeline.group_clip)
 
 
-_sessions: dict[int, _Session] = {}
+_sessions = session_store("live sessions", 64)  # armature session_uid -> _Session
 _pending: set[str] = set()  # names of armatures waiting for the timer
 _last_frame: dict[int, int] = {}  # scene session_uid -> frame at the last depsgraph update or frame change
 
@@ -95,7 +106,7 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     Its keys are read, and the motion they show computed, only at the first
     live update (:func:`_rewritten`).
     """
-    actions = nla.preview_segments(obj)
+    actions = preview_segments(obj)
     if not actions:
         return
     session = _session(obj)
@@ -107,15 +118,16 @@ def adopt(obj: bpy.types.Object, scene: bpy.types.Scene | None = None) -> None:
     session.motions, session.groups = {}, {}
 
 
+on_preview_shown("live", adopt)  # a preview shown is one live updates follow from then on
+
+
 def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     """Everything a live synthesis of ``obj`` reads from its strips and settings, cheap to compare."""
-    from .convert import scene_fps
-
-    sources = nla.preview_sources(obj)
-    playing = [s for s in sources if nla.plays(obj, s)]
+    sources = preview_sources(obj)
+    playing = [s for s in sources if plays(obj, s)]
     strips = tuple(
-        (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, nla.core_offsets(obj, s, playing),
-         nla.performed_current(obj, s), nla.blending_key(obj, s))
+        (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, timeline.core_offsets(obj, s, playing),
+         performed_current(obj, s), blending_key(obj, s))
         for s in sources)
     return (scene.smart_motion.responsiveness, scene_fps(scene), obj.smart_motion.bone_mapping, strips)
 
@@ -131,14 +143,14 @@ def _read_key(strip: bpy.types.NlaStrip) -> tuple:
 
 
 def reader(obj: bpy.types.Object):
-    """A strip reader for :func:`.nla.strip_clips` sharing what the live updates of ``obj`` read
+    """A strip reader for :func:`.timeline.strip_clips` sharing what the live updates of ``obj`` read
     (Perform places each clip after strips the preview has just read), or ``None``."""
     session = _sessions.get(obj.session_uid)
     return _reader(session) if session is not None else None
 
 
 def placer(obj: bpy.types.Object):
-    """``place(clips, clip, *, responsiveness, t_current, rig)`` for :func:`.nla.asap_placement` from the
+    """``place(clips, clip, *, responsiveness, t_current, rig)`` for :func:`.arrange.asap_placement` from the
     live re-synthesis of ``obj`` (its track and analyses of the strips it last synthesized; the
     same start as from scratch, :meth:`core.resynthesis.Resynthesis.as_soon_as_possible`), or
     ``None`` without one."""
@@ -154,9 +166,7 @@ def placer(obj: bpy.types.Object):
 
 
 def _reader(session: _Session):
-    """``read(obj, strip, fps)`` for :func:`.nla.strip_clips` that keeps what it read, by strip."""
-    from .convert import scene_fps, strip_to_motion
-
+    """``read(obj, strip, fps)`` for :func:`.timeline.strip_clips` that keeps what it read, by strip."""
     def read(obj, strip, fps):
         fps = scene_fps(bpy.context.scene) if fps is None else fps  # (what strip_to_motion reads with)
         key = (_read_key(strip), fps)
@@ -183,11 +193,11 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     import time
 
     scene = scene or bpy.context.scene
-    if obj.smart_motion.preview_action is None or nla.preview_track(obj) is None:
+    if obj.smart_motion.preview_action is None or preview_track(obj) is None:
         return False
-    preview = _own_preview(obj, nla.preview_segments(obj))
+    preview = _own_preview(obj, preview_segments(obj))
     # a source renamed is known by its settings only until it moves: re-key them to its name now
-    nla._follow_renames(obj)
+    follow_renames(obj)
     session = _session(obj)
     key = timeline_key(obj, scene)
     if key == session.key and session.actions == _identity(preview):
@@ -211,7 +221,7 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     except Exception as error:
         return _failed(obj, session, key, error, raising)
     if written or _plan_changed(obj, result):
-        nla.record_plan(obj, sources, result)
+        record_plan(obj, sources, result)
     if written:
         # The keys now differ from those Synthesize wrote: Bake synthesizes anew (the same
         # result) rather than every live update hashing every source key.
@@ -249,7 +259,7 @@ def _plan_changed(obj: bpy.types.Object, result) -> bool:
         recorded = json.loads(obj.smart_motion.plan_json)
     except ValueError:
         return True
-    plan = json.loads(nla.plan_json(result))  # (as recorded: lists, not tuples)
+    plan = json.loads(plan_json(result))  # (as recorded: lists, not tuples)
 
     def composed(p: dict) -> list:
         return [(c.get("clip"), c.get("base"), c.get("parts"), c.get("blend_in"), c.get("blend_out"))
@@ -263,19 +273,17 @@ def _own_preview(obj: bpy.types.Object, preview: list) -> list:
     """``obj``'s preview segment actions, its own: a duplicated armature shares its original's (the
     ``preview_action`` pointer and the preview track are copied with it), and a live update of one
     must not write the other's preview: copies of the shared ones, played from then on."""
-    from .preview import play, segment_name
-
     others = {a for o in bpy.data.objects if o != obj and o.type == 'ARMATURE'
-              for a in nla.preview_segments(o)}
+              for a in preview_segments(o)}
     if not others.intersection(preview):
         return preview
     own = [action.copy() for action in preview]
     for k, action in enumerate(own):
-        action.name = segment_name(nla.preview_action_name(obj), k)
+        action.name = segment_name(preview_action_name(obj), k)
     obj.smart_motion.preview_action = own[0]
     first = min(a.frame_range[0] for a in own)
     last = max(a.frame_range[1] for a in own)
-    play(nla.preview_track(obj), own, round(first), round(last - first) + 1, nla.PREVIEW_STRIP)
+    play(preview_track(obj), own, round(first), round(last - first) + 1, PREVIEW_STRIP)
     return own
 
 
@@ -286,23 +294,21 @@ def _identity(actions: list) -> tuple:
 
 def _synthesized(obj: bpy.types.Object, scene: bpy.types.Scene, session: _Session):
     """The Result of the preview's sources that play, re-synthesized incrementally, and those sources."""
-    from .convert import scene_fps
-
-    sources = [s for s in nla.preview_sources(obj) if nla.plays(obj, s)]
+    sources = [s for s in preview_sources(obj) if plays(obj, s)]
     if len(sources) < 2:
         raise ValueError(
             f"{len(sources)} source strip{'' if len(sources) == 1 else 's'} of the preview play"
             f"{'s' if len(sources) == 1 else ''}; unmute one to join it again, or Synthesize other strips")
     # (a synchronized group is one clip, blended again only when what it reads changed)
-    clips, groups = nla.sequence_clips(obj, sources, scene_fps(scene), read=_reader(session), kept=session.groups)
+    clips, groups = timeline.sequence_clips(obj, sources, scene_fps(scene), read=_reader(session), kept=session.groups)
     rig_key = (obj.smart_motion.bone_mapping, id(clips[0].motion))
     if session.rig_key != rig_key:
-        session.rig, session.rig_key = nla.find_armature_rig(obj, clips[0].motion), rig_key
+        session.rig, session.rig_key = find_armature_rig(obj, clips[0].motion), rig_key
         from ..core.resynthesis import Resynthesis
 
         session.resynthesis = Resynthesis(rig=session.rig)
     result = session.resynthesis.update(clips, responsiveness=scene.smart_motion.responsiveness)
-    return nla.Synthesis(result, groups), sources
+    return Synthesis(result, groups), sources
 
 
 def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, result) -> int:
@@ -311,12 +317,9 @@ def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, resu
     the preview's frames changed (another start or length). Returns the keys that changed."""
     import numpy as np
 
-    from .convert import armature_skeleton, changed_bone_channels
-    from .preview import segment_curves, segments_holding
-
     motion, start = result.motion, result.start
     if (session.actions != _identity(preview) or session.channels is None
-            or _curve_count(preview) != sum(len(c) for c in session.curves.values())):
+            or curve_count(preview) != sum(len(c) for c in session.curves.values())):
         # keys written by someone else (Synthesize, an undo; F-curves deleted or added by hand, whose
         # kept references would be stale): read them; what motion they show is not known
         _keep_keys(session, segment_curves(preview))
@@ -327,14 +330,14 @@ def _write_preview(obj: bpy.types.Object, preview: list, session: _Session, resu
         # a clip added after the others (Add as Soon as Possible, Perform): the keys up to the old end
         # stay where they do not change, the curves grow by the new frames
         old = session.motion
-        windows = _changed_windows(old, motion[:old.n_frames])
+        windows = changed_windows(old, motion[:old.n_frames])
         preview = _grow(session, obj, preview, motion.n_frames)
         windows = {j: (windows.get(j, (old.n_frames,))[0], motion.n_frames - 1)
                    for j in range(len(motion.skeleton))}
     elif session.motion is None or session.start != start or session.motion.n_frames != motion.n_frames:
         return _rewritten(obj, preview, session, result)
     else:
-        windows = _changed_windows(session.motion, motion)
+        windows = changed_windows(session.motion, motion)
     written = 0
     for path, index, first, values in changed_bone_channels(obj, motion, windows, session.values,
                                                             session.armature):
@@ -373,11 +376,9 @@ def _written(obj: bpy.types.Object, preview: list, session: _Session, motion, st
              written: int) -> int:
     """The keys written for ``motion`` are in: the preview's strips over them when the curves grew, the
     depsgraph told when any changed; returns ``written``."""
-    from .preview import play
-
     session.motion = motion
     if grows:
-        play(nla.preview_track(obj), preview, start, motion.n_frames, nla.PREVIEW_STRIP)
+        play(preview_track(obj), preview, start, motion.n_frames, PREVIEW_STRIP)
     if written:
         # The armature's animation evaluated again, at the frame Blender stands on, from the keys as
         # now written (a test shows the pose). (Blender copies each segment action written into for
@@ -391,8 +392,6 @@ def _grow(session: _Session, obj: bpy.types.Object, preview: list, frames: int) 
     it: the new keys hold the last value until written. Returns the segment actions, new ones added."""
     import numpy as np
 
-    from .preview import grow
-
     grown = {}
     for key, co in session.channels.items():
         rows = np.empty((frames, 2), dtype=np.float32)
@@ -400,7 +399,7 @@ def _grow(session: _Session, obj: bpy.types.Object, preview: list, frames: int) 
         rows[len(co):, 0] = co[-1, 0] + np.arange(1, frames - len(co) + 1)
         rows[len(co):, 1] = co[-1, 1]
         grown[key] = rows
-    preview = grow(preview, session.curves, grown, obj, nla.preview_action_name(obj))
+    preview = grow(preview, session.curves, grown, obj, preview_action_name(obj))
     _keep_keys(session, session.curves, grown)
     session.actions = _identity(preview)
     return preview
@@ -418,9 +417,6 @@ def _rewritten(obj: bpy.types.Object, preview: list, session: _Session, result) 
     written anew and the preview strips made again over them.
     """
     import numpy as np
-
-    from .convert import bone_channels, bone_path
-    from .preview import play, segment_curves, segments_holding, write
 
     motion, start = result.motion, result.start
     lengths = {len(v) for v in session.values.values()}
@@ -449,59 +445,21 @@ def _rewritten(obj: bpy.types.Object, preview: list, session: _Session, result) 
             break
         else:
             return _written(obj, preview, session, motion, start, grows, written)
-    preview = write(obj, motion, nla.preview_action_name(obj), start, into=preview)
+    preview = write(obj, motion, preview_action_name(obj), start, into=preview)
     obj.smart_motion.preview_action = preview[0]
-    play(nla.preview_track(obj), preview, start, motion.n_frames, nla.PREVIEW_STRIP)
+    play(preview_track(obj), preview, start, motion.n_frames, PREVIEW_STRIP)
     _keep_keys(session, segment_curves(preview))
     session.actions, session.start, session.motion = _identity(preview), start, motion
     return sum(len(v) for v in session.channels.values())
 
 
-def _changed_windows(before, after) -> dict:
-    """``{joint: (first, last)}`` frames where joints of motion ``after`` differ from ``before`` (same
-    frames); joints that do not differ are left out.
-
-    A moved strip changes most joints over its own frames and the joint carrying
-    its placement to the end: the joints whose changes run to the last frame share
-    one window, the others another (the union of theirs), so that they are
-    converted together. A window may hold frames where a joint did not change:
-    they are written only where their keys differ (:func:`_write_preview`).
-    """
-    import numpy as np
-
-    # (F, J): any component differs; or-ed component by component, many times faster than
-    # np.any over the last axis, whose reduction goes element by element
-    rotations, positions = before.rotations != after.rotations, before.positions != after.positions
-    changed = rotations[..., 0]
-    for component in (*np.moveaxis(rotations[..., 1:], -1, 0), *np.moveaxis(positions, -1, 0)):
-        changed = changed | component
-    joints = np.flatnonzero(changed.any(axis=0))
-    first = np.argmax(changed[:, joints], axis=0)
-    last = len(changed) - 1 - np.argmax(changed[::-1, joints], axis=0)
-    to_end = last == len(changed) - 1
-    windows = {}
-    for group in (to_end, ~to_end):
-        if group.any():
-            window = (int(first[group].min()), int(last[group].max()))
-            windows.update({int(j): window for j in joints[group]})
-    return windows
-
-
 def _keep_keys(session: _Session, curves: dict, rows: dict | None = None) -> None:
     """Keep the preview's F-curves (:func:`.preview.segment_curves`) and their keys as read
     (:func:`.preview.keyed_rows`, or ``rows`` as just written), with a view of each curve's values."""
-    from .preview import keyed_rows, segment_ranges
-
     session.curves = curves
     session.channels = keyed_rows(curves) if rows is None else rows
     session.values = {key: co[:, 1] for key, co in session.channels.items()}
     session.ranges = segment_ranges(len(next(iter(session.channels.values()), ())))
-
-
-def _curve_count(preview: list) -> int:
-    """How many F-curves the preview's segment actions have."""
-    return sum(len(bag.fcurves) for action in preview for layer in action.layers for strip in layer.strips
-               if strip.type == 'KEYFRAME' for bag in strip.channelbags)
 
 
 def _first_frame(session: _Session) -> int:
@@ -543,7 +501,7 @@ def request(scene: bpy.types.Scene) -> None:
     if not scene.smart_motion.live:
         return
     for obj in _previewed(scene):
-        nla._follow_renames(obj)  # (as refresh: a renamed source stays one when it moves next)
+        follow_renames(obj)  # (as refresh: a renamed source stays one when it moves next)
         session = _sessions.get(obj.session_uid)
         if session is None or session.key != timeline_key(obj, scene):
             _pending.add(obj.name)
@@ -553,6 +511,9 @@ def request(scene: bpy.types.Scene) -> None:
         run_pending()  # no event loop runs timers
     elif not bpy.app.timers.is_registered(run_pending):
         bpy.app.timers.register(run_pending, first_interval=0.0)
+
+
+on_setting_changed("live", request)  # the slider, a core range: settings the depsgraph does not see
 
 
 def run_pending() -> None:

@@ -2,8 +2,9 @@
 Reach Target and Assemble Parts (with the Reach Examples list's add and remove), plus the two core-range buttons.
 
 Thin operators: ``execute`` reads the context (the active armature, the
-selected strips, the scene's responsiveness) and calls :mod:`.nla`, which
-does the work and raises ``ValueError`` with a message saying what to fix.
+selected strips, the scene's responsiveness) and calls :mod:`.synthesis`
+(one entry per user action), :mod:`.arrange` and the features' modules, which
+do the work and raises ``ValueError`` with a message saying what to fix.
 Such an error becomes an error report and ``{'CANCELLED'}``, with the file
 unchanged, never a traceback. None of them needs an editor area, so they
 run from the NLA sidebar, a script or a headless session alike.
@@ -22,7 +23,14 @@ from __future__ import annotations
 import bpy
 from bpy.props import EnumProperty, StringProperty
 
-from . import live, nla
+from . import live
+from .arrange import add_strip, addable_actions, asap_placement, pack_placements, pack_strips, pack_text, placement_text
+from .bake import rebake_note
+from .preview import clear_preview
+from .report import plan_cleared_text, plan_dict, plan_warnings
+from .strips import active_armature, find_strip, left_out_text, PREVIEW_TRACK, selected_strips, strip_settings
+from .synthesis import analyze_strips, bake_strips, preview_synthesis, record_analysis
+from .timeline import core_to_edit
 
 
 class _Reported:
@@ -72,10 +80,10 @@ class SMART_MOTION_OT_analyze(_Reported, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     def run(self, context):
-        obj = nla.active_armature(context)
-        strips = nla.selected_strips(obj, context.view_layer.objects)
-        analyses = nla.analyze_strips(obj, strips)
-        nla.record_analysis(obj, strips, analyses)
+        obj = active_armature(context)
+        strips = selected_strips(obj, context.view_layer.objects)
+        analyses = analyze_strips(obj, strips)
+        record_analysis(obj, strips, analyses)
         found = ", ".join(f"{name} ({len(analysis.segments)})" for name, analysis in analyses.items())
         self.report({'INFO'}, f"support phases found: {found}; the Smart Motion panel lists them under each strip")
         return {'FINISHED'}
@@ -89,11 +97,9 @@ class SMART_MOTION_OT_synthesize(_Reported, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     def run(self, context):
-        obj = nla.active_armature(context)
-        strips = nla.selected_strips(obj, context.view_layer.objects)
-        result = nla.synthesize_strips(obj, strips, context.scene.smart_motion.responsiveness)
-        nla.show_preview(obj, strips, result)
-        nla.record_plan(obj, strips, result)
+        obj = active_armature(context)
+        strips = selected_strips(obj, context.view_layer.objects)
+        result = preview_synthesis(obj, strips, context.scene.smart_motion.responsiveness)
         plan = result.plan
         kept = len(plan.clips) - len(plan.rejected)
         groups = [group["name"] for group in result.groups]
@@ -102,9 +108,9 @@ class SMART_MOTION_OT_synthesize(_Reported, bpy.types.Operator):
         self.report(
             {'INFO'},
             f"previewing {what} as one motion, frames {plan.start}-{plan.end}, "
-            f"on track {nla.PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it{nla.left_out_text(obj)}",
+            f"on track {PREVIEW_TRACK!r}; Bake to Action keeps it, Clear removes it{left_out_text(obj)}",
         )
-        for line in nla.plan_warnings(nla.plan_dict(result)):
+        for line in plan_warnings(plan_dict(result)):
             self.report({'WARNING'}, line)
         return {'FINISHED'}
 
@@ -117,18 +123,18 @@ class SMART_MOTION_OT_bake(_Reported, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     def run(self, context):
-        obj = nla.active_armature(context)
-        strips = nla.selected_strips(obj, context.view_layer.objects)
-        note = nla.rebake_note(obj, strips)
+        obj = active_armature(context)
+        strips = selected_strips(obj, context.view_layer.objects)
+        note = rebake_note(obj, strips)
         with _Progress(context) as progress:
-            action, plan, kept = nla.bake_strips(obj, strips, context.scene.smart_motion.responsiveness, progress)
+            action, plan, kept = bake_strips(obj, strips, context.scene.smart_motion.responsiveness, progress)
         kept_text = " (the preview, still current, kept as it is)" if kept else ""
         self.report(
             {'INFO'},
             f"baked frames {plan['start']}-{plan['end']} into action {action.name!r}, assigned to {obj.name!r}"
-            f"{kept_text}{note}{nla.left_out_text(obj)}",
+            f"{kept_text}{note}{left_out_text(obj)}",
         )
-        for line in nla.plan_warnings(plan):
+        for line in plan_warnings(plan):
             self.report({'WARNING'}, line)
         return {'FINISHED'}
 
@@ -141,9 +147,9 @@ class SMART_MOTION_OT_clear(_Reported, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     def run(self, context):
-        obj = nla.active_armature(context)
+        obj = active_armature(context)
         had_plan = bool(obj.smart_motion.plan_json)
-        had_preview = nla.clear_preview(obj)
+        had_preview = clear_preview(obj)
         if not had_preview and not had_plan:
             self.report({'INFO'}, f"armature {obj.name!r} has no Smart Motion preview to clear")
             return {'CANCELLED'}
@@ -151,7 +157,7 @@ class SMART_MOTION_OT_clear(_Reported, bpy.types.Operator):
         if had_preview:
             self.report({'INFO'}, "preview removed, source strips as they were")
         else:
-            self.report({'INFO'}, nla.plan_cleared_text(obj))
+            self.report({'INFO'}, plan_cleared_text(obj))
         return {'FINISHED'}
 
 
@@ -163,7 +169,7 @@ def _action_choices(purpose: str):
     kept: list[tuple[str, str, str]] = []
 
     def items(self, context):
-        kept[:] = [(a.name, a.name, f"Add action {a.name!r} {purpose}") for a in nla.addable_actions()]
+        kept[:] = [(a.name, a.name, f"Add action {a.name!r} {purpose}") for a in addable_actions()]
         return kept or [("", "(no action)", "The file has no action to add")]
 
     return items
@@ -196,14 +202,14 @@ class SMART_MOTION_OT_add_asap(_SearchedAction, _Reported, bpy.types.Operator):
                          items=_action_choices("as a strip"))
 
     def run(self, context):
-        obj = nla.active_armature(context)
+        obj = active_armature(context)
         action = self.chosen_action()
-        strips = nla.selected_strips(obj, context.view_layer.objects)
+        strips = selected_strips(obj, context.view_layer.objects)
         # (with a live preview, its reads and track serve: the same start, sooner)
-        placement = nla.asap_placement(obj, strips, action, context.scene.smart_motion.responsiveness,
+        placement = asap_placement(obj, strips, action, context.scene.smart_motion.responsiveness,
                                        context.scene.frame_current, read=live.reader(obj), place=live.placer(obj))
-        strip = nla.add_strip(obj, action, placement)
-        self.report({'INFO'}, f"{nla.placement_text(action, placement)}, as strip {strip.name!r}; "
+        strip = add_strip(obj, action, placement)
+        self.report({'INFO'}, f"{placement_text(action, placement)}, as strip {strip.name!r}; "
                               "Synthesize joins it with the others")
         return {'FINISHED'}
 
@@ -216,14 +222,14 @@ class SMART_MOTION_OT_pack(_Reported, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     def run(self, context):
-        obj = nla.active_armature(context)
-        strips = nla.selected_strips(obj, context.view_layer.objects)
-        packing = nla.pack_placements(obj, strips, context.scene.smart_motion.responsiveness)
+        obj = active_armature(context)
+        strips = selected_strips(obj, context.view_layer.objects)
+        packing = pack_placements(obj, strips, context.scene.smart_motion.responsiveness)
         if not any(move.moved for move in packing.moves):
-            self.report({'INFO'}, nla.pack_text(packing))
+            self.report({'INFO'}, pack_text(packing))
             return {'CANCELLED'}
-        nla.pack_strips(obj, packing)
-        self.report({'INFO'}, f"{nla.pack_text(packing)}; Synthesize joins them")
+        pack_strips(obj, packing)
+        self.report({'INFO'}, f"{pack_text(packing)}; Synthesize joins them")
         return {'FINISHED'}
 
 
@@ -238,8 +244,8 @@ class SMART_MOTION_OT_insert_hop(_Reported, bpy.types.Operator):
         from . import hops
         from .properties import preferences
 
-        obj = nla.active_armature(context)
-        strips = nla.selected_strips(obj, context.view_layer.objects)
+        obj = active_armature(context)
+        strips = selected_strips(obj, context.view_layer.objects)
         settings = context.scene.smart_motion
         folder = None
         if settings.hop_library == 'FOLDER':
@@ -269,7 +275,7 @@ class SMART_MOTION_OT_reach_target(_Reported, bpy.types.Operator):
         from . import reach
         from .clips import active_action_warning
 
-        obj = nla.active_armature(context)
+        obj = active_armature(context)
         settings = context.scene.smart_motion
         empty = reach.target_empty(obj, context.view_layer)
         folder = _folder(context, "reach_folder") if settings.reach_library == 'FOLDER' else None
@@ -294,9 +300,9 @@ class SMART_MOTION_OT_assemble_parts(_Reported, bpy.types.Operator):
         from . import assemble
         from .clips import active_action_warning
 
-        obj = nla.active_armature(context)
+        obj = active_armature(context)
         settings = context.scene.smart_motion
-        strips = nla.selected_strips(obj, context.view_layer.objects)
+        strips = selected_strips(obj, context.view_layer.objects)
         folder = _folder(context, "assembly_folder") if settings.assembly_library == 'FOLDER' else None
         found = assemble.find_assembly(obj, strips, settings.assembly_part, folder)
         strip = assemble.insert_assembly(obj, found)
@@ -328,7 +334,7 @@ class SMART_MOTION_OT_reach_example_add(_SearchedAction, _Reported, bpy.types.Op
     def run(self, context):
         from .convert import action_to_motion
 
-        obj = nla.active_armature(context)
+        obj = active_armature(context)
         action = self.chosen_action()
         if any(row.action == action for row in obj.smart_motion.reach_examples):
             raise ValueError(f"action {action.name!r} is in Reach Examples already")
@@ -347,7 +353,7 @@ class SMART_MOTION_OT_reach_example_remove(_Reported, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     def run(self, context):
-        obj = nla.active_armature(context)
+        obj = active_armature(context)
         settings = obj.smart_motion
         if not 0 <= settings.reach_example_index < len(settings.reach_examples):
             raise ValueError(f"no row of armature {obj.name!r}'s Reach Examples is selected")
@@ -358,8 +364,8 @@ class SMART_MOTION_OT_reach_example_remove(_Reported, bpy.types.Operator):
 
 def _strip_named(context, name: str):
     """``(armature, strip)``: the active armature and its NLA strip ``name``; ValueError when it has none."""
-    obj = nla.active_armature(context)
-    strip = nla.find_strip(obj, name)
+    obj = active_armature(context)
+    strip = find_strip(obj, name)
     if strip is None:
         raise ValueError(f"armature {obj.name!r} has no NLA strip {name!r}")
     return obj, strip
@@ -383,8 +389,8 @@ class SMART_MOTION_OT_edit_core(_StripOperator, bpy.types.Operator):
         obj, strip = _strip_named(context, self.strip)
         # (an empty default core, strips covering all of this one, would be stored as a one-frame core;
         # a group's core may reach beyond the strip)
-        offsets = nla.core_to_edit(obj, strip)
-        item = nla.strip_settings(obj, strip, create=True)
+        offsets = core_to_edit(obj, strip)
+        item = strip_settings(obj, strip, create=True)
         item.core_first, item.core_last = offsets
         item.has_core = True
         return {'FINISHED'}
@@ -397,9 +403,9 @@ class SMART_MOTION_OT_reset_core(_StripOperator, bpy.types.Operator):
     bl_label = "Default Core"
 
     def run(self, context):
-        obj = nla.active_armature(context)
-        strip = nla.find_strip(obj, self.strip)
-        item = nla.strip_settings(obj, self.strip if strip is None else strip)
+        obj = active_armature(context)
+        strip = find_strip(obj, self.strip)
+        item = strip_settings(obj, self.strip if strip is None else strip)
         if item is not None:
             item.has_core = False
         return {'FINISHED'}
@@ -414,7 +420,7 @@ class SMART_MOTION_OT_blend_synchronized(_StripOperator, bpy.types.Operator):
     def run(self, context):
         # (the panel shows the option itself once the strip has settings; this gives it some)
         obj, strip = _strip_named(context, self.strip)
-        item = nla.strip_settings(obj, strip, create=True)
+        item = strip_settings(obj, strip, create=True)
         item.sync_blend = not item.sync_blend
         return {'FINISHED'}
 

@@ -19,7 +19,7 @@ Drawing only reads: a strip gets stored settings from Analyze, Synthesize,
 its Edit Core button or its Blend Synchronized button; until its core is edited, the panel shows its
 default core and where it came from (blends, overlaps with neighbours). A strip
 of a synchronized group shows the group's core (its strips' edited cores count,
-``nla.group_core``), and its own fields once edited.
+:func:`.timeline.group_core`), and its own fields once edited.
 """
 
 from __future__ import annotations
@@ -28,11 +28,15 @@ import json
 
 import bpy
 
-from . import nla
+from .report import composed_texts, composition_lines, group_lines, phases_text, wrapped
+from .strips import has_preview, plays, source_strips, strip_settings, strip_signature
+from .sync_groups import edited_group_core
+from .timeline import default_cores, strip_default_core, strip_group
 
 
-def active_armature(context: bpy.types.Context) -> bpy.types.Object | None:
-    """The active object if it is an armature, else ``None``."""
+def shown_armature(context: bpy.types.Context) -> bpy.types.Object | None:
+    """The armature the panel draws for: the active object if it is one, else ``None`` (no error: the
+    panel then shows nothing to do; operators use :func:`.strips.active_armature`, which says why)."""
     obj = context.active_object
     if obj is not None and obj.type == 'ARMATURE':
         return obj
@@ -48,7 +52,7 @@ class SMART_MOTION_PT_main(bpy.types.Panel):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
-        armature = active_armature(context)
+        armature = shown_armature(context)
         if armature is None:
             layout.label(text="Select an armature", icon='INFO')
         else:
@@ -160,55 +164,60 @@ def _draw_live(layout, scene, armature) -> None:
     """The Live Updates toggle, and why the last live update left the preview as it was."""
     layout.prop(scene.smart_motion, "live")
     error = armature.smart_motion.live_error
-    if error and nla.has_preview(armature) and scene.smart_motion.live:
-        for k, line in enumerate(nla.wrapped(f"Preview not updated: {error}")):
+    if error and has_preview(armature) and scene.smart_motion.live:
+        for k, line in enumerate(wrapped(f"Preview not updated: {error}")):
             layout.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
 
 
 def _draw_strips(layout, armature) -> None:
-    strips = nla.source_strips(armature)
+    strips = source_strips(armature)
     if not strips:
         layout.label(text="No NLA strips: push actions down to the NLA first", icon='INFO')
         return
     column = layout.column()
+    # (worked out once per draw for every strip: the panel redraws on every mouse move)
+    cores, composed_by_name = default_cores(armature), composed_texts(armature)
     for strip in strips:
         box = column.box()
         row = box.row(align=True)
         row.prop(strip, "select", text="")
         row.label(text=strip.name, icon='NLA')
-        if not nla.plays(armature, strip):
+        if not plays(armature, strip):
             box.label(text="Not played (muted or not solo): left out", icon='HIDE_ON')
-        item = nla.strip_settings(armature, strip)
+        item = strip_settings(armature, strip)
         if item is None:
             box.operator("smart_motion.blend_synchronized", icon='CHECKBOX_DEHLT').strip = strip.name
         else:
             box.prop(item, "sync_blend")
         row = box.row(align=True)
         # (the group of a strip blended synchronized has one core: its own, its strips' edited cores count)
-        group = nla.strip_group(armature, strip) if item is not None and item.sync_blend else None
+        group = strip_group(armature, strip) if item is not None and item.sync_blend else None
         if group is not None:
             _draw_part_weights(box, item)
             _draw_group_core(box, row, armature, strip, item, group)
         else:
-            _draw_core(box, row, armature, strip, item)
-            if item is not None and item.sync_blend and nla.plays(armature, strip):
+            _draw_core(box, row, armature, strip, item, cores)
+            if item is not None and item.sync_blend and plays(armature, strip):
                 # (a group of one blends with nothing: say so, rather than let the checkbox seem to work)
-                for line in nla.wrapped("(blends synchronized with no strip: none that plays with this on "
+                for line in wrapped("(blends synchronized with no strip: none that plays with this on "
                                         "overlaps it, so it goes in sequence)"):
                     box.label(text=line)
-        composed = nla.composed_text(armature, strip.name)
+        composed = composed_by_name.get(strip.name, "")
         if composed:
             box.label(text=composed, icon='MOD_ARMATURE')
-        phases = nla.phases_text(armature, strip)
+        phases = phases_text(armature, strip)
         if phases:
-            stale = item.analysed != nla.strip_signature(strip)
-            for line in nla.wrapped(("(out of date: Analyze again) " if stale else "") + phases):
+            stale = item.analysed != strip_signature(strip)
+            for line in wrapped(("(out of date: Analyze again) " if stale else "") + phases):
                 box.label(text=line)
 
 
-def _draw_core(box, row, armature, strip, item) -> None:
-    """A strip's core: its fields once edited, else its default core and where it came from."""
-    default = nla.strip_default_core(armature, strip) if item is None or not item.has_core else None
+def _draw_core(box, row, armature, strip, item, cores: dict) -> None:
+    """A strip's core: its fields once edited, else its default core (from ``cores``, those of the
+    strips a synthesis would read; a strip not among them taken alone) and where it came from."""
+    default = None
+    if item is None or not item.has_core:
+        default = cores.get(strip.name) or strip_default_core(armature, strip)
     if item is None:
         row.label(text="No core" if default.empty else f"Core {default.first}-{default.last}")
         row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
@@ -221,10 +230,10 @@ def _draw_core(box, row, armature, strip, item) -> None:
         row.prop(item, "core_end", text="")
         row.operator("smart_motion.reset_core", text="", icon='X').strip = strip.name
     if default is not None:
-        for line in nla.wrapped(f"({default.why()})"):
+        for line in wrapped(f"({default.why()})"):
             box.label(text=line)
         if default.empty:
-            lines = nla.wrapped("Synthesis refuses this strip: move it, deselect what covers it, or "
+            lines = wrapped("Synthesis refuses this strip: move it, deselect what covers it, or "
                                 "Edit Core (starts from the whole strip)")
             for k, line in enumerate(lines):
                 box.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
@@ -243,11 +252,11 @@ def _draw_part_weights(box, item) -> None:
 
 
 def _draw_group_core(box, row, armature, strip, item, group) -> None:
-    """The core of a strip of a synchronized group: the group's (``nla.group_core``), over its
+    """The core of a strip of a synchronized group: the group's (:func:`.timeline.group_core`), over its
     strips' edited cores where any has one, else its default core; this strip's edited core, if
     it has one, with its fields, since it counts."""
     try:
-        edited = nla.edited_group_core(armature, group)
+        edited = edited_group_core(armature, group)
         problem = ""
     except ValueError as error:
         edited, problem = None, str(error)
@@ -263,14 +272,14 @@ def _draw_group_core(box, row, armature, strip, item, group) -> None:
         why = (f"(synchronized blend: the group's core, scene frames {lo}-{hi}, runs over the cores edited on "
                f"{', '.join(repr(n) for n in names)}; cut to the blend's frames)")
     else:
-        default = nla.strip_default_core(armature, strip)
+        default = strip_default_core(armature, strip)
         if not item.has_core:
             row.label(text="No core" if default.empty else f"Group core {default.first}-{default.last}")
             row.operator("smart_motion.edit_core", text="", icon='EDITMODE_HLT').strip = strip.name
         why = f"({default.why()})"
-    for line in nla.wrapped(why):
+    for line in wrapped(why):
         box.label(text=line)
-    for k, line in enumerate(nla.wrapped(problem)) if problem else ():
+    for k, line in enumerate(wrapped(problem)) if problem else ():
         box.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
 
 
@@ -288,7 +297,7 @@ def _draw_plan(layout, armature) -> None:
             # that does not change; the gap's figures below are the verdict)
             box.label(text=f"    {segment['part']} {segment['blend']} {segment['start']}-{segment['end']}")
         if pair.get("warning"):
-            for line in nla.wrapped(pair["warning"]):
+            for line in wrapped(pair["warning"]):
                 box.label(text=line, icon='INFO')
         if pair.get("quality"):
             # the gap measured against the untouched clips on the same frames (core.quality)
@@ -299,17 +308,17 @@ def _draw_plan(layout, armature) -> None:
             box.label(text=f"    gap {first}-{last}: {quality.ratios()}",
                       icon='ERROR' if quality.flags else 'CHECKMARK')
     for group in plan.get("groups", ()):
-        for i, line in enumerate(nla.group_lines(group)):
+        for i, line in enumerate(group_lines(group)):
             box.label(text=line, icon='MOD_TIME' if i == 0 else 'NONE')
     for composition in plan.get("compositions", ()):
-        for i, line in enumerate(nla.composition_lines(composition)):
+        for i, line in enumerate(composition_lines(composition)):
             box.label(text=line, icon='MOD_ARMATURE' if i == 0 else 'NONE')
     for warning in plan.get("warnings", ()):
-        for i, line in enumerate(nla.wrapped(warning)):
+        for i, line in enumerate(wrapped(warning)):
             box.label(text=line, icon='ERROR' if i == 0 else 'NONE')
     for rejected in plan["rejected"]:
         box.label(text=f"Rejected {rejected['clip']}", icon='ERROR')
-        for line in nla.wrapped(rejected["reason"]):
+        for line in wrapped(rejected["reason"]):
             box.label(text=line)
 
 

@@ -12,10 +12,10 @@ operator: the modal operator only translates events (number keys to
 :meth:`Performance.finish`), and its ``script`` property runs a list of
 ``FRAME:ACTION`` triggers through the same methods, headless.
 
-Eq. (17). A trigger places the action with :func:`.nla.asap_placement` at
+Eq. (17). A trigger places the action with :func:`.arrange.asap_placement` at
 t_current = the frame being played, exactly as Add as Soon as Possible does
 at the playhead, and records that frame with the new strip
-(:func:`.nla.mark_performed`), so that every later synthesis, the preview's
+(:func:`.strips.mark_performed`), so that every later synthesis, the preview's
 and Bake's, keeps the blends into it after that frame: what has been played
 stays as it was played, bit for bit. Triggers pressed faster than the clips
 can run queue up: each goes as soon as possible after all the strips before
@@ -36,7 +36,7 @@ character holding its last pose, for the next key (whose clip then runs
 after that frame), or Esc.
 
 Where the playhead starts. Anywhere: before or inside the strips, a trigger
-waits for the last core (the clip runs after it, see :class:`.nla.Placement`);
+waits for the last core (the clip runs after it, see :class:`.arrange.Placement`);
 after them, the clip runs after the playhead. Esc puts the playhead back where
 the performance started, as Esc does after Blender's playback, so Play
 replays it; the scene's end frame is moved out to the performance's end if
@@ -55,7 +55,12 @@ import time
 import bpy
 from bpy.props import StringProperty
 
-from . import live, nla
+from . import live
+from .arrange import add_strip, asap_placement, Placement, placement_text
+from .preview import clear_preview, current_preview, sign_preview
+from .strips import (active_armature, find_strip, has_preview, left_out_text, mark_performed, preview_sources,
+                     preview_track, selected_strips, strip_settings)
+from .synthesis import preview_synthesis
 
 # event type -> palette key
 KEYS = {
@@ -113,24 +118,22 @@ def refresh_preview(obj: bpy.types.Object, strips: list, responsiveness: float) 
     re-synthesis (:func:`.live.refresh`: only from the pair the new strip
     joins, only the keys that change, so what was played stays as keyed);
     else ``strips`` are synthesized and previewed anew. Raises ``ValueError``
-    as :func:`.nla.synthesize_strips` does.
+    as :func:`.synthesis.preview_synthesis` does.
     """
     if len(strips) < 2:
-        nla.clear_preview(obj)
+        clear_preview(obj)
         obj.smart_motion.plan_json = ""
         return
-    sources = {s.name for s in nla.preview_sources(obj)}
+    sources = {s.name for s in preview_sources(obj)}
     scene = bpy.context.scene
     # (a preview whose track was deleted by hand plays nothing: live.refresh leaves it, so it is made anew)
     if (sources and sources <= {s.name for s in strips} and scene.smart_motion.responsiveness == responsiveness
-            and nla.preview_track(obj) is not None and obj.smart_motion.preview_action is not None):
+            and preview_track(obj) is not None and obj.smart_motion.preview_action is not None):
         for strip in strips:
-            nla.strip_settings(obj, strip, create=True).preview_source = True
+            strip_settings(obj, strip, create=True).preview_source = True
         live.refresh(obj, scene, raising=True)
         return
-    result = nla.synthesize_strips(obj, strips, responsiveness)
-    nla.show_preview(obj, strips, result)
-    nla.record_plan(obj, strips, result)
+    preview_synthesis(obj, strips, responsiveness)
 
 
 class Performance:
@@ -142,10 +145,10 @@ class Performance:
     """
 
     def __init__(self, obj: bpy.types.Object, context: bpy.types.Context):
-        strips = nla.selected_strips(obj, context.view_layer.objects)
+        strips = selected_strips(obj, context.view_layer.objects)
         if not strips:
             raise ValueError(
-                f"armature {obj.name!r} has no selected NLA strip to perform after{nla.left_out_text(obj)}: "
+                f"armature {obj.name!r} has no selected NLA strip to perform after{left_out_text(obj)}: "
                 "select the strips the performance starts from (at least one; push an action down to the NLA "
                 "first if there is none), then Perform")
         self.obj = obj
@@ -156,30 +159,30 @@ class Performance:
         self.added: list[str] = []
         # the performance plays the synthesis of its strips from the first frame on: a preview of
         # other strips (or none, with two strips or more) is brought in step before playing
-        self.stale = ((len(strips) > 1 or nla.has_preview(obj))
-                      and nla.current_preview(obj, strips, self.responsiveness) is None)
+        self.stale = ((len(strips) > 1 or has_preview(obj))
+                      and current_preview(obj, strips, self.responsiveness) is None)
         self.changed = False
 
     def strips(self) -> list[bpy.types.NlaStrip]:
         """The strips of the performance, by start frame (looked up by name: references go stale)."""
-        found = [nla.find_strip(self.obj, name) for name in self.names]
+        found = [find_strip(self.obj, name) for name in self.names]
         return sorted((s for s in found if s is not None), key=lambda s: s.frame_start)
 
     def end(self) -> int:
         """The last frame of the performance's strips: where the playhead waits for the next key."""
         return max(round(strip.frame_end) for strip in self.strips())
 
-    def trigger(self, action: bpy.types.Action, frame: int) -> tuple[bpy.types.NlaStrip, nla.Placement]:
+    def trigger(self, action: bpy.types.Action, frame: int) -> tuple[bpy.types.NlaStrip, Placement]:
         """Add ``action`` as soon as possible after scene frame ``frame``, the one being played (eq. 17).
 
         The new strip is selected and remembers ``frame``; the preview takes it
         in at the next :meth:`keep_in_step`. Raises ``ValueError`` (an action
         of another skeleton, say) with nothing changed.
         """
-        placement = nla.asap_placement(self.obj, self.strips(), action, self.responsiveness, frame,
+        placement = asap_placement(self.obj, self.strips(), action, self.responsiveness, frame,
                                        read=live.reader(self.obj), place=live.placer(self.obj))
-        strip = nla.add_strip(self.obj, action, placement)
-        nla.mark_performed(self.obj, strip, frame)
+        strip = add_strip(self.obj, action, placement)
+        mark_performed(self.obj, strip, frame)
         self.names.append(strip.name)
         self.added.append(strip.name)
         self.stale = self.changed = True
@@ -213,7 +216,7 @@ class Performance:
         if self.added and len(self.strips()) > 1:
             # Bake keeps the preview as it was played: its keys are the live re-synthesis', equal to a
             # fresh synthesis of the strips to rounding (float32 keys), so they are signed as current
-            nla.sign_preview(self.obj, self.strips(), self.responsiveness)
+            sign_preview(self.obj, self.strips(), self.responsiveness)
         self.scene.frame_set(self.start_frame)
         if self.added:
             text = (f"performed {len(self.added)} strip{'' if len(self.added) == 1 else 's'} "
@@ -256,7 +259,7 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
         if self.script:
             return self.execute(context)
         try:
-            obj = nla.active_armature(context)
+            obj = active_armature(context)
             self._performance = Performance(obj, context)
             self._performance.keep_in_step()
         except ValueError as error:
@@ -297,7 +300,7 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
             except ValueError as error:
                 self.report({'WARNING'}, str(error))  # the performance goes on
                 return {'RUNNING_MODAL'}
-            text = nla.placement_text(action, placement)
+            text = placement_text(action, placement)
             self.report({'INFO'}, text)
             self._header(text)
             return {'RUNNING_MODAL'}
@@ -339,7 +342,7 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
         if not triggers:
             raise ValueError("Perform plays live: press its button in the Smart Motion panel, then number keys; "
                              "from a script, give script='FRAME:ACTION, ...'")
-        obj = nla.active_armature(context)
+        obj = active_armature(context)
         actions = {}
         for _, name in triggers:
             action = bpy.data.actions.get(name)
@@ -355,7 +358,7 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
             context.scene.frame_set(frame)
             _, placement = performance.trigger(actions[name], frame)
             performance.keep_in_step()
-            reports.append(nla.placement_text(actions[name], placement))
+            reports.append(placement_text(actions[name], placement))
         for text in reports:
             self.report({'INFO'}, text)
         self.report({'INFO'}, performance.finish())

@@ -20,16 +20,41 @@ across a boundary as within a segment (subframes, as motion blur samples
 them). Read back (:func:`keyed_rows`) or baked (:func:`bake_into`), the
 preview is one key per frame and channel, as :func:`.convert.write_action`
 writes a whole motion. The segments are the actions the preview track's
-strips play (:func:`segments`), in frame order; the first is the armature's
+strips play (:func:`.strips.track_segments`), in frame order; the first is the armature's
 ``preview_action``.
+
+Synthesize writes the preview (:func:`show_preview`), played by the preview
+track, named :data:`.strips.PREVIEW_TRACK`, above the sources. The track takes
+the solo while it plays, so the sources keep their own mute flags, and an
+active action, which Blender would play on top of every track, is set aside.
+Synthesizing again replaces the preview; Clear removes it and restores the
+rest. Neither touches the source actions.
+
+Synthesize records with the preview a signature: a hash of everything the
+synthesis read (:func:`signature_parts`) and of the preview's keys; the
+preview is current (:func:`current_preview`) while the signature of the
+selected strips, as they are now, and of the preview's keys equals it.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from pathlib import Path
+from typing import Iterator
+
 import bpy
 import numpy as np
 
-from .convert import _LINEAR, _add_curves, _channelbag, _new_fcurve, bone_channels, emptied_channelbag
+from .convert import bone_channels, scene_fps
+from .fcurves import (action_channelbag, action_digest, add_curves, armature_digest, emptied_channelbag, LINEAR,
+                      new_fcurve)
+from .state import preview_shown
+from .strips import (find_strip, follow_renames, left_out_strips, performed_current, preview_action_name,
+                     preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, source_strips,
+                     strip_settings)
+from .sync_groups import blending_key
+from .timeline import core_offsets
 
 # Frames per segment: a few hundred keep a moved strip's rewrite to a segment or two per channel,
 # while each segment's own cost (its strip, its F-curves, copied whole when written) stays small
@@ -55,13 +80,6 @@ def segment_name(name: str, k: int) -> str:
     return f"{name} {k + 1}"
 
 
-def segments(track: bpy.types.NlaTrack | None) -> list[bpy.types.Action]:
-    """The preview's segment actions, in frame order: what the preview track's strips play."""
-    if track is None:
-        return []
-    return [s.action for s in sorted(track.strips, key=lambda s: s.frame_start) if s.action is not None]
-
-
 def write(obj: bpy.types.Object, motion, name: str, frame_start: int, into: list = ()) -> list[bpy.types.Action]:
     """The segment actions of a preview posing the armature ``obj`` as ``motion`` does from
     ``frame_start``: the keys :func:`.convert.write_action` would write, segment by segment, one
@@ -79,7 +97,7 @@ def write(obj: bpy.types.Object, motion, name: str, frame_start: int, into: list
         action = into[k] if k < len(into) else bpy.data.actions.new(segment_name(name, k))
         bag = emptied_channelbag(action, obj)
         for bone, prop, values in channels:
-            _add_curves(bag, bone, prop, frames[first:last + 1], values[first:last + 1])
+            add_curves(bag, bone, prop, frames[first:last + 1], values[first:last + 1])
         actions.append(action)
     for extra in into[len(ranges):]:
         bpy.data.actions.remove(extra)
@@ -117,15 +135,15 @@ def grow(actions: list, curves: dict, rows: dict, obj: bpy.types.Object, name: s
         action = bpy.data.actions.new(segment_name(name, k))
         emptied_channelbag(action, obj)
         actions.append(action)
-    bags = [_channelbag(a, a.slots[0]) for a in actions]
-    linear = np.full(ranges[0][1] - ranges[0][0] + 1, _LINEAR, dtype=np.int32)
+    bags = [action_channelbag(a, a.slots[0]) for a in actions]
+    linear = np.full(ranges[0][1] - ranges[0][0] + 1, LINEAR, dtype=np.int32)
     before = len(next(iter(curves.values())))
     for (path, index), segment in curves.items():
         group = segment[0].group.name if segment[0].group is not None else ""
         for k in range(before - 1, len(ranges)):
             first, last = ranges[k]
             if k == len(segment):
-                segment.append(_new_fcurve(bags[k], path, index, group))
+                segment.append(new_fcurve(bags[k], path, index, group))
             points = segment[k].keyframe_points
             points.add(last - first + 1 - len(points))
             points.foreach_set("co", rows[(path, index)][first:last + 1].ravel())
@@ -141,7 +159,7 @@ def segment_curves(actions: list) -> dict:
         for slot in action.slots:
             # (looked up, not iterated: keys of F-curves reached through strip.channelbags are read and
             # written about three times slower, as convert.action_digest found)
-            bag = _channelbag(action, slot)
+            bag = action_channelbag(action, slot)
             for fcurve in (bag.fcurves if bag is not None else ()):
                 curves.setdefault((fcurve.data_path, fcurve.array_index), []).append(fcurve)
     return curves
@@ -176,8 +194,227 @@ def bake_into(actions: list, target: bpy.types.Action, obj: bpy.types.Object) ->
         co = _joined(segment, "co", 2, np.float32)
         kind = _joined(segment, "interpolation", 1, np.int32)
         group = segment[0].group.name if segment[0].group is not None else ""
-        fcurve = _new_fcurve(channelbag, path, index, group)
+        fcurve = new_fcurve(channelbag, path, index, group)
         fcurve.keyframe_points.add(len(co))
         fcurve.keyframe_points.foreach_set("co", co.ravel())
         fcurve.keyframe_points.foreach_set("interpolation", kind.ravel())
         fcurve.update()
+
+
+def signature_parts(
+    obj: bpy.types.Object, strips: list, responsiveness: float, preview: list | None = None,
+) -> Iterator[str]:
+    """Hashes of everything :func:`.synthesis.synthesize_strips` reads, cheapest first: same hashes, same result.
+
+    Yields, lazily, so that a comparison stops at the first difference:
+
+    1. the setup: per strip in order its name and type, its action's name and
+       slot, where it sits and what part of the action it plays (frames,
+       action range, scale, repeat, reverse, animated time), its core and
+       the frame Perform added it at (:func:`.strips.performed_current`);
+       the armature (bones, rest pose, rotation modes,
+       :func:`.convert.armature_digest`), its name and Bone Mapping, the
+       responsiveness, the scene's fps and unit scale, the extension's code;
+    2. the strips' actions: every key and F-curve setting
+       (:func:`.convert.action_digest`, keys read in bulk);
+    3. with ``preview`` (the preview's segment actions, :mod:`.preview`), the
+       same of those actions.
+
+    The option to blend synchronized, and with it on the strip's influence
+    and its F-curve's keys (:func:`.sync_groups.blending_key`).
+    Not the strips' mute flags, influence or blending as such: mutes decide
+    which strips are passed in, blends and neighbours reach the synthesis
+    through the default cores, which are hashed (the preview mutes the
+    sources itself). Changes nothing.
+    """
+    scene = bpy.context.scene
+    setup = [
+        _code_digest(), obj.name, armature_digest(obj), obj.smart_motion.bone_mapping,
+        repr(float(responsiveness)), repr(scene_fps(scene)), repr(scene.unit_settings.scale_length),
+    ]
+    for strip in strips:
+        setup.append(repr((
+            strip.name, strip.type, None if strip.action is None else strip.action.name,
+            None if strip.action_slot is None else strip.action_slot.identifier,
+            strip.frame_start, strip.frame_end, strip.action_frame_start, strip.action_frame_end,
+            strip.scale, strip.repeat, strip.use_reverse, strip.use_animated_time,
+            core_offsets(obj, strip, strips), performed_current(obj, strip), blending_key(obj, strip),
+        )))
+    yield _hashed(setup)
+    actions = {strip.action.session_uid: strip.action for strip in strips if strip.action is not None}
+    # once per action, however many strips play it
+    yield _hashed([action_digest(action) for action in actions.values()])
+    if preview is not None:
+        yield _hashed([action_digest(action) for action in preview])
+
+
+def _hashed(parts: list[str]) -> str:
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+@functools.cache
+def _code_digest() -> str:
+    """A hash of this extension's Python code: a preview made by other code is not reused."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.blake2b(digest_size=16)
+    for path in sorted([*package.glob("core/*.py"), *package.glob("addon/*.py")]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Action:
+    """Play ``result`` on ``obj`` from a preview track above ``strips``, the track solo.
+
+    Replaces an earlier preview (its action is removed, not piled up). The
+    preview track holds the solo, so Blender plays it alone while the sources
+    keep their own mute flags: muting or unmuting a source is the user's way
+    to leave it out or take it back in (live re-synthesis follows it,
+    :mod:`.live`). A track that was solo gets its solo back from
+    :func:`clear_preview`. Source actions and strips are not changed.
+    ``strips`` and the selected strips Blender does not play are the preview's
+    sources (``preview_source``). ``obj.smart_motion.preview_signature`` records
+    what the preview was made from and its keys (:func:`signature_parts`), for
+    Bake to keep it while current.
+    """
+    signature = list(signature_parts(obj, strips, result.plan.responsiveness))
+    sources = {s.name for s in strips} | set(left_out_strips(obj))
+    clear_preview(obj)
+    state = obj.smart_motion
+    anim = obj.animation_data or obj.animation_data_create()
+    if anim.action is not None:
+        # Blender plays the active action on top of every NLA track.
+        state.set_aside_action = anim.action
+        state.set_aside_slot = anim.action_slot.identifier if anim.action_slot is not None else ""
+        anim.action = None
+    actions = write(obj, result.motion, preview_action_name(obj), result.start)
+    state.preview_action = actions[0]
+    solo = next((t for t in anim.nla_tracks if t.is_solo), None)
+    track = anim.nla_tracks.new()  # a new track goes on top
+    track.name = PREVIEW_TRACK
+    play(track, actions, result.start, result.motion.n_frames, PREVIEW_STRIP)
+    state.preview_signature = " ".join([*signature, _hashed([action_digest(a) for a in actions])])
+    if solo is not None:
+        # one solo track per object: soloing the preview un-solos this one, so its name is
+        # kept for Clear to solo it again (and for plays() meanwhile)
+        state.solo_before = solo.name
+    track.is_solo = True
+    for source in source_strips(obj):
+        strip_settings(obj, source, create=True).preview_source = source.name in sources
+    preview_shown(obj)  # (live updates adopt it: addon/live.py)
+    return actions[0]
+
+
+def sign_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> None:
+    """Record the preview as what synthesizing ``strips`` at ``responsiveness`` gives now
+    (``preview_signature``, as :func:`show_preview` does), for Bake to keep it.
+
+    For a preview the live re-synthesis brought up to date (:mod:`.live`), whose
+    keys equal a fresh synthesis's to rounding; it signs the keys as they are.
+    """
+    actions = preview_segments(obj)
+    if actions:
+        obj.smart_motion.preview_signature = " ".join(signature_parts(obj, strips, responsiveness, actions))
+
+
+def clear_preview(obj: bpy.types.Object) -> bool:
+    """Remove the preview track and actions, unmute the sources, restore a set-aside action.
+
+    Returns whether there was anything to clear.
+    """
+    state = obj.smart_motion
+    anim = obj.animation_data
+    cleared = False
+    actions = preview_segments(obj)
+    track = preview_track(obj)
+    if track is not None:
+        track.is_solo = False  # before removing it, so that no solo flag outlives its track
+        anim.nla_tracks.remove(track)
+        cleared = True
+    if state.solo_before:
+        solo = anim.nla_tracks.get(state.solo_before) if anim is not None else None
+        if solo is not None:
+            solo.is_solo = True
+        state.solo_before = ""
+        cleared = True
+    state.preview_signature = ""
+    if state.preview_action is not None:
+        state.preview_action = None
+        # a duplicated armature shares its original's preview until a live update gives it its own
+        shared = preview_actions()
+        for action in actions:
+            if action not in shared:
+                bpy.data.actions.remove(action)
+        cleared = True
+    follow_renames(obj)  # a source strip renamed while the preview is on is unmuted all the same
+    for item in state.strips:
+        item.preview_source = False
+        # previews of files saved before the preview took the solo muted their sources
+        if item.muted_by_preview:
+            strip = find_strip(obj, item.name)
+            if strip is not None:
+                strip.mute = item.mute_before
+            item.muted_by_preview = False
+            cleared = True
+    aside = state.set_aside_action
+    if aside is not None and anim is not None:
+        anim.action = aside
+        slot = aside.slots.get(state.set_aside_slot)
+        if slot is not None and anim.action_slot != slot:
+            anim.action_slot = slot
+        state.set_aside_action = None
+        state.set_aside_slot = ""
+        cleared = True
+    return cleared
+
+
+def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> list | None:
+    """The preview's segment actions if they hold what synthesizing ``strips`` now would give, else ``None``.
+
+    That is, if the preview was synthesized from these strips (same names,
+    same order) at this ``responsiveness``, nothing the synthesis reads has
+    changed since, and the preview's keys are still those Synthesize wrote:
+    the recorded :func:`signature_parts` match, compared cheapest first.
+    Changes nothing.
+    """
+    state = obj.smart_motion
+    actions = preview_segments(obj)
+    recorded = state.preview_signature.split()
+    if not actions or len(recorded) != 3 or not state.plan_json:
+        return None
+    current = signature_parts(obj, strips, responsiveness, actions)
+    return actions if all(now == then for now, then in zip(current, recorded)) else None
+
+
+def curve_count(preview: list) -> int:
+    """How many F-curves the preview's segment actions have."""
+    return sum(len(bag.fcurves) for action in preview for layer in action.layers for strip in layer.strips
+               if strip.type == 'KEYFRAME' for bag in strip.channelbags)
+
+
+def changed_windows(before, after) -> dict:
+    """``{joint: (first, last)}`` frames where joints of motion ``after`` differ from ``before`` (same
+    frames); joints that do not differ are left out.
+
+    A moved strip changes most joints over its own frames and the joint carrying
+    its placement to the end: the joints whose changes run to the last frame share
+    one window, the others another (the union of theirs), so that they are
+    converted together. A window may hold frames where a joint did not change:
+    they are written only where their keys differ (:func:`.live`'s rewrite).
+    """
+    # (F, J): any component differs; or-ed component by component, many times faster than
+    # np.any over the last axis, whose reduction goes element by element
+    rotations, positions = before.rotations != after.rotations, before.positions != after.positions
+    changed = rotations[..., 0]
+    for component in (*np.moveaxis(rotations[..., 1:], -1, 0), *np.moveaxis(positions, -1, 0)):
+        changed = changed | component
+    joints = np.flatnonzero(changed.any(axis=0))
+    first = np.argmax(changed[:, joints], axis=0)
+    last = len(changed) - 1 - np.argmax(changed[::-1, joints], axis=0)
+    to_end = last == len(changed) - 1
+    windows = {}
+    for group in (to_end, ~to_end):
+        if group.any():
+            window = (int(first[group].min()), int(last[group].max()))
+            windows.update({int(j): window for j in joints[group]})
+    return windows

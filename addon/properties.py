@@ -24,17 +24,18 @@ import bpy
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty,
                        StringProperty)
 
+from .state import setting_changed
+from .strips import find_strip, strip_frame_count
+
 
 def _live_request(self, context) -> None:
-    """A setting the depsgraph does not see changed: live updates look (addon/live.py)."""
-    from .live import request
-
-    request(context.scene)
+    """A setting the depsgraph does not see changed: live updates look (the hook addon/live.py registers)."""
+    setting_changed(context.scene)
 
 
 def _not_a_preview(settings, action: bpy.types.Action) -> bool:
     """Poll of the palette's action fields: any action but Smart Motion's previews (as Add as Soon as Possible)."""
-    from .nla import preview_actions
+    from .strips import preview_actions
 
     return action not in preview_actions()
 
@@ -208,23 +209,6 @@ class SmartMotionPhase(bpy.types.PropertyGroup):
     end: IntProperty(name="End", description="Last frame (inclusive), counted from the strip's start")
 
 
-def find_strip(obj: bpy.types.Object, name: str) -> bpy.types.NlaStrip | None:
-    """The NLA strip called ``name`` on any track of ``obj``, or ``None``."""
-    anim = obj.animation_data if obj is not None else None
-    if anim is None:
-        return None
-    for track in anim.nla_tracks:
-        strip = track.strips.get(name)
-        if strip is not None:
-            return strip
-    return None
-
-
-def strip_frame_count(strip: bpy.types.NlaStrip) -> int:
-    """Frames sampled from a strip, both ends included (as ``convert.strip_to_motion``)."""
-    return max(int(strip.frame_end - strip.frame_start + 1e-6), 0) + 1
-
-
 class SmartMotionStrip(bpy.types.PropertyGroup):
     """Settings and analysis of one NLA strip; ``name`` is the strip's name."""
 
@@ -246,7 +230,7 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
 
         An edited core is returned as stored, even where the strip has since
         been shortened under it: synthesis refuses such a core rather than
-        quietly cut it (:func:`.nla.strip_clips`).
+        quietly cut it (:func:`.timeline.strip_clips`).
         """
         if strip is None or self.has_core:
             return (self.core_first, max(self.core_last, self.core_first))
@@ -259,7 +243,7 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         """As :meth:`core_offsets`, with the default core (which depends on the neighbours) until edited."""
         if strip is None or self.has_core:
             return self.core_offsets(strip)
-        from .nla import core_offsets  # nla imports this module
+        from .timeline import core_offsets
 
         return core_offsets(self.id_data, strip)
 

@@ -33,17 +33,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import bpy
 import numpy as np
 
+from .state import session_store
+
 REACH_TRACK = "[Smart Motion] reach"
 
-#: ReachSpaces kept for the session, by content: {key: ReachSpace}, the oldest dropped beyond ``_KEPT``.
-_SPACES: OrderedDict = OrderedDict()
-_KEPT = 4
+#: ReachSpaces kept for the session, by content (:func:`space_key`), the least recently used dropped beyond 4.
+_SPACES = session_store("reach spaces", 4)
 
 
 @dataclass(frozen=True)
@@ -171,12 +171,9 @@ def cached_space(motions: list, effector: str, feature: str, rig=None) -> tuple[
 
     key = space_key(motions, effector, feature, rig)
     if key in _SPACES:
-        _SPACES.move_to_end(key)
-        return _SPACES[key], True
+        return _SPACES.get(key), True
     space = ReachSpace.build(motions, effector=effector, feature=feature, reference=0, rig=rig)
-    _SPACES[key] = space
-    while len(_SPACES) > _KEPT:
-        _SPACES.popitem(last=False)
+    _SPACES.put(key, space)
     return space, False
 
 
@@ -185,7 +182,7 @@ def find_reach(obj: bpy.types.Object, empty: bpy.types.Object, *, effector: str,
     """The reach of ``obj``'s examples (its Reach Examples list, or with ``folder`` its BVH files)
     whose ``effector`` hits ``empty`` at the ``feature``. Changes nothing; ``ValueError`` saying what to fix."""
     from .convert import scene_fps
-    from .nla import find_armature_rig
+    from .convert import find_armature_rig
 
     fps = scene_fps(bpy.context.scene)
     examples = listed_examples(obj, fps) if folder is None else folder_examples(obj, folder, fps)

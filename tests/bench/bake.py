@@ -17,7 +17,7 @@ each end, on three alternating tracks. Then, median of REPEAT runs each:
                bpy.ops.smart_motion.bake() alone, which finds the preview
                current (hashes of the strips' keys and settings, the rig and
                the preview's keys) and copies the preview action.
-    of which   the check that the preview is current (nla.current_preview).
+    of which   the check that the preview is current (addon.preview.current_preview).
   synthesize   bpy.ops.smart_motion.synthesize(), for the whole usual flow.
 The Bandai Namco skeleton has 22 joints; as game rigs carry a few more
 bones than the capture (props, attachment points), each clip is first given
@@ -49,6 +49,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[2]
 MOCAP = ROOT.parent / "shared" / "mocap"
@@ -88,7 +89,16 @@ def load_extension():
     sys.modules["smart_motion"] = package
     spec.loader.exec_module(package)
     package.register()
-    return importlib.import_module("smart_motion.addon.nla"), importlib.import_module("smart_motion.addon.convert")
+    return addon_modules("smart_motion"), importlib.import_module("smart_motion.addon.convert")
+
+
+ADDON_MODULES = ("fcurves", "strips", "pose", "convert", "timeline", "sync_groups", "state", "preview", "report",
+                 "synthesis", "bake", "arrange", "clips")
+
+
+def addon_modules(package: str) -> SimpleNamespace:
+    """The add-on's modules of ``package`` by role (``.timeline``, ``.synthesis``, ...), as loaded."""
+    return SimpleNamespace(**{name: importlib.import_module(f"{package}.addon.{name}") for name in ADDON_MODULES})
 
 
 def with_extra_bones(motion: Motion) -> Motion:
@@ -110,7 +120,7 @@ def with_extra_bones(motion: Motion) -> Motion:
     return Motion(extended, rotations, positions, motion.fps)
 
 
-def build_scene(nla) -> bpy.types.Object:
+def build_scene(addon) -> bpy.types.Object:
     """One armature, a strip per clip of TIMELINE, all selected, cores set."""
     bpy.ops.wm.read_homefile(use_empty=True)
     obj = None
@@ -139,7 +149,7 @@ def build_scene(nla) -> bpy.types.Object:
         n = int(strip.frame_end - strip.frame_start) + 1
         fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
         margin = min(int(round(MARGIN_S * fps)), n // 4)
-        item = nla.strip_settings(obj, strip, create=True)
+        item = addon.strips.strip_settings(obj, strip, create=True)
         item.core_first, item.core_last, item.has_core = margin, n - 1 - margin, True
         start += n - int(round(OVERLAP_S * fps))
     bpy.context.view_layer.objects.active = obj
@@ -158,16 +168,16 @@ def median_time(run, reset) -> float:
 
 
 def main() -> None:
-    nla, convert = load_extension()
-    obj = build_scene(nla)
+    addon, convert = load_extension()
+    obj = build_scene(addon)
     scene = bpy.context.scene
-    strips = nla.selected_strips(obj)
+    strips = addon.strips.selected_strips(obj)
     responsiveness = scene.smart_motion.responsiveness
-    synthesis_runs = count_calls(nla, "synthesize_strips")
+    synthesis_runs = count_calls(addon.synthesis, "synthesize_strips")
 
     def reset():
         # back to the bare NLA setup: no preview, no active action, no baked actions
-        nla.clear_preview(obj)
+        addon.preview.clear_preview(obj)
         obj.smart_motion.plan_json = ""
         obj.animation_data.action = None
         for action in [a for a in bpy.data.actions if a.users == 0]:
@@ -177,7 +187,7 @@ def main() -> None:
         reset()
         assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
 
-    result = nla.synthesize_strips(obj, strips, responsiveness)
+    result = addon.synthesis.synthesize_strips(obj, strips, responsiveness)
     first, last = result.plan.start, result.plan.end
     n_frames, n_bones = last - first + 1, len(obj.pose.bones)
     print(f"{len(strips)} strips, {n_frames} frames ({first}..{last}), {n_bones} bones, "
@@ -196,9 +206,9 @@ def main() -> None:
     if synthesis_runs[0] - before != REPEAT:  # once per Synthesize, never in the Bake
         sys.exit(f"the warm Bake synthesized again: {synthesis_runs[0] - before - REPEAT} extra runs")
     synthesize = median_time(lambda: bpy.ops.smart_motion.synthesize(), reset)
-    checking = median_time(lambda: nla.current_preview(obj, strips, responsiveness), reset_to_preview)
-    reading = median_time(lambda: nla.strip_clips(obj, strips), reset)
-    synthesis = median_time(lambda: nla.synthesize_strips(obj, strips, responsiveness), reset)
+    checking = median_time(lambda: addon.preview.current_preview(obj, strips, responsiveness), reset_to_preview)
+    reading = median_time(lambda: addon.timeline.strip_clips(obj, strips), reset)
+    synthesis = median_time(lambda: addon.synthesis.synthesize_strips(obj, strips, responsiveness), reset)
     keys = median_time(lambda: convert.write_action(obj, result.motion, "keys only", frame_start=first), reset)
     blender = median_time(blender_bake, reset)
     blender_keys = key_count(obj.animation_data.action)

@@ -76,7 +76,7 @@ def main():
 
     bake.load_extension()
     addon_hops = importlib.import_module("smart_motion.addon.hops")
-    nla = importlib.import_module("smart_motion.addon.nla")
+    addon = bake.addon_modules("smart_motion")
     core_hops = importlib.import_module("smart_motion.core.hops")
     convert = importlib.import_module("smart_motion.addon.convert")
     obj = build_scene()
@@ -85,7 +85,7 @@ def main():
     scene = bpy.context.scene
     settings = scene.smart_motion
     fps = scene.render.fps / scene.render.fps_base
-    strips = nla.selected_strips(obj)
+    strips = addon.strips.selected_strips(obj)
     print(f"library: {len(LIBRARY) - 2} actions besides the walk and bow strips, "
           f"{sum(a.frame_range[1] - a.frame_range[0] + 1 for a in bpy.data.actions):.0f} frames in all")
     print(f"{'playhead':>8} {'hop':>22} {'clouds+search':>14} {'search':>9} {'whole matrices':>15} {'operator':>9}")
@@ -119,7 +119,7 @@ def main():
             obj, scene = bpy.data.objects["walk_normal_001"], bpy.context.scene
             bpy.context.view_layer.objects.active = obj
             scene.frame_current, settings = playhead, scene.smart_motion
-            strips = nla.selected_strips(obj)
+            strips = addon.strips.selected_strips(obj)
         operator_times += runs
         name = "direct" if choice.direct_won else choice.hop.name
         print(f"{playhead:8d} {name:>22} {statistics.median(searches):12.3f} s "

@@ -51,11 +51,11 @@ def moves(strip, update, repeat: int = REPEAT) -> list[float]:
 
 def blender_timings() -> dict:
     """The figures of this benchmark, in seconds (median), and what the live updates did."""
-    nla, _ = bake.load_extension()
+    addon, _ = bake.load_extension()
     live = importlib.import_module("smart_motion.addon.live")
-    obj = bake.build_scene(nla)
+    obj = bake.build_scene(addon)
     scene = bpy.context.scene
-    strips = nla.selected_strips(obj)
+    strips = addon.strips.selected_strips(obj)
     fifth = strips[4]
 
     def update():
@@ -83,7 +83,7 @@ def blender_timings() -> dict:
         "refresh": statistics.median(s["total s"] for s in stats),
         "keys written": statistics.median(s["keys written"] for s in stats),
         "strips read": statistics.median(s["strips read"] for s in stats),
-        "keys": sum(len(fc.keyframe_points) for action in nla.preview_segments(obj) for fc in _fcurves(action)),
+        "keys": sum(len(fc.keyframe_points) for action in addon.strips.preview_segments(obj) for fc in _fcurves(action)),
         "full": statistics.median(full), "blender": statistics.median(plain),
     }
 

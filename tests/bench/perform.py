@@ -64,13 +64,13 @@ def waits() -> None:
 
 
 def pauses() -> None:
-    nla, _ = bake.load_extension()
+    addon, _ = bake.load_extension()
     perform = importlib.import_module("smart_motion.addon.perform")
-    obj = bake.build_scene(nla)
+    obj = bake.build_scene(addon)
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     bpy.context.view_layer.update()
     scene = bpy.context.scene
-    scene.frame_set(int(max(s.frame_end for s in nla.selected_strips(obj))) - 50)
+    scene.frame_set(int(max(s.frame_end for s in addon.strips.selected_strips(obj))) - 50)
     performance = perform.Performance(obj, bpy.context)
     performance.keep_in_step()
     action = next(a for a in bpy.data.actions if a.name.startswith("bow"))

@@ -49,6 +49,7 @@ import importlib
 import os
 import statistics
 import sys
+from types import SimpleNamespace
 import time
 from pathlib import Path
 
@@ -233,13 +234,13 @@ def bench_assembly() -> tuple[list[tuple], str]:
     import json
 
     obj = build_assembly_scene()
-    convert, nla, clips = load("addon.convert"), load("addon.nla"), load("addon.clips")
+    convert, addon, clips = load("addon.convert"), SimpleNamespace(strips=load("addon.strips"), convert=load("addon.convert")), load("addon.clips")
     core_assemble = load("core.assemble")
     scene = bpy.context.scene
-    strip = nla.selected_strips(obj, bpy.context.view_layer.objects)[0]
+    strip = addon.strips.selected_strips(obj, bpy.context.view_layer.objects)[0]
     query = convert.strip_to_motion(obj, strip, convert.scene_fps(scene))
     library = {action.name: motion for action, motion in clips.file_actions(obj, {strip.action})}
-    rig = nla.find_armature_rig(obj, query)
+    rig = addon.convert.find_armature_rig(obj, query)
     about = (f"query: strip 'walk' ({query.n_frames} frames); library: {len(library)} actions, "
              f"{sum(m.n_frames for m in library.values())} frames")
     rows = []
@@ -257,7 +258,7 @@ def bench_assembly() -> tuple[list[tuple], str]:
             inner.append(shown["seconds"])
             remove_result(obj, before)
             began = time.perf_counter()  # (the operator's two steps, timed apart)
-            found = assembly_module.find_assembly(obj, nla.selected_strips(obj, bpy.context.view_layer.objects),
+            found = assembly_module.find_assembly(obj, addon.strips.selected_strips(obj, bpy.context.view_layer.objects),
                                                   part)
             found_at = time.perf_counter()
             assembly_module.insert_assembly(obj, found)

@@ -326,3 +326,14 @@ def draw_panel() -> RecordingLayout:
     layout = RecordingLayout()
     bpy.types.SMART_MOTION_PT_main.draw(SimpleNamespace(layout=layout), bpy.context)
     return layout
+
+
+ADDON_MODULES = ("fcurves", "strips", "pose", "convert", "timeline", "sync_groups", "state", "preview", "report",
+                 "synthesis", "bake", "arrange", "clips")
+
+
+def addon_modules(package: str) -> SimpleNamespace:
+    """The add-on's modules of the installed extension ``package`` by role (``.timeline``, ``.synthesis``, ...)."""
+    import importlib
+
+    return SimpleNamespace(**{name: importlib.import_module(f"{package}.addon.{name}") for name in ADDON_MODULES})

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from scenes import (
-    WALK_BOW_PUNCH, clips_on_one_armature, cmu_named_walk, draw_panel, ensure_channelbag, new_fcurve, refused,
+    addon_modules, WALK_BOW_PUNCH, clips_on_one_armature, cmu_named_walk, draw_panel, ensure_channelbag, new_fcurve, refused,
     strips_by_name,
 )
 
@@ -148,13 +148,13 @@ def test_a_bone_mapping_that_is_not_role_bone_pairs(walk_bow_punch):
 
 
 def test_bone_mapping_text_becomes_overrides(installed_extension):
-    nla = importlib.import_module(f"{installed_extension}.addon.nla")
-    assert nla.parse_bone_mapping("") == {}
-    assert nla.parse_bone_mapping("left.ankle=foot.L, right.ankle = foot.R;\nspine=Spine, Spine1") == {
+    addon = addon_modules(installed_extension)
+    assert addon.convert.parse_bone_mapping("") == {}
+    assert addon.convert.parse_bone_mapping("left.ankle=foot.L, right.ankle = foot.R;\nspine=Spine, Spine1") == {
         "left.ankle": "foot.L", "right.ankle": "foot.R", "spine": "Spine,Spine1",
     }
     with pytest.raises(ValueError, match="names no role"):
-        nla.parse_bone_mapping("=foot.L")
+        addon.convert.parse_bone_mapping("=foot.L")
 
 
 # ---------------------------------------------------------------------------

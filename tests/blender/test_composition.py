@@ -13,7 +13,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import all_keys, clips_on_one_armature, draw_panel, evaluated_heads, same_keys, strips_by_name
+from scenes import addon_modules, all_keys, clips_on_one_armature, draw_panel, evaluated_heads, same_keys, strips_by_name
 
 WALK = ("bandai2/walk_normal_001", 1, None)  # frames 1-273
 INSIDE = 31  # where the inner strip starts, on the track above the walk's
@@ -35,8 +35,8 @@ def turn(empty_scene):
 
 
 @pytest.fixture(scope="module")
-def nla(installed_extension):
-    return importlib.import_module(f"{installed_extension}.addon.nla")
+def addon(installed_extension):
+    return addon_modules(installed_extension)
 
 
 def bone_heads(obj, names, frames) -> np.ndarray:
@@ -82,9 +82,9 @@ def test_the_composite_feet_follow_the_walk_and_the_right_hand_the_wave(wave):
     assert same_keys(keys, all_keys(bpy.data.actions["walk_normal_001"])), "the walk's action is not written"
 
 
-def test_the_wave_cuts_no_core_of_the_walk_and_keeps_its_whole_strip(wave, nla):
+def test_the_wave_cuts_no_core_of_the_walk_and_keeps_its_whole_strip(wave, addon):
     strips = strips_by_name(wave)
-    walk, inner = (nla.strip_default_core(wave, strips[name]) for name in ("walk", WAVE))
+    walk, inner = (addon.timeline.strip_default_core(wave, strips[name]) for name in ("walk", WAVE))
     assert (walk.first, walk.last, walk.why()) == (1, 273, "whole strip")
     assert (inner.first, inner.last) == (INSIDE, INSIDE + 186)
     assert inner.why() == "whole strip: lies inside 'walk' and moves its right arm, so it composes over it"
@@ -99,9 +99,9 @@ def test_the_panel_lists_the_composition_and_says_so_under_the_strip(wave):
     assert any(label.startswith("    vibration: pelvis ") and "spine" in label for label in labels)
 
 
-def test_a_turn_inside_the_walk_does_not_qualify_and_goes_in_sequence_as_before(turn, nla):
+def test_a_turn_inside_the_walk_does_not_qualify_and_goes_in_sequence_as_before(turn, addon):
     strips = strips_by_name(turn)
-    walk = nla.strip_default_core(turn, strips["walk"])
+    walk = addon.timeline.strip_default_core(turn, strips["walk"])
     assert walk.last < INSIDE and f"room to blend with {TURN!r}" in walk.why(), "the turn cuts the walk's core"
     # its default core is all under the walk's strip, as for any strip laid over another
     with pytest.raises(RuntimeError, match=rf"NLA strip '{TURN}' of armature 'walk_normal_001' leaves no frame for "
@@ -114,11 +114,11 @@ def test_a_turn_inside_the_walk_does_not_qualify_and_goes_in_sequence_as_before(
     assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", TURN)], "joined in sequence"
 
 
-def test_the_longer_strips_are_decided_first_and_only_strips_inside_another_are_asked(nla):
-    span = nla.Span
+def test_the_longer_strips_are_decided_first_and_only_strips_inside_another_are_asked(addon):
+    span = addon.timeline.Span
     spans = [span("walk", 1, 273), span("long wave", 20, 220), span("short wave", 40, 100), span("kick", 300, 400)]
     parts = {1: "right arm", 2: "left arm", 3: "upper body"}
     asked = []
-    found = nla.additional_spans(spans, lambda k: asked.append(k) or parts.get(k))
+    found = addon.timeline.additional_spans(spans, lambda k: asked.append(k) or parts.get(k))
     assert found == {1: (0, "right arm"), 2: (0, "left arm")}, "a wave inside a wave composes over the walk"
     assert sorted(asked) == [1, 2], "the walk and the kick lie inside nothing: their motion is not read"

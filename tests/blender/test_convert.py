@@ -28,6 +28,11 @@ def convert(installed_extension):
     return importlib.import_module(f"{installed_extension}.addon.convert")
 
 
+def sibling(module, name: str):
+    """The add-on's module ``name`` next to ``module``, as Blender loaded it."""
+    return importlib.import_module(f"{module.__name__.rpartition('.')[0]}.{name}")
+
+
 @pytest.fixture(scope="module")
 def quat(installed_extension):
     return importlib.import_module(f"{installed_extension}.core.quat")
@@ -84,18 +89,18 @@ def play(obj, action) -> None:
 def test_blender_euler_modes_apply_their_first_axis_first(convert, quat, mode):
     rng = np.random.default_rng(7)
     angles = rng.uniform(-np.pi, np.pi, size=(50, 3))
-    ours = convert.euler_to_quat(angles, mode)
+    ours = sibling(convert, "pose").euler_to_quat(angles, mode)
     blenders = np.array([mathutils.Euler(a, mode).to_quaternion() for a in angles])
     assert np.allclose(np.abs(np.sum(ours * blenders, axis=-1)), 1.0, atol=1e-6)
 
-    back = convert.quat_to_euler(ours, mode)
+    back = sibling(convert, "pose").quat_to_euler(ours, mode)
     matrices = np.array([mathutils.Euler(a, mode).to_matrix() for a in back])
     assert np.allclose(matrices, quat.to_matrix(ours), atol=1e-6)
 
 
 def test_blender_xyz_is_core_zyx_of_the_reversed_angles(convert, quat):
     angles = np.array([0.3, -1.1, 2.0])
-    assert np.allclose(convert.euler_to_quat(angles, "XYZ"), quat.from_euler(angles[::-1], "ZYX"))
+    assert np.allclose(sibling(convert, "pose").euler_to_quat(angles, "XYZ"), quat.from_euler(angles[::-1], "ZYX"))
 
 
 def test_skeleton_is_the_rest_pose_in_armature_space(empty_scene, convert):
@@ -201,7 +206,7 @@ def test_written_action_keys_every_frame_of_each_bones_own_channels_linearly(emp
 
 def test_curves_are_grouped_by_bone_also_where_fcurves_new_takes_no_group(empty_scene, convert, monkeypatch):
     # Blender 4.4 and 4.5: ActionChannelbagFCurves.new has no group_name yet.
-    monkeypatch.setattr(convert, "_NEW_FCURVE_TAKES_GROUP", False)
+    monkeypatch.setattr(sibling(convert, "fcurves"), "_NEW_FCURVE_TAKES_GROUP", False)
     obj = import_clip("walk_normal_001", 'QUATERNION')
     motion = convert.action_to_motion(obj, obj.animation_data.action, frame_start=1, frame_end=5)
 
@@ -349,7 +354,7 @@ def test_whole_array_sampling_matches_blenders_fcurve_evaluate(empty_scene, conv
 
     for fcurve in channelbag.fcurves:
         slow = np.array([fcurve.evaluate(f) for f in frames])
-        assert np.abs(convert.sample_fcurve(fcurve, frames) - slow).max() < 1e-6, fcurve.data_path
+        assert np.abs(sibling(convert, "fcurves").sample_fcurve(fcurve, frames) - slow).max() < 1e-6, fcurve.data_path
 
 
 def test_curves_sampled_together_match_blenders_evaluate_one_by_one(empty_scene, convert):
@@ -371,7 +376,7 @@ def test_curves_sampled_together_match_blenders_evaluate_one_by_one(empty_scene,
     fcurves = list(channelbag.fcurves)
     frames = np.linspace(-2.0, 16.0, 181)
 
-    together = convert.sample_fcurves(fcurves, frames)
+    together = sibling(convert, "fcurves").sample_fcurves(fcurves, frames)
 
     slow = np.array([[fcurve.evaluate(f) for fcurve in fcurves] for f in frames])
     assert together.shape == (len(frames), len(fcurves))
@@ -512,12 +517,12 @@ def test_a_window_of_changed_keys_continues_as_a_whole_write_would(convert, quat
     changed[first:last + 1] = quat.mul(quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), 2.5), raw[first:last + 1])
 
     held = quat.unroll(raw, axis=0)
-    (window,) = convert._continued_quaternions(changed[first:last + 1, None], held[:, None], first, last)
+    (window,) = sibling(convert, "pose").continued_quaternions(changed[first:last + 1, None], held[:, None], first, last)
     stitched = np.concatenate([held[:first], window, held[first + len(window):]])
     np.testing.assert_allclose(stitched, quat.unroll(changed, axis=0), atol=1e-12)
 
-    euler = np.unwrap(convert.quat_to_euler(raw, 'XYZ'), axis=0)
-    (window,) = convert._continued_euler(convert.quat_to_euler(changed[first:last + 1, None], 'XYZ'), euler[:, None],
+    euler = np.unwrap(sibling(convert, "pose").quat_to_euler(raw, 'XYZ'), axis=0)
+    (window,) = sibling(convert, "pose").continued_euler(sibling(convert, "pose").quat_to_euler(changed[first:last + 1, None], 'XYZ'), euler[:, None],
                                          first, last)
     stitched = np.concatenate([euler[:first], window, euler[first + len(window):]])
-    np.testing.assert_allclose(stitched, np.unwrap(convert.quat_to_euler(changed, 'XYZ'), axis=0), atol=1e-9)
+    np.testing.assert_allclose(stitched, np.unwrap(sibling(convert, "pose").quat_to_euler(changed, 'XYZ'), axis=0), atol=1e-9)

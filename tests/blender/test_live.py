@@ -239,7 +239,7 @@ def test_a_fault_in_a_live_update_is_said_once_and_leaves_the_preview(previewed,
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a stand-in fault")
 
-    monkeypatch.setattr(live.nla, "strip_clips", broken)
+    monkeypatch.setattr(live.timeline, "strip_clips", broken)
     strips_by_name(obj)["punch"].frame_start_ui += 3
     update()
     update()
@@ -256,7 +256,8 @@ def test_a_clip_added_at_the_end_grows_the_preview_and_leaves_the_keys_before_it
     before = preview_keys(obj)
     assert bpy.ops.smart_motion.add_asap(action="bow_normal_001") == {'FINISHED'}
     added = next(s for s in strips_by_name(obj).values() if s.select and s.name not in plan_of(obj)["clips"])
-    live.nla.strip_settings(obj, added, create=True).preview_source = True
+    strips = importlib.import_module(f"{live.__name__.rpartition('.')[0]}.strips")
+    strips.strip_settings(obj, added, create=True).preview_source = True
     assert live.refresh(obj)  # as a performance takes its new strip in
     grown = preview_keys(obj)
     assert plan_of(obj)["end"] == round(added.frame_end)

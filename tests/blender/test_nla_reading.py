@@ -10,7 +10,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, evaluated_heads, preview_segments, strips_by_name
+from scenes import addon_modules, WALK_BOW_PUNCH, clips_on_one_armature, draw_panel, evaluated_heads, preview_segments, strips_by_name
 
 PREVIEW_TRACK = "[Smart Motion preview]"
 
@@ -142,8 +142,8 @@ def test_the_preview_leaves_the_users_mutes_and_sources_an_older_preview_muted_c
 
 
 @pytest.fixture(scope="module")
-def nla(installed_extension):
-    return importlib.import_module(f"{installed_extension}.addon.nla")
+def addon(installed_extension):
+    return addon_modules(installed_extension)
 
 
 def test_strips_butted_end_to_end_synthesize_with_no_edits(empty_scene):
@@ -201,29 +201,29 @@ def test_edited_cores_are_kept_as_edited(empty_scene):
     assert plan_of(obj)["pairs"][0]["gap"] == [100, 195]
 
 
-def test_default_cores_leave_the_shortest_blend_between_unblended_neighbours(nla):
-    walk, bow = nla.Span("walk", 1, 195), nla.Span("bow", 180, 317)
+def test_default_cores_leave_the_shortest_blend_between_unblended_neighbours(addon):
+    walk, bow = addon.timeline.Span("walk", 1, 195), addon.timeline.Span("bow", 180, 317)
     room = 6
-    walk_core = nla.default_core(walk, (), (bow,), room)
-    bow_core = nla.default_core(bow, (walk,), (), room)
+    walk_core = addon.timeline.default_core(walk, (), (bow,), room)
+    bow_core = addon.timeline.default_core(bow, (walk,), (), room)
     assert (walk_core.last, bow_core.first) == (176, 199), "3 frames short of the shared frames 180-195 each"
     assert walk_core.why() == "strip minus room to blend with 'bow'"
 
-    blended = nla.Span("bow", 180, 317, blend_in=16.0)
-    assert nla.default_core(blended, (walk,), (), room).first == 196, "the blend-in, then what overlaps still"
-    assert nla.default_core(walk, (), (blended,), room).last == 179
-    apart = nla.Span("bow", 250, 387)
-    assert nla.default_core(apart, (walk,), (), room) == nla.DefaultCore(250, 387), "strips apart: the whole strip"
-    assert nla.default_core(apart, (walk,), (), room).why() == "whole strip"
+    blended = addon.timeline.Span("bow", 180, 317, blend_in=16.0)
+    assert addon.timeline.default_core(blended, (walk,), (), room).first == 196, "the blend-in, then what overlaps still"
+    assert addon.timeline.default_core(walk, (), (blended,), room).last == 179
+    apart = addon.timeline.Span("bow", 250, 387)
+    assert addon.timeline.default_core(apart, (walk,), (), room) == addon.timeline.DefaultCore(250, 387), "strips apart: the whole strip"
+    assert addon.timeline.default_core(apart, (walk,), (), room).why() == "whole strip"
 
 
-def test_default_cores_take_off_every_overlapping_strip_not_only_the_adjacent_one(nla):
+def test_default_cores_take_off_every_overlapping_strip_not_only_the_adjacent_one(addon):
     """A long strip A with B laid over it on another track and C overlapping A's end, past B."""
-    a, b, c = nla.Span("A", 1, 500), nla.Span("B", 100, 200), nla.Span("C", 400, 600)
+    a, b, c = addon.timeline.Span("A", 1, 500), addon.timeline.Span("B", 100, 200), addon.timeline.Span("C", 400, 600)
     room = 6
-    assert nla.default_core(a, (), (b, c), room).last == 96, "A stops short of B, which begins inside it"
-    assert nla.default_core(c, (a, b), (), room).first == 504, "C starts after A, though B comes between them"
-    covered = nla.default_core(b, (a,), (c,), room)
+    assert addon.timeline.default_core(a, (), (b, c), room).last == 96, "A stops short of B, which begins inside it"
+    assert addon.timeline.default_core(c, (a, b), (), room).first == 504, "C starts after A, though B comes between them"
+    covered = addon.timeline.default_core(b, (a,), (c,), room)
     assert covered.empty
     assert covered.why() == "no frame left: strip minus room to blend with 'A' (frames 1-500, all of it)"
 
@@ -232,11 +232,11 @@ LONG_STRIP_WITH_AN_OVERLAY = (("kick_normal_001", 1, None), ("bow_normal_001", 1
 
 
 def test_a_strip_laid_over_a_longer_one_is_refused_until_edited_and_edit_core_takes_the_whole_strip(
-        empty_scene, nla, capfd):
+        empty_scene, addon, capfd):
     obj = clips_on_one_armature(LONG_STRIP_WITH_AN_OVERLAY, tracks=3)  # kick 1-358, bow 100-237, walk 300-494
     strips = strips_by_name(obj)
-    assert nla.core_offsets(obj, strips["kick"]) == (0, 95), "the kick stops 3 frames short of the bow"
-    assert nla.core_offsets(obj, strips["walk"]) == (62, 194), "the walk starts 3 frames after the kick ends"
+    assert addon.timeline.core_offsets(obj, strips["kick"]) == (0, 95), "the kick stops 3 frames short of the bow"
+    assert addon.timeline.core_offsets(obj, strips["walk"]) == (62, 194), "the walk starts 3 frames after the kick ends"
 
     labels = " ".join(draw_panel().labels)
     assert "No core" in labels and "(no frame left: strip minus room to blend with 'kick' (frames 1-358, all of" in labels

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from scenes import (
-    WALK_BOW_PUNCH, all_keys, channel_keys, clips_on_one_armature, draw_panel, evaluated_heads, preview_segments, same_keys,
+    addon_modules, WALK_BOW_PUNCH, all_keys, channel_keys, clips_on_one_armature, draw_panel, evaluated_heads, preview_segments, same_keys,
     strips_by_name,
 )
 
@@ -29,7 +29,7 @@ def sm(installed_extension):
     def load(name):
         return importlib.import_module(f"{installed_extension}.{name}")
 
-    return SimpleNamespace(nla=load("addon.nla"), convert=load("addon.convert"), rig=load("core.rig"))
+    return SimpleNamespace(**vars(addon_modules(installed_extension)), rig=load("core.rig"))
 
 
 @pytest.fixture
@@ -255,23 +255,23 @@ def test_bake_is_one_undo_step_that_takes_the_new_action_away(walk_bow_punch, pr
     for name, keys in keys_before.items():
         assert same_keys(keys, all_keys(bpy.data.actions[name])), name
     if preview:  # and it is still current: the file state it is recorded in came back with it
-        spy = SynthesisSpy(sm.nla, monkeypatch)
+        spy = SynthesisSpy(sm.synthesis, monkeypatch)
         assert bpy.ops.smart_motion.bake() == {'FINISHED'}
         assert spy.runs == 0
 
 
 class SynthesisSpy:
-    """Counts the synthesis runs of ``nla.synthesize_strips`` (which Bake calls unless it keeps the preview)."""
+    """Counts the synthesis runs of ``synthesis.synthesize_strips`` (which Bake calls unless it keeps the preview)."""
 
-    def __init__(self, nla, monkeypatch):
+    def __init__(self, synthesis, monkeypatch):
         self.runs = 0
-        synthesize_strips = nla.synthesize_strips
+        synthesize_strips = synthesis.synthesize_strips
 
         def counted(*args, **kwargs):
             self.runs += 1
             return synthesize_strips(*args, **kwargs)
 
-        monkeypatch.setattr(nla, "synthesize_strips", counted)
+        monkeypatch.setattr(synthesis, "synthesize_strips", counted)
 
 
 def close_keys(a: dict, b: dict) -> bool:
@@ -288,7 +288,7 @@ def test_bake_after_synthesize_keeps_the_preview_and_bakes_what_the_strips_would
     strips_keys = all_keys(from_strips)
     plan = plan_of(obj)
     obj.animation_data.action = None
-    spy = SynthesisSpy(sm.nla, monkeypatch)
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
 
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     assert spy.runs == 1
@@ -357,7 +357,7 @@ def turn_a_bone_to_quaternions(obj):
 ], ids=lambda change: change.__name__.replace("_", " "))
 def test_a_preview_out_of_date_is_synthesized_again(walk_bow_punch, sm, monkeypatch, change):
     obj = walk_bow_punch
-    spy = SynthesisSpy(sm.nla, monkeypatch)
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     preview_keys = channel_keys(*preview_segments(obj))
 
@@ -533,7 +533,7 @@ def test_analyze_stores_each_strips_support_phases_in_strip_frames(walk_bow_punc
     assert all(a[2] + 1 == b[1] for a, b in zip(phases, phases[1:]))
     assert [p.phase for p in obj.smart_motion.strips["bow"].phases] == ["DS"], "a bow stands on both feet"
     bow = strips_by_name(obj)["bow"]
-    assert sm.nla.phases_text(obj, bow) == "DS 151-288"
+    assert sm.report.phases_text(obj, bow) == "DS 151-288"
 
 
 # ---------------------------------------------------------------------------
@@ -558,7 +558,7 @@ def test_core_range_is_shown_in_scene_frames_and_moves_with_its_strip(walk_bow_p
     assert bpy.ops.smart_motion.reset_core(strip="bow") == {'FINISHED'}
     # the default: the bow overlaps the walk (to frame 195) with no blend, and stops 3 frames short of it
     assert (bow.core_start, bow.core_end) == (199, 293), "the default core"
-    assert sm.nla.core_offsets(obj, strips["punch"]) == (0, 223), "a strip without settings: the whole strip"
+    assert sm.timeline.core_offsets(obj, strips["punch"]) == (0, 223), "a strip without settings: the whole strip"
 
 
 def test_edit_core_gives_a_strip_editable_settings_starting_from_the_whole_strip(walk_bow_punch):
@@ -578,25 +578,25 @@ def test_a_renamed_strip_keeps_its_core_and_stays_a_source_of_the_preview(walk_b
     settings.core_start, settings.core_end = 320, 400
 
     strips_by_name(obj)["punch"].name = "jab"
-    assert sm.nla.core_offsets(obj, strips_by_name(obj)["jab"]) == (20, 100), "found by what it plays and where"
+    assert sm.timeline.core_offsets(obj, strips_by_name(obj)["jab"]) == (20, 100), "found by what it plays and where"
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     assert "jab" in obj.smart_motion.strips and "punch" not in obj.smart_motion.strips, "re-keyed to the new name"
-    assert sm.nla.core_offsets(obj, strips_by_name(obj)["jab"]) == (20, 100)
+    assert sm.timeline.core_offsets(obj, strips_by_name(obj)["jab"]) == (20, 100)
 
     strips_by_name(obj)["jab"].name = "hook"  # renamed while the preview plays
-    assert sm.nla.strip_settings(obj, strips_by_name(obj)["hook"]).preview_source
+    assert sm.strips.strip_settings(obj, strips_by_name(obj)["hook"]).preview_source
     assert bpy.ops.smart_motion.clear() == {'FINISHED'}
     assert not any(strip.mute for strip in strips_by_name(obj).values()), "no source strip muted"
     assert not any(item.preview_source for item in obj.smart_motion.strips), "no preview, no sources"
 
     strips_by_name(obj)["hook"].frame_start_ui += 3  # moved, then renamed without any operator in between
     strips_by_name(obj)["hook"].name = "cross"
-    assert sm.nla.core_offsets(obj, strips_by_name(obj)["cross"]) == (0, 223), "not recognised: the whole strip"
+    assert sm.timeline.core_offsets(obj, strips_by_name(obj)["cross"]) == (0, 223), "not recognised: the whole strip"
 
 
 def test_cores_reach_the_engine_as_clip_frames(walk_bow_punch, sm):
     obj = walk_bow_punch
-    clips = sm.nla.strip_clips(obj, sm.nla.selected_strips(obj))
+    clips = sm.timeline.strip_clips(obj, sm.strips.selected_strips(obj))
     assert [(c.name, c.start, c.core) for c in clips] == [
         ("walk", 1, (0, 100)), ("bow", 151, (30, 137)), ("punch", 300, (0, 223)),
     ]

@@ -13,7 +13,7 @@ import re
 import bpy
 import pytest
 
-from scenes import (all_keys, clips_on_one_armature, cmu_named_walk, draw_panel, refused, same_keys, snapshot,
+from scenes import (addon_modules, all_keys, clips_on_one_armature, cmu_named_walk, draw_panel, refused, same_keys, snapshot,
                     strips_by_name)
 
 # cores in scene frames: the walk's ends at frame 101, the bow's (its lead-in left out) runs to its strip's end
@@ -30,8 +30,8 @@ def spread(empty_scene):
 
 
 @pytest.fixture
-def nla(installed_extension):
-    return importlib.import_module(f"{installed_extension}.addon.nla")
+def addon(installed_extension):
+    return addon_modules(installed_extension)
 
 
 def pack(capfd, *args) -> tuple[set, str]:
@@ -40,23 +40,23 @@ def pack(capfd, *args) -> tuple[set, str]:
     return result, capfd.readouterr().out
 
 
-def layout(obj, nla) -> dict:
+def layout(obj, addon) -> dict:
     """``{strip: (track, first frame, last frame, core first, core last)}``, cores in scene frames as synthesis reads them."""
     out = {}
     for track in obj.animation_data.nla_tracks:
         for strip in track.strips:
-            first, last = nla.core_offsets(obj, strip)
+            first, last = addon.timeline.core_offsets(obj, strip)
             start = round(strip.frame_start)
             out[strip.name] = (track.name, strip.frame_start, strip.frame_end, start + first, start + last)
     return out
 
 
-def test_packing_pulls_each_strip_earlier_but_never_into_the_core_before_it(spread, nla, capfd):
+def test_packing_pulls_each_strip_earlier_but_never_into_the_core_before_it(spread, addon, capfd):
     before = {name: strip.frame_start for name, strip in strips_by_name(spread).items()}
     keys = {a.name: all_keys(a) for a in bpy.data.actions}
     result, report = pack(capfd)
     assert result == {'FINISHED'}
-    after = layout(spread, nla)
+    after = layout(spread, addon)
     assert after["walk"][1] == before["walk"] == 1, "the first strip stays"
     for name in ("bow", "punch"):
         assert after[name][1] < before[name], f"{name!r} is pulled earlier"
@@ -71,9 +71,9 @@ def test_packing_pulls_each_strip_earlier_but_never_into_the_core_before_it(spre
         assert same_keys(old, all_keys(bpy.data.actions[name])), f"action {name!r} was written"
 
 
-def test_a_strip_that_would_overlap_one_on_its_track_goes_to_a_track_with_room(spread, nla, capfd):
+def test_a_strip_that_would_overlap_one_on_its_track_goes_to_a_track_with_room(spread, addon, capfd):
     _, report = pack(capfd)
-    after = layout(spread, nla)
+    after = layout(spread, addon)
     assert after["walk"][0] == after["punch"][0] == "clips 1", "the punch slides along its track"
     assert after["bow"][0] == "[Smart Motion] bow", "the bow overlaps the walk: a new track"
     assert "'bow' 400 -> " in report and "on new track '[Smart Motion] bow', as 'walk' lies there on 'clips 1'" in report
@@ -133,7 +133,7 @@ def test_the_panel_has_the_button_next_to_add_as_soon_as_possible(spread):
     assert operators[operators.index("smart_motion.add_asap") + 1] == "smart_motion.pack"
 
 
-def test_an_additional_motion_moves_with_the_strip_it_composes_over(empty_scene, nla, capfd):
+def test_an_additional_motion_moves_with_the_strip_it_composes_over(empty_scene, addon, capfd):
     # a run, then far later a walk with a wave on the track above, inside the walk's span (2008, section 8)
     obj = clips_on_one_armature((("bandai2/run_normal_001", 1, None), ("bandai2/walk_normal_001", 400, None),
                                  ("bandai2/wave-right-hand_normal_001", 430, None)), tracks=2)

@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import (RecordingLayout, all_keys, channel_keys, clips_on_one_armature, cmu_named_walk, evaluated_heads,
+from scenes import (addon_modules, RecordingLayout, all_keys, channel_keys, clips_on_one_armature, cmu_named_walk, evaluated_heads,
                     import_action, preview_segments, refused, same_keys, snapshot, strips_by_name)
 
 WALK = (("walk_normal_001", 1, (1, 101)),)
@@ -145,13 +145,13 @@ def test_the_performance_stays_on_the_timeline_and_bakes_as_played(walk, capfd):
 
 
 def test_a_performed_strip_moved_by_hand_blends_freely_again(walk, capfd, installed_extension):
-    nla = importlib.import_module(f"{installed_extension}.addon.nla")
+    addon = addon_modules(installed_extension)
     (bow,), _ = run("150:bow_normal_001", capfd)
-    assert nla.performed_current(walk, bow) == 150
+    assert addon.strips.performed_current(walk, bow) == 150
     start = bow.frame_start
     bow.frame_end += 10  # Blender moves both ends: frame_start first would run into the end
     bow.frame_start = start + 10
-    assert nla.performed_current(walk, bow) is None
+    assert addon.strips.performed_current(walk, bow) is None
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     assert min(s["start"] for s in segments_into(walk, bow.name)) <= 150, "the blend may start earlier now"
 
@@ -344,14 +344,14 @@ def test_a_single_strip_plays_itself_not_an_old_preview_of_others(empty_scene, p
 
 
 def test_pack_re_times_a_performance_as_a_timeline_not_as_played(walk, capfd, installed_extension):
-    nla = importlib.import_module(f"{installed_extension}.addon.nla")
+    addon = addon_modules(installed_extension)
     added, _ = run("120:bow_normal_001, 600:kick_normal_001, 601:punch_normal_001", capfd)
     names = [strip.name for strip in added]
     assert added[1].frame_start > 600
     assert bpy.ops.smart_motion.pack() == {'FINISHED'}
     bow, kick, punch = (sources(walk)[name] for name in names)  # Pack may move a strip to another track
     assert kick.frame_start < 600, "packing is no performance: the frame it was played at is no limit"
-    assert nla.performed_current(walk, kick) is None, "moved: it blends as any strip"
+    assert addon.strips.performed_current(walk, kick) is None, "moved: it blends as any strip"
     assert bow.frame_end < kick.frame_start and kick.frame_end < punch.frame_start, "still one after another"
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     assert json.loads(walk.smart_motion.plan_json)["rejected"] == []

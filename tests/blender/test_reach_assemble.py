@@ -645,7 +645,7 @@ def test_the_bone_mapping_chooses_the_bones_of_the_part(walk, capfd):
     changed = {names[j] for j in range(len(names))
                if np.abs(keyed.rotations[:, j] - query.rotations[:, j]).max() > 1e-4}
     assert changed and all(name.endswith("_R") for name in changed), f"the mapped left arm, {sorted(changed)}"
-    rig = extension("addon.nla").find_armature_rig(walk, query)
+    rig = extension("addon.convert").find_armature_rig(walk, query)
     library = {name: convert.action_to_motion(walk, bpy.data.actions[name]) for name in LIBRARY}
     expected = assembly.assemble(query, {"left.arm": library}, rig=rig).motion
     assert np.abs(keyed.global_positions() - expected.global_positions()).max() < 1e-4

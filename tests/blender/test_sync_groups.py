@@ -15,7 +15,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import (all_keys, channel_keys, clips_on_one_armature, draw_panel, import_action, preview_segments, refused,
+from scenes import (addon_modules, all_keys, channel_keys, clips_on_one_armature, draw_panel, import_action, preview_segments, refused,
                     strips_by_name)
 
 WALK = ("walk_normal_001", 1, None)  # frames 1-195, track "clips 1"
@@ -28,7 +28,7 @@ def sm(installed_extension):
     def load(name):
         return importlib.import_module(f"{installed_extension}.{name}")
 
-    return SimpleNamespace(nla=load("addon.nla"), convert=load("addon.convert"), mkm=load("core.mkm"),
+    return SimpleNamespace(**vars(addon_modules(installed_extension)), mkm=load("core.mkm"),
                            live=load("addon.live"))
 
 
@@ -44,7 +44,7 @@ def walk_late_run(empty_scene):
 
 def synchronized(obj, sm, *names):
     for name in names:
-        sm.nla.strip_settings(obj, strips_by_name(obj)[name], create=True).sync_blend = True
+        sm.strips.strip_settings(obj, strips_by_name(obj)[name], create=True).sync_blend = True
 
 
 def animated_influence(strip, keys):
@@ -68,7 +68,7 @@ def expected_blend(obj, sm, weights):
     ended where its strip ends (a cyclic one does not repeat past it)."""
     strips = strips_by_name(obj)
     run, walk = (sm.convert.strip_to_motion(obj, strips[n]) for n in ("run", "walk"))
-    rig = sm.nla.find_armature_rig(obj, run)
+    rig = sm.convert.find_armature_rig(obj, run)
     starts = [round(strips[n].frame_start) for n in ("run", "walk")]
     return sm.mkm.blend_clips([run, walk], names=["run", "walk"], weights=weights, priorities=[2, 1],
                               starts=starts, rig=rig, ends=[run.n_frames - 1, walk.n_frames - 1])
@@ -168,7 +168,7 @@ def test_with_the_option_off_overlapping_strips_go_in_sequence_as_before(walk_la
     assert plan == {**as_before, "groups": []} and plan["clips"] == ["walk", "run"]
     assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", "run")]
     # the run overlapping the walk cuts the walk's default core where it begins, as before
-    core = sm.nla.strip_default_core(obj, strips_by_name(obj)["walk"])
+    core = sm.timeline.strip_default_core(obj, strips_by_name(obj)["walk"])
     assert core.last < LATE_RUN[1] and not core.group
 
 
@@ -181,7 +181,7 @@ def test_a_strip_inside_another_is_refused_as_before_unless_both_blend_synchroni
     synchronized(obj, sm, "walk")
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     # the group's core is the whole group: no overlap cuts it
-    core = sm.nla.strip_default_core(obj, strips_by_name(obj)["run"])
+    core = sm.timeline.strip_default_core(obj, strips_by_name(obj)["run"])
     assert (core.first, core.last, core.group) == (WALK[1], 195, "walk + run")
 
 
@@ -198,7 +198,7 @@ def test_an_animated_influence_changes_the_weights_over_frames(walk_run, sm):
     assert group["weights"] == {"run": 0.0, "walk": 1.0}
     frames = np.arange(WALK[1], WALK[1] + 400)
     # the influence Blender's curve gives: the ramp, held at 1 past the strip's end as the NLA holds it
-    u = sm.nla.strip_influences(strips_by_name(obj)["run"], frames)
+    u = sm.sync_groups.strip_influences(strips_by_name(obj)["run"], frames)
     assert np.allclose(u, np.clip((frames - 41) / (64 - 41), 0.0, 1.0), atol=1e-6)
     expected = expected_blend(obj, sm, [u, 1.0 - u])
     assert_plays(obj, expected)
@@ -218,7 +218,7 @@ def test_bake_keeps_the_preview_of_a_group_and_undo_takes_it_back(walk_run, sm):
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     previewed = preview_values(obj)
     # the preview is current: Bake keeps it rather than synthesize again
-    assert sm.nla.current_preview(obj, sm.nla.selected_strips(obj),
+    assert sm.preview.current_preview(obj, sm.strips.selected_strips(obj),
                                   bpy.context.scene.smart_motion.responsiveness) is not None
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
     baked = {key: co[1::2] for key, (co, _) in channel_keys(obj.animation_data.action).items()}
@@ -259,7 +259,7 @@ def test_live_updates_follow_the_option_and_the_influence(walk_late_run, sm):
     assert_plays(obj, expected_blend(obj, sm, [0.25, 0.75]))
 
     # (a setting's update asks for the live update, which background Blender runs at once)
-    sm.nla.strip_settings(obj, strips_by_name(obj)["run"]).sync_blend = False
+    sm.strips.strip_settings(obj, strips_by_name(obj)["run"]).sync_blend = False
     sm.live.refresh(obj, scene, raising=True)
     plan = plan_of(obj)
     assert plan["groups"] == [] and plan["clips"] == ["walk", "run"]
@@ -270,9 +270,9 @@ def test_a_strip_blended_synchronized_never_composes(empty_scene, sm):
     # the wave inside the walk composes over it (test_composition); with the option on, it does not
     obj = clips_on_one_armature((("bandai2/walk_normal_001", 1, None), ("bandai2/wave-right-hand_normal_001", 31, None)))
     strips = sorted(strips_by_name(obj).values(), key=lambda s: s.frame_start)
-    assert set(sm.nla.additional_strips(obj, strips)) == {"wave-right-hand"}
+    assert set(sm.timeline.additional_strips(obj, strips)) == {"wave-right-hand"}
     synchronized(obj, sm, "wave-right-hand")
-    assert sm.nla.additional_strips(obj, strips) == {}
+    assert sm.timeline.additional_strips(obj, strips) == {}
     synchronized(obj, sm, "walk")
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     plan = plan_of(obj)
@@ -317,10 +317,10 @@ def test_the_panel_offers_the_option_on_every_strip_and_its_button_is_one_undoab
     assert layout.operators.count("smart_motion.blend_synchronized") == 2  # no settings yet: the button
     assert bpy.types.SMART_MOTION_OT_blend_synchronized.bl_options >= {'REGISTER', 'UNDO'}
     assert bpy.ops.smart_motion.blend_synchronized(strip="run") == {'FINISHED'}
-    assert sm.nla.blends_synchronized(obj, strips_by_name(obj)["run"])
+    assert sm.sync_groups.blends_synchronized(obj, strips_by_name(obj)["run"])
     layout = draw_panel()
     assert layout.operators.count("smart_motion.blend_synchronized") == 1
-    assert (sm.nla.strip_settings(obj, "run"), "sync_blend") in layout.props
+    assert (sm.strips.strip_settings(obj, "run"), "sync_blend") in layout.props
 
 
 def test_an_edited_influence_or_option_makes_bake_synthesize_again(walk_late_run, sm):
@@ -330,15 +330,15 @@ def test_an_edited_influence_or_option_makes_bake_synthesize_again(walk_late_run
     scene = bpy.context.scene
     scene.smart_motion.live = False  # (else the live update would bring the preview up to date)
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
-    strips = sm.nla.selected_strips(obj)
-    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
+    strips = sm.strips.selected_strips(obj)
+    assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
     curve = strips_by_name(obj)["run"].fcurves.find("influence")
     curve.keyframe_points[0].co.y = 0.75
-    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
+    assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
     curve.keyframe_points[0].co.y = 0.5
-    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
-    sm.nla.strip_settings(obj, "walk").sync_blend = False
-    assert sm.nla.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
+    assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
+    sm.strips.strip_settings(obj, "walk").sync_blend = False
+    assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
 
 
 def test_a_group_whose_influences_are_all_zero_is_refused_by_name(walk_run, sm):
@@ -374,7 +374,7 @@ def test_the_weights_read_a_strips_blend_ramps_as_the_nla_computes_its_influence
     run.blend_in, run.blend_out = 8.0, 4.0
     frames = np.array([start - 5, start, start + 2, start + 8, (start + end) / 2, end - 2, end, end + 5])
     expected = [0.0, 0.0, 0.25, 1.0, 1.0, 0.5, 0.0, 0.0]  # (held at its ends before and after the strip)
-    assert np.allclose(sm.nla.strip_influences(run, frames), expected)
+    assert np.allclose(sm.sync_groups.strip_influences(run, frames), expected)
     synchronized(obj, sm, "walk", "run")
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     key = sm.live.timeline_key(obj, bpy.context.scene)
@@ -417,14 +417,14 @@ def test_strips_of_one_track_in_a_group_play_in_turn_as_the_nla_plays_them(empty
     second = frames >= 196
     weights = [0.5, np.where(second, 0.0, 0.5), np.where(second, 0.5, 0.0)]
     expected = sm.mkm.blend_clips(motions, names=group["strips"], weights=weights, priorities=[3, 2, 1],
-                                  starts=[180, 1, 196], rig=sm.nla.find_armature_rig(obj, motions[0]),
+                                  starts=[180, 1, 196], rig=sm.convert.find_armature_rig(obj, motions[0]),
                                   ends=[m.n_frames - 1 for m in motions])
     assert_plays(obj, expected)
 
 
 def edited_core(obj, sm, name, first, last):
     """An edited core on strip ``name`` over scene frames ``first``-``last``, as the panel's fields set it."""
-    item = sm.nla.strip_settings(obj, strips_by_name(obj)[name], create=True)
+    item = sm.strips.strip_settings(obj, strips_by_name(obj)[name], create=True)
     item.core_start, item.core_end = first, last
     assert item.has_core and (item.core_start, item.core_end) == (first, last)
 
@@ -479,7 +479,7 @@ def test_an_edited_core_past_the_groups_blend_is_cut_or_refused_saying_what_to_e
     (group,) = plan_of(obj)["groups"]
     assert group["core"] == [100, end]
     assert any(f"frames 100-195, is cut to the blend's frames, 100-{end}" in w for w in group["warnings"])
-    assert any("is cut to the blend's frames" in line for line in sm.nla.plan_warnings(plan_of(obj)))
+    assert any("is cut to the blend's frames" in line for line in sm.report.plan_warnings(plan_of(obj)))
 
     edited_core(obj, sm, "walk", end + 1, 195)
     refused("synthesize", f"the core edited on 'walk', frames {end + 1}-195, lies outside the group's blend, "
@@ -491,7 +491,7 @@ def test_edit_core_on_a_strip_of_a_group_starts_from_the_groups_core_cut_to_the_
     synchronized(obj, sm, "walk", "run")
     # the group's default core is the whole group, frames 1-195: the run's share is all of it
     assert bpy.ops.smart_motion.edit_core(strip="run") == {'FINISHED'}
-    item = sm.nla.strip_settings(obj, "run")
+    item = sm.strips.strip_settings(obj, "run")
     assert item.has_core and (item.core_start, item.core_end) == (41, 64)
     assert (item, "core_start") in draw_panel().props
 
@@ -504,7 +504,7 @@ def test_the_panel_says_a_strip_blended_synchronized_that_overlaps_no_such_strip
     synchronized(obj, sm, "run")
     assert "blends synchronized with no strip" not in " ".join(draw_panel().labels)
     strips_by_name(obj)["run"].mute = True  # a muted strip is no member: Blender does not play it
-    assert sm.nla.sync_groups(obj, sm.nla.core_neighbours(obj)) == []
+    assert sm.sync_groups.sync_groups(obj, sm.strips.core_neighbours(obj)) == []
     assert "blends synchronized with no strip" in " ".join(draw_panel().labels)
 
 
@@ -513,14 +513,14 @@ def test_each_group_button_is_one_undo_step(walk_run, sm):
     name = obj.name
     synchronized(obj, sm, "walk")
     for operator, check in (
-            ("blend_synchronized", lambda o: sm.nla.strip_settings(o, "run").sync_blend),
-            ("edit_core", lambda o: sm.nla.strip_settings(o, "run").has_core)):
+            ("blend_synchronized", lambda o: sm.strips.strip_settings(o, "run").sync_blend),
+            ("edit_core", lambda o: sm.strips.strip_settings(o, "run").has_core)):
         bpy.ops.ed.undo_push(message=f"before {operator}")
         assert getattr(bpy.ops.smart_motion, operator)('EXEC_DEFAULT', True, strip="run") == {'FINISHED'}
         assert check(bpy.data.objects[name])
         assert bpy.ops.ed.undo() == {'FINISHED'}
         obj = bpy.data.objects[name]  # (undo reloads the file's data)
-        item = sm.nla.strip_settings(obj, "run")
+        item = sm.strips.strip_settings(obj, "run")
         assert item is None or not check(obj), f"undo left {operator}'s change"
         assert bpy.ops.ed.redo() == {'FINISHED'}
         assert check(bpy.data.objects[name])
@@ -554,7 +554,7 @@ def test_adding_after_a_group_keeps_the_groups_core_as_the_placement_assumed(wal
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
     bpy.context.scene.smart_motion.responsiveness = 0.0
-    clips, _ = sm.nla.sequence_clips(obj, sm.nla.selected_strips(obj))
+    clips, _ = sm.timeline.sequence_clips(obj, sm.strips.selected_strips(obj))
     (group,) = clips
     assumed = [group.start + group.core_range[0], group.start + group.core_range[1]]
     bow = import_action("bow_normal_001")
@@ -572,11 +572,11 @@ def test_a_strip_the_nla_does_not_hold_weighs_nothing_outside_its_frames(walk_ru
     obj = walk_run
     run = strips_by_name(obj)["run"]
     frames = np.array([1, 40, 41, 64, 65, 195])
-    assert np.array_equal(sm.nla.strip_influences(run, frames), [1, 1, 1, 1, 1, 1])
+    assert np.array_equal(sm.sync_groups.strip_influences(run, frames), [1, 1, 1, 1, 1, 1])
     run.extrapolation = 'HOLD_FORWARD'
-    assert np.array_equal(sm.nla.strip_influences(run, frames), [0, 0, 1, 1, 1, 1])
+    assert np.array_equal(sm.sync_groups.strip_influences(run, frames), [0, 0, 1, 1, 1, 1])
     run.extrapolation = 'NOTHING'
-    assert np.array_equal(sm.nla.strip_influences(run, frames), [0, 0, 1, 1, 0, 0])
+    assert np.array_equal(sm.sync_groups.strip_influences(run, frames), [0, 0, 1, 1, 0, 0])
 
     synchronized(obj, sm, "walk", "run")
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
@@ -615,14 +615,14 @@ def test_strips_that_butt_are_no_group_but_go_in_sequence(empty_scene, sm, track
     strips = strips_by_name(obj)
     assert strips["walk"].frame_end == strips["run"].frame_start == 195
     synchronized(obj, sm, "walk", "run")
-    assert sm.nla.sync_groups(obj, sm.nla.selected_strips(obj)) == []
+    assert sm.sync_groups.sync_groups(obj, sm.strips.selected_strips(obj)) == []
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     plan = plan_of(obj)
     assert plan["groups"] == [] and [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", "run")]
     if tracks == 2:  # (on one track, Blender lets no strip overlap another)
         strips["run"].frame_start_ui = 194  # two frames shared: a group
-        groups = sm.nla.sync_groups(obj, sm.nla.selected_strips(obj))
-        assert [sm.nla.group_name(g) for g in groups] == ["walk + run"]
+        groups = sm.sync_groups.sync_groups(obj, sm.strips.selected_strips(obj))
+        assert [sm.sync_groups.group_name(g) for g in groups] == ["walk + run"]
 
 
 def test_analyze_reads_the_strips_of_a_group_each_on_its_own(walk_run, sm, capfd):
@@ -630,7 +630,7 @@ def test_analyze_reads_the_strips_of_a_group_each_on_its_own(walk_run, sm, capfd
     synchronized(obj, sm, "walk", "run")
     assert bpy.ops.smart_motion.analyze() == {'FINISHED'}
     assert "support phases found: walk (" in capfd.readouterr().out
-    assert sm.nla.phases_text(obj, strips_by_name(obj)["run"]).startswith(("DS 41", "LS 41", "RS 41", "NS 41"))
+    assert sm.report.phases_text(obj, strips_by_name(obj)["run"]).startswith(("DS 41", "LS 41", "RS 41", "NS 41"))
 
 
 def test_setting_one_end_of_a_core_on_a_strip_of_a_group_keeps_the_other_inside_the_strip(walk_run, sm):
@@ -638,7 +638,7 @@ def test_setting_one_end_of_a_core_on_a_strip_of_a_group_keeps_the_other_inside_
     (41-64) on both sides: setting its end alone keeps its start within the strip."""
     obj = walk_run
     synchronized(obj, sm, "walk", "run")
-    item = sm.nla.strip_settings(obj, "run")
+    item = sm.strips.strip_settings(obj, "run")
     item.core_end = 50
     assert item.has_core and (item.core_start, item.core_end) == (41, 50)
     assert item.core_first >= 0
@@ -666,11 +666,11 @@ def test_a_strip_of_a_group_fades_out_where_it_ends_and_the_body_then_moves_as_t
     start, end = group["start"], group["start"] + group["frames"] - 1
     run_end = start + group["ends"]["run"]
     assert run_end < end - 60
-    assert any(line.strip().startswith("fades out: run at") for line in sm.nla.group_lines(group))
+    assert any(line.strip().startswith("fades out: run at") for line in sm.report.group_lines(group))
     # the walk's own speed along its warp, after the run has ended
     expected = expected_blend(obj, sm, [0.5, 0.5])
     walk = sm.convert.strip_to_motion(obj, strips_by_name(obj)["walk"])
-    rig = sm.nla.find_armature_rig(obj, walk)
+    rig = sm.convert.find_armature_rig(obj, walk)
     package = type(obj.smart_motion).__module__.rsplit('.', 2)[0]
     motion, analysis = (importlib.import_module(f"{package}.core.{name}") for name in ("motion", "analysis"))
     hips = motion.forward_kinematics(walk.rotations, walk.positions, walk.skeleton.parents, [rig.pelvis],
@@ -697,7 +697,7 @@ def test_a_cyclic_strip_shorter_than_its_group_fades_out_where_the_strip_ends(em
     assert group["cyclic"] == ["bye"]
     end = group["start"] + group["frames"] - 1
     assert abs(group["start"] + group["ends"]["bye"] - bye.frame_end) <= 1 and bye.frame_end < end - 40
-    assert any(line.strip().startswith("fades out: bye at") for line in sm.nla.group_lines(group))
+    assert any(line.strip().startswith("fades out: bye at") for line in sm.report.group_lines(group))
 
 
 def test_a_strips_legs_weight_is_a_setting_beside_its_group_and_a_gesture_standing_keeps_the_walks_pace(
@@ -712,7 +712,7 @@ def test_a_strips_legs_weight_is_a_setting_beside_its_group_and_a_gesture_standi
     assert group["part_weights"] == {"bye": {"legs": 0.0, "upper": 1.0, "arms": 1.0}}
     assert any("'bye' stands still" in note for note in group["notes"])
     layout = draw_panel()
-    item = sm.nla.strip_settings(obj, strips_by_name(obj)["bye"])
+    item = sm.strips.strip_settings(obj, strips_by_name(obj)["bye"])
     assert (item, "weigh_parts") in layout.props and (item, "legs_weight") not in layout.props
     before = source_state(obj)
 
@@ -727,13 +727,13 @@ def test_a_strips_legs_weight_is_a_setting_beside_its_group_and_a_gesture_standi
     (group,) = plan_of(obj)["groups"]
     assert group["part_weights"] == {"bye": {"legs": 1.0, "upper": 1.0, "arms": 2.0}}
     assert not any("stands still" in note for note in group["notes"])
-    assert any(line.strip() == "parts: bye arms 2" for line in sm.nla.group_lines(group))
+    assert any(line.strip() == "parts: bye arms 2" for line in sm.report.group_lines(group))
     # the setting is the strip's alone: the source strips and their actions are as they were
     assert source_state(obj) == before
     strips = strips_by_name(obj)
     bye, walk = (sm.convert.strip_to_motion(obj, strips[n]) for n in ("bye", "walk"))
     expected = sm.mkm.blend_clips([bye, walk], names=["bye", "walk"], weights=[0.5, 0.5], priorities=[2, 1],
-                                  starts=[30, 1], rig=sm.nla.find_armature_rig(obj, bye),
+                                  starts=[30, 1], rig=sm.convert.find_armature_rig(obj, bye),
                                   part_weights=[{"legs": 1.0, "upper": 1.0, "arms": 2.0}, None],
                                   ends=[bye.n_frames - 1, walk.n_frames - 1])  # (a strip ends where it ends)
     keyed = preview_values(obj)
@@ -743,7 +743,7 @@ def test_a_strips_legs_weight_is_a_setting_beside_its_group_and_a_gesture_standi
     # undone, the strip weighs as one again and the gesture standing is out of the legs once more
     assert bpy.ops.ed.undo() == {'FINISHED'}
     obj = bpy.data.objects[name]  # (undo reloads the file's data)
-    item = sm.nla.strip_settings(obj, strips_by_name(obj)["bye"])
+    item = sm.strips.strip_settings(obj, strips_by_name(obj)["bye"])
     assert not item.weigh_parts and item.legs_weight == 1.0 and item.arms_weight == 1.0
     assert source_state(obj) == before
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}

@@ -203,7 +203,7 @@ def test_waving_and_raising_use_the_arms_they_move(mocap, name):
 
 @pytest.mark.parametrize("name", [*sorted(ADDITIONAL), "walk", "run", "walk-turn-left"])
 def test_a_clip_alone_says_whether_it_would_compose_and_with_what(mocap, name):
-    # what the add-on asks of a strip lying inside another (addon.nla's default cores)
+    # what the add-on asks of a strip lying inside another (addon.timeline's default cores)
     m = mocap(f"bandai2/{name}_normal_001")
     assert additional_motion_parts(m) == ADDITIONAL.get(name)
 

@@ -1,0 +1,329 @@
+"""Arranging strips: Add as Soon as Possible (2014 section 5, eq. 17) and Pack.
+
+Both decide first (:func:`asap_placement`, :func:`pack_placements`: plain
+values, nothing changed) and then write (:func:`add_strip`,
+:func:`pack_strips`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import bpy
+
+from .convert import action_to_motion, find_armature_rig
+from .fcurves import slot_for
+from .strips import (find_strip, is_preview_track, left_out_text, preview_actions, solo_track, strip_identity,
+                     strip_settings)
+from .sync_groups import group_name, sync_groups
+from .synthesis import require_two
+from .timeline import additional_strips, core_offsets, sequence_clips, strip_clips
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where :func:`asap_placement` puts an action: its start and what it had to wait for.
+
+    start   scene frame of the new strip's first frame.
+    after   the frame its blends start after: the playhead, or the last core's end when later.
+    waited  what ``after`` is, for the report (``"the playhead"``, ``"the core of 'walk'"``).
+    clip    the new clip, its core the whole action (it has no neighbour to lose frames to).
+    cores   each strip's core offsets the placement assumed, by strip name.
+    """
+
+    start: int
+    after: int
+    waited: str
+    clip: object
+    cores: dict
+
+
+def addable_actions(obj: bpy.types.Object | None = None) -> list[bpy.types.Action]:
+    """Every action of the file but Smart Motion's previews, by name: what Add as Soon as Possible offers."""
+    previews = preview_actions()
+    return sorted((a for a in bpy.data.actions if a not in previews), key=lambda a: a.name)
+
+
+def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action, responsiveness: float,
+                   current: int, read: Callable | None = None, place: Callable | None = None) -> Placement:
+    """The earliest start of ``action`` after ``strips`` (as Synthesize reads them) whose blends start
+    after scene frame ``current`` (eq. 17); changes nothing. ``read`` reads a strip as in
+    :func:`.timeline.strip_clips`, ``place(clips, clip, responsiveness=, t_current=, rig=)`` places it
+    (``core.synthesize.as_soon_as_possible`` when ``None``); live updates pass theirs, which keep
+    what they read and synthesized (:func:`.live.reader`, :func:`.live.placer`).
+
+    Raises ``ValueError`` for no strips, a strip that cannot be read, an action
+    not for this armature (:func:`.convert.action_to_motion`) or a rig whose
+    legs cannot be found.
+    """
+    from ..core.synthesize import Clip, as_soon_as_possible
+
+    if not strips:
+        raise ValueError(
+            f"no NLA strip of armature {obj.name!r} is selected{left_out_text(obj)}; select the strips that play "
+            f"before {action.name!r} (Synthesize joins the same ones)"
+        )
+    clips, _ = sequence_clips(obj, strips, read=read)  # (a synchronized group is one clip, as Synthesize joins it)
+    clip = Clip(action_to_motion(obj, action), 0, None, action.name)
+    rig = find_armature_rig(obj, clips[0].motion)
+    start = (place or as_soon_as_possible)(clips, clip, responsiveness=responsiveness, t_current=current, rig=rig)
+    last = max(clips, key=lambda c: c.start + c.core_range[1])
+    core_end = last.start + last.core_range[1]
+    after, waited = (current, "the playhead") if current >= core_end else (core_end, f"the core of {last.name!r}")
+    return Placement(start, after, waited, replace(clip, start=start), {c.name: c.core_range for c in clips})
+
+
+def add_strip(obj: bpy.types.Object, action: bpy.types.Action, placement: Placement) -> bpy.types.NlaStrip:
+    """A new strip playing ``action`` from ``placement.start``, selected, on the first source track with
+    room that plays, else on a new track above the sources (below the preview).
+
+    Its core is the whole strip, as placed. A strip whose default core the new
+    one would cut (it overlaps it) keeps the core the placement assumed, set
+    as an edited core (Default Core gives it back). No strip or action is
+    otherwise changed.
+    """
+    first, last = placement.start, placement.clip.end
+    anim = obj.animation_data or obj.animation_data_create()
+    track = next((t for t in anim.nla_tracks if _has_room(obj, t, first, last)), None)
+    if track is None:
+        sources = [t for t in anim.nla_tracks if not is_preview_track(t)]
+        track = anim.nla_tracks.new(prev=sources[-1] if sources else None)
+        track.name = f"[Smart Motion] {action.name}"
+    strip = track.strips.new(action.name, first, action)
+    if strip.action_slot is None:
+        strip.action_slot = slot_for(obj, action, None)
+    strip.select = True
+    item = strip_settings(obj, strip, create=True)
+    item.core_first, item.core_last = placement.clip.core_range
+    item.has_core = True
+    for name, offsets in placement.cores.items():
+        other = find_strip(obj, name)
+        if other is not None and core_offsets(obj, other) != offsets:
+            kept = strip_settings(obj, other, create=True)
+            kept.core_first, kept.core_last = offsets
+            kept.has_core = True
+    return strip
+
+
+def _has_room(obj: bpy.types.Object, track: bpy.types.NlaTrack, first: int, last: int) -> bool:
+    """Whether ``track`` is a source track that plays and has no strip over scene frames ``first..last``."""
+    return _plays_track(obj, track) and all(s.frame_end < first or s.frame_start > last for s in track.strips)
+
+
+def placement_text(action: bpy.types.Action, placement: Placement) -> str:
+    """``"added 'kick' at frame 212, as soon as it can blend after frame 180 (the playhead)"``."""
+    return (f"added {action.name!r} at frame {placement.start}, as soon as it can blend after frame "
+            f"{placement.after} ({placement.waited})")
+
+
+@dataclass(frozen=True)
+class Move:
+    """Where :func:`pack_placements` puts one strip.
+
+    name     the strip.
+    before   its start now; ``start`` its start once packed (scene frames).
+    track    the track it ends on; ``new_track`` when the pack makes that track.
+    blocked  why it leaves its own track (``"'bow' lies there on 'clips 1'"``), else ``""``.
+    over     for an additional motion (2008, section 8): the strip it lies inside and moves with.
+    """
+
+    name: str
+    before: int
+    start: int
+    track: str
+    new_track: bool = False
+    blocked: str = ""
+    over: str = ""
+
+    @property
+    def moved(self) -> bool:
+        return self.start != self.before
+
+
+@dataclass(frozen=True)
+class Packing:
+    """:func:`pack_placements`' answer: the moves in pack order and each strip's core as the placement assumed."""
+
+    moves: tuple[Move, ...]
+    cores: dict
+
+
+def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) -> Packing:
+    """Each of ``strips`` (as Synthesize reads them) re-timed as soon as possible after the ones
+    before it (2014, section 5); changes nothing.
+
+    In the order of their starts now: the first stays, each next one starts
+    where ``core.synthesize.as_soon_as_possible`` puts it after the clips before
+    it as placed, its core the one it has now (edited, or its default core in
+    the layout as it is). The playhead is not a limit (no eq. 17): packing
+    re-times a timeline being edited, not one being played. An additional
+    motion (:func:`.timeline.additional_strips`) is not a clip of the sequence: it moves
+    with the strip it lies inside, and so keeps composing over it.
+
+    Each moved strip's track is chosen as :func:`pack_tracks` says. Raises
+    ``ValueError`` (nothing changed) for fewer than two strips, a synchronized
+    group among them (:func:`.sync_groups.sync_groups`: it would have to move as one), a strip that
+    cannot be read (another skeleton's action, no action, ...), a rig whose
+    legs cannot be found, or a strip that must change track with animated
+    influence.
+    """
+    from ..core.synthesize import as_soon_as_possible
+
+    require_two(obj, strips, "select the strips to pack, at least two that play")
+    groups = sync_groups(obj, strips)
+    if groups:
+        raise ValueError(
+            f"Pack does not re-time synchronized groups: {', '.join(repr(group_name(g)) for g in groups)} of "
+            f"armature {obj.name!r} blend as one clip; deselect their strips, or turn off 'Blend synchronized "
+            "with overlapping strips' on them, to pack the others")
+    # nor is the frame a strip was performed at: moved, it blends as any strip (performed_current)
+    clips = [replace(clip, current=None) for clip in strip_clips(obj, strips)]
+    rig = find_armature_rig(obj, clips[0].motion)
+    additional = additional_strips(obj, strips)
+    placed = []
+    for clip in clips:
+        if clip.name in additional:
+            continue
+        if placed:
+            clip = replace(clip, start=as_soon_as_possible(placed, clip, responsiveness=responsiveness, rig=rig))
+        placed.append(clip)
+    starts = {clip.name: clip.start for clip in placed}
+    for clip in clips:
+        if clip.name in additional:
+            base = additional[clip.name][0]
+            starts[clip.name] = clip.start + starts[base] - next(c.start for c in clips if c.name == base)
+    moves = pack_tracks(obj, [(strip, starts[strip.name]) for strip in strips])
+    moves = tuple(replace(m, over=additional[m.name][0]) if m.name in additional else m for m in moves)
+    return Packing(moves, {clip.name: clip.core_range for clip in clips})
+
+
+def pack_tracks(obj: bpy.types.Object, wanted: list[tuple[bpy.types.NlaStrip, int]]) -> list[Move]:
+    """The :class:`Move` of each ``(strip, new start)``, its track chosen; changes nothing.
+
+    Strips on one track cannot overlap, nor pass one another (Blender stops a
+    strip moved along its track at its neighbour), so a strip stays on its
+    track when nothing else there lies between where it is and where it goes;
+    else it goes to the first source track that plays with room where it goes
+    (as :func:`add_strip`), else to a new track above the sources, below the
+    preview. The strips move in the order given, each seeing the ones before
+    it where they went and the others where they are.
+    """
+    anim = obj.animation_data
+    # every source track: its name, whether a strip may be put on it, and what lies on it (name, first, last)
+    tracks = [[t.name, _plays_track(obj, t), [(s.name, s.frame_start, s.frame_end) for s in t.strips]]
+              for t in anim.nla_tracks if not is_preview_track(t)]
+    moves = []
+    for strip, start in wanted:
+        before = round(strip.frame_start)
+        here = next(k for k, t in enumerate(tracks) if any(name == strip.name for name, _, _ in t[2]))
+        first, last = start, start + strip.frame_end - strip.frame_start
+        others = [(name, a, b) for name, a, b in tracks[here][2] if name != strip.name]
+        swept = (min(first, strip.frame_start), max(last, strip.frame_end))
+        blocking = next((name for name, a, b in others if not (b < swept[0] or a > swept[1])), None)
+        tracks[here][2] = others
+        if start == before or blocking is None:
+            k, new = here, False
+        else:
+            if strip.use_animated_influence:
+                raise ValueError(
+                    f"NLA strip {strip.name!r} of armature {obj.name!r} must leave track {tracks[here][0]!r} "
+                    f"({blocking!r} lies in the way) but has animated influence, which Blender keeps on the strip; "
+                    f"move {blocking!r} off that track first, or turn off Animated Influence"
+                )
+            k = next((k for k, (_, free, on) in enumerate(tracks)
+                      if free and all(b < first or a > last for _, a, b in on)), None)
+            new = k is None
+            if new:
+                taken = {t[0] for t in tracks} | {t.name for t in anim.nla_tracks}
+                name = next(n for n in (f"[Smart Motion] {strip.name}{'' if i == 1 else f' {i}'}"
+                                        for i in range(1, len(taken) + 2)) if n not in taken)
+                tracks.append([name, True, []])
+                k = len(tracks) - 1
+        tracks[k][2].append((strip.name, first, last))
+        moves.append(Move(strip.name, before, start, tracks[k][0], new,
+                          f"{blocking!r} lies there on {tracks[here][0]!r}" if k != here else ""))
+    return moves
+
+
+def _plays_track(obj: bpy.types.Object, track: bpy.types.NlaTrack) -> bool:
+    """Whether ``track`` is a source track Blender plays (not muted, solo respected): one to put strips on."""
+    solo = solo_track(obj)
+    return not (is_preview_track(track) or track.mute or (solo is not None and track.name != solo))
+
+
+def pack_strips(obj: bpy.types.Object, packing: Packing) -> None:
+    """Move the strips as ``packing`` says; each keeps its core as the placement assumed.
+
+    A strip moves along its track (``frame_start_ui``, which keeps its length;
+    ``frame_start`` would stretch it), or is made again on its new track with
+    every setting it had, under the same name, so that its Smart Motion
+    settings follow it. A strip whose default core would change with the new
+    layout keeps the core the placement assumed as an edited core (Default
+    Core gives it back), as :func:`add_strip` does. Actions are not touched.
+    """
+    anim = obj.animation_data
+    made = {}
+    for move in packing.moves:
+        if not move.moved:
+            continue
+        strip = find_strip(obj, move.name)
+        track = next(t for t in anim.nla_tracks if move.name in t.strips)
+        if track.name == move.track and not move.new_track:
+            strip.frame_start_ui = move.start
+            continue
+        if move.new_track:
+            sources = [t for t in anim.nla_tracks if not is_preview_track(t)]
+            made[move.track] = anim.nla_tracks.new(prev=sources[-1])
+            made[move.track].name = move.track
+        _remade_on(track, strip, made.get(move.track) or anim.nla_tracks[move.track], move.start)
+    packed = sorted((find_strip(obj, name) for name in packing.cores), key=lambda s: s.frame_start)
+    for name, offsets in packing.cores.items():
+        strip = find_strip(obj, name)
+        item = strip_settings(obj, strip)
+        # (the default core among the packed strips, as the placement read them, whatever a preview plays)
+        if core_offsets(obj, strip, packed) != tuple(offsets):
+            item = strip_settings(obj, strip, create=True)
+            item.core_first, item.core_last = offsets
+            item.has_core = True
+        if item is not None:
+            item.identity = strip_identity(strip)
+
+
+# what a strip made again on another track takes along (the frames follow from the action's range, scale, repeat)
+_STRIP_SETTINGS = ("action_frame_start", "action_frame_end", "scale", "repeat", "blend_type", "extrapolation",
+                   "use_auto_blend", "blend_in", "blend_out", "influence", "use_reverse", "use_sync_length",
+                   "use_animated_time_cyclic", "mute", "select")
+
+
+def _remade_on(old_track, strip, track, start: int) -> bpy.types.NlaStrip:
+    """``strip`` made again on ``track`` starting at ``start``, with its name and settings; the old one removed."""
+    name, action, slot = strip.name, strip.action, strip.action_slot
+    settings = {key: getattr(strip, key) for key in _STRIP_SETTINGS}
+    old_track.strips.remove(strip)
+    new = track.strips.new(name, start, action)
+    if slot is not None:
+        new.action_slot = slot
+    # the end first where the range moves later, so the start never passes the end
+    order = ("action_frame_end", "action_frame_start") if settings["action_frame_start"] > new.action_frame_end \
+        else ("action_frame_start", "action_frame_end")
+    for key in order + _STRIP_SETTINGS[2:]:
+        setattr(new, key, settings[key])
+    new.name = name
+    return new
+
+
+def pack_text(packing: Packing) -> str:
+    """``"packed 3 strips: 'walk' stays at 1, 'bow' 180 -> 142, ..."``, or that they are packed already."""
+    if not any(m.moved for m in packing.moves):
+        return (f"the {len(packing.moves)} selected strips are packed already ("
+                + ", ".join(f"{m.name!r} at {m.start}" for m in packing.moves) + "); nothing moved")
+    parts = []
+    for m in packing.moves:
+        text = f"{m.name!r} {m.before} -> {m.start}" if m.moved else f"{m.name!r} stays at {m.start}"
+        if m.over:
+            text += f" (with {m.over!r}, which it composes over)"
+        if m.blocked:
+            text += f" on {'new ' if m.new_track else ''}track {m.track!r}, as {m.blocked}"
+        parts.append(text)
+    return f"packed {len(packing.moves)} strips: " + ", ".join(parts)

@@ -1,0 +1,111 @@
+"""What Smart Motion keeps for the session, in one place, with one eviction rule.
+
+Results worth keeping between clicks (eq. (5)'s weight of a library, a reach
+space, what a strip lends as an additional motion, a live session per
+armature) are kept in named :class:`Kept` stores (:func:`session_store`), all evicting the same way:
+the least recently used entry goes once a store holds more than its size.
+Nothing here is saved with the file; each store is keyed by what its
+result was computed from, so an entry never goes stale, it only ages out.
+
+It imports nothing of the add-on, so every layer may use it (it sits in the
+lowest one, beside :mod:`.strips`). Hooks let a lower layer announce an
+event that a higher one acts on, without importing it: :mod:`.live` registers what to do when a preview is shown
+(:func:`on_preview_shown`), and :mod:`.preview` calls :func:`preview_shown`;
+it registers what to do when a setting the depsgraph does not see changes
+(:func:`on_setting_changed`), and :mod:`.properties`' update callbacks call
+:func:`setting_changed`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable, Hashable
+
+
+class Kept:
+    """A store of at most ``size`` entries, the least recently used evicted first."""
+    def __init__(self, name: str, size: int):
+        if size < 1:
+            raise ValueError(f"store {name!r}: size {size} keeps nothing; give it at least 1")
+        self.name, self.size = name, size
+        self._entries: OrderedDict = OrderedDict()
+
+    def get(self, key: Hashable, compute: Callable[[], object] | None = None):
+        """The entry of ``key`` (now the most recently used); without one, ``compute()`` kept, or ``None``."""
+        if key in self._entries:
+            self._entries.move_to_end(key)
+            return self._entries[key]
+        if compute is None:
+            return None
+        value = compute()
+        self.put(key, value)
+        return value
+
+    def put(self, key: Hashable, value) -> None:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+    def pop(self, key: Hashable, default=None):
+        return self._entries.pop(key, default)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __getitem__(self, key: Hashable):
+        if key not in self._entries:
+            raise KeyError(f"store {self.name!r} keeps nothing for {key!r}")
+        return self.get(key)
+
+    __setitem__ = put
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def values(self):
+        return list(self._entries.values())
+
+
+_STORES: dict[str, Kept] = {}
+
+
+def session_store(name: str, size: int) -> Kept:
+    """The session's store called ``name`` (made on first use, holding at most ``size`` entries)."""
+    store = _STORES.get(name)
+    if store is None:
+        store = _STORES[name] = Kept(name, size)
+    return store
+
+
+def forget_all() -> None:
+    """Empty every store (what the benchmarks call the naive panel: everything read again)."""
+    for store in _STORES.values():
+        store.clear()
+
+
+_PREVIEW_SHOWN: dict[str, Callable] = {}
+_SETTING_CHANGED: dict[str, Callable] = {}
+
+
+def on_preview_shown(name: str, hook: Callable) -> None:
+    """Call ``hook(obj)`` whenever a preview is shown on armature ``obj`` (one hook per ``name``)."""
+    _PREVIEW_SHOWN[name] = hook
+
+
+def preview_shown(obj) -> None:
+    for hook in list(_PREVIEW_SHOWN.values()):
+        hook(obj)
+
+
+def on_setting_changed(name: str, hook: Callable) -> None:
+    """Call ``hook(scene)`` whenever a setting the depsgraph does not see changes (one hook per ``name``)."""
+    _SETTING_CHANGED[name] = hook
+
+
+def setting_changed(scene) -> None:
+    for hook in list(_SETTING_CHANGED.values()):
+        hook(scene)
