@@ -26,7 +26,7 @@ import bpy
 import numpy as np
 
 from ..core import quat
-from ..core.motion import Motion, Skeleton
+from ..core.motion import Motion, Skeleton, similarity_fit
 from .convert import armature_skeleton, listed_names
 from .pose import REST_QUATERNION
 from .strips import is_preview_track, preview_actions, solo_track
@@ -220,7 +220,7 @@ def motion_on_armature(obj: bpy.types.Object, motion: Motion, what: str, armatur
     body = body_joints(motion.skeleton)
     # (the shift puts the file's body at rest on the armature's, as the file imported by Blender and its
     # action played on this armature stands)
-    turn, scale, shift, error = _similarity_fit(rest_file[body], rest_armature[body])
+    turn, scale, shift, error = similarity_fit(rest_file[body], rest_armature[body])
     size = np.sqrt(np.mean(np.sum((rest_armature[body] - rest_armature[body].mean(axis=0)) ** 2, axis=1)))
     if not error <= tolerance * size:
         raise ValueError(f"{what}: its rest pose is not armature {obj.name!r}'s (after the best turn and scale the "
@@ -252,14 +252,3 @@ def body_joints(skeleton: Skeleton) -> np.ndarray:
     return np.arange(len(parents))
 
 
-def _similarity_fit(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, float]:
-    """``(A (3, 3), s, c (3,), rms)`` minimising ``|q - (s A p + c)|`` over points ``p, q (N, 3)`` (Umeyama's
-    closed form; ``A`` a rotation, never a reflection)."""
-    pc, qc = p - p.mean(axis=0), q - q.mean(axis=0)
-    u, sigma, vt = np.linalg.svd(qc.T @ pc)
-    sign = np.diag([1.0, 1.0, np.sign(np.linalg.det(u @ vt)) or 1.0])
-    turn = u @ sign @ vt
-    scale = float(np.trace(np.diag(sigma) @ sign) / max(np.sum(pc ** 2), 1e-300))
-    shift = q.mean(axis=0) - scale * p.mean(axis=0) @ turn.T
-    error = float(np.sqrt(np.mean(np.sum((q - (scale * p @ turn.T + shift)) ** 2, axis=1))))
-    return turn, scale, shift, error

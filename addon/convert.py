@@ -39,6 +39,7 @@ import numpy as np
 
 from ..core import quat
 from ..core.motion import Motion, Skeleton
+from ..core.rig import parse_bone_mapping
 from .fcurves import (action_channelbag, add_curves, animated_bone_curves, bone_fcurves, bone_path, channel_values,
                       emptied_channelbag, has_keys_or_modifiers, slot_for)
 from .pose import (ArmatureInfo, axis_angle_to_quat, AxisAngleRows, continued_euler, continued_quaternions,
@@ -538,35 +539,6 @@ def _bone_joints(obj: bpy.types.Object, motion: Motion, armature: tuple | None =
             "rename the motion's joints to the armature's bone names first"
         )
     return skeleton, info, pairs
-
-
-def parse_bone_mapping(text: str) -> dict[str, str]:
-    """``"left.ankle=foot.L, right.ankle=foot.R"`` -> ``{"left.ankle": "foot.L", ...}``.
-
-    Pairs are separated by commas, semicolons or new lines. A piece without
-    ``=`` continues the previous value, so ``spine=Spine, Spine1`` lists two
-    spine bones. A role set to ``none`` (toes, clavicles) means "no such bone".
-    """
-    mapping: dict[str, str] = {}
-    role = None
-    for piece in text.replace(";", ",").replace("\n", ",").split(","):
-        piece = piece.strip()
-        if not piece:
-            continue
-        key, sep, bone = piece.partition("=")
-        if sep:
-            role = key.strip()
-            if not role:
-                raise ValueError(f"Bone Mapping: {piece!r} names no role; write ROLE=BONE, e.g. left.ankle=foot.L")
-            mapping[role] = bone.strip()
-        elif role is not None:
-            mapping[role] += "," + piece
-        else:
-            raise ValueError(
-                f"Bone Mapping: {piece!r} is not ROLE=BONE; write pairs separated by commas, "
-                "e.g. left.ankle=foot.L, right.ankle=foot.R"
-            )
-    return mapping
 
 
 def find_armature_rig(obj: bpy.types.Object, motion):

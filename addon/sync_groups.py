@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import bpy
 
+from ..core.timeline import Span, overlap_groups
+from ..core.timeline import group_name as timeline_group_name
 from .strips import strip_frame_count, strip_frames, strip_settings
 
 
@@ -27,22 +29,14 @@ def sync_groups(obj: bpy.types.Object, strips: list) -> list[list[bpy.types.NlaS
     Overlapping means sharing more than one frame: strips that butt (one starts on the frame the
     other ends on, as strips one after another on a track do) play one after the other, not at
     the same time, and go in sequence."""
-    on = sorted((s for s in strips if blends_synchronized(obj, s)), key=lambda s: (s.frame_start, s.name))
-    groups, last = [], None
-    for strip in on:
-        first, end = strip_frames(strip)
-        if groups and first < last:  # (sorted by start: overlapping the group's span is overlapping one of it)
-            groups[-1].append(strip)
-            last = max(last, end)
-        else:
-            groups.append([strip])
-            last = end
-    return [group for group in groups if len(group) > 1]
+    on = [s for s in strips if blends_synchronized(obj, s)]
+    spans = [Span(s.name, *strip_frames(s)) for s in on]
+    return [[on[k] for k in group] for group in overlap_groups(spans)]  # (core.timeline decides)
 
 
 def group_name(group: list) -> str:
-    """``"walk + run"``: the group's strips' names joined, in start order."""
-    return " + ".join(s.name for s in group)
+    """``"walk + run"``: the group's strips' names joined, in start order (core.timeline.group_name)."""
+    return timeline_group_name(s.name for s in group)
 
 
 def strip_influences(strip: bpy.types.NlaStrip, frames) -> "np.ndarray":

@@ -11,11 +11,13 @@ group (:mod:`.sync_groups`) is one clip, the blend of its strips
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
-from typing import Callable, Iterable
+from dataclasses import replace
+from typing import Callable
 
 import bpy
+
+from ..core import timeline as rules
+from ..core.timeline import DefaultCore, Span, default_core
 
 from .convert import find_armature_rig, scene_fps, strip_to_motion
 from .fcurves import action_digest
@@ -24,109 +26,6 @@ from .strips import (by_track_from_top, core_neighbours, FRAME_TOLERANCE, perfor
                      strip_settings, strip_signature, whole_strip_if_empty)
 from .sync_groups import (blending_key, blends_synchronized, edited_group_core, group_name, group_weights,
                           not_replace_warnings, strip_part_weights, sync_groups, weights_varying)
-
-
-@dataclass(frozen=True)
-class Span:
-    """What of a strip its default core depends on: its scene frames (both ends sampled) and blends."""
-
-    name: str
-    first: int
-    last: int
-    blend_in: float = 0.0
-    blend_out: float = 0.0
-
-
-@dataclass(frozen=True)
-class DefaultCore:
-    """A default core in scene frames, end inclusive, and what was taken off the strip, for the panel.
-
-    Empty (``first > last``) where the strip's neighbours cover all of it.
-    """
-
-    first: int
-    last: int
-    taken_off: tuple[str, ...] = ()
-    over: str = ""  # an additional motion: the strip it lies inside (see additional_spans)
-    parts: str = ""
-    group: str = ""  # a strip blended synchronized: the group's name, whose core this is (see sync_groups)
-
-    @property
-    def empty(self) -> bool:
-        return self.first > self.last
-
-    def why(self) -> str:
-        if self.over:
-            return f"whole strip: lies inside {self.over!r} and moves its {self.parts}, so it composes over it"
-        what = f"group {self.group!r}" if self.group else "strip"
-        why = f"{what} minus {', '.join(self.taken_off)}" if self.taken_off else f"whole {what}"
-        if self.group:
-            why = f"synchronized blend: the core of the {why}"
-        return f"no frame left: {why}" if self.empty else why
-
-
-def default_core(span: Span, earlier: Iterable[Span] = (), later: Iterable[Span] = (), room: int = 0) -> DefaultCore:
-    """The core a strip gets until edited, between the other selected strips that play.
-
-    ``earlier`` are those before ``span`` in start order, ``later`` those
-    after, on any track. The strip minus its blend-in and blend-out, which
-    Blender's auto-blend sets to the overlap with the neighbour, then minus
-    what still overlaps any of them: an earlier strip takes the frames up
-    to its end off the start, a later one the frames from its start off the
-    end (so a strip laid over a longer one cuts the longer one's core where
-    it begins, and the longer one covers all of it). Where two strips butt,
-    or overlap with neither blending, the core also stops ``room // 2``
-    frames (rounded up) short of the frames they share, so that each
-    transition gets at least ``room`` frames (the shortest blend) between
-    the cores. May come out empty (``DefaultCore.empty``).
-    """
-    first, last, taken = span.first, span.last, []
-    if span.blend_in > 0:
-        first += math.ceil(span.blend_in)
-        taken.append(f"blend-in {span.blend_in:g}")
-    if span.blend_out > 0:
-        last -= math.ceil(span.blend_out)
-        taken.append(f"blend-out {span.blend_out:g}")
-    half = -(-room // 2)
-    for previous in earlier:
-        if span.first <= previous.last + 1:
-            unblended = span.blend_in <= 0 and previous.blend_out <= 0
-            limit = previous.last + 1 + (half if unblended else 0)
-            if limit > first:
-                first = limit
-                taken.append(f"{'room to blend' if unblended else 'overlap'} with {previous.name!r}"
-                             + (f" (frames {previous.first}-{previous.last}, all of it)" if limit > last else ""))
-    for following in later:
-        if following.first <= span.last + 1:
-            unblended = span.blend_out <= 0 and following.blend_in <= 0
-            limit = following.first - 1 - (half if unblended else 0)
-            if limit < last:
-                last = limit
-                taken.append(f"{'room to blend' if unblended else 'overlap'} with {following.name!r}")
-    return DefaultCore(first, last, tuple(taken))
-
-
-def additional_spans(spans: list[Span], parts_of: Callable[[int], str | None]) -> dict[int, tuple[int, str]]:
-    """``{k: (index of the span it lies in, parts)}`` for each of ``spans`` that core would compose
-    as an additional motion (2008, section 8); pure.
-
-    As ``core.synthesize`` decides: the longer spans first, a span wholly inside
-    one that goes in sequence is additional when ``parts_of(k)`` (its motion
-    alone: :func:`core.synthesize.additional_motion_parts`) names parts; asked
-    only for spans inside another. Others go in sequence.
-    """
-    order = sorted(range(len(spans)), key=lambda k: (-(spans[k].last - spans[k].first), k))
-    in_sequence, additional = [], {}
-    for k in order:
-        span = spans[k]
-        base = next((b for b in sorted(in_sequence) if spans[b].first <= span.first and span.last <= spans[b].last),
-                    None)
-        parts = parts_of(k) if base is not None else None
-        if parts:
-            additional[k] = (base, parts)
-        else:
-            in_sequence.append(k)
-    return additional
 
 
 # ---------------------------------------------------------------------------
@@ -204,12 +103,16 @@ def core_offsets(obj: bpy.types.Object, strip: bpy.types.NlaStrip, neighbours: l
 
 def sequence_spans(strips: list, groups: list) -> list[Span]:
     """The spans of what goes in sequence: each of ``strips`` not in one of ``groups``, and each
-    group as one span from its earliest strip's first frame to its latest last frame, by start."""
+    group as one span from its earliest strip's first frame to its latest last frame, by start
+    (core.timeline.sequence_spans)."""
     grouped = {s.name for group in groups for s in group}
-    spans = [strip_span(s) for s in strips if s.name not in grouped]
-    spans += [Span(group_name(group), min(strip_span(s).first for s in group), max(strip_span(s).last for s in group))
-              for group in groups]
-    return sorted(spans, key=lambda span: span.first)
+    free = [s for s in strips if s.name not in grouped]
+    spans = [strip_span(s) for s in free] + [strip_span(s) for group in groups for s in group]
+    at, indices = len(free), []
+    for group in groups:
+        indices.append(list(range(at, at + len(group))))
+        at += len(group)
+    return rules.sequence_spans(spans, indices)
 
 
 def additional_strips(obj: bpy.types.Object, strips: list) -> dict[str, tuple[str, str]]:
@@ -221,7 +124,7 @@ def additional_strips(obj: bpy.types.Object, strips: list) -> dict[str, tuple[st
     qualify here (synthesis says what is wrong with it).
     """
     spans = [strip_span(s) for s in strips]
-    found = additional_spans(spans, lambda k: additional_parts_of_strip(obj, strips[k]))
+    found = rules.additional_spans(spans, lambda k: additional_parts_of_strip(obj, strips[k]))
     return {strips[k].name: (strips[b].name, parts) for k, (b, parts) in found.items()}
 
 

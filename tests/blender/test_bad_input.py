@@ -147,16 +147,6 @@ def test_a_bone_mapping_that_is_not_role_bone_pairs(walk_bow_punch):
     refused("synthesize", r"Bone Mapping: 'Foot_L' is not ROLE=BONE")
 
 
-def test_bone_mapping_text_becomes_overrides(installed_extension):
-    addon = addon_modules(installed_extension)
-    assert addon.convert.parse_bone_mapping("") == {}
-    assert addon.convert.parse_bone_mapping("left.ankle=foot.L, right.ankle = foot.R;\nspine=Spine, Spine1") == {
-        "left.ankle": "foot.L", "right.ankle": "foot.R", "spine": "Spine,Spine1",
-    }
-    with pytest.raises(ValueError, match="names no role"):
-        addon.convert.parse_bone_mapping("=foot.L")
-
-
 # ---------------------------------------------------------------------------
 # Overlapping cores: the strip is rejected, named, and the rest still synthesize
 

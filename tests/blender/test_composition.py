@@ -112,13 +112,3 @@ def test_a_turn_inside_the_walk_does_not_qualify_and_goes_in_sequence_as_before(
     plan = json.loads(turn.smart_motion.plan_json)
     assert plan.get("compositions", []) == [] and plan["rejected"] == []
     assert [(p["prev"], p["next"]) for p in plan["pairs"]] == [("walk", TURN)], "joined in sequence"
-
-
-def test_the_longer_strips_are_decided_first_and_only_strips_inside_another_are_asked(addon):
-    span = addon.timeline.Span
-    spans = [span("walk", 1, 273), span("long wave", 20, 220), span("short wave", 40, 100), span("kick", 300, 400)]
-    parts = {1: "right arm", 2: "left arm", 3: "upper body"}
-    asked = []
-    found = addon.timeline.additional_spans(spans, lambda k: asked.append(k) or parts.get(k))
-    assert found == {1: (0, "right arm"), 2: (0, "left arm")}, "a wave inside a wave composes over the walk"
-    assert sorted(asked) == [1, 2], "the walk and the kick lie inside nothing: their motion is not read"

@@ -201,33 +201,6 @@ def test_edited_cores_are_kept_as_edited(empty_scene):
     assert plan_of(obj)["pairs"][0]["gap"] == [100, 195]
 
 
-def test_default_cores_leave_the_shortest_blend_between_unblended_neighbours(addon):
-    walk, bow = addon.timeline.Span("walk", 1, 195), addon.timeline.Span("bow", 180, 317)
-    room = 6
-    walk_core = addon.timeline.default_core(walk, (), (bow,), room)
-    bow_core = addon.timeline.default_core(bow, (walk,), (), room)
-    assert (walk_core.last, bow_core.first) == (176, 199), "3 frames short of the shared frames 180-195 each"
-    assert walk_core.why() == "strip minus room to blend with 'bow'"
-
-    blended = addon.timeline.Span("bow", 180, 317, blend_in=16.0)
-    assert addon.timeline.default_core(blended, (walk,), (), room).first == 196, "the blend-in, then what overlaps still"
-    assert addon.timeline.default_core(walk, (), (blended,), room).last == 179
-    apart = addon.timeline.Span("bow", 250, 387)
-    assert addon.timeline.default_core(apart, (walk,), (), room) == addon.timeline.DefaultCore(250, 387), "strips apart: the whole strip"
-    assert addon.timeline.default_core(apart, (walk,), (), room).why() == "whole strip"
-
-
-def test_default_cores_take_off_every_overlapping_strip_not_only_the_adjacent_one(addon):
-    """A long strip A with B laid over it on another track and C overlapping A's end, past B."""
-    a, b, c = addon.timeline.Span("A", 1, 500), addon.timeline.Span("B", 100, 200), addon.timeline.Span("C", 400, 600)
-    room = 6
-    assert addon.timeline.default_core(a, (), (b, c), room).last == 96, "A stops short of B, which begins inside it"
-    assert addon.timeline.default_core(c, (a, b), (), room).first == 504, "C starts after A, though B comes between them"
-    covered = addon.timeline.default_core(b, (a,), (c,), room)
-    assert covered.empty
-    assert covered.why() == "no frame left: strip minus room to blend with 'A' (frames 1-500, all of it)"
-
-
 LONG_STRIP_WITH_AN_OVERLAY = (("kick_normal_001", 1, None), ("bow_normal_001", 100, None), ("walk_normal_001", 300, None))
 
 
