@@ -12,6 +12,7 @@ from typing import Callable
 
 import bpy
 
+from ..core.timeline import NlaLane, PackMove, pack_lanes
 from .convert import action_to_motion, find_armature_rig
 from .fcurves import slot_for
 from .strips import (find_strip, is_preview_track, left_out_text, preview_actions, solo_track, strip_identity,
@@ -118,34 +119,10 @@ def placement_text(action: bpy.types.Action, placement: Placement) -> str:
 
 
 @dataclass(frozen=True)
-class Move:
-    """Where :func:`pack_placements` puts one strip.
-
-    name     the strip.
-    before   its start now; ``start`` its start once packed (scene frames).
-    track    the track it ends on; ``new_track`` when the pack makes that track.
-    blocked  why it leaves its own track (``"'bow' lies there on 'clips 1'"``), else ``""``.
-    over     for an additional motion (2008, section 8): the strip it lies inside and moves with.
-    """
-
-    name: str
-    before: int
-    start: int
-    track: str
-    new_track: bool = False
-    blocked: str = ""
-    over: str = ""
-
-    @property
-    def moved(self) -> bool:
-        return self.start != self.before
-
-
-@dataclass(frozen=True)
 class Packing:
     """:func:`pack_placements`' answer: the moves in pack order and each strip's core as the placement assumed."""
 
-    moves: tuple[Move, ...]
+    moves: tuple[PackMove, ...]
     cores: dict
 
 
@@ -198,52 +175,16 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     return Packing(moves, {clip.name: clip.core_range for clip in clips})
 
 
-def pack_tracks(obj: bpy.types.Object, wanted: list[tuple[bpy.types.NlaStrip, int]]) -> list[Move]:
-    """The :class:`Move` of each ``(strip, new start)``, its track chosen; changes nothing.
-
-    Strips on one track cannot overlap, nor pass one another (Blender stops a
-    strip moved along its track at its neighbour), so a strip stays on its
-    track when nothing else there lies between where it is and where it goes;
-    else it goes to the first source track that plays with room where it goes
-    (as :func:`add_strip`), else to a new track above the sources, below the
-    preview. The strips move in the order given, each seeing the ones before
-    it where they went and the others where they are.
-    """
+def pack_tracks(obj: bpy.types.Object, wanted: list[tuple[bpy.types.NlaStrip, int]]) -> list[PackMove]:
+    """The :class:`core.timeline.PackMove` of each ``(strip, new start)``, its track chosen; changes
+    nothing. core.timeline.pack_lanes decides, over the source tracks (those Blender plays are open
+    to strips, as for :func:`add_strip`); a new track goes above the sources, below the preview."""
     anim = obj.animation_data
-    # every source track: its name, whether a strip may be put on it, and what lies on it (name, first, last)
-    tracks = [[t.name, _plays_track(obj, t), [(s.name, s.frame_start, s.frame_end) for s in t.strips]]
-              for t in anim.nla_tracks if not is_preview_track(t)]
-    moves = []
-    for strip, start in wanted:
-        before = round(strip.frame_start)
-        here = next(k for k, t in enumerate(tracks) if any(name == strip.name for name, _, _ in t[2]))
-        first, last = start, start + strip.frame_end - strip.frame_start
-        others = [(name, a, b) for name, a, b in tracks[here][2] if name != strip.name]
-        swept = (min(first, strip.frame_start), max(last, strip.frame_end))
-        blocking = next((name for name, a, b in others if not (b < swept[0] or a > swept[1])), None)
-        tracks[here][2] = others
-        if start == before or blocking is None:
-            k, new = here, False
-        else:
-            if strip.use_animated_influence:
-                raise ValueError(
-                    f"NLA strip {strip.name!r} of armature {obj.name!r} must leave track {tracks[here][0]!r} "
-                    f"({blocking!r} lies in the way) but has animated influence, which Blender keeps on the strip; "
-                    f"move {blocking!r} off that track first, or turn off Animated Influence"
-                )
-            k = next((k for k, (_, free, on) in enumerate(tracks)
-                      if free and all(b < first or a > last for _, a, b in on)), None)
-            new = k is None
-            if new:
-                taken = {t[0] for t in tracks} | {t.name for t in anim.nla_tracks}
-                name = next(n for n in (f"[Smart Motion] {strip.name}{'' if i == 1 else f' {i}'}"
-                                        for i in range(1, len(taken) + 2)) if n not in taken)
-                tracks.append([name, True, []])
-                k = len(tracks) - 1
-        tracks[k][2].append((strip.name, first, last))
-        moves.append(Move(strip.name, before, start, tracks[k][0], new,
-                          f"{blocking!r} lies there on {tracks[here][0]!r}" if k != here else ""))
-    return moves
+    lanes = [NlaLane(t.name, _plays_track(obj, t), tuple((s.name, s.frame_start, s.frame_end) for s in t.strips))
+             for t in anim.nla_tracks if not is_preview_track(t)]
+    return pack_lanes(lanes, [(strip.name, start) for strip, start in wanted],
+                      animated={strip.name for strip, _ in wanted if strip.use_animated_influence},
+                      taken_names={t.name for t in anim.nla_tracks}, armature=obj.name)
 
 
 def _plays_track(obj: bpy.types.Object, track: bpy.types.NlaTrack) -> bool:
@@ -269,14 +210,14 @@ def pack_strips(obj: bpy.types.Object, packing: Packing) -> None:
             continue
         strip = find_strip(obj, move.name)
         track = next(t for t in anim.nla_tracks if move.name in t.strips)
-        if track.name == move.track and not move.new_track:
+        if track.name == move.lane and not move.new_lane:
             strip.frame_start_ui = move.start
             continue
-        if move.new_track:
+        if move.new_lane:
             sources = [t for t in anim.nla_tracks if not is_preview_track(t)]
-            made[move.track] = anim.nla_tracks.new(prev=sources[-1])
-            made[move.track].name = move.track
-        _remade_on(track, strip, made.get(move.track) or anim.nla_tracks[move.track], move.start)
+            made[move.lane] = anim.nla_tracks.new(prev=sources[-1])
+            made[move.lane].name = move.lane
+        _remade_on(track, strip, made.get(move.lane) or anim.nla_tracks[move.lane], move.start)
     packed = sorted((find_strip(obj, name) for name in packing.cores), key=lambda s: s.frame_start)
     for name, offsets in packing.cores.items():
         strip = find_strip(obj, name)
@@ -324,6 +265,6 @@ def pack_text(packing: Packing) -> str:
         if m.over:
             text += f" (with {m.over!r}, which it composes over)"
         if m.blocked:
-            text += f" on {'new ' if m.new_track else ''}track {m.track!r}, as {m.blocked}"
+            text += f" on {'new ' if m.new_lane else ''}track {m.lane!r}, as {m.blocked}"
         parts.append(text)
     return f"packed {len(packing.moves)} strips: " + ", ".join(parts)
