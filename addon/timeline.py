@@ -11,6 +11,8 @@ group (:mod:`.sync_groups`) is one clip, the blend of its strips
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import replace
 from typing import Callable
 
@@ -124,8 +126,23 @@ def additional_strips(obj: bpy.types.Object, strips: list) -> dict[str, tuple[st
     qualify here (synthesis says what is wrong with it).
     """
     spans = [strip_span(s) for s in strips]
-    found = rules.additional_spans(spans, lambda k: additional_parts_of_strip(obj, strips[k]))
+    gone = rejected_clips(obj.smart_motion.plan_json) if hasattr(obj, "smart_motion") else frozenset()
+    found = rules.additional_spans(spans, lambda k: additional_parts_of_strip(obj, strips[k]),
+                                   rejected=[k for k, s in enumerate(strips) if s.name in gone])
     return {strips[k].name: (strips[b].name, parts) for k, (b, parts) in found.items()}
+
+
+@functools.lru_cache(maxsize=4)
+def rejected_clips(plan_json: str) -> frozenset[str]:
+    """The clips the recorded plan (its JSON) rejected: what lies inside one goes in sequence, as
+    the engine reruns it (core.timeline.additional_spans); read once per plan, not per redraw."""
+    try:
+        plan = json.loads(plan_json) if plan_json else {}
+    except ValueError:  # (a plan from another version: nothing is known to be rejected)
+        return frozenset()
+    if not isinstance(plan, dict):
+        return frozenset()
+    return frozenset(r["clip"] for r in plan.get("rejected", ()) if isinstance(r, dict) and "clip" in r)
 
 
 # what a strip's motion lends as an additional motion, by what it plays (additional_parts_of_strip)

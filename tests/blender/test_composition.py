@@ -90,6 +90,16 @@ def test_the_wave_cuts_no_core_of_the_walk_and_keeps_its_whole_strip(wave, addon
     assert inner.why() == "whole strip: lies inside 'walk' and moves its right arm, so it composes over it"
 
 
+def test_a_strip_inside_one_the_last_synthesis_rejected_is_a_neighbour_as_the_engine_reruns_it(wave, addon):
+    """Issue 25: the add-on's copy of the composition rule lacked core's rerun when the base clip is
+    rejected, so the panel and the engine could disagree. The rule is core.timeline's now, given the
+    recorded plan's rejections: with the walk rejected, the wave has nothing to compose over."""
+    strips = strips_by_name(wave)
+    wave.smart_motion.plan_json = json.dumps({"rejected": [{"clip": "walk", "reason": "(a test)"}]})
+    walk, inner = (addon.timeline.strip_default_core(wave, strips[name]) for name in ("walk", WAVE))
+    assert not inner.over and f"room to blend with {WAVE!r}" in walk.why(), "the wave goes in sequence"
+
+
 def test_the_panel_lists_the_composition_and_says_so_under_the_strip(wave):
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     labels = draw_panel().labels
