@@ -125,11 +125,21 @@ def additional_strips(obj: bpy.types.Object, strips: list) -> dict[str, tuple[st
     (:func:`additional_parts_of_strip`). A strip that cannot be read does not
     qualify here (synthesis says what is wrong with it).
     """
+    # (in playing order, as the engine takes its clips: by core, an edited one's where it is set, else by start;
+    # an additional motion that would play before the sequence's first core goes in sequence)
+    strips = sorted(strips, key=lambda s: _core_start(obj, s))
     spans = [strip_span(s) for s in strips]
     gone = rejected_clips(obj.smart_motion.plan_json) if hasattr(obj, "smart_motion") else frozenset()
     found = rules.additional_spans(spans, lambda k: additional_parts_of_strip(obj, strips[k]),
                                    rejected=[k for k, s in enumerate(strips) if s.name in gone])
     return {strips[k].name: (strips[b].name, parts) for k, (b, parts) in found.items()}
+
+
+def _core_start(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> int:
+    """Where ``strip``'s core begins in scene frames when edited, else where the strip does."""
+    item = strip_settings(obj, strip)
+    start = round(strip.frame_start)
+    return start + item.core_offsets(strip)[0] if item is not None and item.has_core else start
 
 
 @functools.lru_cache(maxsize=4)

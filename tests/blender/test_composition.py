@@ -100,6 +100,19 @@ def test_a_strip_inside_one_the_last_synthesis_rejected_is_a_neighbour_as_the_en
     assert not inner.over and f"room to blend with {WAVE!r}" in walk.why(), "the wave goes in sequence"
 
 
+def test_a_wave_that_would_play_before_the_first_core_goes_in_sequence_as_the_engine_orders_clips(empty_scene,
+                                                                                                    addon):
+    """Issue 25: the add-on took strips in start order, so core's rule that an additional motion
+    starting before the sequence's first clip goes in sequence never fired. It takes them in playing
+    order now (by core, an edited one's where set), as the engine does: with the walk's core set to
+    begin at 150, a bow (its core 40-120) plays first, and the wave from 31 has nothing to compose over."""
+    obj = clips_on_one_armature((("bandai2/walk_normal_001", 1, (150, 273)), ("bandai2/wave-right-hand_normal_001",
+                                 INSIDE, None), ("bow_normal_001", 40, (40, 120))), tracks=3)
+    strips = strips_by_name(obj)
+    inner = addon.timeline.strip_default_core(obj, strips[WAVE])
+    assert not inner.over, inner.why()
+
+
 def test_the_panel_lists_the_composition_and_says_so_under_the_strip(wave):
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     labels = draw_panel().labels
