@@ -175,21 +175,29 @@ def segment_curves(actions: list) -> dict:
 def keyed_rows(curves: dict) -> dict:
     """``{(data path, index): (F, 2) float32 (frame, value) rows}`` of :func:`segment_curves`, read in
     bulk (as ``foreach_set`` takes them back), the segments joined with each boundary key once."""
-    return {key: _joined(segment, "co", 2, np.float32) for key, segment in curves.items()}
+    return {key: _joined(_read(segment, "co", 2, np.float32))[0] for key, segment in curves.items()}
 
 
-def _joined(segment: list, prop: str, size: int, dtype) -> np.ndarray:
-    """Keyframe property ``prop`` of a channel's segment curves, one row per frame: each segment's first
-    row left out where it repeats the frame the one before ends on."""
-    parts, last = [], None
+def _read(segment: list, prop: str, size: int, dtype) -> list[np.ndarray]:
+    """Keyframe property ``prop`` of each of a channel's segment curves, ``(keys, size)``, in bulk."""
+    parts = []
     for fcurve in segment:
         points = fcurve.keyframe_points
         rows = np.empty((len(points), size), dtype=dtype)
         points.foreach_get(prop, rows.ravel())
-        first = points[0].co[0] if len(points) else None
-        parts.append(rows[1:] if last is not None and first == last else rows)
-        last = points[-1].co[0] if len(points) else last
-    return np.concatenate(parts) if parts else np.empty((0, size), dtype=dtype)
+        parts.append(rows)
+    return parts
+
+
+def _joined(co: list[np.ndarray], *others: list[np.ndarray]) -> list[np.ndarray]:
+    """A channel's segment rows ``co`` (:func:`_read` of ``"co"``) and ``others`` (other keyframe
+    properties of the same curves) joined, one row per frame: each segment's first row left out where
+    its frame repeats the one the segment before ends on (frames read from ``co``, not key by key)."""
+    keep, last = [], None
+    for rows in co:
+        keep.append(1 if last is not None and len(rows) and rows[0, 0] == last else 0)
+        last = rows[-1, 0] if len(rows) else last
+    return [np.concatenate([rows[k:] for rows, k in zip(parts, keep)]) for parts in (co, *others)]
 
 
 def bake_into(actions: list, target: bpy.types.Action, obj: bpy.types.Object) -> None:
@@ -198,8 +206,7 @@ def bake_into(actions: list, target: bpy.types.Action, obj: bpy.types.Object) ->
     ``update`` computes them, each bone's curves in its group)."""
     channelbag = emptied_channelbag(target, obj)
     for (path, index), segment in segment_curves(actions).items():
-        co = _joined(segment, "co", 2, np.float32)
-        kind = _joined(segment, "interpolation", 1, np.int32)
+        co, kind = _joined(_read(segment, "co", 2, np.float32), _read(segment, "interpolation", 1, np.int32))
         group = segment[0].group.name if segment[0].group is not None else ""
         fcurve = new_fcurve(channelbag, path, index, group)
         fcurve.keyframe_points.add(len(co))
