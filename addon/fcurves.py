@@ -10,7 +10,7 @@ keys, modifiers, cyclic extrapolation) is evaluated by Blender itself,
 Writing creates every F-curve's keys in bulk (``keyframe_points.add`` and
 ``foreach_set``), never one ``keyframe_insert`` per key.
 
-Digests (:func:`armature_digest`, :func:`action_digest`) hash what reading
+Digests (:func:`armature_digest`, :func:`action_digest`, :func:`modifiers_digest`) hash what reading
 an armature or an action depends on, so that a caller can tell whether a
 result computed from them earlier is still current without computing it again.
 """
@@ -237,6 +237,27 @@ def action_digest(action: bpy.types.Action) -> str:
                 # strip.channelbags about three times slower (measured, Blender 5.0).
                 for fcurve in strip.channelbag(slot).fcurves:
                     _digest_fcurve(digest, fcurve)
+    return digest.hexdigest()
+
+
+def modifiers_digest(action: bpy.types.Action) -> str:
+    """A hash of ``action``'s F-curves as a set, and of their modifiers (every setting), keys left out.
+
+    What the depsgraph does not report: adding an F-curve modifier from Python
+    tags nothing (measured, Blender 5.0), while edits of keys, mute flags and
+    extrapolation are reported.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    for layer in action.layers:
+        for strip in layer.strips:
+            if strip.type != 'KEYFRAME':
+                continue
+            for slot in [channelbag.slot for channelbag in strip.channelbags]:
+                fcurves = strip.channelbag(slot).fcurves
+                digest.update(slot.identifier.encode())
+                digest.update(repr([(fcurve.data_path, fcurve.array_index,
+                                     [_settings(m) for m in fcurve.modifiers] if fcurve.modifiers else 0)
+                                    for fcurve in fcurves]).encode())
     return digest.hexdigest()
 
 

@@ -46,7 +46,8 @@ from .fcurves import bone_path
 from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name,
                       segment_ranges, segments_holding, write)
 from .report import plan_json, Synthesis
-from .state import on_preview_shown, on_setting_changed, session_store
+from .state import (forget_edits, note_edited, on_preview_shown, on_setting_changed, restoring, session_store,
+                    watch_edits)
 from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,
                      PREVIEW_STRIP, preview_track)
 from .sync_groups import blending_key
@@ -476,7 +477,10 @@ def _previewed(scene: bpy.types.Scene) -> list[bpy.types.Object]:
 
 @persistent
 def on_depsgraph_update(scene: bpy.types.Scene, depsgraph) -> None:
-    """Ask for a live update of every previewed armature whose timeline changed."""
+    """Note the IDs the depsgraph updated (:func:`.state.note_edited`: Bake knows a preview unedited by
+    them); ask for a live update of every previewed armature whose timeline changed."""
+    # (whatever the Live Updates toggle says: Bake reads these)
+    note_edited(update.id.original.session_uid for update in depsgraph.updates)  # (evaluated copies have uids of their own)
     if not scene.smart_motion.live:
         return
     frame = scene.frame_current
@@ -535,6 +539,15 @@ def on_undo(*_args) -> None:
     for session in _sessions.values():
         session.key = None
         session.channels = None
+    # The data put back is reported at the next depsgraph update: taken here, before any new edit can
+    # join it, as no edit (the step holds its own signatures; .state.restoring).
+    view_layer = bpy.context.view_layer
+    if view_layer is not None:
+        restoring(True)
+        try:
+            view_layer.update()
+        finally:
+            restoring(False)
 
 
 @persistent
@@ -547,6 +560,7 @@ def on_frame_change(scene: bpy.types.Scene, *_args) -> None:
 @persistent
 def on_load(*_args) -> None:
     """Another file: nothing kept is about its armatures."""
+    forget_edits()
     _pending.clear()
     _last_frame.clear()
     forget()
@@ -565,12 +579,14 @@ def register() -> None:
     for handlers, handler in HANDLERS:
         if handler not in handlers:
             handlers.append(handler)
+    watch_edits(True)
 
 
 def unregister() -> None:
     for handlers, handler in HANDLERS:
         if handler in handlers:
             handlers.remove(handler)
+    watch_edits(False)
     if bpy.app.timers.is_registered(run_pending):
         bpy.app.timers.unregister(run_pending)
     _pending.clear()

@@ -31,9 +31,16 @@ Synthesizing again replaces the preview; Clear removes it and restores the
 rest. Neither touches the source actions.
 
 Synthesize records with the preview a signature: a hash of everything the
-synthesis read (:func:`signature_parts`) and of the preview's keys; the
-preview is current (:func:`current_preview`) while the signature of the
-selected strips, as they are now, and of the preview's keys equals it.
+synthesis read (:func:`signature_parts`), and for the preview's own actions
+an edit stamp (:func:`.state.edit_stamp`) and what the depsgraph does not
+report of them (:func:`.fcurves.modifiers_digest`). The preview is current
+(:func:`current_preview`) while the signature of the selected strips, as
+they are now, equals it and the depsgraph reported no edit of the preview's
+actions since (:func:`unedited`). The preview's keys are not hashed again:
+the depsgraph evaluates the preview, so an edit of its keys, from the UI or
+from Python, is reported once the depsgraph is brought up to date, which
+:func:`unedited` does first. The sources' keys are hashed: under the
+preview's solo Blender does not evaluate them, and no event reports them.
 """
 
 from __future__ import annotations
@@ -48,8 +55,8 @@ import numpy as np
 
 from .convert import bone_channels, scene_fps
 from .fcurves import (action_channelbag, action_digest, add_curves, armature_digest, emptied_channelbag, LINEAR,
-                      new_fcurve)
-from .state import preview_shown
+                      modifiers_digest, new_fcurve)
+from .state import edit_stamp, edited_since, preview_shown
 from .strips import (find_strip, follow_renames, left_out_strips, performed_current, preview_action_name,
                      preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, source_strips,
                      strip_settings)
@@ -168,21 +175,29 @@ def segment_curves(actions: list) -> dict:
 def keyed_rows(curves: dict) -> dict:
     """``{(data path, index): (F, 2) float32 (frame, value) rows}`` of :func:`segment_curves`, read in
     bulk (as ``foreach_set`` takes them back), the segments joined with each boundary key once."""
-    return {key: _joined(segment, "co", 2, np.float32) for key, segment in curves.items()}
+    return {key: _joined(_read(segment, "co", 2, np.float32))[0] for key, segment in curves.items()}
 
 
-def _joined(segment: list, prop: str, size: int, dtype) -> np.ndarray:
-    """Keyframe property ``prop`` of a channel's segment curves, one row per frame: each segment's first
-    row left out where it repeats the frame the one before ends on."""
-    parts, last = [], None
+def _read(segment: list, prop: str, size: int, dtype) -> list[np.ndarray]:
+    """Keyframe property ``prop`` of each of a channel's segment curves, ``(keys, size)``, in bulk."""
+    parts = []
     for fcurve in segment:
         points = fcurve.keyframe_points
         rows = np.empty((len(points), size), dtype=dtype)
         points.foreach_get(prop, rows.ravel())
-        first = points[0].co[0] if len(points) else None
-        parts.append(rows[1:] if last is not None and first == last else rows)
-        last = points[-1].co[0] if len(points) else last
-    return np.concatenate(parts) if parts else np.empty((0, size), dtype=dtype)
+        parts.append(rows)
+    return parts
+
+
+def _joined(co: list[np.ndarray], *others: list[np.ndarray]) -> list[np.ndarray]:
+    """A channel's segment rows ``co`` (:func:`_read` of ``"co"``) and ``others`` (other keyframe
+    properties of the same curves) joined, one row per frame: each segment's first row left out where
+    its frame repeats the one the segment before ends on (frames read from ``co``, not key by key)."""
+    keep, last = [], None
+    for rows in co:
+        keep.append(1 if last is not None and len(rows) and rows[0, 0] == last else 0)
+        last = rows[-1, 0] if len(rows) else last
+    return [np.concatenate([rows[k:] for rows, k in zip(parts, keep)]) for parts in (co, *others)]
 
 
 def bake_into(actions: list, target: bpy.types.Action, obj: bpy.types.Object) -> None:
@@ -191,8 +206,7 @@ def bake_into(actions: list, target: bpy.types.Action, obj: bpy.types.Object) ->
     ``update`` computes them, each bone's curves in its group)."""
     channelbag = emptied_channelbag(target, obj)
     for (path, index), segment in segment_curves(actions).items():
-        co = _joined(segment, "co", 2, np.float32)
-        kind = _joined(segment, "interpolation", 1, np.int32)
+        co, kind = _joined(_read(segment, "co", 2, np.float32), _read(segment, "interpolation", 1, np.int32))
         group = segment[0].group.name if segment[0].group is not None else ""
         fcurve = new_fcurve(channelbag, path, index, group)
         fcurve.keyframe_points.add(len(co))
@@ -201,9 +215,7 @@ def bake_into(actions: list, target: bpy.types.Action, obj: bpy.types.Object) ->
         fcurve.update()
 
 
-def signature_parts(
-    obj: bpy.types.Object, strips: list, responsiveness: float, preview: list | None = None,
-) -> Iterator[str]:
+def signature_parts(obj: bpy.types.Object, strips: list, responsiveness: float) -> Iterator[str]:
     """Hashes of everything :func:`.synthesis.synthesize_strips` reads, cheapest first: same hashes, same result.
 
     Yields, lazily, so that a comparison stops at the first difference:
@@ -216,9 +228,9 @@ def signature_parts(
        :func:`.convert.armature_digest`), its name and Bone Mapping, the
        responsiveness, the scene's fps and unit scale, the extension's code;
     2. the strips' actions: every key and F-curve setting
-       (:func:`.convert.action_digest`, keys read in bulk);
-    3. with ``preview`` (the preview's segment actions, :mod:`.preview`), the
-       same of those actions.
+       (:func:`.convert.action_digest`, keys read in bulk).
+
+    The preview's own actions are not hashed here (:func:`preview_record`).
 
     The option to blend synchronized, and with it on the strip's influence
     and its F-curve's keys (:func:`.sync_groups.blending_key`).
@@ -244,8 +256,6 @@ def signature_parts(
     actions = {strip.action.session_uid: strip.action for strip in strips if strip.action is not None}
     # once per action, however many strips play it
     yield _hashed([action_digest(action) for action in actions.values()])
-    if preview is not None:
-        yield _hashed([action_digest(action) for action in preview])
 
 
 def _hashed(parts: list[str]) -> str:
@@ -293,7 +303,6 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     track = anim.nla_tracks.new()  # a new track goes on top
     track.name = PREVIEW_TRACK
     play(track, actions, result.start, result.motion.n_frames, PREVIEW_STRIP)
-    state.preview_signature = " ".join([*signature, _hashed([action_digest(a) for a in actions])])
     if solo is not None:
         # one solo track per object: soloing the preview un-solos this one, so its name is
         # kept for Clear to solo it again (and for plays() meanwhile)
@@ -302,6 +311,8 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     for source in source_strips(obj):
         strip_settings(obj, source, create=True).preview_source = source.name in sources
     preview_shown(obj)  # (live updates adopt it: addon/live.py)
+    # (after the hooks: the update reporting our own writes must find the preview adopted)
+    state.preview_signature = " ".join([*signature, *preview_record(obj, actions)])
     return actions[0]
 
 
@@ -314,7 +325,44 @@ def sign_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> 
     """
     actions = preview_segments(obj)
     if actions:
-        obj.smart_motion.preview_signature = " ".join(signature_parts(obj, strips, responsiveness, actions))
+        obj.smart_motion.preview_signature = " ".join([*signature_parts(obj, strips, responsiveness),
+                                                       *preview_record(obj, actions)])
+
+
+def evaluated(obj: bpy.types.Object, actions: list) -> bool:
+    """Bring the depsgraph up to date (edits tagged since are reported to :mod:`.live`'s handler, which
+    notes them: :func:`.state.note_edited`); whether it evaluates every one of ``actions``, and so
+    reports their edits (an armature outside the view layer, or hidden in viewports, is not evaluated)."""
+    view_layer = bpy.context.view_layer
+    if view_layer is None or obj.name not in view_layer.objects:
+        return False
+    view_layer.update()
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    return all(depsgraph.id_eval_get(action).is_evaluated for action in actions)
+
+
+def preview_record(obj: bpy.types.Object, actions: list) -> tuple[str, str]:
+    """What :func:`unedited` compares of the preview's segment ``actions``: an edit stamp taken once the
+    depsgraph reported our own writes (``"-"`` where it cannot report edits of them), and
+    :func:`unseen_digest`."""
+    stamp = edit_stamp() if evaluated(obj, actions) else ""
+    return stamp or "-", unseen_digest(actions)
+
+
+def unseen_digest(actions: list) -> str:
+    """A hash of which actions the preview's segments are and of what the depsgraph does not report of
+    them (:func:`.fcurves.modifiers_digest`)."""
+    return _hashed([str(a.session_uid) for a in actions] + [modifiers_digest(a) for a in actions])
+
+
+def unedited(actions: list, stamp: str, record: str) -> bool:
+    """Whether the preview's segment ``actions`` are as :func:`preview_record` recorded them (``stamp``,
+    ``record``): the depsgraph reported no edit of them since, and what it does not report is
+    unchanged. Not known (another session, an undo since, not evaluated then) is not unedited.
+    Call :func:`evaluated` first, so that every edit made so far is reported."""
+    if edited_since(stamp, [a.session_uid for a in actions]) is not False:
+        return False
+    return unseen_digest(actions) == record
 
 
 def clear_preview(obj: bpy.types.Object) -> bool:
@@ -374,16 +422,24 @@ def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) 
     That is, if the preview was synthesized from these strips (same names,
     same order) at this ``responsiveness``, nothing the synthesis reads has
     changed since, and the preview's keys are still those Synthesize wrote:
-    the recorded :func:`signature_parts` match, compared cheapest first.
+    the depsgraph reported no edit of them (:func:`unedited`) and the
+    recorded :func:`signature_parts` match, compared cheapest first.
     Changes nothing.
     """
     state = obj.smart_motion
     actions = preview_segments(obj)
-    recorded = state.preview_signature.split()
-    if not actions or len(recorded) != 3 or not state.plan_json:
+    if not actions or not evaluated(obj, actions):
         return None
-    current = signature_parts(obj, strips, responsiveness, actions)
-    return actions if all(now == then for now, then in zip(current, recorded)) else None
+    # (read after the update: its handlers, as a live update, may have rewritten the preview)
+    actions = preview_segments(obj)
+    recorded = state.preview_signature.split()
+    if not actions or len(recorded) != 4 or not state.plan_json:
+        return None
+    setup, sources, stamp, record = recorded
+    if not unedited(actions, stamp, record):
+        return None
+    current = signature_parts(obj, strips, responsiveness)
+    return actions if all(now == then for now, then in zip(current, (setup, sources))) else None
 
 
 def curve_count(preview: list) -> int:

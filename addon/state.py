@@ -14,10 +14,16 @@ event that a higher one acts on, without importing it: :mod:`.live` registers wh
 it registers what to do when a setting the depsgraph does not see changes
 (:func:`on_setting_changed`), and :mod:`.properties`' update callbacks call
 :func:`setting_changed`.
+
+Edits the depsgraph reports (:func:`note_edited`, from :mod:`.live`'s
+handler) are kept here too, with a clock, so that :mod:`.preview` can tell
+that none of its actions was edited since it was signed (:func:`edit_stamp`,
+:func:`edited_since`) without hashing their keys again.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections import OrderedDict
 from typing import Callable, Hashable
 
@@ -109,3 +115,53 @@ def on_setting_changed(name: str, hook: Callable) -> None:
 def setting_changed(scene) -> None:
     for hook in list(_SETTING_CHANGED.values()):
         hook(scene)
+
+
+# The depsgraph's reports of edited IDs: ID session_uid -> the clock when last reported. The epoch
+# changes whenever what was reported can no longer be trusted to be complete (an undo, a file load,
+# nobody listening), so that a stamp from before it answers "don't know".
+_EDITS = {"epoch": uuid.uuid4().hex[:12], "clock": 0, "watching": False, "restoring": False}
+_EDITED: dict[int, int] = {}
+
+
+def watch_edits(on: bool) -> None:
+    """Whether a depsgraph handler now reports every edit (:func:`note_edited`); off forgets them."""
+    if not on or not _EDITS["watching"]:
+        forget_edits()
+    _EDITS["watching"] = on
+
+
+def note_edited(session_uids) -> None:
+    """The IDs of ``session_uids`` were reported updated by the depsgraph (as its ``updates``)."""
+    uids = list(session_uids)
+    if uids and not _EDITS["restoring"]:
+        _EDITS["clock"] += 1
+        for uid in uids:
+            _EDITED[uid] = _EDITS["clock"]
+
+
+def restoring(on: bool) -> None:
+    """While on, reports are of data an undo or redo put back as a step of the file had it, with that
+    step's signatures (no edit: any edit since a signature was reported before the step was pushed)."""
+    _EDITS["restoring"] = on
+
+
+def forget_edits() -> None:
+    """What was reported may be incomplete from here on (an undo put back other data, another file):
+    every earlier stamp answers "don't know"."""
+    _EDITS["epoch"] = uuid.uuid4().hex[:12]
+    _EDITED.clear()
+
+
+def edit_stamp() -> str:
+    """Now, for :func:`edited_since` (``""`` while no handler reports edits: nothing can be known)."""
+    return f"{_EDITS['epoch']}:{_EDITS['clock']}" if _EDITS["watching"] else ""
+
+
+def edited_since(stamp: str, session_uids) -> bool | None:
+    """Whether any ID of ``session_uids`` was reported edited after :func:`edit_stamp` gave ``stamp``;
+    ``None`` when that cannot be known (another epoch, an empty stamp, nobody watching)."""
+    epoch, _, clock = stamp.partition(":")
+    if not _EDITS["watching"] or epoch != _EDITS["epoch"] or not clock.isdigit():
+        return None
+    return any(_EDITED.get(uid, 0) > int(clock) for uid in session_uids)

@@ -15,9 +15,12 @@ each end, on three alternating tracks. Then, median of REPEAT runs each:
     of which   reading, synthesis (strips to a core Result) and keys (write_action).
   warm         the usual flow: Synthesize (not timed), then
                bpy.ops.smart_motion.bake() alone, which finds the preview
-               current (hashes of the strips' keys and settings, the rig and
-               the preview's keys) and copies the preview action.
-    of which   the check that the preview is current (addon.preview.current_preview).
+               current (hashes of the strips' keys and settings and of the
+               rig; for the preview's own keys, the depsgraph's edit reports)
+               and copies the preview action.
+    of which   the check that the preview is current (addon.preview.current_preview);
+               next to it, the naive check: the same plus a hash of every key
+               of the preview (fcurves.action_digest), as before issue 25.
   synthesize   bpy.ops.smart_motion.synthesize(), for the whole usual flow.
 The Bandai Namco skeleton has 22 joints; as game rigs carry a few more
 bones than the capture (props, attachment points), each clip is first given
@@ -207,6 +210,12 @@ def main() -> None:
         sys.exit(f"the warm Bake synthesized again: {synthesis_runs[0] - before - REPEAT} extra runs")
     synthesize = median_time(lambda: bpy.ops.smart_motion.synthesize(), reset)
     checking = median_time(lambda: addon.preview.current_preview(obj, strips, responsiveness), reset_to_preview)
+
+    def naive_check():
+        addon.preview.current_preview(obj, strips, responsiveness)
+        [addon.fcurves.action_digest(a) for a in addon.strips.preview_segments(obj)]
+
+    naive_checking = median_time(naive_check, reset_to_preview)
     reading = median_time(lambda: addon.timeline.strip_clips(obj, strips), reset)
     synthesis = median_time(lambda: addon.synthesis.synthesize_strips(obj, strips, responsiveness), reset)
     keys = median_time(lambda: convert.write_action(obj, result.motion, "keys only", frame_start=first), reset)
@@ -222,6 +231,7 @@ def main() -> None:
         ("  writing the keys", keys),
         ("ours, warm: Bake to Action after Synthesize", warm),
         ("  checking the preview is current", checking),
+        ("  naive check: hashing the preview's keys too", naive_checking),
         ("ours: Synthesize (preview)", synthesize),
         ("ours: usual flow, Synthesize + warm Bake", synthesize + warm),
         ("Blender: nla.bake", blender),

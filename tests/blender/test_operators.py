@@ -374,6 +374,73 @@ def test_a_preview_out_of_date_is_synthesized_again(walk_bow_punch, sm, monkeypa
     assert close_keys(channel_keys(obj.animation_data.action), baked_keys)
 
 
+def a_preview_curve(obj, segment: int = 1):
+    """An F-curve of the preview's second segment (the first is ``preview_action``)."""
+    action = preview_segments(obj)[segment]
+    return action.layers[0].strips[0].channelbags[0].fcurves[4]
+
+
+def edit_a_preview_key_in_the_ui(obj):
+    # as the Graph Editor does: one key through RNA, then the event loop evaluates the depsgraph
+    a_preview_curve(obj).keyframe_points[30].co.y += 0.1
+    bpy.context.view_layer.update()
+
+
+def edit_preview_keys_from_python(obj):
+    # keys written in bulk by a script, and no depsgraph update before Bake
+    points = a_preview_curve(obj).keyframe_points
+    co = np.empty(2 * len(points), dtype=np.float32)
+    points.foreach_get("co", co)
+    co[1::2] += 0.1
+    points.foreach_set("co", co)
+
+
+def add_noise_to_a_preview_curve_from_python(obj):
+    # a modifier added from Python tags nothing for the depsgraph: no event reports it
+    a_preview_curve(obj).modifiers.new('NOISE')
+
+
+@pytest.mark.parametrize("edit", [
+    edit_a_preview_key_in_the_ui, edit_preview_keys_from_python, add_noise_to_a_preview_curve_from_python,
+], ids=lambda edit: edit.__name__.replace("_", " "))
+def test_a_preview_edited_after_synthesize_is_never_baked_as_current(walk_bow_punch, sm, monkeypatch, edit):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    strips, responsiveness = sm.strips.selected_strips(obj), bpy.context.scene.smart_motion.responsiveness
+    assert sm.preview.current_preview(obj, strips, responsiveness) is not None
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
+
+    edit(obj)
+    # the entry function a script calls, not bpy.ops (whose call brings the depsgraph up to date first)
+    action, _plan, kept = sm.synthesis.bake_strips(obj, strips, responsiveness)
+
+    assert not kept and spy.runs == 1, "Bake kept a preview edited after Synthesize"
+    baked_keys = channel_keys(action)
+    obj.animation_data.action = None
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+    assert close_keys(channel_keys(obj.animation_data.action), baked_keys), "not what the strips give"
+
+
+def test_bake_after_synthesize_knows_the_preview_current_without_hashing_its_keys(walk_bow_punch, sm, monkeypatch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    preview = {a.session_uid for a in preview_segments(obj)}
+    hashed = []
+    action_digest = sm.preview.action_digest
+
+    def recorded(action):
+        hashed.append(action.session_uid)
+        return action_digest(action)
+
+    monkeypatch.setattr(sm.preview, "action_digest", recorded)
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert spy.runs == 0, "the preview was current"
+    assert hashed, "the sources' keys are hashed: no event reports their edits under the preview's solo"
+    assert not preview & set(hashed), "the edit events say the preview's keys are as Synthesize wrote them"
+
+
 class RecordingWindowManager:
     def __init__(self):
         self.calls = []
