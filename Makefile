@@ -68,7 +68,7 @@ pythons:
 # The demo clips as NLA strips, synthesized and baked: out/demo.blend, out/demo.bvh, the plan.
 # (`python -m core demo` still analyses the demo clips without Blender.)
 demo: $(STAMP)
-	$(BLENDER_ENV) $(PY) -m addon.demo --out out
+	$(BLENDER_ENV) $(PY) addon/demo.py --out out
 
 # Every test on Blender 5.0 and numpy 1, the Blender tests on 4.5, every test again on
 # Blender 5.2 and numpy 2.

@@ -2,7 +2,7 @@
 
 ``make demo`` runs this module headless::
 
-    .venv/bin/python -m addon.demo [--out DIR] [--responsiveness W]
+    .venv/bin/python addon/demo.py [--out DIR] [--responsiveness W]
 
 It builds an armature from the demo skeleton (:mod:`core.demo`: Z up,
 metres, so no conversion), writes each demo clip to an action, lays the
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None, register: Callable[[], None] | None = No
     """
     from ..core.bvh import write_bvh
 
-    parser = argparse.ArgumentParser(prog="python -m addon.demo", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python addon/demo.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="out", help="folder for demo.blend and demo.bvh (default: out)")
     parser.add_argument("--responsiveness", "-W", type=float, default=0.5, help="0 most responsive .. 1 smoothest")
     args = parser.parse_args(argv)
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None, register: Callable[[], None] | None = No
     if not hasattr(bpy.types.Object, "smart_motion"):
         if register is None:
             raise SystemExit("the Smart Motion add-on is not registered: enable the extension, or run "
-                             "python -m addon.demo from the repository root")
+                             "python addon/demo.py from the repository root")
         register()
     bpy.context.scene.smart_motion.responsiveness = args.responsiveness
     demo = build_demo_scene(responsiveness=args.responsiveness)
@@ -127,11 +127,13 @@ def main(argv: list[str] | None = None, register: Callable[[], None] | None = No
 
 
 def _run_from_checkout() -> int:
-    """``python -m addon.demo`` from the repository root, where ``addon`` is a top-level package.
+    """``python addon/demo.py`` from a checkout: run as a script, so that no top-level ``addon``
+    package is imported (``python -m addon.demo`` would import it, and its modules' relative
+    imports of the core, ``..core``, cannot resolve above a top-level package).
 
-    The add-on's modules import the core relatively (``..core``), as
-    Blender's extension package requires, so the checkout is loaded as the
-    package ``smart_motion``, the extension's id, and the demo run from there.
+    The add-on's modules import the core relatively, as Blender's extension
+    package requires, so the checkout is loaded as the package
+    ``smart_motion``, the extension's id, and the demo run from there.
     """
     import importlib
     import importlib.util
