@@ -15,7 +15,7 @@ from typing import Callable
 import bpy
 
 from .convert import write_action
-from .preview import bake_into, clear_preview
+from .preview import bake_into, clear_preview, shown_motion
 from .strips import all_strips, baked_action_name
 
 
@@ -50,7 +50,20 @@ def bake_preview(obj: bpy.types.Object, preview: list, strips: list = ()) -> bpy
     ``"<armature>_SmartMotion"`` as :func:`bake` chooses, are the baked
     action. Then the preview is cleared. Only valid for a
     :func:`.preview.current_preview`.
+
+    The segments' keys are what Synthesize wrote for the motion it kept
+    (:func:`.preview.shown_motion`): with it, that motion is written as
+    :func:`bake` writes it, the same keys without reading them back; without
+    it, the segments are read and joined (:func:`.preview.bake_into`).
     """
+    shown = shown_motion(obj)
+    if shown is not None:
+        motion, start = shown
+        clear_preview(obj)
+        action = write_action(obj, motion, baked_action_name(obj), frame_start=start,
+                              into=rebake_target(obj, strips))
+        _assign(obj, action)
+        return action
     action = rebake_target(obj, strips)
     if action is None:
         action = bpy.data.actions.new(baked_action_name(obj))

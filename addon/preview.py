@@ -56,7 +56,7 @@ import numpy as np
 from .convert import bone_channels, scene_fps
 from .fcurves import (action_channelbag, action_digest, add_curves, armature_digest, emptied_channelbag, LINEAR,
                       modifiers_digest, new_fcurve)
-from .state import edit_stamp, edited_since, preview_shown
+from .state import edit_stamp, edited_since, preview_shown, session_store
 from .strips import (find_strip, follow_renames, left_out_strips, performed_current, preview_action_name,
                      preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, source_strips,
                      strip_settings)
@@ -67,6 +67,11 @@ from .timeline import core_offsets
 # while each segment's own cost (its strip, its F-curves, copied whole when written) stays small
 # against its keys.
 SEGMENT = 256
+
+# (armature session_uid, preview signature) -> (motion, first frame) the preview was keyed from by
+# show_preview: while the preview is current and unedited its keys are exactly what write_action writes
+# for that motion, so Bake writes it instead of reading some 3,600 key arrays back from the segments
+_SHOWN = session_store("shown previews", 4)
 
 
 def segment_ranges(n_frames: int, length: int = SEGMENT) -> list[tuple[int, int]]:
@@ -313,7 +318,17 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     preview_shown(obj)  # (live updates adopt it: addon/live.py)
     # (after the hooks: the update reporting our own writes must find the preview adopted)
     state.preview_signature = " ".join([*signature, *preview_record(obj, actions)])
+    _SHOWN.put((obj.session_uid, state.preview_signature), (result.motion, result.start))
     return actions[0]
+
+
+def shown_motion(obj: bpy.types.Object) -> tuple | None:
+    """``(motion, first frame)`` that :func:`show_preview` keyed ``obj``'s preview from, kept for the
+    session under the preview's signature; ``None`` when not kept (another session, evicted, or the
+    preview signed again by :func:`sign_preview`, whose keys came from a live update).
+    Only meaningful for a :func:`current_preview`."""
+    signature = obj.smart_motion.preview_signature
+    return _SHOWN.get((obj.session_uid, signature)) if signature else None
 
 
 def sign_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> None:
@@ -324,6 +339,8 @@ def sign_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> 
     keys equal a fresh synthesis's to rounding; it signs the keys as they are.
     """
     actions = preview_segments(obj)
+    # (the keys are the live update's now, not those of the motion show_preview kept)
+    _SHOWN.pop((obj.session_uid, obj.smart_motion.preview_signature))
     if actions:
         obj.smart_motion.preview_signature = " ".join([*signature_parts(obj, strips, responsiveness),
                                                        *preview_record(obj, actions)])

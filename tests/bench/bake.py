@@ -17,7 +17,10 @@ each end, on three alternating tracks. Then, median of REPEAT runs each:
                bpy.ops.smart_motion.bake() alone, which finds the preview
                current (hashes of the strips' keys and settings and of the
                rig; for the preview's own keys, the depsgraph's edit reports)
-               and copies the preview action.
+               and writes the motion Synthesize kept (addon.preview.shown_motion).
+    naive      the same Bake with that motion forgotten (state.forget_all after
+               Synthesize): the preview's segments read back and joined
+               (preview.bake_into), as before issue 25's second change.
     of which   the check that the preview is current (addon.preview.current_preview);
                next to it, the naive check: the same plus a hash of every key
                of the preview (fcurves.action_digest), as before issue 25.
@@ -208,6 +211,13 @@ def main() -> None:
     warm_keys = key_count(obj.animation_data.action)
     if synthesis_runs[0] - before != REPEAT:  # once per Synthesize, never in the Bake
         sys.exit(f"the warm Bake synthesized again: {synthesis_runs[0] - before - REPEAT} extra runs")
+    def reset_to_preview_forgotten():
+        reset_to_preview()
+        addon.state.forget_all()
+
+    warm_read_back = median_time(lambda: bpy.ops.smart_motion.bake(), reset_to_preview_forgotten)
+    if synthesis_runs[0] - before != 2 * REPEAT:
+        sys.exit("the warm Bake with the motion forgotten synthesized again")
     synthesize = median_time(lambda: bpy.ops.smart_motion.synthesize(), reset)
     checking = median_time(lambda: addon.preview.current_preview(obj, strips, responsiveness), reset_to_preview)
 
@@ -231,6 +241,7 @@ def main() -> None:
         ("  writing the keys", keys),
         ("ours, warm: Bake to Action after Synthesize", warm),
         ("  checking the preview is current", checking),
+        ("  naive: the segments read back instead", warm_read_back),
         ("  naive check: hashing the preview's keys too", naive_checking),
         ("ours: Synthesize (preview)", synthesize),
         ("ours: usual flow, Synthesize + warm Bake", synthesize + warm),
@@ -240,6 +251,7 @@ def main() -> None:
     ratio = blender / warm
     print(f"Blender's bake / our Bake to Action after Synthesize: {ratio:5.1f}x  "
           f"(target >= 10x: {'met' if ratio >= 10.0 else 'NOT met'})")
+    print(f"Blender's bake / the same Bake reading the preview's segments back: {blender / warm_read_back:5.1f}x")
     print(f"Blender's bake / our cold Bake (reading and synthesis included): {blender / cold:5.1f}x")
     print(f"Blender's bake / our whole usual flow (Synthesize + Bake): {blender / (synthesize + warm):5.1f}x")
     print(f"Blender's bake / our key writing: {blender / keys:5.1f}x  (the same work: frames to keys)")

@@ -441,6 +441,41 @@ def test_bake_after_synthesize_knows_the_preview_current_without_hashing_its_key
     assert not preview & set(hashed), "the edit events say the preview's keys are as Synthesize wrote them"
 
 
+def test_bake_after_synthesize_writes_the_motion_synthesize_kept_the_keys_read_back_would_give(
+        walk_bow_punch, sm, monkeypatch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    read_back = bpy.data.actions.new("read back")
+    sm.preview.bake_into(preview_segments(obj), read_back, obj)
+
+    def read_segments(*args):
+        raise AssertionError("the preview's segments were read back: Synthesize kept the motion they key")
+
+    monkeypatch.setattr(sm.bake, "bake_into", read_segments)
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert spy.runs == 0, "the preview was current"
+    baked, expected = all_keys(obj.animation_data.action), all_keys(read_back)
+    # every key, handle and interpolation, and the same F-curves in their bones' groups
+    assert same_keys(baked, expected)
+    groups = [[(f.data_path, f.array_index, f.group.name) for f in bag.fcurves]
+              for bag in (sm.fcurves.action_channelbag(a, a.slots[0]) for a in (obj.animation_data.action, read_back))]
+    assert groups[0] == groups[1]
+
+
+def test_bake_reads_the_preview_back_when_the_synthesized_motion_is_no_longer_kept(walk_bow_punch, sm, monkeypatch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    preview_keys = channel_keys(*preview_segments(obj))
+    sm.state.forget_all()  # (as after another session's Synthesize, or evicted)
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    assert spy.runs == 0, "the preview was current all the same"
+    assert same_keys(channel_keys(obj.animation_data.action), preview_keys)
+
+
 class RecordingWindowManager:
     def __init__(self):
         self.calls = []
