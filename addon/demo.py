@@ -19,6 +19,7 @@ between two tracks, as NLA users lay out clips to be blended.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,4 +148,9 @@ def _run_from_checkout() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_run_from_checkout())
+    code = _run_from_checkout()
+    # Everything is written by now. Blender 4.5's bpy module can hang in its own teardown at exit
+    # (a thread waiting forever, seen headless after this demo), so the process ends here.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
