@@ -11,7 +11,6 @@ group (:mod:`.sync_groups`) is one clip, the blend of its strips
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import replace
 from typing import Callable
@@ -142,10 +141,17 @@ def _core_start(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> int:
     return start + item.core_offsets(strip)[0] if item is not None and item.has_core else start
 
 
-@functools.lru_cache(maxsize=4)
+# the clips each recorded plan rejected, by its text (rejected_clips)
+_REJECTED = session_store("rejected clips", 4)
+
+
 def rejected_clips(plan_json: str) -> frozenset[str]:
     """The clips the recorded plan (its JSON) rejected: what lies inside one goes in sequence, as
     the engine reruns it (core.timeline.additional_spans); read once per plan, not per redraw."""
+    return _REJECTED.get(plan_json, lambda: _rejected_in(plan_json))
+
+
+def _rejected_in(plan_json: str) -> frozenset[str]:
     try:
         plan = json.loads(plan_json) if plan_json else {}
     except ValueError:  # (a plan from another version: nothing is known to be rejected)
