@@ -227,16 +227,10 @@ def action_digest(action: bpy.types.Action) -> str:
     curves; anything else (an edited key, a new modifier) changes it.
     """
     digest = hashlib.blake2b(digest_size=16)
-    for layer in action.layers:
-        for strip in layer.strips:
-            if strip.type != 'KEYFRAME':
-                continue
-            for slot in [channelbag.slot for channelbag in strip.channelbags]:
-                digest.update(slot.identifier.encode())
-                # Looked up, not iterated: foreach_get reads the keys of F-curves reached through
-                # strip.channelbags about three times slower (measured, Blender 5.0).
-                for fcurve in strip.channelbag(slot).fcurves:
-                    _digest_fcurve(digest, fcurve)
+    for slot, channelbag in keyframe_channelbags(action):
+        digest.update(slot.identifier.encode())
+        for fcurve in channelbag.fcurves:
+            _digest_fcurve(digest, fcurve)
     return digest.hexdigest()
 
 
@@ -248,17 +242,24 @@ def modifiers_digest(action: bpy.types.Action) -> str:
     extrapolation are reported.
     """
     digest = hashlib.blake2b(digest_size=16)
+    for slot, channelbag in keyframe_channelbags(action):
+        digest.update(slot.identifier.encode())
+        digest.update(repr([(fcurve.data_path, fcurve.array_index,
+                             [_settings(m) for m in fcurve.modifiers] if fcurve.modifiers else 0)
+                            for fcurve in channelbag.fcurves]).encode())
+    return digest.hexdigest()
+
+
+def keyframe_channelbags(action: bpy.types.Action) -> Iterator[tuple[bpy.types.ActionSlot, object]]:
+    """``(slot, its channel bag)`` of every keyframe strip of ``action``, in layer and strip order.
+
+    Each bag is looked up by its slot, not taken from ``strip.channelbags``: foreach_get reads the
+    keys of F-curves reached through the latter about three times slower (measured, Blender 5.0)."""
     for layer in action.layers:
         for strip in layer.strips:
-            if strip.type != 'KEYFRAME':
-                continue
-            for slot in [channelbag.slot for channelbag in strip.channelbags]:
-                fcurves = strip.channelbag(slot).fcurves
-                digest.update(slot.identifier.encode())
-                digest.update(repr([(fcurve.data_path, fcurve.array_index,
-                                     [_settings(m) for m in fcurve.modifiers] if fcurve.modifiers else 0)
-                                    for fcurve in fcurves]).encode())
-    return digest.hexdigest()
+            if strip.type == 'KEYFRAME':
+                for slot in [channelbag.slot for channelbag in strip.channelbags]:
+                    yield slot, strip.channelbag(slot)
 
 
 def _digest_fcurve(digest, fcurve: bpy.types.FCurve) -> None:
