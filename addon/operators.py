@@ -85,7 +85,7 @@ class SMART_MOTION_OT_analyze(_Reported, bpy.types.Operator):
         analyses = analyze_strips(obj, strips)
         record_analysis(obj, strips, analyses)
         found = ", ".join(f"{name} ({len(analysis.segments)})" for name, analysis in analyses.items())
-        self.report({'INFO'}, f"support phases found: {found}; the Smart Motion panel lists them under each strip")
+        self.report({'INFO'}, f"support phases found: {found}; the Smart Motion panel lists them under Support Phases")
         return {'FINISHED'}
 
 
