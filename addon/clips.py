@@ -29,7 +29,7 @@ from ..core import quat
 from ..core.motion import Motion, Skeleton, similarity_fit
 from .convert import armature_skeleton, listed_names
 from .pose import REST_QUATERNION
-from .strips import is_preview_track, preview_actions, solo_track
+from .strips import is_preview_track, preview_actions, solo_track, track_plays, unique_track_name
 
 #: Custom property of an action Reach Target or Assemble Parts made: what made it ("reach", "assembly").
 RESULT_PROPERTY = "smart_motion_result"
@@ -144,11 +144,11 @@ def track_above(obj: bpy.types.Object, strips: list, first: float, last: float, 
     if reuse:
         solo = solo_track(obj)
         for track in tracks[above + 1:]:
-            if (not (is_preview_track(track) or track.mute or (solo is not None and track.name != solo))
+            if (track_plays(obj, track, solo)
                     and all(s.frame_end < first or s.frame_start > last for s in track.strips)):
                 return track
     track = anim.nla_tracks.new(prev=tracks[above] if above >= 0 else None)
-    track.name = name
+    track.name = unique_track_name(obj, name)
     return track
 
 

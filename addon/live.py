@@ -44,7 +44,7 @@ from .convert import (armature_skeleton, bone_channels, changed_bone_channels, f
                       strip_to_motion)
 from .fcurves import bone_path
 from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name,
-                      segment_ranges, segments_holding, write)
+                      segment_ranges, segments_holding, solo_back, write)
 from .report import plan_json, Synthesis
 from .state import (forget_edits, note_edited, on_preview_shown, on_setting_changed, restoring, session_store,
                     watch_edits)
@@ -481,6 +481,8 @@ def on_depsgraph_update(scene: bpy.types.Scene, depsgraph) -> None:
     them); ask for a live update of every previewed armature whose timeline changed."""
     # (whatever the Live Updates toggle says: Bake reads these)
     note_edited(update.id.original.session_uid for update in depsgraph.updates)  # (evaluated copies have uids of their own)
+    for obj in _previewed(scene):
+        solo_back(obj)  # (a source soloed, then un-soloed, while the preview played)
     if not scene.smart_motion.live:
         return
     frame = scene.frame_current

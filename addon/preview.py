@@ -58,8 +58,8 @@ from .fcurves import (action_channelbag, action_digest, add_curves, armature_dig
                       modifiers_digest, new_fcurve)
 from .state import edit_stamp, edited_since, preview_shown, session_store
 from .strips import (find_strip, follow_renames, left_out_strips, performed_current, preview_action_name,
-                     preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, source_strips,
-                     strip_settings)
+                     preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, solo_before,
+                     source_strips, strip_settings, track_place)
 from .sync_groups import blending_key
 from .timeline import core_offsets
 
@@ -309,9 +309,9 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     track.name = PREVIEW_TRACK
     play(track, actions, result.start, result.motion.n_frames, PREVIEW_STRIP)
     if solo is not None:
-        # one solo track per object: soloing the preview un-solos this one, so its name is
+        # one solo track per object: soloing the preview un-solos this one, so where it is is
         # kept for Clear to solo it again (and for plays() meanwhile)
-        state.solo_before = solo.name
+        state.solo_before, state.solo_before_index = track_place(obj, solo)
     track.is_solo = True
     for source in source_strips(obj):
         strip_settings(obj, source, create=True).preview_source = source.name in sources
@@ -397,10 +397,11 @@ def clear_preview(obj: bpy.types.Object) -> bool:
         anim.nla_tracks.remove(track)
         cleared = True
     if state.solo_before:
-        solo = anim.nla_tracks.get(state.solo_before) if anim is not None else None
-        if solo is not None:
+        solo = solo_before(obj)
+        # (a track the user soloed while the preview played keeps its solo)
+        if solo is not None and not any(t.is_solo for t in anim.nla_tracks):
             solo.is_solo = True
-        state.solo_before = ""
+        state.solo_before, state.solo_before_index = "", -1
         cleared = True
     state.preview_signature = ""
     if state.preview_action is not None:
@@ -431,6 +432,16 @@ def clear_preview(obj: bpy.types.Object) -> bool:
         state.set_aside_slot = ""
         cleared = True
     return cleared
+
+
+def solo_back(obj: bpy.types.Object) -> None:
+    """Give the preview track the solo back when no track has it: the user soloed a source track while
+    the preview played (Blender then plays that track), then un-soloed it. No track was solo before
+    the preview any more: Clear then leaves none solo."""
+    track = preview_track(obj)
+    if track is not None and not any(t.is_solo for t in obj.animation_data.nla_tracks):
+        obj.smart_motion.solo_before, obj.smart_motion.solo_before_index = "", -1
+        track.is_solo = True
 
 
 def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> list | None:

@@ -1,0 +1,82 @@
+"""Edge cases a user found (issue 26 item 5), each as Blender shows it."""
+
+import json
+
+import bpy
+import pytest
+
+from scenes import WALK_BOW_PUNCH, addon_modules, clips_on_one_armature, strips_by_name
+
+PREVIEW_TRACK = "[Smart Motion preview]"
+
+
+@pytest.fixture
+def sm(installed_extension):
+    return addon_modules(installed_extension)
+
+
+@pytest.fixture
+def walk_bow_punch(empty_scene):
+    """walk and punch on track 'clips 1', bow on 'clips 2'; all selected."""
+    return clips_on_one_armature(WALK_BOW_PUNCH)
+
+
+def plan_of(obj) -> dict:
+    return json.loads(obj.smart_motion.plan_json)
+
+
+# ---------------------------------------------------------------------------
+# Solo: by the track itself, not by its name
+
+
+def test_tracks_of_one_name_solo_apart(walk_bow_punch, sm):
+    """Two tracks called alike, as Assemble Parts and Reach Target made them: with the first soloed,
+    Blender does not play the second's strip, and neither does Synthesize."""
+    obj = walk_bow_punch
+    tracks = obj.animation_data.nla_tracks
+    tracks["clips 2"].name = "clips 1"  # the bow's track, now of the walk's track's name
+    walk_track, bow_track = tracks[0], tracks[1]
+    assert walk_track.name == bow_track.name
+    walk_track.is_solo = True
+    bow = strips_by_name(obj)["bow"]
+    assert not sm.strips.plays(obj, bow)
+    assert [s.name for s in sm.strips.selected_strips(obj)] == ["walk", "punch"]
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert list(plan_of(obj)["clips"]) == ["walk", "punch"] and plan_of(obj)["rejected"] == []
+    # the preview holds the solo: the walk's track is found again, not the bow's of the same name
+    assert tracks[PREVIEW_TRACK].is_solo
+    assert not sm.strips.plays(obj, bow) and sm.strips.plays(obj, strips_by_name(obj)["walk"])
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+    assert walk_track.is_solo and not bow_track.is_solo
+
+
+def test_the_solo_is_found_again_after_its_track_is_renamed(walk_bow_punch, sm):
+    obj = walk_bow_punch
+    tracks = obj.animation_data.nla_tracks
+    tracks["clips 1"].is_solo = True
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    tracks["clips 1"].name = "walking"
+    assert sm.strips.solo_track(obj) == tracks["walking"]
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+    assert tracks["walking"].is_solo
+
+
+def test_new_tracks_get_names_of_their_own(walk_bow_punch, sm):
+    obj = walk_bow_punch
+    made = [sm.clips.track_above(obj, [], 1, 10, "[Smart Motion] assembly", reuse=False) for _ in range(3)]
+    names = [t.name for t in made]
+    assert len(set(names)) == 3 and names[0] == "[Smart Motion] assembly", names
+
+
+def test_the_preview_gets_its_solo_back_once_a_source_is_un_soloed(walk_bow_punch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    tracks = obj.animation_data.nla_tracks
+    tracks["clips 1"].is_solo = True  # the user listens to one track alone
+    bpy.context.view_layer.update()
+    assert not tracks[PREVIEW_TRACK].is_solo, "the user's solo is left alone while it lasts"
+    tracks["clips 1"].is_solo = False
+    bpy.context.view_layer.update()
+    assert tracks[PREVIEW_TRACK].is_solo
+    assert bpy.ops.smart_motion.clear() == {'FINISHED'}
+    assert not any(t.is_solo for t in tracks), "no track was solo before: none is after"
