@@ -614,7 +614,7 @@ def _feet_home(pair: _Pair, r) -> tuple[list, list]:
     # (a phase already under way when S1 ends counts from there: that foot is moving)
     # (a foot has at least min_blend_s of its phase to get home: shorter shuffles are skipped)
     clip, clip_contacts, ctx, sides, c1b = pair.clip, pair.contacts, pair.ctx, pair.sides, pair.c1b
-    shortest = int(round(ctx.options.min_blend_s * ctx.fps))
+    shortest = ctx.options.min_blend_frames(ctx.fps)
     later = [PhaseSpan(p.phase, max(p.first, r.t1 + 1), p.last)
              for p in pair.next_moving if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
     fn = sides.feats["lower"][1]  # the following clip up to its core

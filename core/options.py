@@ -80,3 +80,10 @@ class SynthesisOptions:
     additional_travel: float = 0.5  # legs
     composition_blend_s: float = 0.3  # s: an additional motion's parts blend in (out) over this (Fig. 6)
     contacts: ContactOptions = field(default_factory=ContactOptions)  # the contact stage's own
+
+    def min_blend_frames(self, fps: float) -> int:
+        """``min_blend_s`` as a whole number of frames at ``fps``: the nearest one. A room between cores
+        is whole frames, so a duration is met to within half a frame, ``0.5 / fps`` s; a rate read
+        from a file carries the noise of its frame time's decimals (Blender's BVH importer sets
+        30 / 30.00003 fps), which must not cost a frame (6.000006 frames at 0.2 s is 6)."""
+        return int(round(self.min_blend_s * fps))

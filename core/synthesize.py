@@ -461,7 +461,7 @@ def join_clip(track: Track, accepted_core: tuple[int, int], clip: Clip, clip_con
     track = _as_played(track, played)
     pair = plan_pair(track, clip, clip_contacts, ctx, following=following)
     room = core_begin - played - 1
-    if room < ctx.options.min_blend_s * ctx.fps:
+    if room < ctx.options.min_blend_frames(ctx.fps):  # (to the nearest frame, as default cores leave it)
         pair = replace(pair, warning=(
             f"the cores of '{track.name}' (to frame {played}) and '{clip.name}' (from frame "
             f"{core_begin}) leave {max(room, 0)} frame(s) to blend in, less than {ctx.options.min_blend_s:g} s: expect a "

@@ -80,3 +80,18 @@ def test_the_preview_gets_its_solo_back_once_a_source_is_un_soloed(walk_bow_punc
     assert tracks[PREVIEW_TRACK].is_solo
     assert bpy.ops.smart_motion.clear() == {'FINISHED'}
     assert not any(t.is_solo for t in tracks), "no track was solo before: none is after"
+
+
+# ---------------------------------------------------------------------------
+# The shortest blend, to the frame
+
+
+def test_cores_leaving_the_shortest_blend_give_no_jump_warning_at_the_importers_rate(empty_scene):
+    """Blender's BVH importer sets the scene to 30 / 0.999999 fps for 30 fps capture (the file's frame
+    time, 0.033333 s): cores 6 frames apart leave 0.2 s to the frame, the shortest blend."""
+    obj = clips_on_one_armature((("walk_normal_001", 1, (1, 101)), ("bow_normal_001", 78, (108, 215))))
+    render = bpy.context.scene.render
+    assert render.fps_base != 1.0 and round(0.2 * render.fps / render.fps_base) == 6
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (pair,) = plan_of(obj)["pairs"]
+    assert pair["gap"] == [101, 108] and not pair.get("warning")

@@ -738,3 +738,15 @@ def test_an_additional_motion_cut_short_by_the_output_s_end_is_still_composed(mo
     for w in (0.0, 0.5, 1.0):
         result = synthesize(timeline, responsiveness=w)
         assert np.isfinite(result.motion.rotations).all()
+
+
+@pytest.mark.parametrize("fps_base", [1.0, 0.999999, 1.000001])
+def test_cores_leaving_the_shortest_blend_to_the_frame_are_not_pointed_out(clips, fps_base):
+    """Blender's BVH importer plays 30 fps capture at 30 / 0.999999 fps: 0.2 s is 6.000006 frames there,
+    and a room of 6 frames is the shortest blend to the nearest frame, not a jump; 5 frames is one short."""
+    fps = 30.0 / fps_base
+    walk, bow = (dataclasses.replace(clips[name], fps=fps) for name in (WALK, BOW))
+    shortest = synthesize([Clip(walk, 0, (0, 120), "walk"), Clip(bow, 100, (27, 137), "bow")]).plan
+    assert shortest.pairs[0].gap == (120, 127) and shortest.pairs[0].warning is None
+    short = synthesize([Clip(walk, 0, (0, 120), "walk"), Clip(bow, 100, (26, 137), "bow")]).plan
+    assert "leave 5 frame(s)" in short.pairs[0].warning
