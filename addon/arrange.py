@@ -13,6 +13,7 @@ from typing import Callable
 import bpy
 
 from ..core.timeline import NlaLane, PackMove, pack_lanes
+from ..core.text import counted
 from .convert import action_to_motion, find_armature_rig
 from .fcurves import slot_for
 from .strips import (find_strip, is_preview_track, left_out_text, preview_actions, strip_identity, strip_settings,
@@ -266,4 +267,4 @@ def pack_text(packing: Packing) -> str:
         if m.blocked:
             text += f" on {'new ' if m.new_lane else ''}track {m.lane!r}, as {m.blocked}"
         parts.append(text)
-    return f"packed {len(packing.moves)} strips: " + ", ".join(parts)
+    return f"packed {counted(len(packing.moves), 'strip')}: " + ", ".join(parts)

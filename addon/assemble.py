@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import bpy
 
+from ..core.text import counted
+
 ASSEMBLY_TRACK = "[Smart Motion] assembly"
 
 
@@ -87,7 +89,7 @@ class AssemblyFound:
 def query_strip(strips: list, obj: bpy.types.Object) -> bpy.types.NlaStrip:
     """The one selected strip of ``obj`` (``strips``: the selected ones that play), or ``ValueError``."""
     if len(strips) != 1:
-        raise ValueError(f"{len(strips)} NLA strips of armature {obj.name!r} are selected: Assemble Parts needs one, "
+        raise ValueError(f"{counted(len(strips), 'NLA strip')} of armature {obj.name!r} selected: Assemble Parts needs one, "
                          "the strip whose body part to replace; select exactly one")
     return strips[0]
 
@@ -165,7 +167,7 @@ def assembly_text(found: AssemblyFound, strip: bpy.types.NlaStrip) -> str:
     piecewise = (f" (longer than the library's clips: assembled in {len(pieces)} pieces joined over the frames "
                  f"they share)" if len(pieces) > 1 else "")
     return (f"{found.strip!r} with its {found.part} from {found.match.clip!r} frames {first}-{last}{more}"
-            f"{piecewise} (cost {found.match.cost:.2f}, best of {found.clips} clips): new action "
+            f"{piecewise} (cost {found.match.cost:.2f}, best of {counted(found.clips, 'clip')}): new action "
             f"{strip.action.name!r} as strip {strip.name!r} above it ({found.seconds:.2f} s)")
 
 
@@ -186,6 +188,6 @@ def assembly_lines(shown: dict) -> list[str]:
              [f"    in {len(pieces)} pieces (longer than the library's clips):"]
              + [f"    from {p['clip']} frames {p['frames'][0]}-{p['frames'][1]}" for p in pieces])
     return [f"Assembled {shown['strip']}: {shown['part']}", *taken,
-            f"    cost {shown['cost']:.2f}, {shown['clips']} clips "
+            f"    cost {shown['cost']:.2f}, {counted(shown['clips'], 'clip')} "
             f"({'file actions' if shown['library'] == 'actions' else 'folder'})",
             f"    strip {shown.get('new_strip', '')}"]

@@ -75,6 +75,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from ..core.text import counted
 from .state import session_store
 
 HOP_TRACK = "[Smart Motion] hops"
@@ -168,7 +169,7 @@ def hop_strips(obj: bpy.types.Object, strips: list, current: int) -> tuple:
     """``(source, destination)`` of the two selected ``strips`` (by start frame) for a trigger at scene
     frame ``current``, or ``ValueError`` saying what to fix."""
     if len(strips) != 2:
-        raise ValueError(f"{len(strips)} NLA strips of armature {obj.name!r} are selected: Insert Hop needs two, "
+        raise ValueError(f"{counted(len(strips), 'NLA strip')} of armature {obj.name!r} selected: Insert Hop needs two, "
                          "the source and then the destination (the one that starts first is the source); select "
                          "exactly two")
     source, destination = strips
@@ -496,7 +497,7 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
     source_level, destination_level = track_levels(obj, source, destination)
     if source_level > destination_level and source.extrapolation != 'NOTHING':
         notes.append(f"{source.name!r} no longer holds its last frame ({source.extrapolation.replace('_', ' ').title()}"
-                     f" to Nothing): its track is above {destination.name!r}'s")
+                     f" to Nothing): its track is above that of {destination.name!r}")
         source.extrapolation = 'NOTHING'
     obj.smart_motion.hop_json = json.dumps(choice.to_dict() | {"strip": strip.name if strip else ""})
     return strip, notes
@@ -524,34 +525,34 @@ def _action_length(action) -> float:
 def hop_text(choice: HopChoice) -> str:
     """The operator's report."""
     if choice.direct_won:
-        what = (f"the direct transition wins (D {choice.direct:.4g}; no hop of {choice.n_clips - 2} clips does "
+        what = (f"the direct transition wins (D {choice.direct:.4g}; no hop of {counted(choice.n_clips - 2, 'clip')} does "
                 f"better): {choice.source!r} trimmed to end at frame {choice.source_end}"
-                + (f", {choice.stay_src} frames after the playhead" if choice.stay_src else ""))
+                + (f", {counted(choice.stay_src, 'frame')} after the playhead" if choice.stay_src else ""))
     else:
         first, last = choice.hop_span
         what = (f"hop {choice.hop.name!r} inserted over frames {first}-{last}, S + wR "
                 f"{choice.smoothness + choice.responsiveness:.4g} against direct {choice.direct:.4g}; "
                 f"{choice.source!r} trimmed to end at frame {choice.source_end}")
     if choice.table:
-        return (f"{what} (from the precomputed table {choice.table!r} of {choice.n_clips} clips, not searched: its "
+        return (f"{what} (from the precomputed table {choice.table!r} of {counted(choice.n_clips, 'clip')}, not searched: its "
                 f"weight {choice.weight:.4g} per second; {choice.seconds:.2f} s)")
-    return f"{what} (searched {choice.n_clips} clips in {choice.seconds:.2f} s)"
+    return f"{what} (searched {counted(choice.n_clips, 'clip')} in {choice.seconds:.2f} s)"
 
 
 def hop_lines(hop: dict) -> list[str]:
     """The panel's lines of the last Insert Hop (``to_dict``)."""
     lines = [f"Hop at frame {hop['trigger_frame']}: {hop['source']} → {hop['destination']}"]
     if hop["direct_won"]:
-        lines.append(f"    direct wins" + (f", delayed by a stay of {hop['stay_src']} frames" if hop['stay_src'] else ""))
+        lines.append(f"    direct wins" + (f", delayed by a stay of {counted(hop['stay_src'], 'frame')}" if hop['stay_src'] else ""))
     else:
-        lines.append(f"    via {hop['hop']}, offset {hop['offset']} frames")
+        lines.append(f"    via {hop['hop']}, offset {counted(hop['offset'], 'frame')}")
         lines.append(f"    stays {hop['stay_src']} + {hop['stay_hop']} frames, frames {hop['hop_span'][0]}-"
                      f"{hop['hop_span'][1]}")
     lines.append(f"    S {hop['smoothness']:.4g}, w·R {hop['responsiveness']:.4g}, direct D {hop['direct']:.4g}")
     if "weight" in hop:
         lines.append(f"    w {hop['weight']:.4g} per second")
-    lines.append(f"    {hop['clips']} clips ({'file actions' if hop['library'] == 'actions' else 'folder'}), "
-                 f"blends {hop['blend_frames']} frames, {hop['seconds']:.2f} s")
+    lines.append(f"    {counted(hop['clips'], 'clip')} ({'file actions' if hop['library'] == 'actions' else 'folder'}), "
+                 f"blends {counted(hop['blend_frames'], 'frame')}, {hop['seconds']:.2f} s")
     if hop.get("table"):
         lines.append(f"    from table {hop['table']} (not searched)")
     return lines

@@ -356,7 +356,7 @@ class SMART_MOTION_OT_reach_example_remove(_Reported, bpy.types.Operator):
         obj = active_armature(context)
         settings = obj.smart_motion
         if not 0 <= settings.reach_example_index < len(settings.reach_examples):
-            raise ValueError(f"no row of armature {obj.name!r}'s Reach Examples is selected")
+            raise ValueError(f"no row of the Reach Examples of armature {obj.name!r} is selected")
         settings.reach_examples.remove(settings.reach_example_index)
         settings.reach_example_index = max(min(settings.reach_example_index, len(settings.reach_examples) - 1), 0)
         return {'FINISHED'}

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from ..core.text import counted
 from .state import session_store
 
 REACH_TRACK = "[Smart Motion] reach"
@@ -263,7 +264,7 @@ def reach_lines(shown: dict, scene: bpy.types.Scene) -> list[str]:
     lines = [f"Reach {shown['target']}: error {length_text(shown['error'], scene)}",
              f"    {'partial' if shown['partial'] else 'whole-body'} blending, hit at frame "
              f"{shown.get('hit_scene_frame', shown['hit_frame'])}",
-             f"    {shown['examples']} examples ({'listed' if shown['library'] == 'actions' else 'folder'}), "
+             f"    {counted(shown['examples'], 'example')} ({'listed' if shown['library'] == 'actions' else 'folder'}), "
              f"from {shown['reference']}"]
     if shown.get("limited"):
         lines.append(f"    joint limit: {', '.join(shown['limited'])}")

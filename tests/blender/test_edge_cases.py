@@ -95,3 +95,38 @@ def test_cores_leaving_the_shortest_blend_give_no_jump_warning_at_the_importers_
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
     (pair,) = plan_of(obj)["pairs"]
     assert pair["gap"] == [101, 108] and not pair.get("warning")
+
+
+# ---------------------------------------------------------------------------
+# Wording
+
+
+def test_a_perform_script_s_example_names_actions_the_file_holds(walk_bow_punch):
+    held = {a.name for a in bpy.data.actions}
+    with pytest.raises(RuntimeError, match="is not FRAME:ACTION; write e.g. ") as error:
+        bpy.ops.smart_motion.perform(script="40 bow_normal_001")
+    example = str(error.value).split("write e.g. ")[1].split("\n")[0]
+    named = [piece.split(":")[1].strip() for piece in example.split(",")]
+    assert named and set(named) <= held, (named, held)
+    with pytest.raises(RuntimeError, match=r"there is no action 'bow_normal_01'; name one of the file's actions, "
+                                           r"such as 'bow_normal_001'"):
+        bpy.ops.smart_motion.perform(script="40:bow_normal_01")
+
+
+def test_a_count_of_one_is_singular_and_no_quoted_name_takes_an_apostrophe_s(walk_bow_punch):
+    for name, strip in strips_by_name(walk_bow_punch).items():
+        strip.select = name == "walk"
+    with pytest.raises(RuntimeError, match="1 NLA strip of armature 'walk_normal_001' selected: Insert Hop") as error:
+        bpy.ops.smart_motion.insert_hop()
+    assert "1 NLA strips" not in str(error.value)
+
+
+def test_no_message_of_the_add_on_puts_an_apostrophe_s_after_a_quoted_name():
+    """``'bow_old_001''s``: a name printed quoted (``!r``) and then a possessive reads as a typo."""
+    import re
+    from pathlib import Path
+
+    sources = Path(__file__).resolve().parents[2]
+    found = [f"{path.name}:{k + 1}" for folder in ("addon", "core") for path in sorted((sources / folder).glob("*.py"))
+             for k, line in enumerate(path.read_text().splitlines()) if re.search(r"(!r\}|\}')'s\b", line)]
+    assert not found, found

@@ -403,7 +403,7 @@ def test_a_folder_with_a_file_of_another_skeleton_is_refused_naming_it(reach_sce
     extension("addon.properties").preferences(bpy.context).reach_folder = str(tmp_path)
     bpy.context.scene.smart_motion.reach_library = 'FOLDER'
     refused("reach_target", r"renamed.bvh: its joints are not the bones of armature .*; in the reach examples folder "
-                            r".* every file must be on armature .*'s skeleton: move it out of the folder")
+                            r".* every file must be on the skeleton of armature '[^']*': move it out of the folder")
     extension("addon.properties").preferences(bpy.context).reach_folder = ""
     refused("reach_target", r"set Reach Examples Folder in the Smart Motion add-on's preferences")
 
@@ -502,7 +502,7 @@ def test_the_panel_shows_the_last_assembly(walk, capfd):
 
 def test_anything_but_one_selected_strip_or_a_strip_of_another_skeleton_is_refused(walk, tmp_path):
     strips_by_name(walk)["walk"].select = False
-    refused("assemble_parts", r"0 NLA strips of armature 'walk_normal_001' are selected: Assemble Parts needs one")
+    refused("assemble_parts", r"0 NLA strips of armature 'walk_normal_001' selected: Assemble Parts needs one")
     cmu = cmu_named_walk(tmp_path)
     bpy.context.view_layer.objects.active = walk
     strip = strips_by_name(walk)["walk"]
