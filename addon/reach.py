@@ -190,7 +190,9 @@ def find_reach(obj: bpy.types.Object, empty: bpy.types.Object, *, effector: str,
     rig = find_armature_rig(obj, examples[0][1])  # (the Bone Mapping; every example is on the armature's bones)
     began = time.perf_counter()
     space, cached = cached_space([motion for _, motion in examples], effector, feature, rig)
-    reach = space.reach(target_in_armature(obj, empty))
+    # (the examples' distances are the armature's; the scene shows them scaled by the object into the world)
+    scale = float(np.cbrt(abs(np.linalg.det(np.array(obj.matrix_world)[:3, :3]))))
+    reach = space.reach(target_in_armature(obj, empty), length=lambda d: length_text(d * scale, bpy.context.scene))
     seconds = time.perf_counter() - began
     target_world = np.array(empty.matrix_world.translation, dtype=np.float64)
     hit_world = (np.array(obj.matrix_world) @ np.append(reach.hit_point, 1.0))[:3]
@@ -243,7 +245,7 @@ def reach_text(found: ReachFound, strip: bpy.types.NlaStrip, scene: bpy.types.Sc
     feet = "; feet held where the examples have them down" if found.reach.feet_held else ""
     return (f"{found.effector} reaches {found.target!r} with a hit error of {error} at frame "
             f"{round(strip.frame_start) + int(found.reach.hit_frame)}, by {blend} of {len(found.examples)} "
-            f"examples ({weights}){limit}{feet}; why: {found.reach.why} (lengths in the armature's units); new "
+            f"examples ({weights}){limit}{feet}; why: {found.reach.why}; new "
             f"action {strip.action.name!r} as strip {strip.name!r} from frame {round(strip.frame_start)} "
             f"({timing}, {found.seconds:.2f} s)")
 

@@ -684,3 +684,20 @@ def test_a_strip_longer_than_the_librarys_clips_is_assembled_piecewise_and_says_
     text = "\n".join(draw_panel().labels)
     assert f"in {len(shown['pieces'])} pieces" in text
     assert all(f"from {p['clip']} frames {p['frames'][0]}-{p['frames'][1]}" in text for p in shown["pieces"])
+
+
+def test_reach_words_every_distance_in_the_scene_s_units(reach_scene, capfd):
+    """Issue 26 item 5: a scene of centimetres (unit scale 0.01, as after a BVH import at scale 1) reads
+    its distances in centimetres or millimetres, the reasons' too, never as bare numbers or metres."""
+    import re
+
+    bpy.context.scene.unit_settings.scale_length = 0.01
+    reach_module = extension("core.reach")
+    points = reach_module.parameter_space(reach_module.register_examples(example_motions(reach_scene)),
+                                          n_blends=0).hit_points
+    place_empty(reach_scene, points[np.argmin(points[:, 0])] - np.array([0.15, 0.0, 0.0]))
+    report = reach(capfd)
+    assert re.search(r"the target lies [\d.]+ (cm|mm) outside the hull", report), report
+    assert re.search(r"hit error of [\d.]+ (cm|mm|µm)", report), report
+    assert not re.search(r"\d m\b", report), report
+    assert re.search(r"error [\d.]+ (cm|mm|µm)$", next(line for line in draw_panel().labels if line.startswith("Reach ")))
