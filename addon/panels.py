@@ -221,8 +221,9 @@ def _draw_core(row, armature, strip, item, cores: dict) -> bool:
 
 def _group_core(armature, strip, group) -> tuple:
     """``(first, last, why, problem)`` of the core of ``strip``'s synchronized group as the panel shows
-    it (:func:`.sync_groups.edited_group_core`, else the strip's default core); ``first`` is ``None``
-    for no core."""
+    it (:func:`.sync_groups.edited_group_core`, else the strip's default core), cut as the last
+    synthesis cut it to the blend's frames (:func:`.timeline.group_core`) when its plan holds this
+    group: the number the plan shows. ``first`` is ``None`` for no core."""
     try:
         edited = edited_group_core(armature, group)
         problem = ""
@@ -232,10 +233,28 @@ def _group_core(armature, strip, group) -> tuple:
         lo, hi, names = edited
         why = (f"(synchronized blend: the group's core, scene frames {lo}-{hi}, runs over the cores edited on "
                f"{', '.join(repr(n) for n in names)}; cut to the blend's frames)")
-        return lo, hi, why, problem
-    default = strip_default_core(armature, strip)
-    why = f"({default.why()})"
-    return (None, None, why, problem) if default.empty else (default.first, default.last, why, problem)
+    else:
+        # (the group's default core, as .timeline.group_core takes it: its first strip's, over the group)
+        default = strip_default_core(armature, group[0])
+        if default.empty:
+            return None, None, f"({default.why()})", problem
+        lo, hi, why = default.first, default.last, f"({default.why()})"
+    blend = planned_blend(armature, group)
+    if blend is not None and (lo < blend[0] or hi > blend[1]):
+        cut = max(lo, blend[0]), min(hi, blend[1])
+        why += (f" (cut to the blend's frames {blend[0]}-{blend[1]}, as the last synthesis played them: "
+                f"{cut[0]}-{cut[1]})")
+        lo, hi = cut
+    return lo, hi, why, problem
+
+
+def planned_blend(armature, group) -> tuple[int, int] | None:
+    """The scene frames the last synthesis blended ``group`` over, if its recorded plan holds the group
+    (the same strips), else ``None``."""
+    plan = recorded_plan(armature)
+    names = {s.name for s in group}
+    found = next((g for g in (plan or {}).get("groups", ()) if set(g["strips"]) == names), None)
+    return None if found is None else (found["start"], found["start"] + found["frames"] - 1)
 
 
 def _draw_group_core(row, armature, strip, item, group) -> tuple:
