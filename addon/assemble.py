@@ -119,7 +119,8 @@ def _whole(frame: float) -> float | int:
     return int(frame) if float(frame).is_integer() else float(frame)
 
 
-def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | None = None) -> AssemblyFound:
+def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | None = None,
+                  progress=None) -> AssemblyFound:
     """The selected strip of ``strips`` with its body part ``part`` from the library's best match
     (``core.assemble.assemble``). Changes nothing; ``ValueError`` saying what to fix."""
     from ..core.assemble import PARTS, assemble
@@ -133,7 +134,7 @@ def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | 
     rig = find_armature_rig(obj, query)  # (the Bone Mapping; the library's clips are on the same bones)
     library, first_frames = library_motions(obj, strip, folder)
     began = time.perf_counter()
-    assembly = assemble(query, {part: library}, rig=rig)
+    assembly = assemble(query, {part: library}, rig=rig, progress=progress)
     return AssemblyFound(strip.name, _whole(strip.frame_start), part, assembly,
                          "actions" if folder is None else folder, len(library), time.perf_counter() - began,
                          first_frames)

@@ -164,22 +164,25 @@ def space_key(motions: list, effector: str, feature: str, rig) -> tuple:
             effector, feature, rig)
 
 
-def cached_space(motions: list, effector: str, feature: str, rig=None) -> tuple[object, bool]:
+def cached_space(motions: list, effector: str, feature: str, rig=None, progress=None) -> tuple[object, bool]:
     """``(ReachSpace, cached)``: the examples aligned (``core.reach.ReachSpace.build``, the first the
     reference, ``rig`` their joint roles, found from the names when ``None``), kept for the session by
-    :func:`space_key`; ``cached`` when it was kept already."""
+    :func:`space_key`; ``cached`` when it was kept already. ``progress`` (core.progress) hears the first
+    build (3 to 5 s on a few examples)."""
     from ..core.reach import ReachSpace
 
     key = space_key(motions, effector, feature, rig)
     if key in _SPACES:
+        if progress is not None:
+            progress(1.0)
         return _SPACES.get(key), True
-    space = ReachSpace.build(motions, effector=effector, feature=feature, reference=0, rig=rig)
+    space = ReachSpace.build(motions, effector=effector, feature=feature, reference=0, rig=rig, progress=progress)
     _SPACES.put(key, space)
     return space, False
 
 
 def find_reach(obj: bpy.types.Object, empty: bpy.types.Object, *, effector: str, feature: str,
-               folder: str | None = None) -> ReachFound:
+               folder: str | None = None, progress=None) -> ReachFound:
     """The reach of ``obj``'s examples (its Reach Examples list, or with ``folder`` its BVH files)
     whose ``effector`` hits ``empty`` at the ``feature``. Changes nothing; ``ValueError`` saying what to fix."""
     from .convert import scene_fps
@@ -189,7 +192,7 @@ def find_reach(obj: bpy.types.Object, empty: bpy.types.Object, *, effector: str,
     examples = listed_examples(obj, fps) if folder is None else folder_examples(obj, folder, fps)
     rig = find_armature_rig(obj, examples[0][1])  # (the Bone Mapping; every example is on the armature's bones)
     began = time.perf_counter()
-    space, cached = cached_space([motion for _, motion in examples], effector, feature, rig)
+    space, cached = cached_space([motion for _, motion in examples], effector, feature, rig, progress)
     # (the examples' distances are the armature's; the scene shows them scaled by the object into the world)
     scale = float(np.cbrt(abs(np.linalg.det(np.array(obj.matrix_world)[:3, :3]))))
     reach = space.reach(target_in_armature(obj, empty), length=lambda d: length_text(d * scale, bpy.context.scene))

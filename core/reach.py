@@ -37,6 +37,7 @@ from .contacts import hold_feet
 from .mkm import clip_floors
 from .motion import Motion, forward_kinematics, resampled_frames, skeleton_mismatch
 from .options import ContactOptions
+from .progress import Progress, part_of, report
 from .rig import Rig, body_height, body_mismatch, check_legs_hang, detect_up, find_rig, leg_length
 
 # The three moves of a warping path, as (reference step, example step): the
@@ -221,7 +222,7 @@ class Registration:
 
 
 def register_examples(examples: list[Motion], reference: int = 0, rig: Rig | None = None,
-                      names: Sequence[str] | None = None) -> Registration:
+                      names: Sequence[str] | None = None, progress: Progress | None = None) -> Registration:
     """Section 3.1: align every example to ``examples[reference]`` in start placement and time.
 
     Examples must share one skeleton (the same joint names in the same order) at one scale
@@ -230,6 +231,7 @@ def register_examples(examples: list[Motion], reference: int = 0, rig: Rig | Non
     resampled to the reference's rate, placed like it, then warped onto its frames. ``rig``: the
     skeleton's joint roles (found from the reference's names when ``None``), one for all: they
     share the skeleton. ``names``: the examples' names, for messages (``example 0``, ... when None).
+    ``progress`` (:mod:`core.progress`) hears the share of the examples registered.
     """
     if not examples:
         raise ValueError("need at least one example to register")
@@ -260,6 +262,7 @@ def register_examples(examples: list[Motion], reference: int = 0, rig: Rig | Non
         motions.append(sampled_at(placed, t, ref.fps))
         paths.append(path)
         times.append(t)
+        report(progress, len(motions) / len(examples))
     return Registration(tuple(motions), tuple(paths), tuple(times))
 
 
@@ -1277,11 +1280,13 @@ class ReachSpace:
     @classmethod
     def build(cls, examples: list[Motion], *, effector: str = "right.wrist", feature: str = "highest",
               reference: int = 0, seed: int = 0, n_blends: int = 2000, rig: Rig | None = None,
-              names: Sequence[str] | None = None, options: ReachOptions = ReachOptions()) -> "ReachSpace":
+              names: Sequence[str] | None = None, options: ReachOptions = ReachOptions(),
+              progress: Progress | None = None) -> "ReachSpace":
         """Section 3.1 once: register ``examples`` to ``examples[reference]`` and sample
         ``n_blends`` blends of them. Weights of every reach follow the order of ``examples``.
         ``rig``: the examples' joint roles (one skeleton, one rig), found from the names when ``None``.
-        ``names``: the examples' names (file names), for messages."""
+        ``names``: the examples' names (file names), for messages. ``progress`` (:mod:`core.progress`):
+        the registration (one time warp per example) as the first 90 %, the blends sampled the rest."""
         if not examples:
             raise ValueError("need at least one example motion to reach by blending")
         if not 0 <= reference < len(examples):
@@ -1293,12 +1298,15 @@ class ReachSpace:
                          len(ref.skeleton))
         order = [reference] + [k for k in range(len(examples)) if k != reference]
         reg = register_examples([examples[k] for k in order], rig=rig,
-                                names=None if names is None else [names[k] for k in order])
+                                names=None if names is None else [names[k] for k in order],
+                                progress=part_of(progress, 0.0, 0.9))
         back = np.argsort(order)  # registered position of each example given
         reg = Registration(tuple(reg.motions[k] for k in back), tuple(reg.paths[k] for k in back),
                            tuple(reg.times[k] for k in back))
-        return cls(reg, reference=reference, effector=effector, feature=feature, n_blends=n_blends, seed=seed,
-                   rig=rig, options=options)
+        space = cls(reg, reference=reference, effector=effector, feature=feature, n_blends=n_blends, seed=seed,
+                    rig=rig, options=options)
+        report(progress, 1.0)
+        return space
 
     # -- pieces of a query
 

@@ -701,3 +701,29 @@ def test_reach_words_every_distance_in_the_scene_s_units(reach_scene, capfd):
     assert re.search(r"hit error of [\d.]+ (cm|mm|µm)", report), report
     assert not re.search(r"\d m\b", report), report
     assert re.search(r"error [\d.]+ (cm|mm|µm)$", next(line for line in draw_panel().labels if line.startswith("Reach ")))
+
+
+def rising_to_one(fractions: list) -> bool:
+    return (bool(fractions) and all(0.0 <= f <= 1.0 for f in fractions)
+            and all(a <= b for a, b in zip(fractions, fractions[1:])) and fractions[-1] == 1.0)
+
+
+def test_reach_and_assemble_report_their_progress_to_blenders_indicator(reach_scene, capfd):
+    """Issue 26 item 6: the first build of the examples' space (a few seconds) reports its progress; the
+    operator drives the window manager's progress indicator with it, headless too."""
+    extension("addon.reach")._SPACES.clear()  # (the session keeps built spaces: this one is built here)
+    empty = place_empty(reach_scene, np.array([0.3, -0.2, 1.5]))
+    fractions = []
+    extension("addon.reach").find_reach(reach_scene, empty, effector="left.wrist", feature="farthest",
+                                        progress=fractions.append)
+    assert rising_to_one(fractions) and len(fractions) > 2, fractions
+    reach(capfd)  # (the operator, its progress indicator begun and ended headless)
+
+
+def test_assemble_parts_reports_its_progress(walk, capfd):
+    strips = [s for s in extension("addon.strips").selected_strips(walk)]
+    fractions = []
+    extension("addon.assemble").find_assembly(walk, strips, bpy.context.scene.smart_motion.assembly_part,
+                                              progress=fractions.append)
+    assert rising_to_one(fractions) and len(fractions) > 2, fractions
+    assemble(capfd)
