@@ -130,3 +130,45 @@ def test_no_message_of_the_add_on_puts_an_apostrophe_s_after_a_quoted_name():
     found = [f"{path.name}:{k + 1}" for folder in ("addon", "core") for path in sorted((sources / folder).glob("*.py"))
              for k, line in enumerate(path.read_text().splitlines()) if re.search(r"(!r\}|\}')'s\b", line)]
     assert not found, found
+
+
+# ---------------------------------------------------------------------------
+# An action of another body
+
+
+def body_with_its_height_keyed(package: str, clip: str, scale: float, path) -> str:
+    """``clip`` as a BVH file of a body ``scale`` times its size whose root joints rest at the origin, so that
+    the root's height is in its keys (as CMU's and many exporters' files have it): its action, played on
+    another armature of the same bone names, keeps that height. Written with core's BVH writer."""
+    import importlib
+    from dataclasses import replace
+
+    from scenes import clip_path
+
+    bvh = importlib.import_module(f"{package}.core.bvh")
+    motion = bvh.read_bvh(clip_path(clip)).scaled(scale)
+    rig = importlib.import_module(f"{package}.core.rig").find_rig(motion)
+    offsets = motion.skeleton.offsets.copy()
+    parents, joint = motion.skeleton.parents, rig.pelvis
+    while joint >= 0:  # (the pelvis and the joints above it rest at the origin; their keys carry the height)
+        offsets[joint] = 0.0
+        joint = parents[joint]
+    motion = replace(motion, skeleton=replace(motion.skeleton, offsets=offsets))
+    bvh.write_bvh(motion, path)
+    return str(path)
+
+
+def test_an_action_captured_on_a_larger_body_is_synthesized_with_a_warning(empty_scene, installed_extension, tmp_path):
+    """Issue 26 item 5: an action of a body 25 % larger, same bone names, played on the armature: its root
+    stands 25 % higher than these legs reach, and its feet float. The plan says so, naming it."""
+    from scenes import examples_on_one_armature
+
+    files = [body_with_its_height_keyed(installed_extension, "walk_normal_001", 1.0, tmp_path / "walk.bvh"),
+             body_with_its_height_keyed(installed_extension, "bow_normal_001", 1.25, tmp_path / "tall_bow.bvh")]
+    obj, (walk, bow) = examples_on_one_armature(files)
+    tracks = [obj.animation_data.nla_tracks.new() for _ in range(2)]
+    tracks[0].strips.new("walk", 1, walk).select = True
+    tracks[1].strips.new("tall bow", 151, bow).select = True
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    warnings = plan_of(obj)["warnings"]
+    assert any("the feet of 'tall bow' float" in w and "where those of 'walk' stand" in w for w in warnings), warnings
