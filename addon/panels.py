@@ -285,7 +285,7 @@ def draw_strip_details(layout, armature) -> None:
         group = strip_group(armature, strip) if item is not None and item.sync_blend else None
         if group is not None:
             _draw_part_weights(box, item)
-            first, last, why, problem = _group_core(armature, strip, group)
+            _, _, why, problem = _group_core(armature, strip, group)
             for line in wrapped(why):
                 box.label(text=line)
             for k, line in enumerate(wrapped(problem)) if problem else ():

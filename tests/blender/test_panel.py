@@ -3,7 +3,6 @@ the plan and the fixed controls, whatever the timeline's length; the rest on dem
 closed until opened."""
 
 import bpy
-import pytest
 
 from scenes import draw_panel, import_action, import_clip, sub_panels
 

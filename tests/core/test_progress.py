@@ -1,7 +1,5 @@
 """Long work reports its progress (issue 26 item 6): the callback hears fractions that never go back and end at 1."""
 
-import pytest
-
 from core import hops
 from core.assemble import assemble
 from core.progress import part_of
