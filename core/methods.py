@@ -36,6 +36,7 @@ from .options import ContactOptions
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .track import (Context, Feet, PhaseSpan, Track, ankle_toe_per_foot, base_foot_at, clamped, contacts_at,
                     frame_range, moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
+from .text import counted
 from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
                       pose_to_motion_weights)
 
@@ -397,7 +398,7 @@ def _plan_adaptation(pair: _Pair) -> PairPlan:
         longer = sides.optimal("lower", t0s, t1s, ctx, min_s=needed)
         if (longer.t0, longer.t1) != (r.t0, r.t1):
             note = (f"S1 lengthened from {(r.t1 - r.t0) / ctx.fps:.2f} s to {(longer.t1 - longer.t0) / ctx.fps:.2f} s "
-                    f"for {len(stepping)} step(s) at the clips' pace")
+                    f"for {counted(len(stepping), 'step')} at the clips' pace")
             r = longer
             releases, stepping, alignment, hold = _adaptation_feet(pair, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),

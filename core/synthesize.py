@@ -42,6 +42,7 @@ from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Co
 from .quality import SourceFigures, floors_by_foot, foot_levels, foot_positions, gap_quality, measure_step
 from .render import held_until, render_pair
 from .schedule import earliest_start
+from .text import counted
 from .timeline import Sequencing, Span, sequencing, settled_sequencing
 from .rig import Rig, check_legs_hang, detect_up, find_rig, leg_length
 from .track import Context, Track
@@ -465,7 +466,7 @@ def join_clip(track: Track, accepted_core: tuple[int, int], clip: Clip, clip_con
     if room < ctx.options.min_blend_frames(ctx.fps):  # (to the nearest frame, as default cores leave it)
         pair = replace(pair, warning=(
             f"the cores of '{track.name}' (to frame {played}) and '{clip.name}' (from frame "
-            f"{core_begin}) leave {max(room, 0)} frame(s) to blend in, less than {ctx.options.min_blend_s:g} s: expect a "
+            f"{core_begin}) leave {counted(max(room, 0), 'frame')} to blend in, less than {ctx.options.min_blend_s:g} s: expect a "
             f"jump there; start '{clip.name}' later or shorten one of the cores"))
     pair = replace(pair, gap=(played, core_begin))
     track = render_pair(track, clip, clip_contacts, pair, ctx)
