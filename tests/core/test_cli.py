@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from real_capture import require
 
 from core.__main__ import main
 
@@ -14,8 +15,7 @@ MOCAP = ROOT.parent / "shared" / "mocap"
 
 
 def test_analyze_json_lists_segments_and_orientations(capsys):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     assert main(["analyze", str(MOCAP / "bandai1" / "walk_normal_001.bvh"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert set(report) == {"fps", "segments", "orientation_start", "orientation_end"}
@@ -26,8 +26,7 @@ def test_analyze_json_lists_segments_and_orientations(capsys):
 
 
 def test_analyze_prints_a_readable_table(capsys):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     assert main(["analyze", str(MOCAP / "bandai1" / "bow_normal_001.bvh")]) == 0
     out = capsys.readouterr().out
     assert "DS" in out and "body orientation" in out
@@ -55,8 +54,7 @@ def test_a_rig_without_legs_names_what_was_found(tmp_path, capsys):
 
 
 def test_map_overrides_a_role(capsys):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     clip = str(MOCAP / "bandai1" / "walk_normal_001.bvh")
     assert main(["analyze", clip, "--map", "left.ankle=NoSuchJoint"]) == 2
     assert "NoSuchJoint" in capsys.readouterr().err
@@ -71,8 +69,7 @@ def test_demo_analyses_every_embedded_clip():
 
 
 def test_synthesize_writes_the_motion_and_the_plan(tmp_path, capsys):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     walk, bow = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "bow_normal_001.bvh"
     out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
     code = main(["synthesize", f"{walk}@0:0-100", f"{bow}@150:30-137", "-o", str(out), "--plan", str(plan), "-W", "0.2"])
@@ -108,8 +105,7 @@ def _frames(path):
 def test_a_clip_without_start_runs_as_soon_as_possible_after_the_one_before(tmp_path, capsys):
     """2014 section 5 on the command line: bow.bvh (and bow.bvh@:CS-CE) start before the walk
     ends, the summary says where, and the blend begins where the walk's core ends."""
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     walk, bow = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "bow_normal_001.bvh"
     for spec in (f"{bow}", f"{bow}@:30-137"):
         out, plan = tmp_path / "out.bvh", tmp_path / "plan.json"
@@ -127,8 +123,7 @@ def test_a_clip_without_start_runs_as_soon_as_possible_after_the_one_before(tmp_
 def test_with_a_current_frame_the_frames_played_are_those_of_the_clips_before(tmp_path, capsys, current):
     """Eq. (17): output frames 0 to FRAME are, line for line, the synthesis without the new clip
     (FRAME before the walk's core ends, in its tail, or after its last frame)."""
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     walk, kick = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "kick_normal_001.bvh"
     alone, both = tmp_path / "alone.bvh", tmp_path / "both.bvh"
     assert main(["synthesize", f"{walk}@0:0-100", "-o", str(alone)]) == 0
@@ -153,8 +148,7 @@ def test_current_without_a_clip_to_place_says_what_it_is_for(two_clips, tmp_path
 @pytest.fixture
 def two_clips(tmp_path):
     """Copies of two real clips in a folder of their own (the shared ones are never written near)."""
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     clips = tmp_path / "clips"
     clips.mkdir()
     walk, bow = clips / "walk.bvh", clips / "bow.bvh"
@@ -317,6 +311,7 @@ def test_an_impossible_frame_time_is_one_line_and_exit_2(two_clips, tmp_path, ca
 def test_a_file_with_a_value_no_capture_has_is_refused_by_every_command_and_nothing_is_written(tmp_path, capsys):
     """The trust issue: a position of 1e308 went through analyze, synthesize, blend, assemble,
     reach and hops render, and came out as NaN with exit 0."""
+    require(MOCAP)
     walk = MOCAP / "bandai1" / "walk_normal_001.bvh"
     lines = walk.read_text().splitlines()
     first_frame = next(i for i, line in enumerate(lines) if line.strip() == "MOTION") + 3
@@ -346,6 +341,7 @@ def test_a_file_with_a_value_no_capture_has_is_refused_by_every_command_and_noth
 def test_the_same_file_given_twice_is_two_clips(tmp_path, capsys):
     """The trust issue: the same file twice, one copy rejected, ended in an IndexError (the plan
     told its clips apart by name, and both had the file's)."""
+    require(MOCAP)
     walk = str(MOCAP / "bandai1" / "walk_normal_001.bvh")
     out = tmp_path / "out.bvh"
     assert main(["synthesize", f"{walk}@0", f"{walk}@5", "-o", str(out)]) == 0
@@ -370,6 +366,7 @@ def test_ctrl_c_says_nothing_was_written_rather_than_a_traceback(tmp_path, capsy
         raise KeyboardInterrupt
 
     monkeypatch.setattr(core.bvh, "read_bvh", interrupted)
+    require(MOCAP)
     walk = str(MOCAP / "bandai1" / "walk_normal_001.bvh")
     assert main(["synthesize", f"{walk}@0", f"{walk}@200", "-o", str(tmp_path / "out.bvh")]) == 130
     assert "interrupted: no file was written" in capsys.readouterr().err
