@@ -9,7 +9,7 @@ MOCAP = real_capture.MOCAP
 @pytest.fixture(scope="session")
 def mocap():
     """A loader ``mocap("bandai1/walk_normal_001")`` of real clips (cached); skips without the data."""
-    require(MOCAP)
+    real_capture.require(MOCAP)
     from core.bvh import read_bvh
 
     cache = {}
