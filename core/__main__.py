@@ -19,7 +19,7 @@ may be scaled per body part (legs, upper, arms): a clip whose feet stand still
 gets legs=0 unless told otherwise. Each clip fades out where it ends (or at
 --ends), the others taking its weight; a cyclic clip repeats as long as the
 blend runs, until --ends ends it; a clip of weight 0 is left out.
-    python -m core demo [--json]
+    python -m core demo [--json] [--write DIR]
     python -m core hops precompute LIBRARY_DIR --src A.bvh --dst B.bvh --offset FRAMES -o TABLE.npz
                         [--blend SECONDS] [--weight W] [--workers N] [--scheduler ADDRESS] [--map ROLE=JOINT ...]
     python -m core hops show TABLE.npz [--trigger FRAME] [--json]
@@ -432,8 +432,14 @@ def cmd_blend(args) -> int:
 
 def cmd_demo(args) -> int:
     from .analysis import analyze
-    from .demo import demo_clips
+    from .demo import demo_clips, write_demo_files
 
+    if args.write is not None:
+        written = write_demo_files(args.write)
+        for group, paths in written.items():
+            print(f"wrote {len(paths)} {group} to {os.path.join(args.write, group)}: "
+                  + ", ".join(os.path.basename(str(path)) for path in paths))
+        return 0
     clips = demo_clips()
     report = {}
     for name, clip in clips.items():
@@ -916,8 +922,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role (repeatable)")
     p.set_defaults(func=cmd_blend)
 
-    p = sub.add_parser("demo", parents=[budget], help="analyse the embedded demo clips")
+    p = sub.add_parser("demo", parents=[budget], help="analyse the embedded demo clips, or write them as BVH files")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--write", metavar="DIR",
+                   help="write the demo content as BVH files instead: DIR/clips (walk, turn, kick, jump, stand, "
+                        "two hops) and DIR/reaches (six right-hand raises), Z up, metres, 30 fps")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("hops", help="one-hop transitions through a clip library (Koyama & Goto 2019)")
