@@ -110,3 +110,65 @@ def test_the_readme_commands_are_make_targets_and_its_links_lead_somewhere():
 ])
 def test_printed_lines_are_compared_to_three_figures_and_word_for_word(line, printed, same):
     assert same_line(line, printed) is same
+
+
+# --- the README a newcomer reads, and the module maps ---------------------------------------------
+
+
+def modules(package: str) -> set[str]:
+    return {path.name for path in (REPO / package).glob("*.py")}
+
+
+def readme_layout() -> dict[str, set[str]]:
+    """The files the README's Layout block lists under ``core/`` and ``addon/``."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    listed, package = {"core": set(), "addon": set()}, None
+    for line in block.splitlines():
+        top = re.match(r"^(\w+)/", line)
+        if top:
+            package = top.group(1) if top.group(1) in listed else None
+        elif package and re.match(r"^  (\S+\.py)\s", line):
+            listed[package].add(re.match(r"^  (\S+\.py)", line).group(1))
+    return listed
+
+
+def test_the_readme_is_short_names_the_five_papers_and_says_where_the_data_comes_from():
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) < 200
+    for paper in ("Oshita 2008", "Oshita 2014", "Ménardais et al. 2004", "Koyama & Goto 2019", "Juang et al. 2009"):
+        assert paper in readme, paper
+    assert "## Data for tests and benchmarks" in readme  # (tests/real_capture.py's skip reason points here)
+    assert "Bandai Namco Research Motion Dataset" in readme and "../shared/mocap" in readme
+    for picture in ("docs/images/demo_contact_sheet.png", "docs/images/demo_speed.png"):
+        assert f"]({picture})" in readme, picture
+
+
+@pytest.mark.parametrize("package", ["core", "addon"])
+def test_the_readme_layout_lists_every_module_and_no_other(package):
+    listed = readme_layout()[package]
+    assert listed == modules(package), (f"README's layout of {package}/: missing {sorted(modules(package) - listed)}, "
+                                        f"gone {sorted(listed - modules(package))}")
+
+
+@pytest.mark.parametrize("package", ["core", "addon"])
+def test_each_package_docstring_is_its_module_map(package):
+    import ast
+
+    doc = ast.get_docstring(ast.parse((REPO / package / "__init__.py").read_text()))
+    named = set(re.findall(r":mod:`\.(\w+)`", doc))
+    expected = {name[:-3] for name in modules(package)} - {"__init__"}
+    assert named == expected, f"{package}/__init__.py's map: missing {sorted(expected - named)}, gone {sorted(named - expected)}"
+
+
+def test_the_addon_map_gives_each_file_the_layer_the_layout_test_holds_it_to():
+    import ast
+
+    from test_layout import LAYER_OF
+
+    doc = ast.get_docstring(ast.parse((REPO / "addon" / "__init__.py").read_text()))
+    mapped = {name: int(layer) for layer, name in re.findall(r"^(\d)\s+:mod:`\.(\w+)`", doc, re.M)}
+    assert mapped == {name: layer for name, layer in LAYER_OF.items() if name != "__init__"}
+    readme = {name[:-3]: int(layer) for name, layer in
+              re.findall(r"^  (\w+\.py)\s+\((\d)\)", (REPO / "README.md").read_text(), re.M)}
+    assert readme == LAYER_OF
