@@ -29,16 +29,6 @@ import bpy
 
 DEMO_FPS = 30
 ARMATURE = "SmartMotionDemo"
-# (demo clip, scene frame of its first frame, core in clip frames (inclusive), track)
-# The walk's last right step and the turn's first one play together: a motion
-# transition; the turn, kick, jump and stand follow on both feet (adaptation).
-TIMELINE = (
-    ("walk", 1, (0, 94), 0),
-    ("turn", 86, (26, 56), 1),
-    ("kick", 131, (31, 59), 0),
-    ("jump", 190, (30, 50), 1),
-    ("stand", 260, (20, 120), 0),
-)
 TRACKS = ("Demo clips A", "Demo clips B")
 
 
@@ -59,7 +49,7 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
     30 fps and its frame range to the result's, and leaves the armature
     active with the baked action assigned.
     """
-    from ..core.demo import demo_clips, demo_skeleton
+    from ..core.demo import DEMO_TIMELINE, demo_clips, demo_skeleton
     from .bake import bake
     from .strips import strip_settings
     from .synthesis import record_plan, synthesize_strips
@@ -76,7 +66,7 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
         track.name = name
         tracks.append(track)
     strips = []
-    for name, start, (first, last), track in TIMELINE:
+    for name, start, (first, last), track in DEMO_TIMELINE:
         action = write_action(obj, clips[name].motion, f"demo {name}", frame_start=1)
         strip = tracks[track].strips.new(name, start, action)
         strip.select = True

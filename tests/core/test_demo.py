@@ -286,3 +286,24 @@ def test_a_hop_stays_on_one_foot_and_flies_between_landings(hops):
             t = np.arange(first, last + 1) / fps
             a = np.polyfit(t, right.motion.positions[first:last + 1, 0, 2], 2)[0]
             assert a == pytest.approx(-0.5 * GRAVITY, rel=1e-6)
+
+
+# --- the demo scene's plan: the first thing a newcomer runs -----------------------------------
+
+
+def test_the_demo_plan_flags_no_gap_and_opens_with_a_transition():
+    """``make demo`` lays out DEMO_TIMELINE: every clip joins, no gap is flagged against the untouched
+    clips (core.quality), and the walk's last step blends into the turn's (2014, 4.1)."""
+    from core.demo import DEMO_TIMELINE, demo_timeline
+    from core.synthesize import synthesize
+
+    clips = demo_timeline()
+    assert [c.name for c in clips] == [name for name, *_ in DEMO_TIMELINE]
+
+    plan = synthesize(clips, responsiveness=0.5).plan
+
+    assert not plan.rejected and len(plan.pairs) == len(clips) - 1
+    assert plan.pairs[0].method == "transition"
+    for pair in plan.pairs:
+        assert pair.quality is not None, (pair.prev, pair.next)
+        assert pair.quality.flags == [], f"{pair.prev} -> {pair.next}: {pair.quality.summary()}"
