@@ -20,7 +20,8 @@ files of a lower layer (never one above it, so there is no circle):
       (:func:`.synthesis.preview_synthesis`), Bake (:func:`.synthesis.bake_strips`)
       :mod:`.bake`     writing a bake, re-baking in place
 5     :mod:`.arrange` (Add as Soon as Possible, Pack), :mod:`.live`, :mod:`.perform`,
-      :mod:`.hops`, :mod:`.reach`, :mod:`.assemble`, :mod:`.clips`, :mod:`.demo`
+      :mod:`.hops`, :mod:`.reach`, :mod:`.assemble`, :mod:`.clips`, :mod:`.demo`,
+      :mod:`.footprints` (the Footprints overlay), :mod:`.pictures` (the demo's pictures)
 6     :mod:`.properties` (property groups only), :mod:`.operators`, :mod:`.panels`
 7     this file: registration
 ====  ===============================================================================
@@ -53,7 +54,7 @@ synthesis, the searches) is imported when an operator runs.
 """
 import bpy
 
-from . import live, operators, panels, perform, properties
+from . import footprints, live, operators, panels, perform, properties  # (footprints: its preview hook)
 
 CLASSES = (
     *properties.CLASSES,
