@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +93,8 @@ def main(argv: list[str] | None = None, register: Callable[[], None] | None = No
     parser = argparse.ArgumentParser(prog="python addon/demo.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="out", help="folder for demo.blend and demo.bvh (default: out)")
     parser.add_argument("--responsiveness", "-W", type=float, default=0.5, help="0 most responsive .. 1 smoothest")
+    parser.add_argument("--pictures", metavar="DIR", action="append", default=[],
+                        help="also copy the pictures into DIR (make pictures: docs/images); may be given again")
     args = parser.parse_args(argv)
 
     # A new empty file from the factory startup file; the preferences, and so
@@ -114,6 +117,16 @@ def main(argv: list[str] | None = None, register: Callable[[], None] | None = No
     print(f"baked {plan.end - plan.start + 1} frames into action {demo.action.name!r} of armature {demo.armature.name!r}")
     print(f"wrote {blend}")
     print(f"wrote {bvh}")
+    from .pictures import write_pictures
+
+    # (after the .blend is saved: the pictures' camera, bodies and crossfade are no part of it)
+    for picture in write_pictures(demo, out):
+        print(f"wrote {picture}")
+        for folder in args.pictures:
+            copy = Path(folder).resolve() / picture.name
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(picture, copy)
+            print(f"wrote {copy}")
     return 0
 
 

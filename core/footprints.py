@@ -44,7 +44,7 @@ class FootprintOptions:
     """How prints are shaped and when one counts as a slide (shares of lengths; no unit)."""
 
     toe_reach: float = 0.5  # the sole goes past the ball of the foot by this share of ankle-to-ball
-    width: float = 0.55  # the sole's width, as a share of ankle-to-ball
+    width: float = 0.7  # the sole's width, as a share of ankle-to-ball
     no_toe_size: float = 0.15  # a rig without toes: the side of a square print, in leg lengths
     slide_legs: float = 0.05  # a print whose sole moved more than this many leg lengths is a streak
     min_run_s: float = 0.05  # a foot down for less than this (seconds) leaves no print (a graze, not a step)
@@ -122,45 +122,63 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1])
 
 
-def feet_down(positions: np.ndarray, feet: list[list[int]], up: np.ndarray, fps: float, min_band: float = 0.0
-              ) -> np.ndarray:
+def feet_down(positions: np.ndarray, feet: list[list[int]], up: np.ndarray, fps: float, min_band: float = 0.0,
+              reference: np.ndarray | None = None) -> np.ndarray:
     """``(F, 2) bool``: whether each foot of ``feet`` ([left, right], each its joints' columns of
     ``positions (F, K, 3)``) has a joint down, as the skate measure counts it (core.quality: within
-    the band above that joint's floor level, both from the joint's own heights over the motion),
-    the band no narrower than ``min_band`` (in the positions' unit)."""
+    the band above that joint's floor level, both from the joint's own heights over the motion, or
+    over ``reference (F', K, 3)`` when given), the band no narrower than ``min_band`` (in the
+    positions' unit)."""
     heights = positions @ up
     if len(heights) == 0:
         return np.zeros((0, 2), dtype=bool)
-    levels = foot_levels(heights, fps)
+    levels = foot_levels(heights if reference is None else reference @ up, fps)
     down = heights - levels.floor <= np.maximum(levels.band, min_band)
     return np.column_stack([down[:, foot].any(axis=1) for foot in feet])
 
 
 def footprints(motion: Motion, rig: Rig | None = None, *, contacts: np.ndarray | None = None,
-               options: FootprintOptions | None = None) -> list[Footprint]:
+               options: FootprintOptions | None = None, positions: np.ndarray | None = None,
+               reference: np.ndarray | None = None) -> list[Footprint]:
     """The prints of ``motion``'s feet, one per contact run, ordered by first frame (left first on a tie).
 
-    contacts  ``(F, 2) bool`` [left, right]; default :func:`feet_down` of ``motion``.
+    contacts   ``(F, 2) bool`` [left, right]; default :func:`feet_down` of ``motion``.
+    positions  ``(F, J, 3)`` the global joint positions to print instead of ``motion``'s own (what
+               another program evaluated for the same skeleton, such as Blender's NLA); ``motion``
+               then gives the skeleton, the rate and the up axis only.
+    reference  ``(F', J, 3)`` global joint positions of a motion on the same floor whose feet give
+               the floor levels and bands (default: the printed motion's own). Two motions compared
+               are best judged on one floor: a blend that sinks the feet for a while would lower a
+               floor taken from its own heights, and its planted feet would then read as lifted.
     """
     options = options or FootprintOptions()
     rig = rig or find_rig(motion)
     up = detect_up(motion, rig)
-    if contacts is not None:
-        contacts = np.asarray(contacts, dtype=bool)
-        if contacts.shape != (motion.n_frames, 2):
-            raise ValueError(f"contacts must have shape ({motion.n_frames}, 2) for a motion of {motion.n_frames} "
-                             f"frames, got {contacts.shape}")
     legs = [rig.leg(side) for side in SIDES]
     joints = sorted({j for leg in legs for j in (leg.ankle, leg.toe) if j is not None})
-    g = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints,
-                           rotations_out=False)[0]
+    if positions is None:
+        g = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints,
+                               rotations_out=False)[0]
+    else:
+        positions = np.asarray(positions, dtype=np.float64)
+        if positions.ndim != 3 or positions.shape[1:] != (len(motion.skeleton), 3):
+            raise ValueError(f"positions must have shape (F, {len(motion.skeleton)}, 3) for the skeleton's "
+                             f"{len(motion.skeleton)} joints, got {positions.shape}")
+        g = positions[:, joints]
+    n_frames = len(g)
+    if contacts is not None:
+        contacts = np.asarray(contacts, dtype=bool)
+        if contacts.shape != (n_frames, 2):
+            raise ValueError(f"contacts must have shape ({n_frames}, 2) for a motion of {n_frames} "
+                             f"frames, got {contacts.shape}")
     column = {j: k for k, j in enumerate(joints)}
     leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
+    floors_from = g if reference is None else np.asarray(reference, dtype=np.float64)[:, joints]
     if contacts is None:
         contacts = feet_down(g, [[column[j] for j in (limb.ankle, limb.toe) if j is not None] for limb in legs],
-                             up, motion.fps, options.min_band_legs * leg)
+                             up, motion.fps, options.min_band_legs * leg, floors_from)
     shortest = options.min_run_s * motion.fps
-    floor = float(np.percentile(g @ up, FLOOR_PERCENTILE, axis=0).min()) if motion.n_frames else 0.0
+    floor = float(np.percentile(floors_from @ up, FLOOR_PERCENTILE, axis=0).min()) if len(floors_from) else 0.0
     e1, e2 = ground_axes(up)
     prints = []
     for k, (side, limb) in enumerate(zip(SIDES, legs)):
