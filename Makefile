@@ -110,6 +110,7 @@ bench: $(STAMP)
 	$(PY) tests/bench/hops_quality.py
 	$(PY) tests/bench/hops_scaling.py
 	$(PY) tests/bench/insert_hop_blender.py
+	$(PY) tests/bench/demo_pictures.py
 
 zip: $(STAMP)
 	@test -n "$(BLENDER_EXT)" || { echo "blender_ext.py not found inside the bpy module in $(VENV)" >&2; exit 1; }

@@ -4,10 +4,11 @@
 
 ``demo_contact_sheet.png``
     Blender's Workbench engine renders, from above and to one side, the
-    synthesized motion (top) and the same strips under a plain NLA crossfade
-    (bottom): the body at a few frames of every gap between cores, and the
-    footprints of the whole motion on the floor (:mod:`.footprints`): a dark
-    print where a foot is held, a red streak where it slides while down.
+    synthesized motion (top row) and the same strips under a plain NLA
+    crossfade (bottom row) at the middle of each gap between cores and at the
+    end: the body (a box per bone, skinned to the armature) and the footprints
+    made so far on the floor (:mod:`.footprints`): a dark print where a foot
+    is held, a red streak where it slides while down.
 ``demo_speed.png``
     Oshita 2014, Fig. 5: the speeds of the lower and upper body over time,
     ours against the crossfade, the gaps shaded (:func:`core.figures.plot_speeds`,
@@ -29,6 +30,8 @@ from pathlib import Path
 
 import bpy
 import numpy as np
+
+from .footprints import material, prints_object
 
 CROSSFADE = "SmartMotionDemo crossfade"
 SHEET, SPEED = "demo_contact_sheet.png", "demo_speed.png"
@@ -81,12 +84,6 @@ def evaluated_joints(obj: bpy.types.Object, frames) -> np.ndarray:
         scene.frame_set(int(frame))
         obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones.foreach_get("head", heads[k])
     return heads.reshape(len(frames), -1, 3).astype(np.float64)
-
-
-def material(name: str, color) -> bpy.types.Material:
-    mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
-    mat.diffuse_color = color
-    return mat
 
 
 def body_mesh(armature: bpy.types.Object, rig, collection: bpy.types.Collection) -> bpy.types.Object:
@@ -259,7 +256,6 @@ def write_pictures(demo, out: Path, scene: bpy.types.Scene | None = None) -> lis
     from ..core.figures import body_part_speeds, gap_frames, mean_leg_length
     from ..core.footprints import footprints
     from .convert import find_armature_rig
-    from .footprints import prints_object
 
     scene = scene or bpy.context.scene
     out.mkdir(parents=True, exist_ok=True)
