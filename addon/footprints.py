@@ -11,9 +11,9 @@ every supported Blender draws, renders and tests alike.
 The prints are computed in core (:mod:`core.footprints`, from the motion the
 preview shows); this module only builds the mesh. It follows the preview
 through :func:`.state.on_preview_motion`: shown by Synthesize, rewritten by a
-live update, removed by Clear. The toggle off removes every footprint object.
-Nothing of the armature, its actions or its strips is read or written here but
-the armature's transform and bone mapping.
+live update, removed by Clear. The toggle off removes every footprint object;
+on, it reads the motion back from each preview's strips. No source action or
+strip is read or written here.
 """
 
 from __future__ import annotations
@@ -21,14 +21,12 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from .state import on_preview_motion, session_store
+from .state import on_preview_motion
 
 COLLECTION = "Smart Motion footprints"
 # (material name, colour): prints of a held foot, streaks of a sliding one
 HELD = ("Smart Motion print", (0.12, 0.12, 0.14, 1.0))
 SLIDING = ("Smart Motion streak", (0.85, 0.12, 0.08, 1.0))
-
-_shown = session_store("footprint motions", 32)  # armature session_uid -> (motion, first frame) its preview shows
 
 
 def object_name(armature: bpy.types.Object) -> str:
@@ -105,10 +103,6 @@ def remove_footprints(armature: bpy.types.Object | None = None) -> None:
 
 def follow(armature: bpy.types.Object, motion, start: int) -> None:
     """The preview of ``armature`` now shows ``motion`` (``None``: cleared): its footprints follow."""
-    if motion is None:
-        _shown.pop(armature.session_uid)
-    else:
-        _shown[armature.session_uid] = (motion, start)
     scene = bpy.context.scene
     if not scene.smart_motion.footprints:
         return
@@ -122,14 +116,14 @@ on_preview_motion("footprints", follow)
 
 
 def shown_motion(armature: bpy.types.Object, scene: bpy.types.Scene):
-    """The motion ``armature``'s preview shows: as last followed, or read back from its strips (after a
-    file load or an undo, nothing was followed in this session); ``None`` without a preview."""
+    """The motion ``armature``'s preview shows, read back from its strips; ``None`` without a preview.
+
+    Read, not kept from the last :func:`follow`: the toggle is turned on seldom, and what is read
+    is right after a file load, an undo or a redo as well.
+    """
     from .convert import scene_fps, strip_to_motion
     from .strips import has_preview, preview_track
 
-    kept = _shown.get(armature.session_uid)
-    if kept is not None:
-        return kept[0]
     track = preview_track(armature) if has_preview(armature) else None
     if track is None or not track.strips:
         return None

@@ -129,7 +129,6 @@ def test_prints_follow_a_live_update_and_go_with_clear(previewed, footprints):
     assert "jump" not in previewed.smart_motion.plan_json
     assert len(after) != len(before) or any(a.shape != b.shape or not np.allclose(a, b) for a, b in zip(after, before))
     # the mesh is the prints of the motion the preview now shows, read back from its keys
-    footprints._shown.clear()
     motion = footprints.shown_motion(previewed, scene)
     core = importlib.import_module(footprints.__name__.rsplit(".", 2)[0] + ".core.footprints")
     assert len(after) == len(core.footprints(motion))
