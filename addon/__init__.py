@@ -30,6 +30,8 @@ layer  module                     what it does
 5      :mod:`.assemble`           Assemble Parts
 5      :mod:`.clips`              clip libraries (the file's actions, BVH folders), result tracks
 5      :mod:`.demo`               the demo scene ``make demo`` builds
+5      :mod:`.footprints`         the Footprints overlay: the preview's contacts as a mesh of prints
+5      :mod:`.pictures`           the demo's pictures: a Workbench contact sheet, the speed plot
 6      :mod:`.properties`         property groups only
 6      :mod:`.operators`          thin operators: gather inputs, call, report
 6      :mod:`.panels`             the NLA sidebar, drawn from what was recorded
@@ -67,7 +69,7 @@ synthesis, the searches) is imported when an operator runs.
 """
 import bpy
 
-from . import live, operators, panels, perform, properties
+from . import footprints, live, operators, panels, perform, properties  # (footprints: its preview hook)
 
 CLASSES = (
     *properties.CLASSES,

@@ -46,8 +46,8 @@ from .fcurves import bone_path
 from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name,
                       segment_ranges, segments_holding, write)
 from .report import plan_json, Synthesis
-from .state import (forget_edits, note_edited, on_preview_shown, on_setting_changed, restoring, session_store,
-                    watch_edits)
+from .state import (forget_edits, note_edited, on_preview_shown, on_setting_changed, preview_motion, restoring,
+                    session_store, watch_edits)
 from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,
                      PREVIEW_STRIP, preview_track)
 from .sync_groups import blending_key
@@ -224,6 +224,7 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     if written or _plan_changed(obj, result):
         record_plan(obj, sources, result)
     if written:
+        preview_motion(obj, result.motion, result.start)  # (the footprints follow it: addon/footprints.py)
         # The keys now differ from those Synthesize wrote: Bake synthesizes anew (the same
         # result) rather than every live update hashing every source key.
         obj.smart_motion.preview_signature = ""

@@ -161,8 +161,10 @@ def _draw_assembly(layout, scene, armature) -> None:
 
 
 def _draw_live(layout, scene, armature) -> None:
-    """The Live Updates toggle, and why the last live update left the preview as it was."""
-    layout.prop(scene.smart_motion, "live")
+    """The Live Updates and Footprints toggles, and why the last live update left the preview as it was."""
+    row = layout.row()
+    row.prop(scene.smart_motion, "live")
+    row.prop(scene.smart_motion, "footprints")
     error = armature.smart_motion.live_error
     if error and has_preview(armature) and scene.smart_motion.live:
         for k, line in enumerate(wrapped(f"Preview not updated: {error}")):

@@ -29,6 +29,8 @@ Sequential synthesis (Oshita 2008, Oshita 2014)
     :mod:`.contacts`      the contact stage: planted feet over every gap
     :mod:`.ik`            two-bone leg IK, pelvis placement (2008 §7.2)
     :mod:`.quality`       the one measure of a gap's quality
+    :mod:`.footprints`    footprints: where each foot is held down, and whether it slides
+    :mod:`.figures`       the 2014 paper's Fig. 5 speeds, clips placed as the plan placed them
     :mod:`.schedule`      as soon as possible, t_current (2014 §5, eq. 17)
     :mod:`.compose`       additional upper-body motions and their vibration (2008 §8)
     :mod:`.timeline`      spans, default cores, the sequence/composition rule, overlap groups, Pack's tracks

@@ -37,6 +37,7 @@ import numpy as np
 from . import quat
 from .ik import leg_ik
 from .motion import Motion, Skeleton
+from .plan import Clip
 from .weights import cubic_hermite
 
 GRAVITY = 9.81  # m/s^2, for the jump's flight phase
@@ -761,3 +762,32 @@ def write_demo_files(folder, fps: float = 30.0) -> dict[str, list]:
             write_atomically(path, format_bvh(clip.motion))
             written[group].append(path)
     return written
+
+
+# --- the demo scene's timeline ---------------------------------------------------------------
+
+#: The rate the demo scene plays at; :data:`DEMO_TIMELINE`'s frames are at this rate.
+DEMO_FPS = 30.0
+
+#: The demo scene: (clip, output frame of its first frame, core in clip frames (inclusive), lane).
+#: Overlapping clips alternate between two lanes (NLA tracks), as NLA users lay out clips to blend.
+#: The walk's core ends in its last double support but one (both feet down, the arms at the end
+#: of their swing, so nothing is moving fast where the blend takes over) and the turn's core
+#: starts in its first left step, so that the walk's last right step blends into the turn's
+#: steps: a motion transition (2014, 4.1). The turn, kick, jump and stand follow on both feet
+#: (adaptation). A core ending in mid swing (the walk's once ended at frame 94) leaves the upper
+#: body's pose-to-pose blend to stop the arms within a frame, and the gap is flagged.
+DEMO_TIMELINE: tuple[tuple[str, int, tuple[int, int], int], ...] = (
+    ("walk", 1, (0, 96), 0),
+    ("turn", 84, (34, 56), 1),
+    ("kick", 131, (31, 59), 0),
+    ("jump", 190, (30, 50), 1),
+    ("stand", 260, (20, 120), 0),
+)
+
+
+def demo_timeline() -> list[Clip]:
+    """The clips of :data:`DEMO_TIMELINE` at :data:`DEMO_FPS`, placed and with their cores, for
+    :func:`core.synthesize.synthesize` (what the add-on's demo scene lays out as NLA strips)."""
+    clips = demo_clips(DEMO_FPS)
+    return [Clip(clips[name].motion, start, core, name) for name, start, core, _ in DEMO_TIMELINE]

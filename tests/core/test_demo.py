@@ -338,3 +338,24 @@ def test_the_demo_files_read_back_as_the_clips_they_were_written_from(tmp_path):
     back = read_bvh(tmp_path / "clips" / "kick.bvh", up=(0.0, 0.0, 1.0))
     assert back.skeleton.names == clip.skeleton.names and back.n_frames == clip.n_frames
     np.testing.assert_allclose(back.global_positions(), clip.global_positions(), atol=1e-4)
+
+
+# --- the demo scene's plan: the first thing a newcomer runs -----------------------------------
+
+
+def test_the_demo_plan_flags_no_gap_and_opens_with_a_transition():
+    """``make demo`` lays out DEMO_TIMELINE: every clip joins, no gap is flagged against the untouched
+    clips (core.quality), and the walk's last step blends into the turn's (2014, 4.1)."""
+    from core.demo import DEMO_TIMELINE, demo_timeline
+    from core.synthesize import synthesize
+
+    clips = demo_timeline()
+    assert [c.name for c in clips] == [name for name, *_ in DEMO_TIMELINE]
+
+    plan = synthesize(clips, responsiveness=0.5).plan
+
+    assert not plan.rejected and len(plan.pairs) == len(clips) - 1
+    assert plan.pairs[0].method == "transition"
+    for pair in plan.pairs:
+        assert pair.quality is not None, (pair.prev, pair.next)
+        assert pair.quality.flags == [], f"{pair.prev} -> {pair.next}: {pair.quality.summary()}"
