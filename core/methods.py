@@ -116,6 +116,8 @@ class _Sides:
         self.accel = {part: max(prev.accel[part], nxt.accel[part]) for part in prev.accel}
         self.body = (prev.body, nxt.body)
         self.body_accel = max(prev.body_accel, nxt.body_accel)
+        # the user's blend length into the clip (Clip.blend_s): a range of that length, none other
+        self.user_frames = None if clip.blend_s is None else max(int(round(clip.blend_s * ctx.fps)), 1)
 
     def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None,
                 min_s=0.0):
@@ -125,9 +127,17 @@ class _Sides:
             # a single fixed t0 whose pose stands for the one at prev_pose_frame
             fp = fp.copy()
             fp[self.prev_index(int(t0_candidates[0]))] = fp[self.prev_index(prev_pose_frame)]
+        previous = BlendSide(fp, vp, np.asarray(t0_candidates), self.prev_offset, self.body[0])
+        following = BlendSide(fn, vn, np.asarray(t1_candidates), self.next_offset, self.body[1])
+        if self.user_frames is not None:
+            # The user set this pair's length: eq. (9) chooses where the range lies among those
+            # of that length (the closest length where none is), and no limit of ours lengthens
+            # or shortens it; the user asked for it, knowing it is shorter or longer.
+            return optimal_blend_range(previous, following, fps=ctx.fps, phase_length_s=phase_length_s,
+                                       weights=ctx.weights,
+                                       limits=BlendLimits(min_frames=self.user_frames, max_frames=self.user_frames))
         return optimal_blend_range(
-            BlendSide(fp, vp, np.asarray(t0_candidates), self.prev_offset, self.body[0]),
-            BlendSide(fn, vn, np.asarray(t1_candidates), self.next_offset, self.body[1]),
+            previous, following,
             fps=ctx.fps, phase_length_s=phase_length_s, weights=ctx.weights,
             limits=BlendLimits(
                 # no blend shorter than min_blend_s where the possible ranges allow it:
@@ -252,7 +262,14 @@ class _Pair:
 def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context, *,
               following: SideFeatures | None = None) -> PairPlan:
     """Method, segments, optimal ranges and weight functions for one pair (2014, 4.1-4.4).
-    ``following``: :func:`following_features` of ``clip`` when the caller keeps them."""
+    ``following``: :func:`following_features` of ``clip`` when the caller keeps them. A clip
+    with the user's blend length (``Clip.blend_s``) has its ranges that long, and the plan says so."""
+    planned = _planned_pair(track, clip, clip_contacts, ctx, following)
+    return planned if clip.blend_s is None else replace(planned, blend_s=float(clip.blend_s))
+
+
+def _planned_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context,
+                  following: SideFeatures | None) -> PairPlan:
     c0e = track.core_end
     c1b = clip.start + clip.core_range[0]
     m1e = clip.end
