@@ -288,6 +288,13 @@ class Plan:
                    tuple(d.get("warnings", ())), tuple(Composition.from_dict(c) for c in d.get("compositions", ())),
                    d.get("pose_ends", "eased"), options_from_dict(d["options"]) if d.get("options") else None)
 
+    def gap_warnings(self) -> list[str]:
+        """One line per gap with anything to say (core.quality.gap_warning), in the order of the pairs."""
+        from .quality import gap_warning
+
+        lines = [gap_warning(p.prev, p.next, p.gap, p.quality, p.warning) for p in self.pairs]
+        return [line for line in lines if line]
+
     def summary(self) -> str:
         lines = [f"frames {self.start}..{self.end} at {self.fps:g} fps, responsiveness W = {self.responsiveness:g}"]
         lines += [f"warning: {w}" for w in self.warnings]

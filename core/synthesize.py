@@ -47,7 +47,7 @@ from .timeline import Sequencing, Span, sequencing, settled_sequencing
 from .rig import Rig, check_legs_hang, detect_up, find_rig, leg_length
 from .track import Context, Track
 
-__all__ = ["synthesize", "render", "as_soon_as_possible", "scheduled_start", "Scheduled", "PairMeasure", "additional_motion_parts", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
+__all__ = ["synthesize", "render", "as_soon_as_possible", "scheduled_start", "Scheduled", "PairMeasure", "pair_measure", "additional_motion_parts", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
            "TRANSITION", "CONNECTION", "ADAPTATION", "ADAPTATION_HOLD"]
 
 
@@ -197,6 +197,25 @@ def scheduled_start(
     last_clip = joined[-1][1]
     last_joints = next(g for c, g in zip(before, before_joints) if c is last_clip)
     return earliest_after(track, last_clip, last_joints, new_clip, joints[-1], clip_contacts, ctx)
+
+
+def pair_measure(clips: Sequence[Clip], next_name: str, *, responsiveness: float = 0.5, rig: Rig | None = None,
+                 pose_ends: str = "eased", options: SynthesisOptions | None = None) -> PairMeasure:
+    """The :class:`PairMeasure` of the pair that joins clip ``next_name`` to the clips before it in
+    the sequence of ``clips`` (as :func:`synthesize` joins them, same arguments): everything
+    before it joined once, the pair then planned and measured alone at any start of its clip.
+    Raises ``ValueError`` when no clip of the sequence has that name, or it is the first."""
+    every, ctx, joints, contacts = _prepared(clips, responsiveness, rig, pose_ends, options)
+    seq, seq_joints, seq_contacts, _ = sequenced(every, joints, contacts, ctx)
+    names = [c.name for c in seq]
+    if next_name not in names[1:]:
+        raise ValueError(f"no pair joins clip {next_name!r}: the clips in sequence are {names}, and the first "
+                         "joins nothing")
+    i = names.index(next_name)
+    track, _, _, joined = _joined(seq[:i], seq_contacts[:i], ctx)
+    last_clip = joined[-1][1]
+    last_joints = seq_joints[seq.index(last_clip)]
+    return PairMeasure(track, last_clip, last_joints, seq[i], seq_joints[i], seq_contacts[i], ctx)
 
 
 def _finished(skeleton, track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]],
