@@ -127,22 +127,19 @@ class _Sides:
             # a single fixed t0 whose pose stands for the one at prev_pose_frame
             fp = fp.copy()
             fp[self.prev_index(int(t0_candidates[0]))] = fp[self.prev_index(prev_pose_frame)]
-        previous = BlendSide(fp, vp, np.asarray(t0_candidates), self.prev_offset, self.body[0])
-        following = BlendSide(fn, vn, np.asarray(t1_candidates), self.next_offset, self.body[1])
-        if self.user_frames is not None:
-            # The user set this pair's length: eq. (9) chooses where the range lies among those
-            # of that length (the closest length where none is), and no limit of ours lengthens
-            # or shortens it; the user asked for it, knowing it is shorter or longer.
-            return optimal_blend_range(previous, following, fps=ctx.fps, phase_length_s=phase_length_s,
-                                       weights=ctx.weights,
-                                       limits=BlendLimits(min_frames=self.user_frames, max_frames=self.user_frames))
+        # The user's length for this pair (Clip.blend_s) bounds the range both ways: eq. (9) then
+        # chooses only where a range that long lies, and the limits below only say how far it
+        # exceeds them (its excess, which still decides the method, 2014 4.1).
+        shortest = self.user_frames or int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps))
+        longest = self.user_frames or max(int(round(ctx.options.max_blend_s * ctx.fps)), 1)
         return optimal_blend_range(
-            previous, following,
+            BlendSide(fp, vp, np.asarray(t0_candidates), self.prev_offset, self.body[0]),
+            BlendSide(fn, vn, np.asarray(t1_candidates), self.next_offset, self.body[1]),
             fps=ctx.fps, phase_length_s=phase_length_s, weights=ctx.weights,
             limits=BlendLimits(
                 # no blend shorter than min_blend_s where the possible ranges allow it:
                 # eq. (11) alone would take a one-frame jump between two similar poses
-                min_frames=int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps)),
+                min_frames=shortest,
                 # nor one that moves the body faster than the two clips ever move it
                 max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
                 # nor add more acceleration than the clips typically have (W = 1) or
@@ -154,7 +151,7 @@ class _Sides:
                 max_body_accel=self._limit(self.body_accel, ctx) if part == "lower" else None,
                 # and none longer than max_blend_s: over a long gap between the cores the
                 # search then grows with the gap, not with its square
-                max_frames=max(int(round(ctx.options.max_blend_s * ctx.fps)), 1),
+                max_frames=longest,
             ),
         )
 
@@ -265,7 +262,21 @@ def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context,
     ``following``: :func:`following_features` of ``clip`` when the caller keeps them. A clip
     with the user's blend length (``Clip.blend_s``) has its ranges that long, and the plan says so."""
     planned = _planned_pair(track, clip, clip_contacts, ctx, following)
-    return planned if clip.blend_s is None else replace(planned, blend_s=float(clip.blend_s))
+    if clip.blend_s is None:
+        return planned
+    # the possible ranges (eqs. 1-8) are the paper's: where none is that long, the nearest length
+    frames = max(int(round(clip.blend_s * ctx.fps)), 1)
+    off = [f"{s.part} body {s.end - s.start}" for s in planned.segments
+           if s.blend in BLENDED and s.end - s.start != frames]
+    note = planned.note
+    if off:
+        note = "; ".join(filter(None, [note, (
+            f"the user's blend of {clip.blend_s:g} s ({frames} frames) does not fit where the paper's ranges "
+            f"allow a blend, so the nearest length: {', '.join(off)} frames")]))
+    return replace(planned, blend_s=float(clip.blend_s), note=note)
+
+
+BLENDED = ("motion-to-motion", "motion-to-pose", "pose-to-motion", "pose-to-pose")  # the segments that blend
 
 
 def _planned_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context,
