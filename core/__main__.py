@@ -245,7 +245,7 @@ def cmd_synthesize(args) -> int:
     from .bvh import format_bvh, read_bvh
     from .files import check_outputs
     from .rig import find_rig
-    from .synthesize import Clip, as_soon_as_possible, check_synthesis_size, synthesize, unique_names
+    from .synthesize import Clip, check_synthesis_size, scheduled_start, synthesize, unique_names
 
     specs = [parse_clip_spec(spec) for spec in args.clips]
     for spec, (path, _, _) in zip(args.clips, specs):
@@ -274,12 +274,17 @@ def cmd_synthesize(args) -> int:
     for clip, (_, start, _) in zip(clips, specs):
         if start is None and placed:
             # as soon as possible after the clips before it on the command line (2014 section 5)
-            start = as_soon_as_possible(placed, clip, responsiveness=args.responsiveness, t_current=args.current,
+            scheduled = scheduled_start(placed, clip, responsiveness=args.responsiveness, t_current=args.current,
                                         rig=rig)
+            start = scheduled.start
             clip = replace(clip, start=start, current=args.current)
             print(f"'{clip.name}' runs as soon as possible: from output frame {start}, its core from "
                   f"{start + clip.core_range[0]}" + (f" (after the current frame {args.current})"
-                                                     if args.current is not None else ""))
+                                                     if args.current is not None else "")
+                  + (f", {scheduled.moved} frame(s) later than W alone would start it, so that its gap is not "
+                     "flagged" if scheduled.moved else "")
+                  + (f"; no start within 2 s keeps its gap unflagged ({', '.join(scheduled.flags)})"
+                     if scheduled.flags else ""))
         placed.append(clip)
     clips = placed
     rooms = None

@@ -125,3 +125,16 @@ def test_the_users_blend_length_is_kept_by_the_plan_marked_and_survives_a_live_u
     item.blend_length = 0.0
     bpy.context.view_layer.update()
     assert "blend" not in pair_into(bpy.data.objects[obj_name], "guide")
+
+
+def test_a_gap_not_measured_shows_not_measured_and_why_never_a_tick(tight):
+    plan = plan_of(tight)
+    plan["pairs"][0]["quality"] = None
+    plan["pairs"][1]["quality"] = dict(plan["pairs"][1]["quality"], accel=None, pop=None,
+                                       why_unmeasured="the clips' joints do not move")
+    tight.smart_motion.plan_json = json.dumps(plan)
+    labels = draw_panel().labels
+    first, second = (f"    gap {p['gap'][0]}-{p['gap'][1]}" for p in plan["pairs"])
+    assert f"{first}: not measured (the plan holds no figures for it)" in " ".join(labels)
+    assert f"{second}: not measured (the clips' joints do not move)" in " ".join(labels)
+    assert not [label for label in labels if label.startswith("    gap") and "-x" in label]

@@ -107,7 +107,8 @@ def _frames(path):
 
 def test_a_clip_without_start_runs_as_soon_as_possible_after_the_one_before(tmp_path, capsys):
     """2014 section 5 on the command line: bow.bvh (and bow.bvh@:CS-CE) start before the walk
-    ends, the summary says where, and the blend begins where the walk's core ends."""
+    ends, the summary says where, and the blend begins where the walk's core ends, unless the
+    start was delayed so that its gap is not flagged (issue 26), which the summary says."""
     if not MOCAP.is_dir():
         pytest.skip("no real capture")
     walk, bow = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "bow_normal_001.bvh"
@@ -120,7 +121,12 @@ def test_a_clip_without_start_runs_as_soon_as_possible_after_the_one_before(tmp_
         assert start < 195  # the walk has 195 frames: sooner than after it
         data = json.loads(plan.read_text())
         assert data["pairs"][0]["gap"][0] == 100 and not data["rejected"]
-        assert min(s["start"] for s in data["pairs"][0]["segments"]) == 100
+        if "so that its gap is not flagged" in printed:
+            from core.quality import GapQuality
+
+            assert not GapQuality.from_dict(data["pairs"][0]["quality"]).flags
+        else:
+            assert min(s["start"] for s in data["pairs"][0]["segments"]) == 100
 
 
 @pytest.mark.parametrize("current", [80, 150, 220])
