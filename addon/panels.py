@@ -202,7 +202,7 @@ def _draw_strips(layout, armature) -> None:
                 for line in wrapped("(blends synchronized with no strip: none that plays with this on "
                                         "overlaps it, so it goes in sequence)"):
                     box.label(text=line)
-        draw_blend_length(box, item)
+        draw_blend_length(box, item if group is None else None)  # (a group blends into the sequence as one clip)
         composed = composed_by_name.get(strip.name, "")
         if composed:
             box.label(text=composed, icon='MOD_ARMATURE')

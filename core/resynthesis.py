@@ -95,7 +95,7 @@ from .render import blend_start, rendered_until
 from .rig import Rig, check_legs_hang
 from .synthesize import (bone_length_warnings, checked_in_core_order, composable, composed_additional,
                          could_be_additional, earliest_after, first_track, gap_floors, join_clip, planned_steps,
-                         played_until, clip_spans, synthesis_context, synthesis_plan)
+                         played_until, clip_spans, Scheduled, synthesis_context, synthesis_plan)
 from .timeline import settled_sequencing
 from .track import Context, Track
 
@@ -320,7 +320,7 @@ class Resynthesis:
         return self.scheduled_start(clips, new_clip, responsiveness=responsiveness, t_current=t_current).start
 
     def scheduled_start(self, clips: Sequence[Clip], new_clip: Clip, *, responsiveness: float = 0.5,
-                        t_current: int | None = None):
+                        t_current: int | None = None) -> Scheduled:
         """:func:`core.synthesize.scheduled_start` of ``new_clip`` after ``clips``, from this
         re-synthesis's own work: ``clips`` are brought up to date (:meth:`update`, at once when
         they are the last update's), and their track and analyses are not computed again.
