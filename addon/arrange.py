@@ -298,6 +298,7 @@ class RoomMove:
     room: object
     strips: tuple[str, ...]
     cores: dict
+    read: tuple[str, ...] = ()  # every strip the search read (the neighbours of the default cores)
 
 
 def room_for(obj: bpy.types.Object, strips: list, next_name: str, responsiveness: float) -> RoomMove:
@@ -312,7 +313,8 @@ def room_for(obj: bpy.types.Object, strips: list, next_name: str, responsiveness
     room = give_room(clips, next_name, responsiveness=responsiveness, rig=rig)
     members = {g["name"]: tuple(g["strips"]) for g in groups}
     moved = tuple(name for clip in room.moved for name in members.get(clip, (clip,)))
-    return RoomMove(room, moved, {c.name: c.core_range for c in clips if c.name not in members})
+    return RoomMove(room, moved, {c.name: c.core_range for c in clips if c.name not in members},
+                    tuple(s.name for s in strips))
 
 
 def give_room_strips(obj: bpy.types.Object, move: RoomMove) -> None:
@@ -333,7 +335,7 @@ def give_room_strips(obj: bpy.types.Object, move: RoomMove) -> None:
                              f"{track.name!r}; move {blocking!r} off that track (or later) first")
     for strip in sorted(moving, key=lambda s: s.frame_start, reverse=True):
         strip.frame_start_ui = strip.frame_start + frames  # (keeps its length, as Pack moves a strip)
-    everyone = [find_strip(obj, name) for name in move.cores]
+    everyone = [find_strip(obj, name) for name in move.read]
     for name, offsets in move.cores.items():
         strip = find_strip(obj, name)
         if core_offsets(obj, strip, everyone) != tuple(offsets):

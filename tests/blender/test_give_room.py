@@ -138,3 +138,19 @@ def test_a_gap_not_measured_shows_not_measured_and_why_never_a_tick(tight):
     assert f"{first}: not measured (the plan holds no figures for it)" in " ".join(labels)
     assert f"{second}: not measured (the clips' joints do not move)" in " ".join(labels)
     assert not [label for label in labels if label.startswith("    gap") and "-x" in label]
+
+
+def test_add_as_soon_as_possible_does_not_place_a_strip_where_its_gap_is_flagged(empty_scene, capfd):
+    """After a walk whose core ends at frame 101, the punch's earliest start by W alone is flagged:
+    the strip is placed the least later that keeps its gap unflagged, and Synthesize agrees."""
+    from scenes import import_action
+
+    obj = clips_on_one_armature((("walk_normal_001", 1, (1, 101)),), tracks=1)
+    import_action("punch_normal_001")
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.smart_motion.add_asap(action="punch_normal_001") == {'FINISHED'}
+    for strip in strips_by_name(obj).values():
+        strip.select = True
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (pair,) = plan_of(obj)["pairs"]
+    assert not flags(pair), pair["quality"]
