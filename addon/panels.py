@@ -204,6 +204,7 @@ def _draw_strips(layout, armature) -> None:
                 for line in wrapped("(blends synchronized with no strip: none that plays with this on "
                                         "overlaps it, so it goes in sequence)"):
                     box.label(text=line)
+        draw_blend_length(box, item if group is None else None)  # (a group blends into the sequence as one clip)
         composed = composed_by_name.get(strip.name, "")
         if composed:
             box.label(text=composed, icon='MOD_ARMATURE')
@@ -285,6 +286,37 @@ def _draw_group_core(box, row, armature, strip, item, group) -> None:
         box.label(text=line, icon='ERROR' if k == 0 else 'BLANK1')
 
 
+def draw_gap(layout, pair: dict) -> None:
+    """A pair's gap (``PairPlan.to_dict()``): its figures against their references (core.quality) with
+    a tick, or flagged with a Give Room button beside it, or "not measured" and why."""
+    from ..core.quality import GapQuality
+
+    quality = GapQuality.from_dict(pair["quality"]) if pair.get("quality") else None
+    where = f"    gap {pair['gap'][0]}-{pair['gap'][1]}" if pair.get("gap") else "    gap"
+    if quality is None or not quality.measured:
+        why = quality.why_unmeasured if quality is not None else "the plan holds no figures for it"
+        for k, line in enumerate(wrapped(f"{where}: not measured ({why})")):
+            layout.label(text=line, icon='QUESTION' if k == 0 else 'BLANK1')
+    elif quality.flags:
+        row = layout.row(align=True)
+        row.label(text=f"{where}: {quality.ratios()}", icon='ERROR')
+        row.operator("smart_motion.give_room", text="Give Room", icon='ARROW_LEFTRIGHT').clip = pair["next"]
+    else:
+        layout.label(text=f"{where}: {quality.ratios()}", icon='CHECKMARK')
+
+
+def draw_blend_mark(layout, pair: dict) -> None:
+    """The user's blend length of a pair (its strip's Blend Length), marked as theirs; nothing when automatic."""
+    if pair.get("blend") == "user":
+        layout.label(text=f"    blend {pair['blend_s']:g} s: yours ({pair['next']}'s Blend Length)", icon='LOCKED')
+
+
+def draw_blend_length(layout, item) -> None:
+    """A strip's Blend Length (the transition into it; 0: automatic)."""
+    if item is not None:
+        layout.prop(item, "blend_length")
+
+
 def _draw_plan(layout, armature) -> None:
     text = armature.smart_motion.plan_json
     if not text:
@@ -301,14 +333,8 @@ def _draw_plan(layout, armature) -> None:
         if pair.get("warning"):
             for line in wrapped(pair["warning"]):
                 box.label(text=line, icon='INFO')
-        if pair.get("quality"):
-            # the gap measured against the untouched clips on the same frames (core.quality)
-            from ..core.quality import GapQuality
-
-            quality = GapQuality.from_dict(pair["quality"])
-            first, last = pair["gap"]
-            box.label(text=f"    gap {first}-{last}: {quality.ratios()}",
-                      icon='ERROR' if quality.flags else 'CHECKMARK')
+        draw_blend_mark(box, pair)
+        draw_gap(box, pair)
     for group in plan.get("groups", ()):
         for i, line in enumerate(group_lines(group)):
             box.label(text=line, icon='MOD_TIME' if i == 0 else 'NONE')

@@ -349,6 +349,17 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         update=_live_request,
     )
 
+    blend_length: FloatProperty(
+        name="Blend Length",
+        description=(
+            "How long the transition into this strip blends, in seconds; 0: automatic (the range search "
+            "chooses it for the responsiveness, 2014 eq. 9). Set, the plan keeps it as yours and only "
+            "chooses where the blend lies"
+        ),
+        default=0.0, min=0.0, soft_max=3.0, precision=2, step=5,
+        update=_live_request,
+    )
+
     def part_weights(self) -> dict | None:
         """``{part: factor}`` for core.mkm.blend_clips, or ``None`` (its defaults) with Weigh body parts off."""
         if not self.weigh_parts:

@@ -32,6 +32,7 @@ Sequential synthesis (Oshita 2008, Oshita 2014)
     :mod:`.footprints`    footprints: where each foot is held down, and whether it slides
     :mod:`.figures`       the 2014 paper's Fig. 5 speeds, clips placed as the plan placed them
     :mod:`.schedule`      as soon as possible, t_current (2014 §5, eq. 17)
+    :mod:`.room`          Give Room: the least move of a flagged gap's later clips that unflags it
     :mod:`.compose`       additional upper-body motions and their vibration (2008 §8)
     :mod:`.timeline`      spans, default cores, the sequence/composition rule, overlap groups, Pack's tracks
     :mod:`.synthesize`    clips on a timeline -> plan -> motion: the entry point
