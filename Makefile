@@ -45,7 +45,7 @@ BLENDER_ENV := BLENDER_USER_RESOURCES=$(PROFILE) BLENDER_USER_CONFIG=$(PROFILE)/
 	BLENDER_USER_SCRIPTS=$(PROFILE)/scripts BLENDER_USER_DATAFILES=$(PROFILE)/datafiles \
 	BLENDER_USER_EXTENSIONS=$(PROFILE)/extensions
 
-.PHONY: demo test test-5.0 $(addprefix test-,$(OTHER_BLENDERS)) test-core test-blender pythons bench zip clean
+.PHONY: demo pictures test test-5.0 $(addprefix test-,$(OTHER_BLENDERS)) test-core test-blender pythons bench zip clean
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || { $(call need_python,3.11,$(PYTHON),Blender 5.0 (bpy in $(VENV))) && $(PYTHON) -m venv $(VENV); }
@@ -65,10 +65,15 @@ pythons:
 	@$(foreach v,$(OTHER_BLENDERS),$(call need_python,$(BLENDER_PYTHON_$(v)),$(PYTHON$(BLENDER_PYTHON_$(v))),Blender $(v) (bpy in .venv-$(v))) \
 	&& echo "$(v) $(PYTHON$(BLENDER_PYTHON_$(v)))";)
 
-# The demo clips as NLA strips, synthesized and baked: out/demo.blend, out/demo.bvh, the plan.
+# The demo clips as NLA strips, synthesized and baked: out/demo.blend, out/demo.bvh, the plan,
+# and its pictures: out/demo_contact_sheet.png (rendered by Blender) and out/demo_speed.png.
 # (`python -m core demo` still analyses the demo clips without Blender.)
 demo: $(STAMP)
 	$(BLENDER_ENV) $(PY) addon/demo.py --out out
+
+# The demo again, its pictures also copied to docs/images, where the README shows them.
+pictures: $(STAMP)
+	$(BLENDER_ENV) $(PY) addon/demo.py --out out --pictures docs/images
 
 # Every test on Blender 5.0 and numpy 1, the Blender tests on 4.5, every test again on
 # Blender 5.2 and numpy 2.
@@ -105,6 +110,7 @@ bench: $(STAMP)
 	$(PY) tests/bench/hops_quality.py
 	$(PY) tests/bench/hops_scaling.py
 	$(PY) tests/bench/insert_hop_blender.py
+	$(PY) tests/bench/demo_pictures.py
 
 zip: $(STAMP)
 	@test -n "$(BLENDER_EXT)" || { echo "blender_ext.py not found inside the bpy module in $(VENV)" >&2; exit 1; }

@@ -5,25 +5,41 @@ back in bulk and reports. Data flows one way: strips -> core clips ->
 synthesis -> preview or baked keys. Every file has one job, and imports only
 files of a lower layer (never one above it, so there is no circle):
 
-====  ===============================================================================
-1     :mod:`.fcurves`  channel bags, bulk sampling and writing of F-curves, digests
-      :mod:`.strips`   reading the NLA: selection, solo, settings per strip (following
-      renames), identity, the preview track's name and segments
-      :mod:`.pose`     Blender's pose channels <-> the core's joint channels (pure numpy)
-2     :mod:`.convert`  armature and action <-> ``core.motion.Motion``; the armature's rig
-      :mod:`.sync_groups`  strips blended synchronized, and their NLA influences
-      :mod:`.timeline`  strips -> core clips: spans, default cores, the clips to join
-3     :mod:`.preview`  the preview in segment actions, its signature, Clear
-      :mod:`.report`   the plan's text and warnings; :class:`.report.Synthesis`
-      :mod:`.state`    what the session keeps (one eviction rule), and hooks
-4     :mod:`.synthesis`  one entry per user action: Analyze, Synthesize
-      (:func:`.synthesis.preview_synthesis`), Bake (:func:`.synthesis.bake_strips`)
-      :mod:`.bake`     writing a bake, re-baking in place
-5     :mod:`.arrange` (Add as Soon as Possible, Pack), :mod:`.live`, :mod:`.perform`,
-      :mod:`.hops`, :mod:`.reach`, :mod:`.assemble`, :mod:`.clips`, :mod:`.demo`
-6     :mod:`.properties` (property groups only), :mod:`.operators`, :mod:`.panels`
-7     this file: registration
-====  ===============================================================================
+=====  =========================  ============================================================
+layer  module                     what it does
+=====  =========================  ============================================================
+1      :mod:`.fcurves`            channel bags, bulk sampling and writing of F-curves, digests
+1      :mod:`.strips`             reading the NLA: selection, solo, settings per strip (following
+                                  renames), identity, the preview track's name and segments
+1      :mod:`.pose`               Blender's pose channels <-> the core's joint channels (pure numpy)
+1      :mod:`.state`              what the session keeps (one eviction rule), and hooks
+2      :mod:`.convert`            armature and action <-> ``core.motion.Motion``; the armature's rig
+2      :mod:`.timeline`           strips -> core clips: spans, default cores, the clips to join
+2      :mod:`.sync_groups`        strips blended synchronized, and their NLA influences
+3      :mod:`.preview`            the preview in segment actions, its signature, Clear
+3      :mod:`.report`             the plan's text and warnings; :class:`.report.Synthesis`
+4      :mod:`.synthesis`          one entry per user action: Analyze, Synthesize
+                                  (:func:`.synthesis.preview_synthesis`), Bake
+                                  (:func:`.synthesis.bake_strips`)
+4      :mod:`.bake`               writing a bake, re-baking in place
+5      :mod:`.arrange`            Add as Soon as Possible, Pack
+5      :mod:`.live`               live re-synthesis while strips are edited
+5      :mod:`.perform`            live performance from the keyboard
+5      :mod:`.hops`               Insert Hop: one-hop transitions between two strips
+5      :mod:`.reach`              Reach Target
+5      :mod:`.assemble`           Assemble Parts
+5      :mod:`.clips`              clip libraries (the file's actions, BVH folders), result tracks
+5      :mod:`.demo`               the demo scene ``make demo`` builds
+5      :mod:`.footprints`         the Footprints overlay: the preview's contacts as a mesh of prints
+5      :mod:`.pictures`           the demo's pictures: a Workbench contact sheet, the speed plot
+6      :mod:`.properties`         property groups only
+6      :mod:`.operators`          thin operators: gather inputs, call, report
+6      :mod:`.panels`             the NLA sidebar, drawn from what was recorded
+7      this file                  registration
+=====  =========================  ============================================================
+
+(The layers are checked by ``tests/core/test_layout.py``; what each button
+does for an animator is in ``docs/blender.md``.)
 
 Timeline. Scene frames are the core's output frames: a strip starting at
 scene frame ``s`` is a :class:`core.synthesize.Clip` with ``start = s``, its
@@ -53,7 +69,7 @@ synthesis, the searches) is imported when an operator runs.
 """
 import bpy
 
-from . import live, operators, panels, perform, properties
+from . import footprints, live, operators, panels, perform, properties  # (footprints: its preview hook)
 
 CLASSES = (
     *properties.CLASSES,

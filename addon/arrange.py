@@ -1,8 +1,8 @@
-"""Arranging strips: Add as Soon as Possible (2014 section 5, eq. 17) and Pack.
+"""Arranging strips: Add as Soon as Possible (2014 section 5, eq. 17), Pack and Give Room.
 
-Both decide first (:func:`asap_placement`, :func:`pack_placements`: plain
-values, nothing changed) and then write (:func:`add_strip`,
-:func:`pack_strips`).
+Each decides first (:func:`asap_placement`, :func:`pack_placements`,
+:func:`room_for`: plain values, nothing changed) and then writes
+(:func:`add_strip`, :func:`pack_strips`, :func:`give_room_strips`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ class Placement:
     waited  what ``after`` is, for the report (``"the playhead"``, ``"the core of 'walk'"``).
     clip    the new clip, its core the whole action (it has no neighbour to lose frames to).
     cores   each strip's core offsets the placement assumed, by strip name.
+    flags   what of the new gap stays flagged (core.quality) where no start within 2 s keeps it
+            under its flag threshold (the placement says so), else ``()``.
     """
 
     start: int
@@ -39,6 +41,7 @@ class Placement:
     waited: str
     clip: object
     cores: dict
+    flags: tuple = ()
 
 
 def addable_actions(obj: bpy.types.Object | None = None) -> list[bpy.types.Action]:
@@ -52,14 +55,14 @@ def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action
     """The earliest start of ``action`` after ``strips`` (as Synthesize reads them) whose blends start
     after scene frame ``current`` (eq. 17); changes nothing. ``read`` reads a strip as in
     :func:`.timeline.strip_clips`, ``place(clips, clip, responsiveness=, t_current=, rig=)`` places it
-    (``core.synthesize.as_soon_as_possible`` when ``None``); live updates pass theirs, which keep
+    (``core.synthesize.scheduled_start`` when ``None``); live updates pass theirs, which keep
     what they read and synthesized (:func:`.live.reader`, :func:`.live.placer`).
 
     Raises ``ValueError`` for no strips, a strip that cannot be read, an action
     not for this armature (:func:`.convert.action_to_motion`) or a rig whose
     legs cannot be found.
     """
-    from ..core.synthesize import Clip, as_soon_as_possible
+    from ..core.synthesize import Clip, scheduled_start
 
     if not strips:
         raise ValueError(
@@ -69,11 +72,13 @@ def asap_placement(obj: bpy.types.Object, strips: list, action: bpy.types.Action
     clips, _ = sequence_clips(obj, strips, read=read)  # (a synchronized group is one clip, as Synthesize joins it)
     clip = Clip(action_to_motion(obj, action), 0, None, action.name)
     rig = find_armature_rig(obj, clips[0].motion)
-    start = (place or as_soon_as_possible)(clips, clip, responsiveness=responsiveness, t_current=current, rig=rig)
+    scheduled = (place or scheduled_start)(clips, clip, responsiveness=responsiveness, t_current=current, rig=rig)
+    start = scheduled.start
     last = max(clips, key=lambda c: c.start + c.core_range[1])
     core_end = last.start + last.core_range[1]
     after, waited = (current, "the playhead") if current >= core_end else (core_end, f"the core of {last.name!r}")
-    return Placement(start, after, waited, replace(clip, start=start), {c.name: c.core_range for c in clips})
+    return Placement(start, after, waited, replace(clip, start=start), {c.name: c.core_range for c in clips},
+                     tuple(scheduled.flags))
 
 
 def add_strip(obj: bpy.types.Object, action: bpy.types.Action, placement: Placement) -> bpy.types.NlaStrip:
@@ -115,8 +120,12 @@ def _has_room(obj: bpy.types.Object, track: bpy.types.NlaTrack, first: int, last
 
 def placement_text(action: bpy.types.Action, placement: Placement) -> str:
     """``"added 'kick' at frame 212, as soon as it can blend after frame 180 (the playhead)"``."""
-    return (f"added {action.name!r} at frame {placement.start}, as soon as it can blend after frame "
+    text = (f"added {action.name!r} at frame {placement.start}, as soon as it can blend after frame "
             f"{placement.after} ({placement.waited})")
+    if placement.flags:
+        text += (f"; no start within 2 s keeps its gap unflagged ({', '.join(placement.flags)}): set a blend "
+                 "length on it, or move the cores")
+    return text
 
 
 @dataclass(frozen=True)
@@ -125,6 +134,7 @@ class Packing:
 
     moves: tuple[PackMove, ...]
     cores: dict
+    flagged: dict = None  # strip name -> what of its gap stays flagged where no start within 2 s avoids it
 
 
 def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) -> Packing:
@@ -146,7 +156,7 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     legs cannot be found, or a strip that must change track with animated
     influence.
     """
-    from ..core.synthesize import as_soon_as_possible
+    from ..core.synthesize import scheduled_start
 
     require_two(obj, strips, "select the strips to pack, at least two that play")
     groups = sync_groups(obj, strips)
@@ -159,12 +169,15 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
     clips = [replace(clip, current=None) for clip in strip_clips(obj, strips)]
     rig = find_armature_rig(obj, clips[0].motion)
     additional = additional_strips(obj, strips)
-    placed = []
+    placed, flagged = [], {}
     for clip in clips:
         if clip.name in additional:
             continue
         if placed:
-            clip = replace(clip, start=as_soon_as_possible(placed, clip, responsiveness=responsiveness, rig=rig))
+            scheduled = scheduled_start(placed, clip, responsiveness=responsiveness, rig=rig)
+            clip = replace(clip, start=scheduled.start)
+            if scheduled.flags:
+                flagged[clip.name] = tuple(scheduled.flags)
         placed.append(clip)
     starts = {clip.name: clip.start for clip in placed}
     for clip in clips:
@@ -173,7 +186,7 @@ def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) 
             starts[clip.name] = clip.start + starts[base] - next(c.start for c in clips if c.name == base)
     moves = pack_tracks(obj, [(strip, starts[strip.name]) for strip in strips])
     moves = tuple(replace(m, over=additional[m.name][0]) if m.name in additional else m for m in moves)
-    return Packing(moves, {clip.name: clip.core_range for clip in clips})
+    return Packing(moves, {clip.name: clip.core_range for clip in clips}, flagged)
 
 
 def pack_tracks(obj: bpy.types.Object, wanted: list[tuple[bpy.types.NlaStrip, int]]) -> list[PackMove]:
@@ -267,4 +280,65 @@ def pack_text(packing: Packing) -> str:
         if m.blocked:
             text += f" on {'new ' if m.new_lane else ''}track {m.lane!r}, as {m.blocked}"
         parts.append(text)
-    return f"packed {counted(len(packing.moves), 'strip')}: " + ", ".join(parts)
+    flagged = "".join(f"; no start of {name!r} within 2 s keeps its gap unflagged ({', '.join(flags)})"
+                      for name, flags in (packing.flagged or {}).items())
+    return f"packed {counted(len(packing.moves), 'strip')}: " + ", ".join(parts) + flagged
+
+
+# ---------------------------------------------------------------------------
+# Give Room (issue 26): the least move of a flagged gap's later strips that unflags it
+
+
+@dataclass(frozen=True)
+class RoomMove:
+    """:func:`room_for`'s answer: core.room's :class:`Room` and the strips it moves, by name, with the
+    core each strip keeps (as the search read it), so that a default core that would change with
+    the new layout is kept as an edited one (as :func:`pack_strips` does)."""
+
+    room: object
+    strips: tuple[str, ...]
+    cores: dict
+    read: tuple[str, ...] = ()  # every strip the search read (the neighbours of the default cores)
+
+
+def room_for(obj: bpy.types.Object, strips: list, next_name: str, responsiveness: float) -> RoomMove:
+    """Give Room to the gap into clip ``next_name`` of the synthesis of ``strips`` (as Synthesize reads
+    them): core.room.give_room decides; changes nothing. A synchronized group moves as one clip (all
+    its strips). Raises ``ValueError`` for strips that cannot be read, or no pair into that clip."""
+    from ..core.room import give_room
+
+    require_two(obj, strips, "select the strips of the synthesis, at least two that play")
+    clips, groups = sequence_clips(obj, strips)
+    rig = find_armature_rig(obj, clips[0].motion)
+    room = give_room(clips, next_name, responsiveness=responsiveness, rig=rig)
+    members = {g["name"]: tuple(g["strips"]) for g in groups}
+    moved = tuple(name for clip in room.moved for name in members.get(clip, (clip,)))
+    return RoomMove(room, moved, {c.name: c.core_range for c in clips if c.name not in members},
+                    tuple(s.name for s in strips))
+
+
+def give_room_strips(obj: bpy.types.Object, move: RoomMove) -> None:
+    """Move the strips ``move`` names later by its frames, along their tracks (actions untouched), the
+    latest first so that none meets another being moved; each strip of the synthesis keeps the core the
+    search read. Raises ``ValueError`` (nothing moved) where a strip staying put lies in the way."""
+    frames = move.room.frames
+    if not frames:
+        return
+    moving = [find_strip(obj, name) for name in move.strips]
+    for strip in moving:
+        track = next(t for t in obj.animation_data.nla_tracks if strip.name in t.strips)
+        first, last = strip.frame_start, strip.frame_end + frames
+        blocking = next((s.name for s in track.strips if s.name not in move.strips
+                         and not (s.frame_end < first or s.frame_start > last)), None)
+        if blocking is not None:
+            raise ValueError(f"Give Room would move NLA strip {strip.name!r} onto {blocking!r} on track "
+                             f"{track.name!r}; move {blocking!r} off that track (or later) first")
+    for strip in sorted(moving, key=lambda s: s.frame_start, reverse=True):
+        strip.frame_start_ui = strip.frame_start + frames  # (keeps its length, as Pack moves a strip)
+    everyone = [find_strip(obj, name) for name in move.read]
+    for name, offsets in move.cores.items():
+        strip = find_strip(obj, name)
+        if core_offsets(obj, strip, everyone) != tuple(offsets):
+            item = strip_settings(obj, strip, create=True)
+            item.core_first, item.core_last = offsets
+            item.has_core = True

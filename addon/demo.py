@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,16 +30,6 @@ import bpy
 
 DEMO_FPS = 30
 ARMATURE = "SmartMotionDemo"
-# (demo clip, scene frame of its first frame, core in clip frames (inclusive), track)
-# The walk's last right step and the turn's first one play together: a motion
-# transition; the turn, kick, jump and stand follow on both feet (adaptation).
-TIMELINE = (
-    ("walk", 1, (0, 94), 0),
-    ("turn", 86, (26, 56), 1),
-    ("kick", 131, (31, 59), 0),
-    ("jump", 190, (30, 50), 1),
-    ("stand", 260, (20, 120), 0),
-)
 TRACKS = ("Demo clips A", "Demo clips B")
 
 
@@ -59,7 +50,7 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
     30 fps and its frame range to the result's, and leaves the armature
     active with the baked action assigned.
     """
-    from ..core.demo import demo_clips, demo_skeleton
+    from ..core.demo import DEMO_TIMELINE, demo_clips, demo_skeleton
     from .bake import bake
     from .strips import strip_settings
     from .synthesis import record_plan, synthesize_strips
@@ -76,7 +67,7 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
         track.name = name
         tracks.append(track)
     strips = []
-    for name, start, (first, last), track in TIMELINE:
+    for name, start, (first, last), track in DEMO_TIMELINE:
         action = write_action(obj, clips[name].motion, f"demo {name}", frame_start=1)
         strip = tracks[track].strips.new(name, start, action)
         strip.select = True
@@ -102,6 +93,8 @@ def main(argv: list[str] | None = None, register: Callable[[], None] | None = No
     parser = argparse.ArgumentParser(prog="python addon/demo.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="out", help="folder for demo.blend and demo.bvh (default: out)")
     parser.add_argument("--responsiveness", "-W", type=float, default=0.5, help="0 most responsive .. 1 smoothest")
+    parser.add_argument("--pictures", metavar="DIR", action="append", default=[],
+                        help="also copy the pictures into DIR (make pictures: docs/images); may be given again")
     args = parser.parse_args(argv)
 
     # A new empty file from the factory startup file; the preferences, and so
@@ -124,6 +117,16 @@ def main(argv: list[str] | None = None, register: Callable[[], None] | None = No
     print(f"baked {plan.end - plan.start + 1} frames into action {demo.action.name!r} of armature {demo.armature.name!r}")
     print(f"wrote {blend}")
     print(f"wrote {bvh}")
+    from .pictures import write_pictures
+
+    # (after the .blend is saved: the pictures' camera, bodies and crossfade are no part of it)
+    for picture in write_pictures(demo, out):
+        print(f"wrote {picture}")
+        for folder in args.pictures:
+            copy = Path(folder).resolve() / picture.name
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(picture, copy)
+            print(f"wrote {copy}")
     return 0
 
 

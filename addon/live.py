@@ -46,10 +46,10 @@ from .fcurves import bone_path
 from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name,
                       segment_ranges, segments_holding, solo_back, write)
 from .report import plan_json, Synthesis
-from .state import (forget_edits, note_edited, on_preview_shown, on_setting_changed, restoring, session_store,
-                    watch_edits)
+from .state import (forget_edits, note_edited, on_preview_shown, on_setting_changed, preview_motion, restoring,
+                    session_store, watch_edits)
 from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,
-                     PREVIEW_STRIP, preview_track)
+                     PREVIEW_STRIP, preview_track, user_blend_s)
 from .sync_groups import blending_key
 from .synthesis import record_plan
 
@@ -128,7 +128,7 @@ def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     playing = [s for s in sources if plays(obj, s)]
     strips = tuple(
         (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, timeline.core_offsets(obj, s, playing),
-         performed_current(obj, s), blending_key(obj, s))
+         performed_current(obj, s), blending_key(obj, s), user_blend_s(obj, s))
         for s in sources)
     return (scene.smart_motion.responsiveness, scene_fps(scene), obj.smart_motion.bone_mapping, strips)
 
@@ -151,7 +151,7 @@ def reader(obj: bpy.types.Object):
 
 
 def placer(obj: bpy.types.Object):
-    """``place(clips, clip, *, responsiveness, t_current, rig)`` for :func:`.arrange.asap_placement` from the
+    """``place(clips, clip, *, responsiveness, t_current, rig) -> core.synthesize.Scheduled`` for :func:`.arrange.asap_placement` from the
     live re-synthesis of ``obj`` (its track and analyses of the strips it last synthesized; the
     same start as from scratch, :meth:`core.resynthesis.Resynthesis.as_soon_as_possible`), or
     ``None`` without one."""
@@ -160,8 +160,8 @@ def placer(obj: bpy.types.Object):
         return None
 
     def place(clips, clip, *, responsiveness, t_current, rig):
-        return session.resynthesis.as_soon_as_possible(clips, clip, responsiveness=responsiveness,
-                                                        t_current=t_current)
+        return session.resynthesis.scheduled_start(clips, clip, responsiveness=responsiveness,
+                                                   t_current=t_current)
 
     return place
 
@@ -224,6 +224,7 @@ def refresh(obj: bpy.types.Object, scene: bpy.types.Scene | None = None, *, rais
     if written or _plan_changed(obj, result):
         record_plan(obj, sources, result)
     if written:
+        preview_motion(obj, result.motion, result.start)  # (the footprints follow it: addon/footprints.py)
         # The keys now differ from those Synthesize wrote: Bake synthesizes anew (the same
         # result) rather than every live update hashing every source key.
         obj.smart_motion.preview_signature = ""

@@ -1,4 +1,4 @@
-"""Analyze, Synthesize, Bake to Action and Clear, Add as Soon as Possible, Pack Selected Strips, Insert Hop,
+"""Analyze, Synthesize, Bake to Action and Clear, Add as Soon as Possible, Pack Selected Strips, Give Room, Insert Hop,
 Reach Target and Assemble Parts (with the Reach Examples list's add and remove), plus the two core-range buttons.
 
 Thin operators: ``execute`` reads the context (the active armature, the
@@ -24,11 +24,13 @@ import bpy
 from bpy.props import EnumProperty, StringProperty
 
 from . import live
-from .arrange import add_strip, addable_actions, asap_placement, pack_placements, pack_strips, pack_text, placement_text
+from .arrange import (add_strip, addable_actions, asap_placement, give_room_strips, pack_placements, pack_strips,
+                      pack_text, placement_text, room_for)
 from .bake import rebake_note
 from .preview import clear_preview
 from .report import plan_cleared_text, plan_dict, plan_warnings
-from .strips import active_armature, find_strip, left_out_text, PREVIEW_TRACK, selected_strips, strip_settings
+from .strips import (active_armature, find_strip, left_out_text, plays, PREVIEW_TRACK, preview_sources, selected_strips,
+                     strip_settings)
 from .synthesis import analyze_strips, bake_strips, preview_synthesis, record_analysis
 from .timeline import core_to_edit
 
@@ -230,6 +232,32 @@ class SMART_MOTION_OT_pack(_Reported, bpy.types.Operator):
             return {'CANCELLED'}
         pack_strips(obj, packing)
         self.report({'INFO'}, f"{pack_text(packing)}; Synthesize joins them")
+        return {'FINISHED'}
+
+
+class SMART_MOTION_OT_give_room(_Reported, bpy.types.Operator):
+    """Move the strip after this flagged gap, and every later one, later by the least that puts the gap under its flag threshold (at most 2 s)"""
+
+    bl_idname = "smart_motion.give_room"
+    bl_label = "Give Room"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    clip: StringProperty(name="Clip", description="The strip (or synchronized group) after the flagged gap")
+
+    def run(self, context):
+        obj = active_armature(context)
+        # the strips the plan was made from: the preview's that play, else the selection
+        strips = [s for s in preview_sources(obj) if plays(obj, s)] or selected_strips(obj, context.view_layer.objects)
+        responsiveness = context.scene.smart_motion.responsiveness
+        move = room_for(obj, strips, self.clip, responsiveness)
+        if not move.room.frames:
+            self.report({'WARNING'} if move.room.before else {'INFO'}, move.room.text())
+            return {'CANCELLED'}
+        give_room_strips(obj, move)
+        result = preview_synthesis(obj, strips, responsiveness)
+        self.report({'INFO'}, move.room.text())
+        for line in plan_warnings(plan_dict(result)):
+            self.report({'WARNING'}, line)
         return {'FINISHED'}
 
 
@@ -435,6 +463,7 @@ CLASSES = (
     SMART_MOTION_OT_clear,
     SMART_MOTION_OT_add_asap,
     SMART_MOTION_OT_pack,
+    SMART_MOTION_OT_give_room,
     SMART_MOTION_OT_insert_hop,
     SMART_MOTION_OT_reach_target,
     SMART_MOTION_OT_assemble_parts,

@@ -166,8 +166,10 @@ def _draw_assembly(layout, scene, armature) -> None:
 
 
 def _draw_live(layout, scene, armature) -> None:
-    """The Live Updates toggle, and why the last live update left the preview as it was."""
-    layout.prop(scene.smart_motion, "live")
+    """The Live Updates and Footprints toggles, and why the last live update left the preview as it was."""
+    row = layout.row()
+    row.prop(scene.smart_motion, "live")
+    row.prop(scene.smart_motion, "footprints")
     error = armature.smart_motion.live_error
     if error and has_preview(armature) and scene.smart_motion.live:
         for k, line in enumerate(wrapped(f"Preview not updated: {error}")):
@@ -306,6 +308,7 @@ def draw_strip_details(layout, armature) -> None:
                 for line in wrapped("(blends synchronized with no strip: none that plays with this on "
                                     "overlaps it, so it goes in sequence)"):
                     box.label(text=line)
+        draw_blend_length(box, item if group is None else None)  # (a group blends into the sequence as one clip)
         composed = composed_by_name.get(strip.name, "")
         if composed:
             box.label(text=composed, icon='MOD_ARMATURE')
@@ -340,6 +343,36 @@ def recorded_plan(armature) -> dict | None:
     return json.loads(text) if text else None
 
 
+def draw_gap(layout, pair: dict, *, give_room: bool = True) -> None:
+    """A pair's gap (``PairPlan.to_dict()``): its figures against their references (core.quality) with
+    a tick, or flagged with a Give Room button beside it (``give_room``), or "not measured" and why."""
+    quality = gap_quality(pair)
+    where = f"    gap {pair['gap'][0]}-{pair['gap'][1]}" if pair.get("gap") else "    gap"
+    if quality is None or not quality.measured:
+        why = quality.why_unmeasured if quality is not None else "the plan holds no figures for it"
+        for k, line in enumerate(wrapped(f"{where}: not measured ({why})")):
+            layout.label(text=line, icon='QUESTION' if k == 0 else 'BLANK1')
+    elif quality.flags:
+        row = layout.row(align=True)
+        row.label(text=f"{where}: {quality.ratios()}", icon='ERROR')
+        if give_room:
+            row.operator("smart_motion.give_room", text="Give Room", icon='ARROW_LEFTRIGHT').clip = pair["next"]
+    else:
+        layout.label(text=f"{where}: {quality.ratios()}", icon='CHECKMARK')
+
+
+def draw_blend_mark(layout, pair: dict) -> None:
+    """The user's blend length of a pair (its strip's Blend Length), marked as theirs; nothing when automatic."""
+    if pair.get("blend") == "user":
+        layout.label(text=f"    blend {pair['blend_s']:g} s: yours ({pair['next']}'s Blend Length)", icon='LOCKED')
+
+
+def draw_blend_length(layout, item) -> None:
+    """A strip's Blend Length (the transition into it; 0: automatic)."""
+    if item is not None:
+        layout.prop(item, "blend_length")
+
+
 def _draw_plan(layout, armature) -> None:
     """The plan in one line per pair (its method and its gap's verdict), per group, per composition, per
     warning and per rejected strip; the details on demand (:class:`SMART_MOTION_PT_plan_details`)."""
@@ -368,14 +401,23 @@ def first_line(text: str) -> str:
 
 def draw_pair_row(row, pair: dict) -> None:
     """One pair of the plan on one ``row``: the two strips, the method and the gap's figures against the
-    untouched clips (core.quality), flagged or not; a pair with a warning is marked so."""
+    untouched clips (core.quality), flagged (with Give Room beside it), unflagged, or not measured; a
+    pair with a warning, or whose blend length is the user's, is marked so (Plan Details says it at
+    length)."""
     text = f"{pair['prev']} → {pair['next']}: {pair['method']}"
     quality = gap_quality(pair)
     icon = 'INFO' if pair.get("warning") else 'NONE'
-    if quality is not None:
+    if quality is None or not quality.measured:
+        text += ", gap not measured"
+        icon = 'QUESTION' if icon == 'NONE' else icon
+    else:
         text += f", {quality.ratios()}"
         icon = 'ERROR' if quality.flags else icon if icon != 'NONE' else 'CHECKMARK'
+    if pair.get("blend") == "user":
+        text += f", blend {pair['blend_s']:g} s yours"
     row.label(text=text, icon=icon)
+    if quality is not None and quality.measured and quality.flags:
+        row.operator("smart_motion.give_room", text="Give Room", icon='ARROW_LEFTRIGHT').clip = pair["next"]
 
 
 def gap_quality(pair: dict):
@@ -399,11 +441,8 @@ def draw_plan_details(layout, plan: dict) -> None:
         if pair.get("warning"):
             for line in wrapped(pair["warning"]):
                 layout.label(text=line, icon='INFO')
-        quality = gap_quality(pair)
-        if quality is not None:
-            first, last = pair["gap"]
-            layout.label(text=f"    gap {first}-{last}: {quality.ratios()}",
-                         icon='ERROR' if quality.flags else 'CHECKMARK')
+        draw_blend_mark(layout, pair)
+        draw_gap(layout, pair, give_room=False)  # (its Give Room button is in the pair's row)
     for group in plan.get("groups", ()):
         for i, line in enumerate(group_lines(group)):
             layout.label(text=line, icon='MOD_TIME' if i == 0 else 'NONE')

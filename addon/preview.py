@@ -56,7 +56,7 @@ import numpy as np
 from .convert import bone_channels, scene_fps
 from .fcurves import (action_channelbag, action_digest, add_curves, armature_digest, emptied_channelbag, LINEAR,
                       modifiers_digest, new_fcurve)
-from .state import edit_stamp, edited_since, preview_shown, session_store
+from .state import edit_stamp, edited_since, preview_motion, preview_shown, session_store
 from .strips import (find_strip, follow_renames, left_out_strips, performed_current, preview_action_name,
                      preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, solo_before,
                      source_strips, strip_settings, track_place)
@@ -319,6 +319,7 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     # (after the hooks: the update reporting our own writes must find the preview adopted)
     state.preview_signature = " ".join([*signature, *preview_record(obj, actions)])
     _SHOWN.put((obj.session_uid, state.preview_signature), (result.motion, result.start))
+    preview_motion(obj, result.motion, result.start)  # (the footprints follow it: addon/footprints.py)
     return actions[0]
 
 
@@ -431,6 +432,8 @@ def clear_preview(obj: bpy.types.Object) -> bool:
         state.set_aside_action = None
         state.set_aside_slot = ""
         cleared = True
+    if cleared:
+        preview_motion(obj, None, 0)  # (the footprints go with it: addon/footprints.py)
     return cleared
 
 

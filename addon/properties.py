@@ -33,6 +33,13 @@ def _live_request(self, context) -> None:
     setting_changed(context.scene)
 
 
+def _footprints_toggled(self, context) -> None:
+    """The Footprints toggle: the prints shown or removed (addon/footprints.py)."""
+    from .footprints import footprints_toggled
+
+    footprints_toggled(self.id_data)
+
+
 def _not_a_preview(settings, action: bpy.types.Action) -> bool:
     """Poll of the palette's action fields: any action but Smart Motion's previews (as Add as Soon as Possible)."""
     from .strips import preview_actions
@@ -122,6 +129,15 @@ class SmartMotionSettings(bpy.types.PropertyGroup):
         ),
         default=True,
         update=_live_request,
+    )
+    footprints: BoolProperty(
+        name="Footprints",
+        description=(
+            "Show where the preview's feet are down: a dark print where a foot is held, a red streak where it "
+            "slides (a mesh in the collection 'Smart Motion footprints', following the preview)"
+        ),
+        default=False,
+        update=_footprints_toggled,
     )
     palette: PointerProperty(type=SmartMotionPalette, name="Palette", description="Perform's number keys")
     hop_library: EnumProperty(
@@ -330,6 +346,17 @@ class SmartMotionStrip(bpy.types.PropertyGroup):
         name="Arms",
         description="This strip's weight on the arms, times its influence's share",
         default=1.0, min=0.0, soft_max=2.0,
+        update=_live_request,
+    )
+
+    blend_length: FloatProperty(
+        name="Blend Length",
+        description=(
+            "How long the transition into this strip blends, in seconds; 0: automatic (the range search "
+            "chooses it for the responsiveness, 2014 eq. 9). Set, the plan keeps it as yours and only "
+            "chooses where the blend lies"
+        ),
+        default=0.0, min=0.0, soft_max=3.0, precision=2, step=5,
         update=_live_request,
     )
 

@@ -95,26 +95,22 @@ def plan_warnings(plan: dict) -> list[str]:
     """What in ``plan`` (``Plan.to_dict()``) the user must hear about, one line each, or ``[]``.
 
     Every rejected strip and why; the plan's warnings about the timeline;
-    per pair its warning and a gap whose quality figures are flagged against
-    their references (``core.quality``; never against the range search's
-    limits at W, which move with W on a motion that does not change); and a
-    synthesis left with one strip, which joins nothing.
+    one line per gap with anything to say (core.quality.gap_warning: the pair's
+    warning, its figures flagged against their references, never against the
+    range search's limits at W, which move with W on a motion that does not
+    change, or why it was not measured); and a synthesis left with one strip,
+    which joins nothing.
     """
-    from ..core.quality import GapQuality
+    from ..core.quality import GapQuality, gap_warning
 
     lines = [f"strip {r['clip']!r} rejected: {r['reason']}" for r in plan["rejected"]]
     lines += plan.get("warnings", ())
     lines += [f"synchronized group {g['name']!r}: {w}" for g in plan.get("groups", ()) for w in g.get("warnings", ())]
     for pair in plan["pairs"]:
-        between = f"{pair['prev']!r} → {pair['next']!r}"
-        if pair.get("warning"):
-            lines.append(f"{between}: {pair['warning']}")
-        if pair.get("quality"):
-            flags = GapQuality.from_dict(pair["quality"]).flags
-            if flags:
-                first, last = pair["gap"]
-                lines.append(f"{between}: the gap {first}-{last} has {', '.join(flags)}; "
-                             "give the clips more room or move the cores")
+        quality = GapQuality.from_dict(pair["quality"]) if pair.get("quality") else None
+        line = gap_warning(pair["prev"], pair["next"], pair.get("gap"), quality, pair.get("warning"))
+        if line:
+            lines.append(line)
     kept = [name for name in plan["clips"] if name not in {r["clip"] for r in plan["rejected"]}]
     if len(kept) == 1 and kept[0] not in {g["name"] for g in plan.get("groups", ())}:
         lines.append(f"only strip {kept[0]!r} is left, so nothing is joined: it plays as it is; "

@@ -13,7 +13,9 @@ event that a higher one acts on, without importing it: :mod:`.live` registers wh
 (:func:`on_preview_shown`), and :mod:`.preview` calls :func:`preview_shown`;
 it registers what to do when a setting the depsgraph does not see changes
 (:func:`on_setting_changed`), and :mod:`.properties`' update callbacks call
-:func:`setting_changed`.
+:func:`setting_changed`. :mod:`.footprints` registers what to do when the motion a
+preview shows changes (:func:`on_preview_motion`): :mod:`.preview` calls
+:func:`preview_motion` when it shows or clears one, :mod:`.live` when it updates one.
 
 Edits the depsgraph reports (:func:`note_edited`, from :mod:`.live`'s
 handler) are kept here too, with a clock, so that :mod:`.preview` can tell
@@ -105,6 +107,21 @@ def on_preview_shown(name: str, hook: Callable) -> None:
 def preview_shown(obj) -> None:
     for hook in list(_PREVIEW_SHOWN.values()):
         hook(obj)
+
+
+_PREVIEW_MOTION: dict[str, Callable] = {}
+
+
+def on_preview_motion(name: str, hook: Callable) -> None:
+    """Call ``hook(obj, motion, start)`` whenever the motion armature ``obj``'s preview shows changes:
+    shown or live-updated (the core ``Motion`` and the scene frame of its first frame), or cleared
+    (``None, 0``). One hook per ``name``."""
+    _PREVIEW_MOTION[name] = hook
+
+
+def preview_motion(obj, motion, start: int) -> None:
+    for hook in list(_PREVIEW_MOTION.values()):
+        hook(obj, motion, start)
 
 
 def on_setting_changed(name: str, hook: Callable) -> None:

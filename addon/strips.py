@@ -300,6 +300,13 @@ def performed_current(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> int |
     return item.performed_current
 
 
+def user_blend_s(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> float | None:
+    """The user's blend length into ``strip`` in seconds (its Blend Length setting), ``None`` when
+    automatic (0, or no settings): what ``core.plan.Clip.blend_s`` takes."""
+    item = strip_settings(obj, strip)
+    return float(item.blend_length) if item is not None and item.blend_length > 0.0 else None
+
+
 def mark_performed(obj: bpy.types.Object, strip: bpy.types.NlaStrip, current: int) -> None:
     """Record that Perform added ``strip`` while scene frame ``current`` played (:func:`performed_current`)."""
     item = strip_settings(obj, strip, create=True)

@@ -24,7 +24,7 @@ from .convert import find_armature_rig, scene_fps, strip_to_motion
 from .fcurves import action_digest
 from .state import session_store
 from .strips import (by_track_from_top, core_neighbours, FRAME_TOLERANCE, performed_current, strip_frame_count,
-                     strip_settings, strip_signature, whole_strip_if_empty)
+                     strip_settings, strip_signature, user_blend_s, whole_strip_if_empty)
 from .sync_groups import (blending_key, blends_synchronized, edited_group_core, group_name, group_weights,
                           not_replace_warnings, strip_part_weights, sync_groups, weights_varying)
 
@@ -294,7 +294,8 @@ def strip_clips(obj: bpy.types.Object, strips: list, fps: float | None = None,
                 f"{start + last}, reaches past the strip, which ends at frame {start + motion.n_frames - 1}; "
                 "edit the core in the Smart Motion panel (or Default Core), or lengthen the strip"
             )
-        clips.append(Clip(motion, start, (first, last), strip.name, current=performed_current(obj, strip)))
+        clips.append(Clip(motion, start, (first, last), strip.name, current=performed_current(obj, strip),
+                          blend_s=user_blend_s(obj, strip)))
     return clips
 
 

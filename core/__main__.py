@@ -19,7 +19,7 @@ may be scaled per body part (legs, upper, arms): a clip whose feet stand still
 gets legs=0 unless told otherwise. Each clip fades out where it ends (or at
 --ends), the others taking its weight; a cyclic clip repeats as long as the
 blend runs, until --ends ends it; a clip of weight 0 is left out.
-    python -m core demo [--json]
+    python -m core demo [--json] [--write DIR]
     python -m core hops precompute LIBRARY_DIR --src A.bvh --dst B.bvh --offset FRAMES -o TABLE.npz
                         [--blend SECONDS] [--weight W] [--workers N] [--scheduler ADDRESS] [--map ROLE=JOINT ...]
     python -m core hops show TABLE.npz [--trigger FRAME] [--json]
@@ -246,7 +246,7 @@ def cmd_synthesize(args) -> int:
     from .bvh import format_bvh, read_bvh
     from .files import check_outputs
     from .rig import find_rig
-    from .synthesize import Clip, as_soon_as_possible, check_synthesis_size, synthesize, unique_names
+    from .synthesize import Clip, check_synthesis_size, scheduled_start, synthesize, unique_names
 
     specs = [parse_clip_spec(spec) for spec in args.clips]
     for spec, (path, _, _) in zip(args.clips, specs):
@@ -266,26 +266,53 @@ def cmd_synthesize(args) -> int:
         placed = [(start or 0, _frames_at(d, declared[0].fps))  # (the first clip starts at 0 when not placed)
                   for k, ((_, start, _), d) in enumerate(zip(specs, declared)) if start is not None or k == 0]
         check_synthesis_size(placed, declared[0].joints, args.current)
-    clips = [Clip(read_bvh(path), start if start is not None else 0, core, name)
-             for (path, start, core), name in zip(specs, unique_names([Path(path).stem for path, _, _ in specs]))]
+    names = unique_names([Path(path).stem for path, _, _ in specs])
+    blends = _clip_blends(args.blend, names)
+    clips = [Clip(read_bvh(path), start if start is not None else 0, core, name, blend_s=blends.get(name))
+             for (path, start, core), name in zip(specs, names)]
     rig = find_rig(clips[0].motion, overrides=_overrides(args.map), clip=f"clip '{clips[0].name}'")
     placed = []
     for clip, (_, start, _) in zip(clips, specs):
         if start is None and placed:
             # as soon as possible after the clips before it on the command line (2014 section 5)
-            start = as_soon_as_possible(placed, clip, responsiveness=args.responsiveness, t_current=args.current,
+            scheduled = scheduled_start(placed, clip, responsiveness=args.responsiveness, t_current=args.current,
                                         rig=rig)
+            start = scheduled.start
             clip = replace(clip, start=start, current=args.current)
             print(f"'{clip.name}' runs as soon as possible: from output frame {start}, its core from "
                   f"{start + clip.core_range[0]}" + (f" (after the current frame {args.current})"
-                                                     if args.current is not None else ""))
+                                                     if args.current is not None else "")
+                  + (f", {scheduled.moved} frame(s) later than W alone would start it, so that its gap is not "
+                     "flagged" if scheduled.moved else "")
+                  + (f"; no start within 2 s keeps its gap unflagged ({', '.join(scheduled.flags)})"
+                     if scheduled.flags else ""))
         placed.append(clip)
     clips = placed
+    rooms = None
+    if args.give_room:
+        from .resynthesis import Resynthesis
+        from .room import give_room_to_every_flagged_gap
+
+        # each gap's search confirms a start on the whole timeline: one re-synthesis keeps what it can
+        live = Resynthesis(rig=rig)
+        clips, rooms = give_room_to_every_flagged_gap(
+            clips, responsiveness=args.responsiveness, rig=rig,
+            synthesized=lambda timeline: live.update(timeline, responsiveness=args.responsiveness))
+        for room in rooms:
+            print(f"give room: {room.text()}")
+        if not rooms:
+            print("give room: no gap is flagged; nothing moved")
     result = synthesize(clips, responsiveness=args.responsiveness, rig=rig)
-    # (the plan as Plan.to_json writes it, naming its output)
-    _write_with_record(args.output, format_bvh(result.motion), args.plan,
-                       result.plan.to_dict() if args.plan is not None else None)
+    record = None
+    if args.plan is not None:
+        # (the plan as Plan.to_json writes it, naming its output; with --give-room, the moves)
+        record = result.plan.to_dict()
+        if rooms is not None:
+            record["give_room"] = [room.to_dict() for room in rooms]
+    _write_with_record(args.output, format_bvh(result.motion), args.plan, record)
     print(result.plan.summary())
+    for line in result.plan.gap_warnings():
+        print(f"warning: {line}")
     print(f"wrote {result.motion.n_frames} frames to {args.output}" + (f" and the plan to {args.plan}" if args.plan else ""))
     return 0
 
@@ -366,6 +393,27 @@ def _part_weights(text: str | None, names: list[str]) -> dict | None:
     return out
 
 
+def _clip_blends(text: str | None, names: list[str]) -> dict[str, float]:
+    """``--blend guide=0.8`` -> ``{"guide": 0.8}``: the user's blend length into each named clip, seconds."""
+    if text is None:
+        return {}
+    out = {}
+    for item in text.split(","):
+        name, equals, value = item.strip().partition("=")
+        if not equals:
+            raise ValueError(f"--blend expects CLIP=SECONDS separated by commas (for example --blend guide=0.8: "
+                             f"the blends into 'guide' last 0.8 s), got {item.strip()!r}")
+        name = _clip_named(name.strip(), names, "--blend")
+        if name in out:
+            raise _repeated("--blend", name, text)
+        seconds = _numbers(value, "--blend", example="guide=0.8")[0]
+        if not 0.0 < seconds <= 60.0:
+            raise ValueError(f"--blend {name}={value.strip()}: give a length in seconds above 0 and at most 60 "
+                             "(leave the clip out for the automatic length)")
+        out[name] = seconds
+    return out
+
+
 def _clip_ends(text: str | None, names: list[str]) -> dict | None:
     """``--ends run=120`` -> ``{"run": 120}``: the last clip frame each named clip plays."""
     if text is None:
@@ -433,8 +481,14 @@ def cmd_blend(args) -> int:
 
 def cmd_demo(args) -> int:
     from .analysis import analyze
-    from .demo import demo_clips
+    from .demo import demo_clips, write_demo_files
 
+    if args.write is not None:
+        written = write_demo_files(args.write)
+        for group, paths in written.items():
+            print(f"wrote {len(paths)} {group} to {os.path.join(args.write, group)}: "
+                  + ", ".join(os.path.basename(str(path)) for path in paths))
+        return 0
     clips = demo_clips()
     report = {}
     for name, clip in clips.items():
@@ -921,6 +975,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--current", type=_frame, metavar="FRAME",
                    help="the output frame being played when the clips without @START are added (eq. 17): output "
                         "frames up to it stay as the clips before them alone give them")
+    p.add_argument("--blend", metavar="CLIP=SECONDS,...",
+                   help="the blends into a clip last this long, by file name without extension: guide=0.8 (the "
+                        "user's length, kept by the plan; default: the range search chooses it, eq. 9)")
+    p.add_argument("--give-room", action="store_true",
+                   help="move the clips after each flagged gap later, first gap first, by the least that puts the "
+                        "gap under its flag threshold (at most 2 s), and print what moved (the plan records it)")
     p.set_defaults(func=cmd_synthesize)
 
     p = sub.add_parser("blend", parents=[budget],
@@ -948,8 +1008,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--map", action="append", metavar="ROLE=JOINT", help="override a joint role (repeatable)")
     p.set_defaults(func=cmd_blend)
 
-    p = sub.add_parser("demo", parents=[budget], help="analyse the embedded demo clips")
+    p = sub.add_parser("demo", parents=[budget], help="analyse the embedded demo clips, or write them as BVH files")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--write", metavar="DIR",
+                   help="write the demo content as BVH files instead: DIR/clips (walk, turn, kick, jump, stand, "
+                        "two hops) and DIR/reaches (six right-hand raises), Z up, metres, 30 fps")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("hops", help="one-hop transitions through a clip library (Koyama & Goto 2019)")

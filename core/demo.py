@@ -37,6 +37,7 @@ import numpy as np
 from . import quat
 from .ik import leg_ik
 from .motion import Motion, Skeleton
+from .plan import Clip
 from .weights import cubic_hermite
 
 GRAVITY = 9.81  # m/s^2, for the jump's flight phase
@@ -687,3 +688,106 @@ def hop_clips(fps: float = 30.0) -> dict[str, DemoClip]:
     show a synchronization that must wait (Ménardais et al. 2004, §6).
     """
     return {clip.name: clip for clip in (hop(fps, "R"), hop(fps, "L"))}
+
+
+def raise_hand(fps: float = 30.0, *, elevation_deg: float = 120.0, spread_deg: float = 20.0,
+               peak_s: float = 1.2, name: str = "raise") -> DemoClip:
+    """Standing, the right hand raised to one height and side and lowered again: an example for ``reach``.
+
+    Both feet stay planted. From hanging, the right upper arm swings forward
+    and up by ``elevation_deg`` (0 hanging, 90 pointing ahead, 180 straight
+    up) and out to the side by ``spread_deg``, the elbow straightening as it
+    goes; the hand is highest at ``peak_s`` seconds, and the arm is down again
+    by 2.6 s, the clip's end. The chest leans back a little with high raises.
+    Examples of one action that differ in where the hand goes and when it
+    gets there are what Juang et al. 2009 (section 3.1) register and blend.
+    """
+    if not 0.0 < elevation_deg <= 180.0:
+        raise ValueError(f"elevation_deg must be in (0, 180], got {elevation_deg}")
+    if not 0.4 <= peak_s <= 2.0:
+        raise ValueError(f"peak_s must be between 0.4 and 2.0 seconds, got {peak_s}")
+    duration = 2.6
+    t = _frame_times(duration, fps)
+    feet = [_foot_track(t, [_Plant(0.0, duration, tuple(_side_of(0.0, side, 0.09)), 0.0)], []) for side in _SIDES]
+    pelvis_xy = np.column_stack([0.006 * np.sin(2 * np.pi * t / 3.0), np.zeros_like(t)])
+    pelvis_rot = _euler(z=np.radians(1.0) * np.sin(2 * np.pi * t / 3.4), n=len(t))
+    z = _reachable_height(t, pelvis_xy, pelvis_rot, feet, np.full_like(t, 1.0))
+    pelvis = np.column_stack([pelvis_xy, z])
+    # up over [0.2 s, peak], held 0.15 s, down by 2.5 s, easing in and out (no overshoot past the peak)
+    up = _keys(t, [0.2, peak_s, peak_s + 0.15, 2.5], [0.0, 1.0, 1.0, 0.0])
+    local = _arms(len(t), np.zeros_like(t), np.zeros_like(t), spread_deg=6.0, elbow_deg=15.0 - 10.0 * up)
+    # out to the side about the vertical (Z), so that a raised arm swings out rather than twisting;
+    # - turns the right arm towards -X, the character's right
+    local["upper_arm.R"] = _euler(x=-np.radians(elevation_deg) * up, y=np.radians(6.0), z=-np.radians(spread_deg) * up,
+                                  n=len(t))
+    local["chest"] = _euler(x=np.radians(-4.0) * up * elevation_deg / 180.0, n=len(t))
+    return _assemble(name, fps, pelvis, pelvis_rot, feet, local)
+
+
+#: The reach examples' (elevation, spread, time of the peak): high and low, near the body and out to the side.
+_REACHES = ((95.0, 10.0, 1.0), (95.0, 45.0, 1.3), (130.0, 5.0, 1.2), (130.0, 40.0, 1.1),
+            (165.0, 10.0, 1.3), (165.0, 35.0, 1.0))
+
+
+def reach_examples(fps: float = 30.0) -> dict[str, DemoClip]:
+    """Six right-hand raises (:func:`raise_hand`) by name, ``raise_1`` .. ``raise_6``: one action whose
+    hand ends at six heights and sides, for ``python -m core reach`` and Reach Target."""
+    return {f"raise_{k}": raise_hand(fps, elevation_deg=e, spread_deg=s, peak_s=p, name=f"raise_{k}")
+            for k, (e, s, p) in enumerate(_REACHES, start=1)}
+
+
+def write_demo_files(folder, fps: float = 30.0) -> dict[str, list]:
+    """Write the demo content as BVH files (Z up, metres) under ``folder``, for the command line's examples.
+
+    ``clips/``    the demo clips (:func:`demo_clips`) and the two hops (:func:`hop_clips`):
+                  what ``synthesize``, ``blend`` and ``analyze`` read, and a library for
+                  ``hops`` and ``assemble``;
+    ``reaches/``  the raises of :func:`reach_examples`: the examples ``reach`` blends.
+
+    Returns ``{"clips": [paths], "reaches": [paths]}``. An existing file of the same name is replaced.
+    """
+    from pathlib import Path
+
+    from .bvh import format_bvh
+    from .files import write_atomically
+
+    root = Path(folder)
+    groups = {"clips": {**demo_clips(fps), **hop_clips(fps)}, "reaches": reach_examples(fps)}
+    written: dict[str, list] = {}
+    for group, clips in groups.items():
+        (root / group).mkdir(parents=True, exist_ok=True)
+        written[group] = []
+        for name, clip in clips.items():
+            path = root / group / f"{name}.bvh"
+            write_atomically(path, format_bvh(clip.motion))
+            written[group].append(path)
+    return written
+
+
+# --- the demo scene's timeline ---------------------------------------------------------------
+
+#: The rate the demo scene plays at; :data:`DEMO_TIMELINE`'s frames are at this rate.
+DEMO_FPS = 30.0
+
+#: The demo scene: (clip, output frame of its first frame, core in clip frames (inclusive), lane).
+#: Overlapping clips alternate between two lanes (NLA tracks), as NLA users lay out clips to blend.
+#: The walk's core ends in its last double support but one (both feet down, the arms at the end
+#: of their swing, so nothing is moving fast where the blend takes over) and the turn's core
+#: starts in its first left step, so that the walk's last right step blends into the turn's
+#: steps: a motion transition (2014, 4.1). The turn, kick, jump and stand follow on both feet
+#: (adaptation). A core ending in mid swing (the walk's once ended at frame 94) leaves the upper
+#: body's pose-to-pose blend to stop the arms within a frame, and the gap is flagged.
+DEMO_TIMELINE: tuple[tuple[str, int, tuple[int, int], int], ...] = (
+    ("walk", 1, (0, 96), 0),
+    ("turn", 84, (34, 56), 1),
+    ("kick", 131, (31, 59), 0),
+    ("jump", 190, (30, 50), 1),
+    ("stand", 260, (20, 120), 0),
+)
+
+
+def demo_timeline() -> list[Clip]:
+    """The clips of :data:`DEMO_TIMELINE` at :data:`DEMO_FPS`, placed and with their cores, for
+    :func:`core.synthesize.synthesize` (what the add-on's demo scene lays out as NLA strips)."""
+    clips = demo_clips(DEMO_FPS)
+    return [Clip(clips[name].motion, start, core, name) for name, start, core, _ in DEMO_TIMELINE]

@@ -117,6 +117,8 @@ class _Sides:
         self.accel = {part: max(prev.accel[part], nxt.accel[part]) for part in prev.accel}
         self.body = (prev.body, nxt.body)
         self.body_accel = max(prev.body_accel, nxt.body_accel)
+        # the user's blend length into the clip (Clip.blend_s): a range of that length, none other
+        self.user_frames = None if clip.blend_s is None else max(int(round(clip.blend_s * ctx.fps)), 1)
 
     def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None,
                 min_s=0.0):
@@ -126,6 +128,11 @@ class _Sides:
             # a single fixed t0 whose pose stands for the one at prev_pose_frame
             fp = fp.copy()
             fp[self.prev_index(int(t0_candidates[0]))] = fp[self.prev_index(prev_pose_frame)]
+        # The user's length for this pair (Clip.blend_s) bounds the range both ways: eq. (9) then
+        # chooses only where a range that long lies, and the limits below only say how far it
+        # exceeds them (its excess, which still decides the method, 2014 4.1).
+        shortest = self.user_frames or int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps))
+        longest = self.user_frames or max(int(round(ctx.options.max_blend_s * ctx.fps)), 1)
         return optimal_blend_range(
             BlendSide(fp, vp, np.asarray(t0_candidates), self.prev_offset, self.body[0]),
             BlendSide(fn, vn, np.asarray(t1_candidates), self.next_offset, self.body[1]),
@@ -133,7 +140,7 @@ class _Sides:
             limits=BlendLimits(
                 # no blend shorter than min_blend_s where the possible ranges allow it:
                 # eq. (11) alone would take a one-frame jump between two similar poses
-                min_frames=int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps)),
+                min_frames=shortest,
                 # nor one that moves the body faster than the two clips ever move it
                 max_speed=max(float(vp.max(initial=0.0)), float(vn.max(initial=0.0))) or None,
                 # nor add more acceleration than the clips typically have (W = 1) or
@@ -145,7 +152,7 @@ class _Sides:
                 max_body_accel=self._limit(self.body_accel, ctx) if part == "lower" else None,
                 # and none longer than max_blend_s: over a long gap between the cores the
                 # search then grows with the gap, not with its square
-                max_frames=max(int(round(ctx.options.max_blend_s * ctx.fps)), 1),
+                max_frames=longest,
             ),
         )
 
@@ -253,7 +260,28 @@ class _Pair:
 def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context, *,
               following: SideFeatures | None = None) -> PairPlan:
     """Method, segments, optimal ranges and weight functions for one pair (2014, 4.1-4.4).
-    ``following``: :func:`following_features` of ``clip`` when the caller keeps them."""
+    ``following``: :func:`following_features` of ``clip`` when the caller keeps them. A clip
+    with the user's blend length (``Clip.blend_s``) has its ranges that long, and the plan says so."""
+    planned = _planned_pair(track, clip, clip_contacts, ctx, following)
+    if clip.blend_s is None:
+        return planned
+    # the possible ranges (eqs. 1-8) are the paper's: where none is that long, the nearest length
+    frames = max(int(round(clip.blend_s * ctx.fps)), 1)
+    off = [f"{s.part} body {s.end - s.start}" for s in planned.segments
+           if s.blend in BLENDED and s.end - s.start != frames]
+    note = planned.note
+    if off:
+        note = "; ".join(filter(None, [note, (
+            f"the user's blend of {clip.blend_s:g} s ({frames} frames) does not fit where the paper's ranges "
+            f"allow a blend, so the nearest length: {', '.join(off)} frames")]))
+    return replace(planned, blend_s=float(clip.blend_s), note=note)
+
+
+BLENDED = ("motion-to-motion", "motion-to-pose", "pose-to-motion", "pose-to-pose")  # the segments that blend
+
+
+def _planned_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context,
+                  following: SideFeatures | None) -> PairPlan:
     c0e = track.core_end
     c1b = clip.start + clip.core_range[0]
     m1e = clip.end

@@ -67,6 +67,10 @@ class SynthesisOptions:
     # shortest room up to max_blend_s, its blending ranges optimised at each, and the
     # start chosen pulled earlier (core.schedule)
     asap_interval_s: float = 1.0  # s
+    # issue 26: Give Room moves a flagged gap's next clip (and everything after it) later, frame
+    # by frame, at most this long, until the gap is under its flag threshold; Add as Soon as
+    # Possible and Pack delay a start they chose by as much at most to keep its gap unflagged
+    give_room_s: float = 2.0  # s
     # 2008, 8.1: a clip inside another is an additional motion when one shoulder angle
     # (upper arm against the trunk, core.compose.shoulder_angles) ranges over more than
     # this. Walks in ../shared/mocap swing it 16-31 degrees in their normal style (bandai1

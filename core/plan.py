@@ -48,6 +48,8 @@ class Clip:
     current t_current of 2014 eq. (17): the output frame being played when the clip
             was added (None: added before playing). Every blend into it starts after
             this frame, and no stage changes a frame at or before it.
+    blend_s the user's length of the blends into this clip, in seconds (None: the
+            range search chooses it, eq. 9); eq. (9) then chooses only where they lie.
     """
 
     motion: Motion
@@ -55,6 +57,7 @@ class Clip:
     core: tuple[int, int] | None = None
     name: str = ""
     current: int | None = None
+    blend_s: float | None = None
 
     @property
     def core_range(self) -> tuple[int, int]:
@@ -141,6 +144,7 @@ class PairPlan:
     note: str | None = None  # e.g. a blend lengthened so that feet can step one at a time
     gap: tuple[int, int] | None = None  # output frames from the previous core's last to the next core's first
     quality: GapQuality | None = None  # the gap measured against the untouched clips (core.quality)
+    blend_s: float | None = None  # the user's blend length into ``next`` (Clip.blend_s), None: eq. (9)'s own
 
     def segment(self, part: str, blend: str | None = None) -> Segment | None:
         for s in self.segments:
@@ -161,6 +165,7 @@ class PairPlan:
             "note": self.note,
             "gap": list(self.gap) if self.gap else None,
             "quality": self.quality.to_dict() if self.quality else None,
+            **({"blend": "user", "blend_s": self.blend_s} if self.blend_s is not None else {}),
         }
 
     @classmethod
@@ -170,7 +175,8 @@ class PairPlan:
         return cls(d["prev"], d["next"], d["method"], phase(d.get("prev_phase")), phase(d.get("next_phase")),
                    tuple(Segment.from_dict(s) for s in d["segments"]), Alignment.from_dict(d["alignment"]),
                    d.get("warning"), d.get("note"), tuple(d["gap"]) if d.get("gap") else None,
-                   GapQuality.from_dict(d["quality"]) if d.get("quality") else None)
+                   GapQuality.from_dict(d["quality"]) if d.get("quality") else None,
+                   float(d["blend_s"]) if d.get("blend_s") is not None else None)
 
 
 @dataclass(frozen=True)
@@ -282,11 +288,19 @@ class Plan:
                    tuple(d.get("warnings", ())), tuple(Composition.from_dict(c) for c in d.get("compositions", ())),
                    d.get("pose_ends", "eased"), options_from_dict(d["options"]) if d.get("options") else None)
 
+    def gap_warnings(self) -> list[str]:
+        """One line per gap with anything to say (core.quality.gap_warning), in the order of the pairs."""
+        from .quality import gap_warning
+
+        lines = [gap_warning(p.prev, p.next, p.gap, p.quality, p.warning) for p in self.pairs]
+        return [line for line in lines if line]
+
     def summary(self) -> str:
         lines = [f"frames {self.start}..{self.end} at {self.fps:g} fps, responsiveness W = {self.responsiveness:g}"]
         lines += [f"warning: {w}" for w in self.warnings]
         for p in self.pairs:
-            lines.append(f"{p.prev} -> {p.next}: {p.method}")
+            lines.append(f"{p.prev} -> {p.next}: {p.method}"
+                         + (f" (blend {p.blend_s:g} s, the user's)" if p.blend_s is not None else ""))
             if p.warning:
                 lines.append(f"    note: {p.warning}")
             if p.note:

@@ -195,6 +195,7 @@ class GapQuality:
     pop_untouched: float | None = None
     pop_reference: float | None = None
     pop_joint: str | None = None
+    why_unmeasured: str | None = None  # why acceleration and pop could not be measured, when they were not
 
     def _judged(self) -> list[tuple[str, float | None, float | None, str]]:
         """(name, figure, what it is compared with, whose that is) for each figure that can be flagged.
@@ -231,21 +232,32 @@ class GapQuality:
         return {"skate": self.skate, "skate_untouched": self.skate_untouched,
                 "accel": self.accel, "accel_untouched": self.accel_untouched, "accel_reference": self.accel_reference,
                 "pop": self.pop, "pop_untouched": self.pop_untouched, "pop_reference": self.pop_reference,
-                "pop_joint": self.pop_joint}
+                "pop_joint": self.pop_joint,
+                **({"why_unmeasured": self.why_unmeasured} if self.why_unmeasured else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "GapQuality":
         return cls(d.get("skate"), d.get("skate_untouched"), d.get("accel"), d.get("accel_untouched"),
                    d.get("accel_reference"), d.get("pop"), d.get("pop_untouched"), d.get("pop_reference"),
-                   d.get("pop_joint"))
+                   d.get("pop_joint"), d.get("why_unmeasured"))
+
+    @property
+    def measured(self) -> bool:
+        """Whether the gap's motion was judged at all: its acceleration and pop (skate has
+        nothing to judge where no foot is down, which is no fault of the gap)."""
+        return self.accel is not None and self.pop is not None
 
     def ratios(self) -> str:
         """The figures as multiples of their references, for a narrow display."""
-        def r(mine, theirs):
-            return "-" if mine is None or not theirs else f"{mine / theirs:.1f}x"
+        if not self.measured:
+            return f"not measured: {self.why_unmeasured or 'the gap has no frame to measure'}"
+
+        def r(mine, theirs, missing="-"):
+            return missing if mine is None or not theirs else f"{mine / theirs:.1f}x"
         (_, skate, skate_ref, _), (_, accel, accel_ref, _), (_, pop, pop_ref, _) = self._judged()
         joint = f" ({self.pop_joint})" if self.pop_joint else ""
-        return f"skate {r(skate, skate_ref)}, accel {r(accel, accel_ref)}, pop {r(pop, pop_ref)}{joint}"
+        return (f"skate {r(skate, skate_ref, 'none (no foot down)')}, accel {r(accel, accel_ref)}, "
+                f"pop {r(pop, pop_ref)}{joint}")
 
     def summary(self) -> str:
         def f(x, digits):
@@ -257,6 +269,25 @@ class GapQuality:
                 f"(untouched {f(self.pop_untouched, 2)}, reference {f(self.pop_reference, 2)})")
         flags = self.flags
         return text + (f"  ! {'; '.join(flags)}" if flags else "")
+
+
+def gap_warning(prev: str, nxt: str, gap: tuple[int, int] | None, quality: GapQuality | None,
+                warning: str | None = None) -> str | None:
+    """The one line the gap from ``prev``'s core to ``nxt``'s gets among a plan's warnings, or None
+    when there is nothing to say: where (output frames, the scene's in Blender), what is wrong (the
+    pair's own ``warning``, e.g. cores that leave no room; the figures flagged against their
+    references; or that the gap could not be measured, and why) and what to do.
+
+    One line per gap, whatever is wrong with it: a reader scans a list of gaps, not of symptoms."""
+    where = f"{prev!r} → {nxt!r}" + (f", frames {gap[0]}-{gap[1]}" if gap else "")
+    parts = [warning] if warning else []
+    if quality is None or not quality.measured:
+        why = "the plan holds no figures for it" if quality is None else quality.why_unmeasured
+        parts.append(f"not measured ({why})")
+    if quality is not None and quality.flags:
+        parts.append(f"{', '.join(quality.flags)}: give it room (Give Room beside the gap, --give-room on the "
+                     f"command line) or set a blend length on {nxt!r}")
+    return f"{where}: {'; '.join(parts)}" if parts else None
 
 
 def _over(mine: float | None, theirs: float | None) -> float | None:
@@ -412,6 +443,12 @@ def gap_quality(
             frames, fixed = gap_samples(first - output_start, last - output_start, k)
             join = smoothest_join(g[frames - frames[0]], fixed, fps, k)
             smoothest = (float(join.mean(axis=1).max()) / p99, _pop(join.max(axis=0), joint_p99, moving))
+    why = None
+    if accel is None:
+        why = (f"the clips' joints do not move, so there is no acceleration to compare with" if p99 <= 0 else
+               f"frames {first}-{last} lie within {k} frame(s) of the output's end, where no acceleration can be taken")
+    elif pop is None:
+        why = "no joint of the two clips moves, so no joint's pop can be compared with its own"
     accel_untouched = max(peaks) / p99 if peaks and p99 > 0 else None
     pop_untouched = _pop(np.max(joint_peaks, axis=0), joint_p99, moving) if joint_peaks else None
     pop_untouched = None if pop_untouched is None else pop_untouched[0]
@@ -425,6 +462,7 @@ def gap_quality(
         pop_untouched=pop_untouched,
         pop_reference=_larger(pop_untouched, None if smoothest is None or smoothest[1] is None else smoothest[1][0]),
         pop_joint=None if pop is None else output.skeleton.names[pop[1]],
+        why_unmeasured=why,
     )
 
 

@@ -11,7 +11,7 @@ What is kept, and why reusing it is exact
 -----------------------------------------
 A clip is *unchanged* when it is the same ``Motion`` object (identity; a
 reference is kept, so an id is never reused) with the same start, core,
-current time and name. Another responsiveness, rig, pose ends or options, or
+current time, name and blend length. Another responsiveness, rig, pose ends or options, or
 another first clip (whose rig, up axis and leg length every pair shares),
 start afresh.
 
@@ -95,7 +95,7 @@ from .render import blend_start, rendered_until
 from .rig import Rig, check_legs_hang
 from .synthesize import (bone_length_warnings, checked_in_core_order, composable, composed_additional,
                          could_be_additional, earliest_after, first_track, floor_warnings, gap_floors, join_clip,
-                         planned_steps, played_until, clip_spans, synthesis_context, synthesis_plan)
+                         planned_steps, played_until, clip_spans, Scheduled, synthesis_context, synthesis_plan)
 from .timeline import settled_sequencing
 from .track import Context, Track
 
@@ -233,7 +233,7 @@ def _moved_pair(pair: PairPlan, move: Alignment) -> PairPlan:
 
 
 def _key(clip: Clip) -> tuple:
-    return (id(clip.motion), clip.start, clip.core, clip.current, clip.name)
+    return (id(clip.motion), clip.start, clip.core, clip.current, clip.name, clip.blend_s)
 
 
 class Resynthesis:
@@ -316,7 +316,12 @@ class Resynthesis:
 
     def as_soon_as_possible(self, clips: Sequence[Clip], new_clip: Clip, *, responsiveness: float = 0.5,
                             t_current: int | None = None) -> int:
-        """:func:`core.synthesize.as_soon_as_possible` of ``new_clip`` after ``clips``, from this
+        """The start of :meth:`scheduled_start`."""
+        return self.scheduled_start(clips, new_clip, responsiveness=responsiveness, t_current=t_current).start
+
+    def scheduled_start(self, clips: Sequence[Clip], new_clip: Clip, *, responsiveness: float = 0.5,
+                        t_current: int | None = None) -> Scheduled:
+        """:func:`core.synthesize.scheduled_start` of ``new_clip`` after ``clips``, from this
         re-synthesis's own work: ``clips`` are brought up to date (:meth:`update`, at once when
         they are the last update's), and their track and analyses are not computed again.
 

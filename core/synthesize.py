@@ -24,7 +24,7 @@ qualifying, a clip is joined in sequence as any other.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -39,7 +39,8 @@ from .optimize import blend_weights
 from .options import SynthesisOptions
 from .plan import (ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Composition, PairPlan, Plan, Rejection,
                    Result, Segment)
-from .quality import SourceFigures, floors_by_foot, foot_levels, foot_positions, gap_quality, measure_step
+from .quality import (FootLevels, SourceFigures, floors_by_foot, foot_joints, foot_levels, foot_positions, gap_quality,
+                      measure_step)
 from .render import held_until, render_pair
 from .schedule import earliest_start
 from .text import counted
@@ -47,7 +48,7 @@ from .timeline import Sequencing, Span, sequencing, settled_sequencing
 from .rig import Rig, check_legs_hang, detect_up, find_rig, leg_length
 from .track import Context, Track
 
-__all__ = ["synthesize", "render", "as_soon_as_possible", "additional_motion_parts", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
+__all__ = ["synthesize", "render", "as_soon_as_possible", "scheduled_start", "Scheduled", "PairMeasure", "pair_measure", "additional_motion_parts", "Clip", "Plan", "PairPlan", "Segment", "Rejection", "Result", "SynthesisOptions",
            "TRANSITION", "CONNECTION", "ADAPTATION", "ADAPTATION_HOLD"]
 
 
@@ -153,6 +154,15 @@ def as_soon_as_possible(
     clips: Sequence[Clip], new_clip: Clip, *, responsiveness: float = 0.5, t_current: int | None = None,
     rig: Rig | None = None, pose_ends: str = "eased", options: SynthesisOptions | None = None,
 ) -> int:
+    """The start of :func:`scheduled_start` (which also says what of the gap is still flagged there)."""
+    return scheduled_start(clips, new_clip, responsiveness=responsiveness, t_current=t_current, rig=rig,
+                           pose_ends=pose_ends, options=options).start
+
+
+def scheduled_start(
+    clips: Sequence[Clip], new_clip: Clip, *, responsiveness: float = 0.5, t_current: int | None = None,
+    rig: Rig | None = None, pose_ends: str = "eased", options: SynthesisOptions | None = None,
+) -> Scheduled:
     """The output frame at which ``new_clip`` starts when run as soon as possible after
     ``clips`` (2014, section 5; 2008, section 3.3); ``new_clip.start`` is ignored.
 
@@ -165,6 +175,11 @@ def as_soon_as_possible(
     in :func:`synthesize` and on that price: a smoother W starts the clip no sooner and
     with no higher a peak, but for how W changes the ranges, and so the peak, at one
     start.
+
+    The start is then delayed by the least number of frames, up to ``options.give_room_s``,
+    that keeps the gap under its flag threshold (core.quality) under the same plan: a
+    placement the tool chooses is not one it then flags, whenever some start allows it
+    (``Scheduled.flags`` says what stays flagged when none does).
 
     t_current  eq. (17): the output frame being played; every blend starts after it,
                so synthesizing ``[*clips, Clip(..., start, current=t_current)]`` leaves
@@ -186,6 +201,25 @@ def as_soon_as_possible(
     return earliest_after(track, last_clip, last_joints, new_clip, joints[-1], clip_contacts, ctx)
 
 
+def pair_measure(clips: Sequence[Clip], next_name: str, *, responsiveness: float = 0.5, rig: Rig | None = None,
+                 pose_ends: str = "eased", options: SynthesisOptions | None = None) -> PairMeasure:
+    """The :class:`PairMeasure` of the pair that joins clip ``next_name`` to the clips before it in
+    the sequence of ``clips`` (as :func:`synthesize` joins them, same arguments): everything
+    before it joined once, the pair then planned and measured alone at any start of its clip.
+    Raises ``ValueError`` when no clip of the sequence has that name, or it is the first."""
+    every, ctx, joints, contacts = _prepared(clips, responsiveness, rig, pose_ends, options)
+    seq, seq_joints, seq_contacts, _ = sequenced(every, joints, contacts, ctx)
+    names = [c.name for c in seq]
+    if next_name not in names[1:]:
+        raise ValueError(f"no pair joins clip {next_name!r}: the clips in sequence are {names}, and the first "
+                         "joins nothing")
+    i = names.index(next_name)
+    track, _, _, joined = _joined(seq[:i], seq_contacts[:i], ctx)
+    last_clip = joined[-1][1]
+    last_joints = seq_joints[seq.index(last_clip)]
+    return PairMeasure(track, last_clip, last_joints, seq[i], seq_joints[i], seq_contacts[i], ctx)
+
+
 def _finished(skeleton, track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]],
               additional: list[tuple[Clip, Clip]], figures: dict, ctx: Context
               ) -> tuple[Motion, list[PairPlan], list[Composition]]:
@@ -201,56 +235,124 @@ def _finished(skeleton, track: Track, pairs: list[PairPlan], joined: list[tuple[
 PRICED_W = 0.5  # the W whose plan measures every start as soon as possible weighs (earliest_after)
 
 
+class PairMeasure:
+    """One pair planned, rendered and measured with its next clip at any start, re-planning that
+    pair alone: the track of everything before it is rendered once, and each start renders only
+    from just before the previous core's end (frames the blends and the contact stage leave alone
+    are not rendered again). The figures are the pair's gap as synthesize measures it
+    (core.quality), but for the skate's floor levels, taken over this window rather than the
+    whole output.
+
+    track       everything before the next clip, before the contact stage (:func:`_joined`'s);
+    last_clip, last_joints  the clip the track ends with and its global joint positions;
+    new_clip, new_joints, clip_contacts  the next clip (``current`` set, checked as synthesize
+                checks it), its joint positions and its contacts;
+    ctx         the synthesis's context (its W plans the pair).
+    """
+
+    def __init__(self, track: Track, last_clip: Clip, last_joints: np.ndarray, new_clip: Clip,
+                 new_joints: np.ndarray, clip_contacts: np.ndarray, ctx: Context):
+        self.played = played_until(track, new_clip)
+        self.track = _as_played(track, self.played)
+        self.last_clip, self.new_clip, self.clip_contacts, self.ctx = last_clip, new_clip, clip_contacts, ctx
+        k = measure_step(ctx.fps)
+        lo = max(self.played - 2 * k - self.track.first, 0)
+        self.window = replace(self.track, rotations=self.track.rotations[lo:], positions=self.track.positions[lo:],
+                              contacts=self.track.contacts[lo:], first=self.track.first + lo)
+        self.figures = {id(last_clip): SourceFigures.of(last_clip.motion, ctx.rig, ctx.up, last_joints),
+                        id(new_clip): SourceFigures.of(new_clip.motion, ctx.rig, ctx.up, new_joints)}
+        # Skate is judged against the output's own floor levels (percentiles over every frame):
+        # those of the motion so far and of the new clip from its core on, as the output will
+        # have them (an alignment turns and moves a clip on the ground, heights stay), not of the
+        # window alone, whose few frames put a floor anywhere.
+        feet = foot_joints(ctx.rig)
+        held = forward_kinematics(self.track.rotations[: self.played - self.track.first + 1],
+                                  self.track.positions[: self.played - self.track.first + 1],
+                                  new_clip.motion.skeleton.parents, feet, rotations_out=False)[0]
+        self.levels = foot_levels(np.concatenate([held, new_joints[new_clip.core_range[0]:, feet]]) @ ctx.up, ctx.fps)
+        # the same start is asked for more than once (its plan, its measure)
+        self._plans: dict[int, PairPlan] = {}
+        self._measured: dict[int, PairPlan] = {}
+
+    def plan(self, start: int) -> PairPlan:
+        """The pair's plan with the next clip starting at output frame ``start``."""
+        if start not in self._plans:
+            self._plans[start] = plan_pair(self.track, replace(self.new_clip, start=start), self.clip_contacts,
+                                           self.ctx)
+        return self._plans[start]
+
+    def measured(self, start: int) -> PairPlan:
+        """:meth:`plan` at ``start`` with its gap and the gap's quality figures (``quality``)."""
+        if start not in self._measured:
+            ctx, k = self.ctx, measure_step(self.ctx.fps)
+            clip = replace(self.new_clip, start=start)
+            gap = (self.played, start + clip.core_range[0])
+            pair = replace(self.plan(start), gap=gap)
+            out = render_pair(self.window, clip, self.clip_contacts, pair, ctx)
+            n = min(gap[1] + k + 1 - out.first, len(out.rotations))
+            out = replace(out, rotations=out.rotations[:n], positions=out.positions[:n], contacts=out.contacts[:n])
+            motion = Motion(clip.motion.skeleton, out.rotations, out.positions, ctx.fps)
+            ids = {id(self.last_clip): self.figures[id(self.last_clip)], id(clip): self.figures[id(self.new_clip)]}
+            motion = _feet_held(motion, out, [pair], [(self.last_clip, clip)], ids, ctx)
+            (self._measured[start],) = _measured(motion, out.first, [pair], [(self.last_clip, clip)], ids, ctx,
+                                                 self.levels)
+        return self._measured[start]
+
+    def flags(self, start: int) -> list[str]:
+        """What of the gap is flagged (core.quality.GapQuality.flags) with the next clip at ``start``."""
+        quality = self.measured(start).quality
+        return quality.flags if quality is not None else []
+
+    def least_room(self, start: int, frames: int) -> int | None:
+        """The least number of frames, 0 to ``frames``, the next clip must start after ``start`` for its
+        gap to be flagged for nothing, searched frame by frame; None when none does."""
+        return next((d for d in range(frames + 1) if not self.flags(start + d)), None)
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """Where a clip run as soon as possible starts (:func:`scheduled_start`), and what of its gap is
+    still flagged there (core.quality), when no start within ``options.give_room_s`` of the one
+    chosen keeps it under its flag threshold: the placement then says so."""
+
+    start: int
+    flags: tuple[str, ...] = ()
+    moved: int = 0  # frames the start was delayed past W's choice to keep the gap unflagged
+
+
 def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_clip: Clip, new_joints: np.ndarray,
-                   clip_contacts: np.ndarray, ctx: Context) -> int:
-    """:func:`as_soon_as_possible` given the track of everything before the new clip (before the
+                   clip_contacts: np.ndarray, ctx: Context) -> Scheduled:
+    """:func:`scheduled_start` given the track of everything before the new clip (before the
     contact stage, as :func:`_joined` leaves it), the last clip joined to it and the new clip
     (``current`` set, checked as synthesize checks it), with their global joint positions and
     the new clip's contacts (core.resynthesis keeps them all from its last update)."""
-    played = played_until(track, new_clip)
-    track = _as_played(track, played)
     # Every W measures the same starts under one plan, W = PRICED_W's: W only prices their
     # peaks, so core.schedule's argument orders the starts by W (a smoother W never starts
     # the clip sooner). Measured under each W's own ranges, a start's peak depended on W,
     # and W = 1 started a walk into a punch 14 frames before W = 0.75.
     priced = replace(ctx, responsiveness=PRICED_W, weights=blend_weights(PRICED_W))
-
-    # the same start is asked for by the search more than once (its plan and its measure)
-    plans: dict[int, PairPlan] = {}
-
-    def plan_at(start: int) -> PairPlan:
-        if start not in plans:
-            plans[start] = plan_pair(track, replace(new_clip, start=start), clip_contacts, priced)
-        return plans[start]
-
-    # the gap's peak acceleration as synthesize measures it (core.quality), rendered from
-    # just before the previous core's end: frames the blends and the contact stage leave
-    # alone are not rendered again
-    k = measure_step(ctx.fps)
-    lo = max(played - 2 * k - track.first, 0)
-    window = replace(track, rotations=track.rotations[lo:], positions=track.positions[lo:],
-                     contacts=track.contacts[lo:], first=track.first + lo)
-    figures = {id(last_clip): SourceFigures.of(last_clip.motion, ctx.rig, ctx.up, last_joints),
-               id(new_clip): SourceFigures.of(new_clip.motion, ctx.rig, ctx.up, new_joints)}
+    measure = PairMeasure(track, last_clip, last_joints, new_clip, new_joints, clip_contacts, priced)
 
     def peak_at(start: int) -> float:
-        clip = replace(new_clip, start=start)
-        gap = (played, start + clip.core_range[0])
-        pair = replace(plan_at(start), gap=gap)
-        out = render_pair(window, clip, clip_contacts, pair, priced)
-        n = min(gap[1] + k + 1 - out.first, len(out.rotations))
-        out = replace(out, rotations=out.rotations[:n], positions=out.positions[:n], contacts=out.contacts[:n])
-        motion = Motion(clip.motion.skeleton, out.rotations, out.positions, ctx.fps)
-        ids = {id(last_clip): figures[id(last_clip)], id(clip): figures[id(new_clip)]}
-        motion = _feet_held(motion, out, [pair], [(last_clip, clip)], ids, priced)
-        (measured,) = _measured(motion, out.first, [pair], [(last_clip, clip)], ids, priced)
         # no sample in the gap: nothing there to be rough
-        return measured.quality.accel or 0.0
+        return measure.measured(start).quality.accel or 0.0
 
     o = ctx.options
-    return earliest_start(plan_at, peak_at, played=played, lead=new_clip.core_range[0], fps=ctx.fps,
-                          responsiveness=ctx.responsiveness, interval_s=o.asap_interval_s, min_blend_s=o.min_blend_s,
-                          max_interval_s=o.max_blend_s)
+    start = earliest_start(measure.plan, peak_at, played=measure.played, lead=new_clip.core_range[0], fps=ctx.fps,
+                           responsiveness=ctx.responsiveness, interval_s=o.asap_interval_s,
+                           min_blend_s=o.min_blend_s, max_interval_s=o.max_blend_s)
+    # A placement the tool chooses must not be one it then flags: the start is delayed by the least
+    # number of frames, up to give_room_s, that keeps the gap under its flag threshold (what Give
+    # Room would do after). Judged under the same plan as the peaks, W = PRICED_W's: whether a
+    # start is flagged then does not depend on W, and the first unflagged start from a later
+    # start is never earlier, so a smoother W still never starts the clip sooner. (Under W's own
+    # ranges the walk into a punch at W = 0.25 was delayed past W = 0.5's start.)
+    if not measure.flags(start):
+        return Scheduled(int(start))
+    delay = measure.least_room(start, int(round(o.give_room_s * ctx.fps)))
+    if delay is None:
+        return Scheduled(int(start), tuple(measure.flags(start)))
+    return Scheduled(int(start + delay), (), int(delay))
 
 
 def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pose_ends: str,
@@ -508,13 +610,13 @@ def planned_steps(pair: PairPlan) -> dict:
 
 
 def _measured(motion: Motion, first: int, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]], figures: dict,
-              ctx: Context) -> list[PairPlan]:
+              ctx: Context, levels: FootLevels | None = None) -> list[PairPlan]:
     """Each pair with its gap's quality figures against the untouched clips (core.quality);
     ``figures``: each clip's own (:class:`core.quality.SourceFigures`) by ``id``."""
     if not pairs:
         return pairs
     feet = foot_positions(motion, ctx.rig)
-    levels = foot_levels(feet @ ctx.up, ctx.fps)
+    levels = levels if levels is not None else foot_levels(feet @ ctx.up, ctx.fps)
     return [replace(p, quality=gap_quality(motion, first, p.gap, up=ctx.up, leg=ctx.leg, output_feet=feet,
                                            output_levels=levels,
                                            sources=[(figures[id(prev)], prev.start), (figures[id(nxt)], nxt.start)]))
@@ -664,6 +766,9 @@ def checked_in_core_order(clips: Sequence[Clip], resample=None) -> list[Clip]:
             other_scale = scale_mismatch(m.skeleton, ref.skeleton, f"clip '{c.name}'", f"'{clips[0].name}'")
             if other_scale:
                 raise ValueError(other_scale)
+        if c.blend_s is not None and not (np.isfinite(c.blend_s) and c.blend_s > 0):
+            raise ValueError(f"clip '{c.name}': blend length {c.blend_s!r} s; give a positive number of seconds, "
+                             "or none for the automatic length")
         lo, hi = c.core_range
         if lo > hi:
             raise ValueError(f"clip '{c.name}': core {lo}..{hi} ends before it starts; give its first frame, then "

@@ -102,4 +102,7 @@ def main(levels=(0.0, 0.25, 0.5, 0.75, 1.0)):
 
 
 if __name__ == "__main__":
+    from common import require_capture
+
+    require_capture()
     main()

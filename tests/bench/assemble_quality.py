@@ -189,4 +189,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from common import require_capture
+
+    require_capture()
     main()

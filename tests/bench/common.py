@@ -16,6 +16,17 @@ from core.bvh import read_bvh  # noqa: E402
 from core.motion import Motion  # noqa: E402
 
 MOCAP = ROOT.parent / "shared" / "mocap"
+MISSING = ("the benchmarks need the Bandai Namco Research Motion Dataset at ../shared/mocap (see the README, "
+           "'Data for tests and benchmarks')")
+
+
+def require_capture(*parts: str) -> Path:
+    """``MOCAP/parts...`` when it exists; else end the benchmark with a message naming the folder and the dataset
+    (a traceback from deep inside a benchmark says neither)."""
+    path = MOCAP.joinpath(*parts)
+    if not path.exists():
+        sys.exit(f"no real motion capture at {path}: {MISSING}")
+    return path
 
 # ten real clips of different kinds, the dance cut to its first 900 frames:
 # about 3,000 output frames once each next clip overlaps its previous one

@@ -130,4 +130,7 @@ def main():
 
 
 if __name__ == "__main__":
+    from common import require_capture
+
+    require_capture()
     main()

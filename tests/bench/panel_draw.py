@@ -181,6 +181,9 @@ def run_before(revision: str) -> None:
 
 
 if __name__ == "__main__":
+    from common import require_capture
+
+    require_capture()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", metavar="REF", help="first run on this git revision, e.g. main")
     arguments = parser.parse_args()

@@ -87,5 +87,8 @@ def pauses() -> None:
 
 
 if __name__ == "__main__":
+    from common import require_capture
+
+    require_capture()
     waits()
     pauses()

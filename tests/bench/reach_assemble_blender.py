@@ -62,6 +62,7 @@ import numpy as np  # noqa: E402
 from hops_search import LIBRARY  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "blender"))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # (scenes.py reads real_capture.py there)
 from scenes import clips_on_one_armature, examples_on_one_armature, import_action  # noqa: E402  (the Blender tests' scenes)
 
 RAISES = bake.MOCAP / "bandai2-raise"
@@ -311,6 +312,9 @@ def main():
 
 
 if __name__ == "__main__":
+    from common import require_capture
+
+    require_capture("bandai2-raise")
     try:
         main()
     finally:

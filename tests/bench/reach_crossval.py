@@ -165,4 +165,7 @@ def one_example(examples, files) -> None:
 
 
 if __name__ == "__main__":
+    from common import require_capture
+
+    require_capture("bandai2-raise")
     main()

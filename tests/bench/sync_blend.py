@@ -501,4 +501,7 @@ def phase_main(args) -> None:
 
 
 if __name__ == "__main__":
+    from common import require_capture
+
+    require_capture()
     main()

@@ -235,4 +235,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if not MOCAP.is_dir():
+        sys.exit(f"no real motion capture at {MOCAP}: the benchmarks need the Bandai Namco Research Motion "
+                 "Dataset at ../shared/mocap (see the README, 'Data for tests and benchmarks')")
     main()

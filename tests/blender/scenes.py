@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import bpy
 import numpy as np
 import pytest
+from real_capture import require
 from bpy_extras import anim_utils
 
 MOCAP = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai1"
@@ -58,8 +59,7 @@ def saved_scene(tmp_path_factory, package: str, name: str, build) -> Path:
 def clip_path(name: str) -> Path:
     """``"walk_normal_001"`` of bandai1, or another folder's clip as ``"bandai2/walk_normal_001"``."""
     path = (MOCAP.parent if "/" in name else MOCAP) / f"{name}.bvh"
-    if not path.is_file():
-        pytest.skip(f"mocap clip not found: {path}")
+    require(path)
     return path
 
 

@@ -13,6 +13,7 @@ import bpy
 import mathutils
 import numpy as np
 import pytest
+from real_capture import require
 from bpy_extras import anim_utils
 
 from scenes import all_keys, ensure_channelbag, new_fcurve
@@ -40,8 +41,7 @@ def quat(installed_extension):
 
 def import_clip(name: str, rotate_mode: str) -> bpy.types.Object:
     path = MOCAP / f"{name}.bvh"
-    if not path.is_file():
-        pytest.skip(f"mocap clip not found: {path}")
+    require(path)
     result = bpy.ops.import_anim.bvh(filepath=str(path), rotate_mode=rotate_mode, global_scale=0.01)
     assert result == {'FINISHED'}
     return bpy.context.view_layer.objects.active

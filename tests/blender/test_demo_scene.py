@@ -2,6 +2,8 @@
 
 import importlib
 import json
+import struct
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -65,11 +67,40 @@ def test_demo_scene_lays_out_five_strips_and_plays_the_baked_result(empty_scene,
     assert np.abs(baked - evaluated_heads(obj, frames)).max() < 1e-4
 
 
-def test_make_demo_writes_a_blend_that_opens_playing_and_a_bvh(empty_scene, demo, core, tmp_path, capsys):
-    assert demo.main(["--out", str(tmp_path)]) == 0
+def png_size(path: Path) -> tuple[int, int]:
+    """(width, height) from a PNG's header, after checking it is one."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", f"{path} is no PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def assert_pictures(folder: Path, pictures) -> None:
+    """The contact sheet (and the speed plot where matplotlib is) written, of the sizes they are drawn at."""
+    columns = 4 + 1  # the demo's four gaps, then its last frame
+    sheet = folder / pictures.SHEET
+    assert png_size(sheet) == (columns * pictures.CELL_SIZE[0] + (columns - 1) * pictures.GUTTER,
+                               2 * (pictures.TITLE_HEIGHT + pictures.CELL_SIZE[1]))
+    assert 20_000 < sheet.stat().st_size < 400_000
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert png_size(folder / pictures.SPEED) == (1000, 520)
+    assert not list(folder.glob("_*.png"))  # (the renders it was made of are gone)
+
+
+def test_make_demo_writes_a_blend_that_opens_playing_a_bvh_and_the_pictures(empty_scene, demo, core, tmp_path,
+                                                                             capsys, installed_extension):
+    copies = tmp_path / "images"
+    assert demo.main(["--out", str(tmp_path), "--pictures", str(copies)]) == 0
 
     printed = capsys.readouterr().out
     assert "walk -> turn: transition" in printed and "wrote" in printed
+    assert "!" not in printed.split("baked")[0], "the demo's plan flags no gap"
+    pictures = importlib.import_module(f"{installed_extension}.addon.pictures")
+    assert_pictures(tmp_path, pictures)
+    assert sorted(p.name for p in copies.iterdir()) == sorted(p.name for p in tmp_path.glob("demo_*.png"))
+    assert not any(o.name.startswith(pictures.CROSSFADE) for o in bpy.data.objects)  # (made for the pictures only)
     motion = core("bvh").read_bvh(tmp_path / "demo.bvh")
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "demo.blend"))
     scene = bpy.context.scene
@@ -105,3 +136,10 @@ def test_the_demo_runs_from_a_checkout_as_make_demo_runs_it(tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     assert "baked" in run.stdout and (tmp_path / "out" / "demo.blend").is_file()
     assert (tmp_path / "out" / "demo.bvh").stat().st_size > 0
+    assert (tmp_path / "out" / "demo_contact_sheet.png").stat().st_size > 20_000
+    try:
+        import matplotlib  # noqa: F401  (make demo's environment has it; the other Blenders' may not)
+    except ImportError:
+        assert "not written" in run.stdout and "needs matplotlib" in run.stdout
+    else:
+        assert (tmp_path / "out" / "demo_speed.png").stat().st_size > 20_000

@@ -17,6 +17,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 import pytest
+from real_capture import require
 
 from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, draw_panel, examples_on_one_armature,
                     extension, import_action, refused, same_keys, saved_scene, snapshot, strips_by_name)
@@ -24,7 +25,7 @@ from scenes import (all_keys, clip_path, clips_on_one_armature, cmu_named_walk, 
 RAISES = Path(__file__).resolve().parents[2].parent / "shared" / "mocap" / "bandai2-raise"
 def raise_files() -> list[Path]:
     """One raise in five of bandai2-raise, by name: eight examples, every style among them."""
-    files = sorted(RAISES.glob("*.bvh"))
+    files = sorted(require(RAISES).glob("*.bvh"))
     assert len(files) == 40, f"bandai2-raise's 40 raises are expected in {RAISES}"
     return files[::5]
 

@@ -1,17 +1,15 @@
 """Shared fixtures for the numpy-only tests: real capture from ../shared/mocap when present."""
 
-from pathlib import Path
-
 import pytest
+import real_capture
 
-MOCAP = Path(__file__).resolve().parents[2].parent / "shared" / "mocap"
+MOCAP = real_capture.MOCAP
 
 
 @pytest.fixture(scope="session")
 def mocap():
     """A loader ``mocap("bandai1/walk_normal_001")`` of real clips (cached); skips without the data."""
-    if not MOCAP.is_dir():
-        pytest.skip(f"real motion capture not found at {MOCAP}")
+    real_capture.require(MOCAP)
     from core.bvh import read_bvh
 
     cache = {}

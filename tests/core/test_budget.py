@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from real_capture import require
 
 from core.__main__ import main
 
@@ -43,8 +44,7 @@ def tiled_bvh(source: Path, frames: int, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def long_walk(tmp_path_factory):
     """The Bandai Namco walk tiled to 100,000 frames (103 MB of BVH)."""
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     return tiled_bvh(WALK, LONG, tmp_path_factory.mktemp("long") / "walk100k.bvh")
 
 
@@ -96,8 +96,7 @@ def test_hops_precompute_of_a_long_source_is_refused_with_the_size_it_would_need
 
 
 def test_a_current_frame_far_ahead_is_refused_before_the_output_is_held_to_it(capsys, tmp_path):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     err = refused_cheaply(["synthesize", f"{WALK}@0", str(RUN), "--current", "99999999",
                            "-o", str(tmp_path / "o.bvh")], capsys)
     assert "the synthesis would need" in err and "past the current frame 99,999,999" in err
@@ -105,8 +104,7 @@ def test_a_current_frame_far_ahead_is_refused_before_the_output_is_held_to_it(ca
 
 
 def test_a_start_far_ahead_is_refused_before_the_gap_is_filled(capsys, tmp_path):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     err = refused_cheaply(["synthesize", f"{WALK}@0", f"{RUN}@999999999", "-o", str(tmp_path / "o.bvh")], capsys)
     assert "the synthesis would need" in err and "1,000,000,067 output frames" in err
 
@@ -161,8 +159,7 @@ def test_a_fifo_fed_gigabytes_is_read_no_further_than_the_budget(tmp_path, capsy
 def test_a_blend_far_apart_is_refused(tmp_path):
     """Two clips a billion frames apart: the code before the guard grew for minutes (5 GB in
     150 s); in a child capped at 1 GiB, so that it fails rather than take the machine."""
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     child = subprocess.run([sys.executable, "-m", "core", "blend", str(WALK), str(RUN), "--starts", "0,999999999",
                             "-o", str(tmp_path / "b.bvh")], cwd=ROOT, capture_output=True, text=True, timeout=120,
                            preexec_fn=_capped(1 << 30))
@@ -191,8 +188,7 @@ def test_max_memory_sets_the_budget_of_the_command(capsys, tmp_path):
     """The same synthesis is refused under --max-memory 0.05 and done under the default."""
     from core.budget import MEMORY_BUDGET, current_budget
 
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     argv = ["synthesize", f"{WALK}@0", f"{RUN}@8000", "-o", str(tmp_path / "o.bvh")]
     assert main(argv + ["--max-memory", "0.05"]) == 2
     err = capsys.readouterr().err
@@ -222,8 +218,7 @@ def test_a_budget_raised_for_a_block_ends_with_it():
 
 
 def test_a_file_larger_than_the_budget_reads_is_refused_before_it_is_read(tmp_path, capsys):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     size = WALK.stat().st_size
     assert main(["analyze", str(WALK), "--max-memory", str(2 * size / GiB)]) == 2
     err = capsys.readouterr().err
@@ -253,8 +248,7 @@ def test_a_long_clip_whose_values_exceed_the_budget_is_refused_by_its_header(lon
 def test_parsing_takes_no_more_than_its_estimate(tmp_path):
     from core.bvh import parse_bvh, parse_bytes
 
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     text = tiled_bvh(WALK, 10_000, tmp_path / "walk10k.bvh").read_text()
     tracemalloc.start()
     try:

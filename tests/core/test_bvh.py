@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from real_capture import require
 
 from core import quat
 from core.bvh import BVHError, format_bvh, parse_bvh, read_bvh, write_bvh
@@ -61,8 +62,7 @@ def line_of(text, needle):
 
 @pytest.fixture(scope="module")
 def mocap():
-    if not MOCAP.is_dir():
-        pytest.skip(f"no mocap clips at {MOCAP}")
+    require(MOCAP)
     return MOCAP
 
 
@@ -482,7 +482,7 @@ def test_a_hierarchy_thousands_of_joints_deep_is_read_and_written_without_recurs
 
 
 def _walk_text() -> list[str]:
-    return (MOCAP / "bandai1/walk_normal_001.bvh").read_text().splitlines()
+    return require(MOCAP / "bandai1/walk_normal_001.bvh").read_text().splitlines()
 
 
 def _line_of(lines: list[str], start: str) -> int:
@@ -527,7 +527,7 @@ def test_a_rig_whose_offsets_are_all_zero_is_refused_when_it_is_read():
 
 
 def test_nothing_non_finite_is_ever_written():
-    walk = read_bvh(MOCAP / "bandai1/walk_normal_001.bvh")[:5]
+    walk = read_bvh(require(MOCAP / "bandai1/walk_normal_001.bvh"))[:5]
     positions = np.array(walk.positions)
     positions[2, 1, 1] = np.nan  # as an overflow would leave it
     broken = Motion.unchecked(walk.skeleton, walk.rotations, positions, walk.fps)

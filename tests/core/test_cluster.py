@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from real_capture import require
 
 from core import hops
 from core.cluster import LOCAL_SCHEDULER_HTTP, DaskRunner
@@ -194,8 +195,7 @@ def test_the_command_line_precomputes_on_a_running_scheduler_as_in_this_process(
     from core.__main__ import main
 
     mocap = Path(__file__).resolve().parents[3] / "shared" / "mocap" / "bandai1"
-    if not mocap.is_dir():
-        pytest.skip("no real capture")
+    require(mocap)
     folder = tmp_path / "library"
     folder.mkdir()
     for name in ("bye_normal_001", "guide_normal_001", "respond_normal_001"):

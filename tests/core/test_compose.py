@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from real_capture import require
 
 from core import quat
 from core.align import Alignment
@@ -334,8 +335,7 @@ def test_composition_changes_no_frame_played_before_the_clip_was_added(mocap, wa
 
 @pytest.fixture(scope="module")
 def fuzz_clips():
-    if not fuzz.MOCAP.is_dir():
-        pytest.skip(f"real motion capture not found at {fuzz.MOCAP}")
+    require(fuzz.MOCAP)
     return fuzz.Clips()
 
 

@@ -286,3 +286,76 @@ def test_a_hop_stays_on_one_foot_and_flies_between_landings(hops):
             t = np.arange(first, last + 1) / fps
             a = np.polyfit(t, right.motion.positions[first:last + 1, 0, 2], 2)[0]
             assert a == pytest.approx(-0.5 * GRAVITY, rel=1e-6)
+
+
+# --- the reach examples and the files the command line's examples read ---------------------------
+
+
+@pytest.fixture(scope="module")
+def raises():
+    from core.demo import reach_examples
+
+    return reach_examples(30.0)
+
+
+def test_the_raises_keep_both_feet_planted_and_hold_the_bones_lengths(raises):
+    for name, clip in raises.items():
+        assert clip.contacts.all(), name
+        feet = foot_positions(clip)
+        assert np.ptp(feet, axis=0).max() < 1e-9, f"{name}: a planted foot moved"
+        offsets = np.linalg.norm(clip.motion.skeleton.offsets[1:], axis=1)
+        g = clip.motion.global_positions()
+        lengths = np.linalg.norm(g[:, 1:] - g[:, clip.motion.skeleton.parents[1:]], axis=2)
+        np.testing.assert_allclose(lengths, np.broadcast_to(offsets, lengths.shape), atol=1e-9)
+
+
+def test_the_raises_put_the_hand_at_six_heights_and_sides_reach_can_blend_between(raises):
+    """A parameter space (Juang et al. 2009, section 3.1) needs examples whose hit points differ: the
+    right hand peaks above the shoulder in every raise, and no two peaks lie within 5 cm."""
+    peaks = []
+    for name, clip in raises.items():
+        skel = clip.motion.skeleton
+        hand = clip.motion.global_positions()[:, skel.index("hand.R")]
+        peak = hand[np.argmax(hand[:, 2])]
+        shoulder = clip.motion.global_positions()[0, skel.index("upper_arm.R")]
+        assert peak[2] > shoulder[2], f"{name}: the hand peaks below the shoulder"
+        assert peak[0] < 0.0, f"{name}: the right hand crossed to the left (+X)"
+        peaks.append(peak)
+    peaks = np.array(peaks)
+    gaps = np.linalg.norm(peaks[:, None] - peaks[None], axis=2) + np.eye(len(peaks))
+    assert gaps.min() > 0.05
+    assert np.ptp(peaks[:, 2]) > 0.3 and np.ptp(peaks[:, 0]) > 0.2, "high and low, near the body and out"
+
+
+def test_the_demo_files_read_back_as_the_clips_they_were_written_from(tmp_path):
+    from core.bvh import read_bvh
+    from core.demo import reach_examples, write_demo_files
+
+    written = write_demo_files(tmp_path)
+    assert sorted(p.stem for p in written["clips"]) == sorted([*NAMES, "hop_right", "hop_left"])
+    assert sorted(p.stem for p in written["reaches"]) == sorted(reach_examples())
+    clip = demo_clips()["kick"].motion
+    back = read_bvh(tmp_path / "clips" / "kick.bvh", up=(0.0, 0.0, 1.0))
+    assert back.skeleton.names == clip.skeleton.names and back.n_frames == clip.n_frames
+    np.testing.assert_allclose(back.global_positions(), clip.global_positions(), atol=1e-4)
+
+
+# --- the demo scene's plan: the first thing a newcomer runs -----------------------------------
+
+
+def test_the_demo_plan_flags_no_gap_and_opens_with_a_transition():
+    """``make demo`` lays out DEMO_TIMELINE: every clip joins, no gap is flagged against the untouched
+    clips (core.quality), and the walk's last step blends into the turn's (2014, 4.1)."""
+    from core.demo import DEMO_TIMELINE, demo_timeline
+    from core.synthesize import synthesize
+
+    clips = demo_timeline()
+    assert [c.name for c in clips] == [name for name, *_ in DEMO_TIMELINE]
+
+    plan = synthesize(clips, responsiveness=0.5).plan
+
+    assert not plan.rejected and len(plan.pairs) == len(clips) - 1
+    assert plan.pairs[0].method == "transition"
+    for pair in plan.pairs:
+        assert pair.quality is not None, (pair.prev, pair.next)
+        assert pair.quality.flags == [], f"{pair.prev} -> {pair.next}: {pair.quality.summary()}"

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from real_capture import require
 
 _PATH = Path(__file__).resolve().parents[1] / "bench" / "fuzz.py"
 # tests/bench is a folder of scripts, not a package: load the module by path
@@ -22,8 +23,7 @@ REGRESSIONS = (57, 311, 770)
 
 @pytest.fixture(scope="module")
 def clips():
-    if not fuzz.MOCAP.is_dir():
-        pytest.skip(f"real motion capture not found at {fuzz.MOCAP}")
+    require(fuzz.MOCAP)
     return fuzz.Clips()
 
 

@@ -29,7 +29,7 @@ ADDON_LAYERS = {
     2: ("convert", "timeline", "sync_groups"),
     3: ("preview", "report"),
     4: ("synthesis", "bake"),
-    5: ("arrange", "live", "perform", "hops", "reach", "assemble", "clips", "demo"),
+    5: ("arrange", "live", "perform", "hops", "reach", "assemble", "clips", "demo", "footprints", "pictures"),
     6: ("properties", "operators", "panels"),
     7: ("__init__",),
 }

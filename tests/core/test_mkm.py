@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from real_capture import require
 
 from core import quat
 from core.__main__ import main
@@ -190,8 +191,7 @@ def test_a_turning_clip_alone_gives_back_its_own_path():
 
 
 def test_weights_one_and_zero_give_the_first_real_clip_as_it_is():
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     from core.bvh import read_bvh
     from core.rig import detect_up
 
@@ -350,8 +350,7 @@ def test_no_sync_writes_the_naive_blend_and_its_plan(two_clips, tmp_path, capsys
 
 
 def test_the_synchronized_blend_writes_the_motion_and_its_plan(tmp_path, capsys):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     import json
 
     from core.bvh import read_bvh
@@ -386,8 +385,7 @@ def test_bones_of_other_lengths_warn_as_synthesize_does(two_clips, tmp_path, cap
 @pytest.fixture(scope="module")
 def walk_and_run():
     """bandai1's walk and happy run, the walk's rig and up axis."""
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     from core.bvh import read_bvh
     from core.rig import detect_up
 
@@ -419,8 +417,7 @@ def test_a_clip_of_weight_zero_takes_no_foot_off_the_floor(walk_and_run):
 
 @pytest.mark.parametrize("first, second", [("walk_normal_001", "run_happy_001"), ("walk_sad_001", "walk_proud_001")])
 def test_weights_one_and_zero_give_the_first_motion_aligned_legs_included(first, second):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     from core.bvh import read_bvh
     from core.mkm import blend_clips
 
@@ -494,8 +491,7 @@ def test_the_output_stands_on_the_top_priority_s_feet_time_scaled(pair, prioriti
     """The output's own support phases, found in it as in any capture, follow the top-priority
     clip's along its warp: never the other foot alone, and the same single support almost
     throughout (the contact detection's thresholds blur the frames where a phase changes)."""
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     from core.bvh import read_bvh
     from core.mkm import blend_clips
 
@@ -511,8 +507,7 @@ def test_the_output_stands_on_the_top_priority_s_feet_time_scaled(pair, prioriti
 
 def test_the_naive_blend_of_two_walks_stands_on_the_wrong_foot():
     # the claim above can fail: the NLA's frame-by-frame blend of two walks out of phase does
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     from core.bvh import read_bvh
     from core.mkm import blend_clips
 
@@ -534,8 +529,7 @@ def renamed_metres_z_up(motion):
 
 @pytest.mark.parametrize("pair", PHASE_PAIRS, ids=["walk + run", "two walks", "walk-left + walk"])
 def test_names_units_and_axes_do_not_change_the_blend(pair):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     from core.bvh import read_bvh
     from core.mkm import blend_clips
 
@@ -552,8 +546,7 @@ def test_names_units_and_axes_do_not_change_the_blend(pair):
 def test_a_rate_of_120_fps_gives_the_blend_at_30_to_a_frame(pair):
     """Resampled to 120 fps the clips' support phases are found to 1/120 s instead of 1/30 s, so
     the steps move by up to a frame or two of the 30 fps capture; the blend is otherwise the same."""
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     from core.bvh import read_bvh
     from core.mkm import blend_clips
 
@@ -573,8 +566,7 @@ def test_a_rate_of_120_fps_gives_the_blend_at_30_to_a_frame(pair):
 def test_a_walk_joining_another_says_which_frame_it_starts_at(tmp_path, capsys):
     # two walks of one performer, the second at frame 10: it joins at the next step boundary, at the
     # element of its first stride in step with the first walk (core.sync), and the report says so
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     import json
 
     walk, happy = MOCAP / "bandai1" / "walk_normal_001.bvh", MOCAP / "bandai1" / "walk_happy_001.bvh"

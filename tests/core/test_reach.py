@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from real_capture import require
 
 from broken_rigs import legs_flipped_up
 from core import quat
@@ -310,8 +311,7 @@ def test_the_hull_of_a_cubes_corners_holds_its_inside_and_measures_its_outside()
 
 @pytest.fixture(scope="module")
 def all_raises():
-    if not RAISES.is_dir():
-        pytest.skip(f"real motion capture not found at {RAISES}")
+    require(RAISES)
     return [read_bvh(p) for p in sorted(RAISES.glob("*.bvh"))]
 
 
@@ -530,8 +530,7 @@ def test_a_kick_beyond_its_examples_is_reached_by_turning_the_kicking_hip(mocap)
 @pytest.fixture()
 def raise_folder(tmp_path):
     """Ten of the raises (every fourth by file name), linked into a folder of their own."""
-    if not RAISES.is_dir():
-        pytest.skip(f"real motion capture not found at {RAISES}")
+    require(RAISES)
     folder = tmp_path / "raises"
     folder.mkdir()
     for path in sorted(RAISES.glob("*.bvh"))[::4]:

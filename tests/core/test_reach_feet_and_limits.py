@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from real_capture import require
 
 from core import quat
 from core.__main__ import main
@@ -33,8 +34,7 @@ AWAY = ([-8.0, 0, 0], [8.0, 0, 0], [0, 0, 10.0], [0, 0, -10.0])
 
 @pytest.fixture(scope="module")
 def raises():
-    if not RAISES.is_dir():
-        pytest.skip(f"real motion capture not found at {RAISES}")
+    require(RAISES)
     return [read_bvh(p) for p in sorted(RAISES.glob("*.bvh"))[::5]]  # (eight, every style among them)
 
 
@@ -209,8 +209,7 @@ def test_one_example_is_reached_around_its_hit_in_every_direction(raises):
 
 
 def test_the_reach_command_reaches_with_a_folder_of_one_example(tmp_path, capsys):
-    if not RAISES.is_dir():
-        pytest.skip(f"real motion capture not found at {RAISES}")
+    require(RAISES)
     folder = tmp_path / "one"
     folder.mkdir()
     first = sorted(RAISES.glob("*.bvh"))[0]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from real_capture import require
 
 from core.align import Alignment
 from core.motion import forward_kinematics
@@ -166,8 +167,7 @@ def test_muting_the_last_clip_leaves_no_feet_held_for_its_gap():
     """The frames of the gap into a muted last clip play its predecessor unheld: nothing of the
     old contact stage may stay there, in the motion or in the quality figures. (Fuzzed timeline
     121: the last pair's gap starts 47 frames before its blend, and the feet are held there.)"""
-    if not fuzz.MOCAP.is_dir():
-        pytest.skip(f"real motion capture not found at {fuzz.MOCAP}")
+    require(fuzz.MOCAP)
     clips, w = fuzz.random_timeline(121, fuzz.Clips())
     live = Resynthesis()
     pairs = live.update(clips, responsiveness=w).plan.pairs
@@ -265,8 +265,7 @@ FUZZ_SEEDS = (3, 9, 27, 33, 36)
 
 @pytest.mark.parametrize("seed", FUZZ_SEEDS)
 def test_fuzzed_timelines_through_random_edits(seed):
-    if not fuzz.MOCAP.is_dir():
-        pytest.skip(f"real motion capture not found at {fuzz.MOCAP}")
+    require(fuzz.MOCAP)
     clips, w = fuzz.random_timeline(seed, fuzz.Clips())
     rng = np.random.default_rng(1000 + seed)
     live = Resynthesis()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from real_capture import MOCAP, require
 
 from core import quat
 from core.motion import Motion, Skeleton
@@ -14,7 +15,7 @@ from core.rig import (ROLE_KEYS, Arm, Leg, RigError, body_height, check_legs_han
 from broken_rigs import legs_flipped_up
 from rig_names import CMU_NAMES
 
-BANDAI = Path("/work/shared/mocap/bandai1/walk_normal_001.bvh")
+BANDAI = MOCAP / "bandai1" / "walk_normal_001.bvh"
 
 
 # --- hand-built skeletons ------------------------------------------------------------
@@ -401,7 +402,7 @@ def test_rigify_limbs_use_the_first_segment():
 
 
 def test_the_real_dataset_skeleton():
-    skeleton = read_hierarchy(BANDAI)
+    skeleton = read_hierarchy(require(BANDAI))
     rig = find_rig(skeleton)
     expected = {
         "pelvis": "Hips", "spine": ("Spine", "Chest"), "chest": "Chest", "neck": "Neck", "head": "Head",
@@ -435,7 +436,7 @@ def test_the_real_dataset_motion_anonymous_too():
     bvh = pytest.importorskip("core.bvh")
     if not hasattr(bvh, "read_bvh"):
         pytest.skip("core.bvh has no read_bvh")
-    motion = bvh.read_bvh(BANDAI)
+    motion = bvh.read_bvh(require(BANDAI))
     rig = find_rig(motion)
     assert rig.names["left.ankle"] == "Foot_L" and rig.names["pelvis"] == "Hips"
     bare = motion.renamed([f"j{i}" for i in range(len(motion.skeleton))])
@@ -716,7 +717,7 @@ def test_body_height_is_in_the_motions_own_unit():
 
 
 def test_real_dataset_body_height():
-    skeleton = read_hierarchy(BANDAI)
+    skeleton = read_hierarchy(require(BANDAI))
     rig = find_rig(skeleton)
     legs = 39.0811 + 40.9854
     trunk = 15.7357 + np.hypot(8.98455, 0.406207) + 16.3773 + 6.45672
@@ -818,7 +819,7 @@ def test_a_bare_skeleton_whose_legs_point_up_in_its_rest_pose_is_refused():
     with pytest.raises(RigError, match="the legs point up: .* in the rest pose"):
         find_rig(legs_flipped_up(still(skel)).skeleton)
     find_rig(skel)
-    find_rig(read_hierarchy(BANDAI))
+    find_rig(read_hierarchy(require(BANDAI)))
 
 
 def test_legs_mapped_by_hand_must_hang_too(mocap):

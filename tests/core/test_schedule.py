@@ -146,13 +146,16 @@ def test_a_clip_after_a_walk_starts_before_the_walk_ends_and_keeps_its_core(moca
     (pair,) = result.plan.pairs
     assert pair.warning is None and not result.plan.rejected
     # no gap left between the walk's core and the first blend (2014 section 5), unless
-    # closing it makes the gap rougher (W's price on the peak, core.schedule)
+    # closing it makes the gap rougher (W's price on the peak, core.schedule) or flags it
+    # (a placement the tool chooses is not one it then flags, issue 26)
     gap = min(s.start for s in pair.segments) - (walk.start + walk.core_range[1])
     if gap:
         (closed,) = synthesize([walk, with_core(mocap(name), "next", start - gap)]).plan.pairs
-        assert closed.quality.accel > pair.quality.accel
-    # nor is the start later than at the paper's fixed interval of one second
-    assert start + timeline[1].core_range[0] <= walk.start + walk.core_range[1] + 1 + 30
+        assert closed.quality.accel > pair.quality.accel or (closed.quality.flags and not pair.quality.flags)
+    # nor is the start later than at the paper's fixed interval of one second, but to keep
+    # its gap unflagged (issue 26: by give_room_s at most)
+    late = start + timeline[1].core_range[0] - (walk.start + walk.core_range[1] + 1 + 30)
+    assert late <= 0 or (not pair.quality.flags and late <= 60), (late, pair.quality.flags)
     rig = find_rig(walk.motion)
     out = result.motion.global_positions()
     placed = pair.alignment.apply(timeline[1].motion, rig.pelvis).global_positions()

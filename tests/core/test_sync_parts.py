@@ -8,6 +8,7 @@ along a ramp, and the others take its weight.
 
 import numpy as np
 import pytest
+from real_capture import require
 
 from core.analysis import foot_contacts, horizontal
 from core.mkm import (BODY_PARTS, blend_clips, body_part_masks, checked_part_weights, duration_warnings,
@@ -381,8 +382,7 @@ def test_the_command_line_shows_each_options_own_syntax_for_a_bad_number_and_ref
     from core.__main__ import main
     from tests.core.conftest import MOCAP
 
-    if not MOCAP.is_dir():
-        pytest.skip(f"real motion capture not found at {MOCAP}")
+    require(MOCAP)
     walk, wave = str(MOCAP / f"{WALK}.bvh"), str(MOCAP / f"{WAVE}.bvh")
     out = tmp_path / "out.bvh"
     for option, value, message in (

@@ -1,0 +1,211 @@
+"""Footprints: where a motion's feet are down, as prints on the floor.
+
+What the add-on's Footprints overlay and the demo's pictures draw, so that a
+foot sliding can be seen without scrubbing. A contact run is a run of frames
+in which a foot is down by the definition the skate measure uses
+(:mod:`core.quality`: its ankle or its toe within a narrow band above that
+joint's own floor level, however fast it moves), so the prints show what the
+quality figures measure. (The support analysis of 2008 section 4.1,
+:func:`core.analysis.foot_contacts`, also asks the foot to be slow and allows
+it higher: right for support phases, but a sliding foot would leave no print
+and a low shuffle would count as down.) Each run leaves one print: the
+outline of the sole, swept over every frame of the run. A foot held still
+leaves a foot-shaped print; one that slides while down leaves a streak as
+long as the slide.
+
+The sole is the segment from the ankle to the ball of the foot (the rig's toe
+joint), laid on the floor, lengthened past the ball and widened in proportion
+to its own length, so prints fit any body in any unit. A rig without a toe
+joint gets a square print around the ankle, a fixed share of the leg long.
+The floor is the foot joints' own floor level over the motion (a low
+percentile of their heights, as :mod:`core.quality` finds it), so prints lie
+at the height of the lowest joint when down, whatever the capture's floor.
+
+Positions are in the motion's own space and unit, along its up axis; frames
+are the motion's, end-inclusive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .analysis import ground_axes, horizontal
+from .motion import Motion, forward_kinematics
+from .quality import FLOOR_PERCENTILE, foot_levels
+from .rig import Rig, detect_up, find_rig, leg_length
+
+SIDES = ("L", "R")
+
+
+@dataclass(frozen=True)
+class FootprintOptions:
+    """How prints are shaped and when one counts as a slide (shares of lengths; no unit)."""
+
+    toe_reach: float = 0.5  # the sole goes past the ball of the foot by this share of ankle-to-ball
+    width: float = 0.7  # the sole's width, as a share of ankle-to-ball
+    no_toe_size: float = 0.15  # a rig without toes: the side of a square print, in leg lengths
+    slide_legs: float = 0.05  # a print whose sole moved more than this many leg lengths is a streak
+    min_run_s: float = 0.05  # a foot down for less than this (seconds) leaves no print (a graze, not a step)
+    min_band_legs: float = 0.01  # the band counting as down is at least this many leg lengths (a foot that
+    # never lifts has no height range for core.quality's band to be a share of)
+
+
+@dataclass(frozen=True, eq=False)
+class Footprint:
+    """One contact run of one foot, as a print on the floor.
+
+    side     ``"L"`` or ``"R"``.
+    frames   (first, last) frames of the run, inclusive.
+    outline  (K, 3) convex polygon on the floor, counter-clockwise seen from above (about up).
+    slide    how far the sole slid over the run, in the motion's unit: of its two ends (heel
+             and ball), the one that stayed nearer its place on the run's first frame, at its
+             furthest from it (0 for a foot held in place; a foot that pivots on its heel or its
+             ball, or lifts its heel, keeps the other end and does not slide).
+    sliding  whether ``slide`` exceeds the options' ``slide_legs`` leg lengths.
+    """
+
+    side: str
+    frames: tuple[int, int]
+    outline: np.ndarray
+    slide: float
+    sliding: bool
+
+
+def contact_runs(down: np.ndarray) -> list[tuple[int, int]]:
+    """``down (F,) bool`` -> the (first, last) frames, inclusive, of each run of True."""
+    edges = np.flatnonzero(np.diff(np.r_[0, np.asarray(down, dtype=np.int8), 0]))
+    return [(int(a), int(b) - 1) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def sole_corners(ankle: np.ndarray, ball: np.ndarray, up: np.ndarray, *, options: FootprintOptions) -> np.ndarray:
+    """``(F, 3)`` ankle and ball positions -> ``(F, 4, 3)`` corners of the sole laid on the plane
+    through the origin normal to ``up`` (heel left, heel right, toe right, toe left)."""
+    heel, ball = horizontal(ankle, up), horizontal(ball, up)
+    along = ball - heel
+    toe = ball + options.toe_reach * along
+    side = np.cross(up, along) * (0.5 * options.width)  # (|along| long: the width scales with the foot)
+    return np.stack([heel + side, heel - side, toe - side, toe + side], axis=1)
+
+
+def square_corners(ankle: np.ndarray, up: np.ndarray, size: float) -> np.ndarray:
+    """``(F, 3)`` ankle positions -> ``(F, 4, 3)`` corners of a square of side ``size`` around each,
+    on the plane through the origin normal to ``up``, along the ground axes."""
+    e1, e2 = ground_axes(up)
+    offsets = 0.5 * size * np.array([-e1 - e2, e1 - e2, e1 + e2, e2 - e1])
+    return horizontal(ankle, up)[:, None, :] + offsets
+
+
+def convex_hull(points: np.ndarray) -> np.ndarray:
+    """Indices of the convex hull of ``points (N, 2)``, counter-clockwise, collinear points left out
+    (Andrew's monotone chain). Fewer than three distinct points give them as they are."""
+    order = np.lexsort((points[:, 1], points[:, 0]))
+    _, first = np.unique(points[order], axis=0, return_index=True)
+    order = order[np.sort(first)]
+    if len(order) < 3:
+        return order
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    # (each point's fate depends on the chain kept so far: the one sequential step, over a print's few corners)
+    def chain(indices):
+        kept: list[int] = []
+        for i in indices:
+            while len(kept) >= 2 and cross(points[kept[-2]], points[kept[-1]], points[i]) <= 0:
+                kept.pop()
+            kept.append(int(i))
+        return kept
+
+    lower, upper = chain(order), chain(order[::-1])
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def feet_down(positions: np.ndarray, feet: list[list[int]], up: np.ndarray, fps: float, min_band: float = 0.0,
+              reference: np.ndarray | None = None) -> np.ndarray:
+    """``(F, 2) bool``: whether each foot of ``feet`` ([left, right], each its joints' columns of
+    ``positions (F, K, 3)``) has a joint down, as the skate measure counts it (core.quality: within
+    the band above that joint's floor level, both from the joint's own heights over the motion, or
+    over ``reference (F', K, 3)`` when given), the band no narrower than ``min_band`` (in the
+    positions' unit)."""
+    heights = positions @ up
+    if len(heights) == 0:
+        return np.zeros((0, 2), dtype=bool)
+    levels = foot_levels(heights if reference is None else reference @ up, fps)
+    down = heights - levels.floor <= np.maximum(levels.band, min_band)
+    return np.column_stack([down[:, foot].any(axis=1) for foot in feet])
+
+
+def footprints(motion: Motion, rig: Rig | None = None, *, contacts: np.ndarray | None = None,
+               options: FootprintOptions | None = None, positions: np.ndarray | None = None,
+               reference: np.ndarray | None = None) -> list[Footprint]:
+    """The prints of ``motion``'s feet, one per contact run, ordered by first frame (left first on a tie).
+
+    contacts   ``(F, 2) bool`` [left, right]; default :func:`feet_down` of ``motion``.
+    positions  ``(F, J, 3)`` the global joint positions to print instead of ``motion``'s own (what
+               another program evaluated for the same skeleton, such as Blender's NLA); ``motion``
+               then gives the skeleton, the rate and the up axis only.
+    reference  ``(F', J, 3)`` global joint positions of a motion on the same floor whose feet give
+               the floor levels and bands (default: the printed motion's own). Two motions compared
+               are best judged on one floor: a blend that sinks the feet for a while would lower a
+               floor taken from its own heights, and its planted feet would then read as lifted.
+    """
+    options = options or FootprintOptions()
+    rig = rig or find_rig(motion)
+    up = detect_up(motion, rig)
+    legs = [rig.leg(side) for side in SIDES]
+    joints = sorted({j for leg in legs for j in (leg.ankle, leg.toe) if j is not None})
+    if positions is None:
+        g = forward_kinematics(motion.rotations, motion.positions, motion.skeleton.parents, joints,
+                               rotations_out=False)[0]
+    else:
+        positions = np.asarray(positions, dtype=np.float64)
+        if positions.ndim != 3 or positions.shape[1:] != (len(motion.skeleton), 3):
+            raise ValueError(f"positions must have shape (F, {len(motion.skeleton)}, 3) for the skeleton's "
+                             f"{len(motion.skeleton)} joints, got {positions.shape}")
+        g = positions[:, joints]
+    n_frames = len(g)
+    if contacts is not None:
+        contacts = np.asarray(contacts, dtype=bool)
+        if contacts.shape != (n_frames, 2):
+            raise ValueError(f"contacts must have shape ({n_frames}, 2) for a motion of {n_frames} "
+                             f"frames, got {contacts.shape}")
+    column = {j: k for k, j in enumerate(joints)}
+    leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
+    floors_from = g if reference is None else np.asarray(reference, dtype=np.float64)[:, joints]
+    if contacts is None:
+        contacts = feet_down(g, [[column[j] for j in (limb.ankle, limb.toe) if j is not None] for limb in legs],
+                             up, motion.fps, options.min_band_legs * leg, floors_from)
+    shortest = options.min_run_s * motion.fps
+    floor = float(np.percentile(floors_from @ up, FLOOR_PERCENTILE, axis=0).min()) if len(floors_from) else 0.0
+    e1, e2 = ground_axes(up)
+    prints = []
+    for k, (side, limb) in enumerate(zip(SIDES, legs)):
+        ankle = g[:, column[limb.ankle]]
+        ball = g[:, column[limb.toe]] if limb.toe is not None else ankle
+        corners = (sole_corners(ankle, ball, up, options=options) if limb.toe is not None
+                   else square_corners(ankle, up, options.no_toe_size * leg))
+        ends_of = horizontal(np.stack([ankle, ball], axis=1), up)
+        for first, last in contact_runs(contacts[:, k]):
+            if last - first + 1 < shortest:
+                continue
+            run = corners[first:last + 1]  # (n, 4, 3)
+            flat = run.reshape(-1, 3)
+            hull = convex_hull(np.column_stack([flat @ e1, flat @ e2]))
+            ends = ends_of[first:last + 1]  # (n, 2, 3) heel and ball on the floor
+            slide = float(np.linalg.norm(ends - ends[0], axis=-1).max(axis=0).min())
+            prints.append(Footprint(side, (first, last), flat[hull] + floor * up, slide,
+                                    slide > options.slide_legs * leg))
+    prints.sort(key=lambda p: (p.frames[0], p.side))
+    return prints
+
+
+def footprint_mesh(prints: list[Footprint]) -> tuple[np.ndarray, list[list[int]], np.ndarray]:
+    """Prints as one mesh: vertices ``(V, 3)``, one face (vertex indices, counter-clockwise about up)
+    per print, and ``(P,) bool`` whether each print is a streak (for its material)."""
+    sizes = [len(p.outline) for p in prints]
+    starts = np.cumsum([0, *sizes])
+    vertices = np.concatenate([p.outline for p in prints]) if prints else np.zeros((0, 3))
+    faces = [list(range(int(a), int(b))) for a, b in zip(starts[:-1], starts[1:])]
+    return vertices, faces, np.array([p.sliding for p in prints], dtype=bool)

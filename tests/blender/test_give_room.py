@@ -1,0 +1,156 @@
+"""Give Room and the per-pair blend length in Blender, headless, on real clips (issue 26).
+
+A walk, a run and a guiding gesture placed close on the NLA (tests/core/test_room.py's
+timeline): as placed, both gaps are flagged. The gap into the guide needs a few frames
+more; the one into the run cannot be helped within 2 s. Reports are printed as Blender
+prints an operator's reports (``Info: ...``).
+"""
+
+import json
+
+import bpy
+import pytest
+
+from scenes import all_keys, clips_on_one_armature, draw_panel, same_keys, snapshot, strips_by_name
+
+# (clip, scene frame of its first frame, core in scene frames)
+TIGHT = (
+    ("walk_normal_001", 1, (21, 117)),
+    ("bandai2/run_normal_001", 97, (137, 145)),
+    ("guide_normal_001", 115, (155, 181)),
+)
+
+
+@pytest.fixture
+def tight(empty_scene):
+    obj = clips_on_one_armature(TIGHT, tracks=3)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    return obj
+
+
+def plan_of(obj) -> dict:
+    return json.loads(obj.smart_motion.plan_json)
+
+
+def pair_into(obj, name) -> dict:
+    return next(p for p in plan_of(obj)["pairs"] if p["next"] == name)
+
+
+_QUALITY = []  # core.quality of the installed extension
+
+
+@pytest.fixture(autouse=True)
+def _quality(installed_extension):
+    from importlib import import_module
+
+    _QUALITY[:] = [import_module(f"{installed_extension}.core.quality")]
+
+
+def flags(pair) -> list:
+    """The gap's flags, as core.quality judges its recorded figures."""
+    return _QUALITY[0].GapQuality.from_dict(pair["quality"]).flags
+
+
+def placement(obj) -> dict:
+    """Where each source strip lies, and its core as set."""
+    cores = {i.name: (i.has_core, i.core_first, i.core_last) for i in obj.smart_motion.strips}
+    return {name: (s.frame_start, s.frame_end, cores.get(name)) for name, s in strips_by_name(obj).items()
+            if name in ("walk", "run", "guide")}
+
+
+def test_give_room_unflags_the_gap_and_ctrl_z_puts_every_strip_back(tight, capfd):
+    obj_name = tight.name
+    assert flags(pair_into(tight, "guide")), "flagged as placed"
+    before = placement(tight)
+    keys = {s.action.name: all_keys(s.action) for name, s in strips_by_name(tight).items()
+            if name in ("walk", "run", "guide")}
+    assert bpy.types.SMART_MOTION_OT_give_room.bl_options >= {'REGISTER', 'UNDO'}
+    bpy.ops.ed.undo_push(message="before Give Room")
+    capfd.readouterr()
+    # (the second argument asks for the undo push the UI makes after an UNDO operator)
+    assert bpy.ops.smart_motion.give_room('EXEC_DEFAULT', True, clip="guide") == {'FINISHED'}
+    report = capfd.readouterr().out
+    after = placement(bpy.data.objects[obj_name])
+    moved = after["guide"][0] - before["guide"][0]
+    assert moved > 0 and f"moved 'guide' {moved:g} frames" in report
+    assert after["walk"] == before["walk"] and after["run"] == before["run"]
+    # the gap now meets its references: the plan says so, and the panel has no Give Room beside it
+    pair = pair_into(bpy.data.objects[obj_name], "guide")
+    assert not flags(pair)
+    drawn = draw_panel()
+    assert "smart_motion.give_room" in drawn.operators  # (the run's gap is still flagged)
+    for name, kept in keys.items():
+        assert same_keys(kept, all_keys(bpy.data.actions[name])), f"{name}: source actions untouched"
+
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+    obj = bpy.data.objects[obj_name]
+    assert placement(obj) == before, "Ctrl+Z restores every strip"
+    assert flags(pair_into(obj, "guide"))
+
+
+def test_give_room_that_two_seconds_cannot_help_says_so_and_moves_nothing(tight, capfd):
+    assert flags(pair_into(tight, "run"))
+    before = snapshot()
+    capfd.readouterr()
+    assert bpy.ops.smart_motion.give_room(clip="run") == {'CANCELLED'}
+    report = capfd.readouterr().out
+    assert "up to 2 s (60 frames) later is not enough" in report and "nothing moved" in report
+    assert snapshot() == before
+
+
+def test_the_warnings_give_one_line_per_flagged_gap(tight, capfd):
+    capfd.readouterr()
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    warnings = [line for line in capfd.readouterr().out.splitlines() if line.startswith("Warning: ")]
+    flagged = [p for p in plan_of(tight)["pairs"] if flags(p) or p.get("warning")]
+    assert len(warnings) == len(flagged) == 2
+    assert "'walk' → 'run', frames " in warnings[0] and "'run' → 'guide', frames " in warnings[1]
+
+
+def test_the_users_blend_length_is_kept_by_the_plan_marked_and_survives_a_live_update(tight):
+    obj_name = tight.name
+    item = next(i for i in tight.smart_motion.strips if i.name == "guide")
+    item.blend_length = 0.5
+    bpy.context.view_layer.update()  # a live update follows the setting
+    pair = pair_into(bpy.data.objects[obj_name], "guide")
+    assert pair["blend"] == "user" and pair["blend_s"] == 0.5
+    assert "blend 0.5 s: yours (guide's Blend Length)" in " ".join(draw_panel().labels)
+    # an edit of another strip re-synthesizes live: the length stays the user's
+    strips_by_name(tight)["walk"].frame_start_ui = 3
+    bpy.context.view_layer.update()
+    plan = plan_of(bpy.data.objects[obj_name])
+    assert plan["pairs"][0]["gap"][0] == 119, "the live update took the walk's move"
+    assert pair_into(bpy.data.objects[obj_name], "guide")["blend_s"] == 0.5
+    # and 0 gives the length back to the range search
+    item.blend_length = 0.0
+    bpy.context.view_layer.update()
+    assert "blend" not in pair_into(bpy.data.objects[obj_name], "guide")
+
+
+def test_a_gap_not_measured_shows_not_measured_and_why_never_a_tick(tight):
+    plan = plan_of(tight)
+    plan["pairs"][0]["quality"] = None
+    plan["pairs"][1]["quality"] = dict(plan["pairs"][1]["quality"], accel=None, pop=None,
+                                       why_unmeasured="the clips' joints do not move")
+    tight.smart_motion.plan_json = json.dumps(plan)
+    labels = draw_panel().labels
+    first, second = (f"    gap {p['gap'][0]}-{p['gap'][1]}" for p in plan["pairs"])
+    assert f"{first}: not measured (the plan holds no figures for it)" in " ".join(labels)
+    assert f"{second}: not measured (the clips' joints do not move)" in " ".join(labels)
+    assert not [label for label in labels if label.startswith("    gap") and "-x" in label]
+
+
+def test_add_as_soon_as_possible_does_not_place_a_strip_where_its_gap_is_flagged(empty_scene, capfd):
+    """After a walk whose core ends at frame 101, the punch's earliest start by W alone is flagged:
+    the strip is placed the least later that keeps its gap unflagged, and Synthesize agrees."""
+    from scenes import import_action
+
+    obj = clips_on_one_armature((("walk_normal_001", 1, (1, 101)),), tracks=1)
+    import_action("punch_normal_001")
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.smart_motion.add_asap(action="punch_normal_001") == {'FINISHED'}
+    for strip in strips_by_name(obj).values():
+        strip.select = True
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (pair,) = plan_of(obj)["pairs"]
+    assert not flags(pair), pair["quality"]

@@ -1,0 +1,175 @@
+"""Footprints (core.footprints) and the demo's figures (core.figures): a held foot leaves a print,
+a sliding foot a streak as long as its slide; the body-part speeds of Oshita 2014 Fig. 5."""
+
+import numpy as np
+import pytest
+
+from core.demo import demo_clips, demo_timeline
+from core.figures import body_part_speeds, gap_frames, lower_body_joints, placed_motions, upper_body_joints
+from core.footprints import FootprintOptions, contact_runs, convex_hull, footprint_mesh, footprints
+from core.motion import Motion
+from core.rig import find_rig
+from core.synthesize import synthesize
+
+
+@pytest.fixture(scope="module")
+def clips():
+    return demo_clips(30.0)
+
+
+def slid(motion: Motion, distance: np.ndarray) -> Motion:
+    """``motion`` with its root moved by ``distance (F, 3)`` more each frame: the whole body skates."""
+    positions = np.array(motion.positions)
+    positions[:, 0] += distance
+    return Motion(motion.skeleton, motion.rotations, positions, motion.fps)
+
+
+def area(polygon) -> float:
+    """Area of a counter-clockwise polygon (K, 3) seen from above (positive)."""
+    x, y = polygon[:, 0], polygon[:, 1]
+    return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+
+
+def inside(point, polygon) -> bool:
+    """(x, y) of ``point`` in the convex counter-clockwise ``polygon`` (K, 3)."""
+    edges = np.roll(polygon[:, :2], -1, axis=0) - polygon[:, :2]
+    to_point = point[:2] - polygon[:, :2]
+    return bool(np.all(edges[:, 0] * to_point[:, 1] - edges[:, 1] * to_point[:, 0] >= -1e-9))
+
+
+def test_a_walk_leaves_one_held_print_per_plant_under_the_planted_foot(clips):
+    walk = clips["walk"]
+    skel = walk.motion.skeleton
+    g = walk.motion.global_positions()
+
+    prints = footprints(walk.motion)
+
+    for k, side in enumerate("LR"):
+        mine = [p for p in prints if p.side == side]
+        authored = contact_runs(walk.contacts[:, k])
+        assert len(mine) == len(authored) == 4, side  # three steps per foot, and the stance it starts from
+        for p, (first, last) in zip(mine, authored):
+            assert not p.sliding and p.slide < 1e-6
+            # the print covers the authored plant, give or take the frames its heel or toe is still low
+            assert p.frames[0] <= first + 2 and p.frames[1] >= last - 2, (side, p.frames, (first, last))
+            for joint in (f"foot.{side}", f"toe.{side}"):
+                assert inside(g[(first + last) // 2, skel.index(joint)], p.outline), (side, joint, p.frames)
+            assert np.allclose(p.outline[:, 2], 0.02)  # on the floor of the lowest foot joint (the balls, 2 cm up)
+
+
+def test_a_foot_sliding_while_down_leaves_a_streak_as_long_as_the_slide(clips):
+    stand = clips["stand"].motion
+    held = footprints(stand)
+    distance = np.zeros((stand.n_frames, 3))
+    distance[:, 0] = np.linspace(0.0, 0.3, stand.n_frames)  # 30 cm sideways over the clip
+
+    streaks = footprints(slid(stand, distance))
+
+    assert len(held) == len(streaks) == 2
+    for before, after in zip(held, streaks):
+        assert not before.sliding and after.sliding
+        assert after.slide == pytest.approx(0.3, abs=0.01)
+        width = np.ptp(after.outline[:, 0]) - np.ptp(before.outline[:, 0])
+        assert width == pytest.approx(0.3, abs=0.02)
+
+
+def test_a_foot_turning_on_its_ball_does_not_slide(clips):
+    """The turn's steps end with the feet rotated on the spot; a pivot keeps one end of the sole."""
+    prints = footprints(clips["turn"].motion)
+    assert prints and not any(p.sliding for p in prints)
+
+
+def test_prints_scale_with_the_body():
+    """The same walk in centimetres: the same prints, a hundred times larger (no unit anywhere)."""
+    walk = demo_clips(30.0)["walk"].motion
+    skel = walk.skeleton
+    from dataclasses import replace
+
+    cm = Motion(replace(skel, offsets=skel.offsets * 100.0, end_sites={j: v * 100.0 for j, v in skel.end_sites.items()}),
+                walk.rotations, walk.positions * 100.0, walk.fps)
+
+    metres, centimetres = footprints(walk), footprints(cm)
+
+    assert [p.frames for p in metres] == [p.frames for p in centimetres]
+    for a, b in zip(metres, centimetres):
+        # (the same outline, up to a vertex on a straight edge that rounding keeps in one and not the other)
+        assert area(b.outline) == pytest.approx(1e4 * area(a.outline), rel=1e-9)
+        np.testing.assert_allclose(b.outline.min(axis=0), 100.0 * a.outline.min(axis=0), atol=1e-6)
+        np.testing.assert_allclose(b.outline.max(axis=0), 100.0 * a.outline.max(axis=0), atol=1e-6)
+        assert a.slide == pytest.approx(b.slide / 100.0, abs=1e-9) and a.sliding == b.sliding
+
+
+def test_convex_hull_matches_the_slow_obvious_one():
+    rng = np.random.default_rng(7)
+    for n in (3, 5, 40, 200):
+        points = rng.normal(size=(n, 2))
+        hull = convex_hull(points)
+        polygon = np.column_stack([points[hull], np.zeros(len(hull))])
+        # every point inside the counter-clockwise polygon, and every hull vertex a point no other's
+        # convex combination makes: for each, some direction in which it is the only extreme point
+        assert all(inside(np.r_[p, 0.0], polygon) for p in points)
+        for i in hull:
+            others = np.delete(points, i, axis=0)
+            angles = np.linspace(0, 2 * np.pi, 720, endpoint=False)
+            directions = np.column_stack([np.cos(angles), np.sin(angles)])
+            assert np.any(directions @ points[i] > (others @ directions.T).max(axis=0) + 1e-12)
+
+
+def test_footprints_mesh_has_one_face_per_print_and_says_which_slide(clips):
+    stand = clips["stand"].motion
+    distance = np.zeros((stand.n_frames, 3))
+    distance[:, 1] = np.linspace(0.0, 0.2, stand.n_frames)
+    prints = footprints(clips["walk"].motion) + footprints(slid(stand, distance))
+
+    vertices, faces, sliding = footprint_mesh(prints)
+
+    assert len(faces) == len(prints) and vertices.shape == (sum(len(p.outline) for p in prints), 3)
+    assert sliding.tolist() == [False] * 8 + [True, True]
+    for face, p in zip(faces, prints):
+        np.testing.assert_array_equal(vertices[face], p.outline)
+
+
+def test_footprints_say_what_shape_the_contacts_must_have(clips):
+    walk = clips["walk"]
+    with pytest.raises(ValueError, match=r"contacts must have shape \(130, 2\)"):
+        footprints(walk.motion, contacts=walk.contacts[:-1])
+    given = footprints(walk.motion, contacts=walk.contacts, options=FootprintOptions(min_run_s=0.0))
+    assert [p.frames for p in given if p.side == "L"] == contact_runs(walk.contacts[:, 0])
+
+
+# --- 2014 Fig. 5 ------------------------------------------------------------------------------
+
+
+def test_body_part_speeds_are_the_mean_speeds_of_the_papers_joints_in_leg_lengths(clips):
+    stand = clips["stand"].motion
+    rig = find_rig(stand)
+    names = stand.skeleton.names
+    assert sorted(names[j] for j in lower_body_joints(rig)) == ["foot.L", "foot.R", "hips"]
+    assert sorted(names[j] for j in upper_body_joints(rig)) == ["chest", "hand.L", "hand.R", "head"]
+    leg = 0.88
+    distance = np.zeros((stand.n_frames, 3))
+    distance[:, 1] = np.arange(stand.n_frames) * (1.5 / stand.fps)  # 1.5 m/s forward, on top of the sway
+
+    still = body_part_speeds(stand.global_positions(), rig, stand.fps, leg)
+    moving = body_part_speeds(slid(stand, distance).global_positions(), rig, stand.fps, leg)
+
+    assert still.shape == (stand.n_frames, 2) and np.all(still < 0.2)
+    np.testing.assert_allclose(moving[5:-5], 1.5 / leg, atol=0.2)  # (the sway adds or takes a little)
+    with pytest.raises(ValueError, match="shape"):
+        body_part_speeds(stand.global_positions()[0], rig, stand.fps, leg)
+
+
+def test_placed_clips_are_where_the_synthesis_plays_their_cores():
+    clips = demo_timeline()
+    result = synthesize(clips, responsiveness=0.5)
+    rig = find_rig(clips[0].motion)
+    out = result.motion.global_positions()
+
+    placed = placed_motions(clips, result.plan, rig)
+
+    assert len(gap_frames(result.plan)) == len(clips) - 1
+    for clip, motion in zip(clips, placed):
+        first, last = clip.core_range
+        frames = np.arange(first, last + 1)
+        np.testing.assert_allclose(motion.global_positions()[frames], out[clip.start + frames - result.start],
+                                   atol=1e-9, err_msg=clip.name)
