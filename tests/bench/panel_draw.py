@@ -50,8 +50,8 @@ import bake  # noqa: E402  (tests/bench: loads bpy with a temporary profile)
 
 import bpy  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "blender"))
-from scenes import draw_panel  # noqa: E402  (the tests' own row count)
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "blender"), str(Path(__file__).resolve().parents[1])]
+from scenes import draw_panel  # noqa: E402  (the tests' own row count; it reads tests/real_capture.py)
 
 # (set by --before's child run: the checkout to load instead of this one)
 if os.environ.get("SMART_MOTION_BENCH_CHECKOUT"):
