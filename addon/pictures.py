@@ -47,31 +47,33 @@ LABEL = ("Smart Motion label", (0.05, 0.05, 0.05, 1.0))
 
 
 def crossfade_armature(demo, scene: bpy.types.Scene) -> bpy.types.Object:
-    """A second armature playing the demo's clips as a plain NLA crossfade (see the module docstring)."""
-    from ..core.demo import DEMO_TIMELINE, demo_timeline
-    from ..core.figures import placed_motions
+    """A second armature playing the demo's clips as a plain NLA crossfade (see the module docstring):
+    each clip a strip on frames :func:`core.figures.crossfade_spans` gives it, the clips alternating
+    between two tracks; the upper track's strips fade in and out across the gaps (Blend In, Blend
+    Out) over the lower track's, which play at full weight and so show wherever an upper strip fades."""
+    from ..core.demo import demo_timeline
+    from ..core.figures import crossfade_spans, held_frames, placed_motions
     from .convert import armature_from_skeleton, find_armature_rig, write_action
 
-    clips = demo_timeline()
+    clips = {clip.name: clip for clip in demo_timeline()}
     plan = demo.result.plan
-    rig = find_armature_rig(demo.armature, clips[0].motion)
-    placed = dict(zip(plan.clips, placed_motions(clips, plan, rig)))
-    obj = armature_from_skeleton(clips[0].motion.skeleton, CROSSFADE, scene.collection)
+    rig = find_armature_rig(demo.armature, next(iter(clips.values())).motion)
+    placed = dict(zip(plan.clips, placed_motions(list(clips.values()), plan, rig)))
+    obj = armature_from_skeleton(next(iter(clips.values())).motion.skeleton, CROSSFADE, scene.collection)
     obj.matrix_world = demo.armature.matrix_world
     anim = obj.animation_data_create()
     tracks = [anim.nla_tracks.new(), anim.nla_tracks.new()]
-    spans = [(clip.start, clip.end) for clip in clips]
-    for k, (name, start, _, lane) in enumerate(DEMO_TIMELINE):
-        action = write_action(obj, placed[name], f"{CROSSFADE} {name}", frame_start=1)
-        strip = tracks[lane].strips.new(name, start, action)
-        if lane == 0:
+    for k, span in enumerate(crossfade_spans(list(clips.values()), plan)):
+        clip = clips[span.name]
+        # (a clip with no frames of its own in part of a gap holds its end pose there)
+        frames = held_frames(clip.start, clip.motion.n_frames, span.first, span.last)
+        action = write_action(obj, placed[span.name][frames], f"{CROSSFADE} {span.name}", frame_start=1)
+        strip = tracks[k % 2].strips.new(span.name, span.first, action)
+        if k % 2 == 0:
             strip.extrapolation = 'HOLD' if k == 0 else 'HOLD_FORWARD'
-            continue
-        # over the lower track's strips: in and out over the frames they overlap, nothing outside
-        strip.extrapolation = 'NOTHING'
-        first, last = spans[k]
-        strip.blend_in = max(spans[k - 1][1] - first + 1, 0) if k > 0 else 0
-        strip.blend_out = max(last - spans[k + 1][0] + 1, 0) if k + 1 < len(spans) else 0
+        else:
+            strip.extrapolation = 'NOTHING'
+            strip.blend_in, strip.blend_out = span.fade_in, span.fade_out
     return obj
 
 
@@ -253,7 +255,8 @@ def write_pictures(demo, out: Path, scene: bpy.types.Scene | None = None) -> lis
     """Write :data:`SHEET` (and :data:`SPEED` when matplotlib can be imported) of ``demo`` (a
     :class:`.demo.DemoScene`) into the folder ``out``; the paths written. Everything made for the
     pictures is removed and the scene's frame restored; its render settings are left as the pictures'."""
-    from ..core.figures import body_part_speeds, gap_frames, mean_leg_length
+    from ..core.figures import body_part_speeds, gap_frames
+    from ..core.rig import mean_leg_length
     from ..core.footprints import footprints
     from .convert import find_armature_rig
 

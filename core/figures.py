@@ -11,8 +11,11 @@ in leg lengths per second, so any rig, unit and frame rate reads the same.
 
 What it is compared with is a plain crossfade, an NLA user's way: each clip
 placed where the synthesis placed it (:func:`placed_motions`, so that both
-differ in how they blend, not in where the clips stand), played in full and
-blended linearly over the frames where two clips overlap.
+differ in how they blend, not in where the clips stand) and faded linearly
+into the next across the gap between their cores, from the previous core's
+last frame to the next core's first (:func:`crossfade_spans`), so that both
+keep their cores unblended, as the synthesis does. A clip with no frames of
+its own in part of a gap holds its end pose there (NLA's Hold extrapolation).
 
 :func:`plot_speeds` draws the figure with matplotlib, imported only when it is
 called: the command line and ``make demo`` have it, Blender's own Python does not.
@@ -20,6 +23,7 @@ called: the command line and ``make demo`` have it, Blender's own Python does no
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -27,7 +31,7 @@ import numpy as np
 
 from .motion import Motion
 from .plan import Clip, Plan
-from .rig import Rig, leg_length
+from .rig import Rig
 
 PARTS = ("lower body", "upper body")
 
@@ -64,10 +68,6 @@ def body_part_speeds(positions: np.ndarray, rig: Rig, fps: float, leg: float) ->
                             speed[:, upper_body_joints(rig)].mean(axis=1)])
 
 
-def mean_leg_length(motion: Motion, rig: Rig) -> float:
-    return 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
-
-
 def placed_motions(clips: Sequence[Clip], plan: Plan, rig: Rig) -> list[Motion]:
     """Each clip of ``clips`` (the plan's, in its order) turned and moved where ``plan`` placed it
     (2008 4.2: the first as it is, each next by its pair's alignment, carried by the pelvis)."""
@@ -78,6 +78,57 @@ def placed_motions(clips: Sequence[Clip], plan: Plan, rig: Rig) -> list[Motion]:
                          f"({sorted(by_name)}): give the clips it was made from")
     first = by_name[plan.clips[0]].motion
     return [first] + [pair.alignment.apply(by_name[pair.next].motion, rig.pelvis) for pair in plan.pairs]
+
+
+@dataclass(frozen=True)
+class CrossfadeSpan:
+    """What one clip plays in the plain crossfade, in output frames (inclusive).
+
+    first, last  the frames it is on: from the previous gap's first frame (the plan's start for
+                 the first clip) to the next gap's last (the plan's end for the last clip).
+    fade_in      frames over which it fades in from ``first`` (weight 0 there, 1 at
+                 ``first + fade_in``): the previous gap's length; 0 for the first clip.
+    fade_out     frames over which it fades out to ``last`` (weight 1 at ``last - fade_out``, 0 at
+                 ``last``): the next gap's length; 0 for the last clip.
+    """
+
+    name: str
+    first: int
+    last: int
+    fade_in: int
+    fade_out: int
+
+
+def core_gaps(clips: Sequence[Clip], plan: Plan) -> list[tuple[int, int]]:
+    """Output frames (first, last) of each gap between the cores of consecutive clips of ``plan``:
+    the pair's own measured gap, else the previous core's last frame to the next core's first
+    (one frame when the cores meet or overlap: a cut)."""
+    by_name = {clip.name: clip for clip in clips}
+    gaps = []
+    for pair in plan.pairs:
+        if pair.gap is not None:
+            gaps.append(tuple(pair.gap))
+            continue
+        prev, nxt = by_name[pair.prev], by_name[pair.next]
+        end, begin = prev.start + prev.core_range[1], nxt.start + nxt.core_range[0]
+        gaps.append((end, max(begin, end)))
+    return gaps
+
+
+def crossfade_spans(clips: Sequence[Clip], plan: Plan) -> list[CrossfadeSpan]:
+    """The plain crossfade of ``plan``'s clips (in its order): each clip faded linearly into the
+    next across the gap between their cores (:func:`core_gaps`) and nowhere else, so that every
+    core plays unblended. What an animator sets up with NLA strips' Blend In and Blend Out."""
+    gaps = core_gaps(clips, plan)
+    bounds = [(plan.start, plan.start)] + gaps + [(plan.end, plan.end)]
+    return [CrossfadeSpan(name, before[0], after[1], before[1] - before[0], after[1] - after[0])
+            for name, before, after in zip(plan.clips, bounds[:-1], bounds[1:])]
+
+
+def held_frames(clip_start: int, n_frames: int, first: int, last: int) -> np.ndarray:
+    """The clip frames that play output frames ``first .. last`` of a clip whose frame 0 plays at
+    ``clip_start``: its own where it has them, its first or last frame held outside them."""
+    return np.clip(np.arange(first, last + 1) - clip_start, 0, n_frames - 1)
 
 
 def gap_frames(plan: Plan) -> list[tuple[int, int]]:

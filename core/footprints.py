@@ -34,7 +34,7 @@ import numpy as np
 from .analysis import ground_axes, horizontal
 from .motion import Motion, forward_kinematics
 from .quality import FLOOR_PERCENTILE, foot_levels
-from .rig import Rig, detect_up, find_rig, leg_length
+from .rig import Rig, detect_up, find_rig, mean_leg_length
 
 SIDES = ("L", "R")
 
@@ -122,7 +122,7 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1])
 
 
-def feet_down(positions: np.ndarray, feet: list[list[int]], up: np.ndarray, fps: float, min_band: float = 0.0,
+def feet_down(positions: np.ndarray, feet: list[list[int]], up: np.ndarray, fps: float, *, min_band: float = 0.0,
               reference: np.ndarray | None = None) -> np.ndarray:
     """``(F, 2) bool``: whether each foot of ``feet`` ([left, right], each its joints' columns of
     ``positions (F, K, 3)``) has a joint down, as the skate measure counts it (core.quality: within
@@ -172,11 +172,11 @@ def footprints(motion: Motion, rig: Rig | None = None, *, contacts: np.ndarray |
             raise ValueError(f"contacts must have shape ({n_frames}, 2) for a motion of {n_frames} "
                              f"frames, got {contacts.shape}")
     column = {j: k for k, j in enumerate(joints)}
-    leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
+    leg = mean_leg_length(motion, rig)
     floors_from = g if reference is None else np.asarray(reference, dtype=np.float64)[:, joints]
     if contacts is None:
         contacts = feet_down(g, [[column[j] for j in (limb.ankle, limb.toe) if j is not None] for limb in legs],
-                             up, motion.fps, options.min_band_legs * leg, floors_from)
+                             up, motion.fps, min_band=options.min_band_legs * leg, reference=floors_from)
     shortest = options.min_run_s * motion.fps
     floor = float(np.percentile(floors_from @ up, FLOOR_PERCENTILE, axis=0).min()) if len(floors_from) else 0.0
     e1, e2 = ground_axes(up)

@@ -85,7 +85,7 @@ def main() -> int:
     order = [crossfade.pose.bones.find(name) for name in motion.skeleton.names]
     blended = pictures.evaluated_joints(crossfade, np.arange(plan.start, plan.end + 1))[:, order]
     ours = motion.global_positions()
-    up, leg = motion.skeleton.up, figures.mean_leg_length(motion, rig)
+    up, leg = motion.skeleton.up, importlib.import_module("smart_motion.core.rig").mean_leg_length(motion, rig)
     feet = quality.foot_joints(rig)
     levels = quality.foot_levels(ours[:, feet] @ up, motion.fps)  # (one floor for both: the clips')
     speeds = {who: figures.body_part_speeds(g, rig, motion.fps, leg) for who, g in (("ours", ours), ("crossfade", blended))}

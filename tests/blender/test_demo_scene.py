@@ -67,6 +67,32 @@ def test_demo_scene_lays_out_five_strips_and_plays_the_baked_result(empty_scene,
     assert np.abs(baked - evaluated_heads(obj, frames)).max() < 1e-4
 
 
+def test_the_plain_crossfade_pictured_plays_every_core_unblended(empty_scene, demo, core, installed_extension):
+    """The crossfade the pictures compare with is fair: Blender's NLA, set up as an animator
+    would, plays each clip's core as placed, and blends only across the gaps between cores."""
+    pictures = importlib.import_module(f"{installed_extension}.addon.pictures")
+    made = demo.build_demo_scene()
+    plan = made.result.plan
+    clips = core("demo").demo_timeline()
+    placed = core("figures").placed_motions(clips, plan, core("rig").find_rig(clips[0].motion))
+
+    crossfade = pictures.crossfade_armature(made, empty_scene)
+
+    order = [crossfade.pose.bones.find(name) for name in clips[0].motion.skeleton.names]
+    for clip, motion in zip(clips, placed):
+        first, last = clip.core_range
+        frames = np.arange(first, last + 1)
+        played = pictures.evaluated_joints(crossfade, clip.start + frames)[:, order]
+        assert np.abs(played - motion.global_positions()[frames]).max() < 1e-4, clip.name
+    # and halfway across each gap, half of each side: neither clip plays alone
+    for (first, last), prev, nxt in zip(core("figures").gap_frames(plan), placed, placed[1:]):
+        middle = (first + last) // 2
+        played = pictures.evaluated_joints(crossfade, [middle])[0, order]
+        for clip, motion in ((c, m) for c, m in zip(clips, placed) if m is prev or m is nxt):
+            own = motion.global_positions()[np.clip(middle - clip.start, 0, motion.n_frames - 1)]
+            assert np.abs(played - own).max() > 1e-3, (clip.name, middle)
+
+
 def png_size(path: Path) -> tuple[int, int]:
     """(width, height) from a PNG's header, after checking it is one."""
     head = path.read_bytes()[:24]

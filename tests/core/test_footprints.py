@@ -5,10 +5,12 @@ import numpy as np
 import pytest
 
 from core.demo import demo_clips, demo_timeline
-from core.figures import body_part_speeds, gap_frames, lower_body_joints, placed_motions, upper_body_joints
+from core.figures import (body_part_speeds, crossfade_spans, gap_frames, held_frames, lower_body_joints,
+                          placed_motions, upper_body_joints)
 from core.footprints import FootprintOptions, contact_runs, convex_hull, footprint_mesh, footprints
+from core import quat
 from core.motion import Motion
-from core.rig import find_rig
+from core.rig import find_rig, mean_leg_length
 from core.synthesize import synthesize
 
 
@@ -73,10 +75,32 @@ def test_a_foot_sliding_while_down_leaves_a_streak_as_long_as_the_slide(clips):
         assert width == pytest.approx(0.3, abs=0.02)
 
 
-def test_a_foot_turning_on_its_ball_does_not_slide(clips):
-    """The turn's steps end with the feet rotated on the spot; a pivot keeps one end of the sole."""
-    prints = footprints(clips["turn"].motion)
-    assert prints and not any(p.sliding for p in prints)
+def turned_about(motion: Motion, pivot: np.ndarray, degrees: float) -> Motion:
+    """``motion`` turned about the vertical line through ``pivot (3,)`` (world), by 0 on its first
+    frame up to ``degrees`` on its last: the whole body swivels, the point at ``pivot`` stays."""
+    angle = np.radians(np.linspace(0.0, degrees, motion.n_frames))
+    turn = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), angle)  # (F, 4), the demo is Z up
+    rotations, positions = np.array(motion.rotations), np.array(motion.positions)
+    rotations[:, 0] = quat.mul(turn, rotations[:, 0])
+    positions[:, 0] = quat.mul_vec(turn, positions[:, 0] - pivot) + pivot
+    return Motion(motion.skeleton, rotations, positions, motion.fps)
+
+
+@pytest.mark.parametrize("end", ["toe", "foot"])  # the ball of the foot, then the heel (the ankle above it)
+def test_a_foot_turning_on_its_ball_or_heel_does_not_slide_and_the_other_does(clips, end):
+    """A pivot keeps one end of the sole in place: the left foot swivelling 60 degrees on its ball
+    (or its heel) leaves a held print, while the right foot, carried round it, slides."""
+    stand = clips["stand"].motion
+    rig = find_rig(stand)
+    leg = mean_leg_length(stand, rig)
+    pivot = stand.global_positions()[0, stand.skeleton.index(f"{end}.L")] * np.array([1.0, 1.0, 0.0])
+
+    left, right = footprints(turned_about(stand, pivot, 60.0), rig)
+
+    assert (left.side, right.side) == ("L", "R")
+    assert left.slide < 1e-6 and not left.sliding
+    # the right foot, a hip's width and more from the pivot, is carried about as far round it
+    assert right.slide > 2 * FootprintOptions().slide_legs * leg and right.sliding
 
 
 def test_prints_scale_with_the_body():
@@ -173,3 +197,28 @@ def test_placed_clips_are_where_the_synthesis_plays_their_cores():
         frames = np.arange(first, last + 1)
         np.testing.assert_allclose(motion.global_positions()[frames], out[clip.start + frames - result.start],
                                    atol=1e-9, err_msg=clip.name)
+
+
+def test_the_plain_crossfade_fades_only_across_the_gaps_so_every_core_plays_unblended():
+    """The crossfade compared with (core.figures.crossfade_spans) is fair: like the synthesis it
+    keeps both cores, fading from the previous core's last frame to the next core's first."""
+    clips = demo_timeline()
+    plan = synthesize(clips, responsiveness=0.5).plan
+    by_name = {clip.name: clip for clip in clips}
+
+    spans = crossfade_spans(clips, plan)
+
+    assert [s.name for s in spans] == list(plan.clips)
+    assert (spans[0].first, spans[0].fade_in, spans[-1].last, spans[-1].fade_out) == (plan.start, 0, plan.end, 0)
+    for span in spans:
+        clip = by_name[span.name]
+        first, last = clip.start + np.array(clip.core_range)
+        # at full weight over the whole core: the fade in ends where it begins, the fade out begins where it ends
+        assert span.first + span.fade_in <= first and last <= span.last - span.fade_out, span
+    for (before, after), (gap_first, gap_last) in zip(zip(spans, spans[1:]), gap_frames(plan)):
+        assert (after.first, after.first + after.fade_in) == (gap_first, gap_last)
+        assert (before.last - before.fade_out, before.last) == (gap_first, gap_last)
+
+
+def test_a_clip_holds_its_end_poses_where_a_gap_reaches_past_its_frames():
+    assert held_frames(10, 5, 8, 16).tolist() == [0, 0, 0, 1, 2, 3, 4, 4, 4]
