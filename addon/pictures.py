@@ -63,6 +63,8 @@ CAPTION_BAND = 0.2  # of a cell's height, left free at its top for the caption's
 BODY_PAD_LEGS = 0.25  # framed around the joints: the head above its joint, the boxes' thickness (leg lengths)
 CONTEXT_S = 0.5  # a gap's picture shows the prints made from this long before the gap to its end
 FLOOR_OFFSET = 0.002  # the floor this share of the framed extent under the prints (no z-fighting)
+TORSO_THICKNESS, LIMB_THICKNESS = 0.1, 0.05  # the body's boxes, as shares of its rest height: a stick
+# figure's proportions, thick enough to read at a cell's size, thin enough not to hide the feet
 BODY = ("Smart Motion body", (0.42, 0.55, 0.75, BODY_ALPHA))
 FLOOR = ("Smart Motion floor", (0.8, 0.8, 0.78, 1.0))
 LABEL = ("Smart Motion label", (0.05, 0.05, 0.05, 1.0))
@@ -130,7 +132,7 @@ def body_mesh(armature: bpy.types.Object, rig, collection: bpy.types.Collection)
         along = b - a
         if np.linalg.norm(along) < 1e-6:
             continue
-        thick = (0.1 if name in torso else 0.05) * height
+        thick = (TORSO_THICKNESS if name in torso else LIMB_THICKNESS) * height
         side = np.cross(along, [0.0, 0.0, 1.0] if abs(along[2]) < 0.9 * np.linalg.norm(along) else [1.0, 0.0, 0.0])
         side *= 0.5 * thick / np.linalg.norm(side)
         other = np.cross(along, side)

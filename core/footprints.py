@@ -46,7 +46,10 @@ class FootprintOptions:
     toe_reach: float = 0.5  # the sole goes past the ball of the foot by this share of ankle-to-ball
     width: float = 0.7  # the sole's width, as a share of ankle-to-ball
     no_toe_size: float = 0.15  # a rig without toes: the side of a square print, in leg lengths
-    slide_legs: float = 0.05  # a print whose sole moved more than this many leg lengths is a streak
+    # A print whose sole moved more than this many leg lengths is a streak: about a quarter of the
+    # sole's length (heel to toe tip is some 0.2 leg lengths in people), the slide past which the
+    # swept print stops reading as one footprint and reads as a smear. A rule of ours (docs/design.md).
+    slide_legs: float = 0.05
     min_run_s: float = 0.05  # a foot down for less than this (seconds) leaves no print (a graze, not a step)
     min_band_legs: float = 0.01  # the band counting as down is at least this many leg lengths (a foot that
     # never lifts has no height range for core.quality's band to be a share of)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from core.demo import demo_clips, demo_timeline
-from core.figures import (body_part_speeds, crossfade_spans, gap_frames, held_frames, lower_body_joints,
-                          placed_motions, upper_body_joints)
+from core.figures import (body_part_speeds, crossfade_spans, gap_frames, gap_window, held_frames, lower_body_joints,
+                          placed_motions, plot_gap_speeds, upper_body_joints)
 from core.footprints import FootprintOptions, contact_runs, convex_hull, footprint_mesh, footprints
 from core import quat
 from core.motion import Motion
@@ -222,3 +222,22 @@ def test_the_plain_crossfade_fades_only_across_the_gaps_so_every_core_plays_unbl
 
 def test_a_clip_holds_its_end_poses_where_a_gap_reaches_past_its_frames():
     assert held_frames(10, 5, 8, 16).tolist() == [0, 0, 0, 1, 2, 3, 4, 4, 4]
+
+
+def test_each_gaps_speed_panel_shows_the_gap_and_half_a_second_either_side_within_the_motion():
+    assert gap_window((97, 118), 30.0, 1, 380) == (82, 133)
+    assert gap_window((5, 20), 30.0, 1, 380) == (1, 35)  # (not before the motion's first frame)
+    assert gap_window((370, 379), 60.0, 1, 380) == (340, 380)
+
+
+def test_the_speed_plot_draws_a_panel_per_gap_and_refuses_none(tmp_path):
+    pytest.importorskip("matplotlib")
+    speeds = {"ours": np.abs(np.sin(np.arange(200)[:, None] * [0.1, 0.2]))}
+
+    path = plot_gap_speeds(tmp_path / "speed.png", 1, 30.0, speeds, [((40, 60), "a \u2192 b", None),
+                                                                     ((120, 150), "b \u2192 c", None)],
+                           size_px=(600, 300))
+
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="no gap to plot"):
+        plot_gap_speeds(tmp_path / "none.png", 1, 30.0, speeds, [])
