@@ -86,6 +86,8 @@ def test_the_plain_crossfade_pictured_plays_every_core_unblended(empty_scene, de
         assert np.abs(played - motion.global_positions()[frames]).max() < 1e-4, clip.name
     # and halfway across each gap, half of each side: neither clip plays alone
     for (first, last), prev, nxt in zip(core("figures").gap_frames(plan), placed, placed[1:]):
+        if last - first < 2:
+            continue  # (cores that meet leave no frame between them to blend)
         middle = (first + last) // 2
         played = pictures.evaluated_joints(crossfade, [middle])[0, order]
         for clip, motion in ((c, m) for c, m in zip(clips, placed) if m is prev or m is nxt):
