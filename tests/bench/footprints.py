@@ -68,6 +68,13 @@ PAIRS = (
     ("walk", "slash"), ("guide", "run_proud"), ("run_proud", "dash_proud"), ("bandai2/walk", "bandai2/wave-both-hands"),
     ("bow", "guide"), ("guide_proud", "bye_proud"), ("call", "respond"), ("bye", "bandai2/raise-up-left-hand"),
 )
+KINDS = {  # the untouched clips by what the feet do
+    "steps and turns": ("walk", "run", "dash", "walk-back", "walk-left", "walk-right", "walk-turn-left",
+                        "walk-turn-right"),
+    "standing gestures": ("bow", "bye", "guide", "call", "respond", "wave-both-hands", "raise-up-left-hand"),
+    "kicks, punches, slashes": ("kick", "punch", "slash"),
+    "dance": ("dance-short",),
+}
 GAP_S = 0.5  # seconds between the two cores
 CORE_MARGIN_S = 0.5  # each core leaves this much of its clip out at the end the gap is on
 
@@ -148,9 +155,17 @@ def main() -> int:
             ("synthesis, prints on the gaps", [v for g in synthesis_gaps for v in g]))
     for title, verdicts in rows:
         print(f"{title:34s}{share(verdicts, 0):>26s}{share(verdicts, 1):>28s}")
+    for kind, contents in KINDS.items():
+        verdicts = [v for name, vs in per_clip.items() if name.split("/")[-1].split("_")[0] in contents for v in vs]
+        print(f"{'  untouched ' + kind:34s}{share(verdicts, 0):>26s}{share(verdicts, 1):>28s}")
     print(f"{'gaps with a sliding print':34s}")
     for title, gaps in (("  crossfade", crossfade_gaps), ("  synthesis", synthesis_gaps)):
         print(f"{title:34s}{gap_share(gaps, 0):>26s}{gap_share(gaps, 1):>28s}")
+    print()
+    print(f"{'sliding prints on each gap':34s}{'crossfade, before -> after':>28s}{'synthesis, before -> after':>28s}")
+    for (prev_name, next_name), cross, ours in zip(PAIRS, crossfade_gaps, synthesis_gaps):
+        print(f"  {prev_name + ' -> ' + next_name:32s}"
+              + "".join(f"{f'{sum(v[0] for v in g)} -> {sum(v[1] for v in g)} of {len(g)}':>28s}" for g in (cross, ours)))
     print()
     print("untouched clips with a sliding print (before -> after):")
     for name, v in per_clip.items():
