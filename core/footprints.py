@@ -13,10 +13,11 @@ outline of the sole, swept over every frame of the run. A foot held still
 leaves a foot-shaped print; one that slides while down leaves a streak as
 long as the slide.
 
-A print is *sliding* when no point of its sole (heel, ball or toe tip) stayed
-in place while it was planted (:func:`planted`, :func:`sole_slide`): a foot
-pivoting on one of them keeps that one and does not slide, and the samples in
-which each touches down or lifts off do not count. A run of frames in the band
+A print is *sliding* when none of heel, ball and toe tip stayed within
+``slide_legs`` of where it was planted, over the frames it was (:func:`planted`,
+:func:`sole_slide`): a foot pivoting on one of them keeps that one and does
+not slide, and the samples in which each touches down or lifts off do not
+count. A run of frames in the band
 begins with the foot still arriving: a captured running heel enters the band
 at three leg lengths a second and travels a tenth of a leg more before it
 stops, and a walk's ball still moves as the foot rolls onto it. Counted,

@@ -10,9 +10,10 @@ the same run on the same prints:
   before  of heel and ball, the end that stayed nearer its place on the run's
           first frame, at its furthest from it, over every frame of the run
           (touch-down and lift-off included: the naive rule).
-  after   the same, but each end only over the frames it is planted: itself
-          down a whole sample of the skate measure after touching down and
-          before lifting off (core.footprints.planted, sole_slide).
+  after   of heel, ball and toe tip, the one that moved least, each only over
+          the frames it is planted: itself down a whole sample of the skate
+          measure after touching down and before lifting off
+          (core.footprints.planted, sole_slide).
 
 Over three sets of prints:
 
@@ -162,9 +163,9 @@ def main() -> int:
     for title, gaps in (("  crossfade", crossfade_gaps), ("  synthesis", synthesis_gaps)):
         print(f"{title:34s}{gap_share(gaps, 0):>26s}{gap_share(gaps, 1):>28s}")
     print()
-    print(f"{'sliding prints on each gap':34s}{'crossfade, before -> after':>28s}{'synthesis, before -> after':>28s}")
+    print(f"{'sliding prints on each gap':46s}{'crossfade, before -> after':>28s}{'synthesis, before -> after':>28s}")
     for (prev_name, next_name), cross, ours in zip(PAIRS, crossfade_gaps, synthesis_gaps):
-        print(f"  {prev_name + ' -> ' + next_name:32s}"
+        print(f"  {prev_name + ' -> ' + next_name:44s}"
               + "".join(f"{f'{sum(v[0] for v in g)} -> {sum(v[1] for v in g)} of {len(g)}':>28s}" for g in (cross, ours)))
     print()
     print("untouched clips with a sliding print (before -> after):")
