@@ -258,9 +258,12 @@ def signature_parts(obj: bpy.types.Object, strips: list, responsiveness: float) 
             core_offsets(obj, strip, strips), performed_current(obj, strip), blending_key(obj, strip),
         )))
     yield _hashed(setup)
-    actions = {strip.action.session_uid: strip.action for strip in strips if strip.action is not None}
-    # once per action, however many strips play it
-    yield _hashed([action_digest(action) for action in actions.values()])
+    yield _hashed([action_digest(action) for action in source_actions(strips)])
+
+
+def source_actions(strips: list) -> list[bpy.types.Action]:
+    """The actions ``strips`` play, each once however many strips play it."""
+    return list({strip.action.session_uid: strip.action for strip in strips if strip.action is not None}.values())
 
 
 def _hashed(parts: list[str]) -> str:
@@ -317,7 +320,7 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
         strip_settings(obj, source, create=True).preview_source = source.name in sources
     preview_shown(obj)  # (live updates adopt it: addon/live.py)
     # (after the hooks: the update reporting our own writes must find the preview adopted)
-    state.preview_signature = " ".join([*signature, *preview_record(obj, actions)])
+    state.preview_signature = " ".join([*signature, *preview_record(obj, actions, strips)])
     _SHOWN.put((obj.session_uid, state.preview_signature), (result.motion, result.start))
     preview_motion(obj, result.motion, result.start)  # (the footprints follow it: addon/footprints.py)
     return actions[0]
@@ -344,7 +347,7 @@ def sign_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> 
     _SHOWN.pop((obj.session_uid, obj.smart_motion.preview_signature))
     if actions:
         obj.smart_motion.preview_signature = " ".join([*signature_parts(obj, strips, responsiveness),
-                                                       *preview_record(obj, actions)])
+                                                       *preview_record(obj, actions, strips)])
 
 
 def evaluated(obj: bpy.types.Object, actions: list) -> bool:
@@ -359,12 +362,13 @@ def evaluated(obj: bpy.types.Object, actions: list) -> bool:
     return all(depsgraph.id_eval_get(action).is_evaluated for action in actions)
 
 
-def preview_record(obj: bpy.types.Object, actions: list) -> tuple[str, str]:
+def preview_record(obj: bpy.types.Object, actions: list, strips: list) -> tuple[str, str, str]:
     """What :func:`unedited` compares of the preview's segment ``actions``: an edit stamp taken once the
     depsgraph reported our own writes (``"-"`` where it cannot report edits of them), and
-    :func:`unseen_digest`."""
+    :func:`unseen_digest`; and what :func:`sources_unedited` compares of the actions ``strips`` play,
+    their :func:`unseen_digest`."""
     stamp = edit_stamp() if evaluated(obj, actions) else ""
-    return stamp or "-", unseen_digest(actions)
+    return stamp or "-", unseen_digest(actions), unseen_digest(source_actions(strips))
 
 
 def unseen_digest(actions: list) -> str:
@@ -381,6 +385,17 @@ def unedited(actions: list, stamp: str, record: str) -> bool:
     if edited_since(stamp, [a.session_uid for a in actions]) is not False:
         return False
     return unseen_digest(actions) == record
+
+
+def sources_unedited(strips: list, stamp: str, record: str) -> bool:
+    """Whether the actions ``strips`` play are as :func:`preview_record` recorded them (``stamp``,
+    ``record``): the depsgraph reported no edit of any action since, and what it does not report is
+    unchanged. It reports edits of actions it does not evaluate, as the sources under the preview's solo,
+    only by their type (``id_type_updated``, :data:`.state.WATCHED_TYPES`): so any action edited since,
+    the preview's own or another, is "don't know". Call :func:`evaluated` first."""
+    if edited_since(stamp, id_types=['ACTION']) is not False:
+        return False
+    return unseen_digest(source_actions(strips)) == record
 
 
 def clear_preview(obj: bpy.types.Object) -> bool:
@@ -464,13 +479,16 @@ def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) 
     # (read after the update: its handlers, as a live update, may have rewritten the preview)
     actions = preview_segments(obj)
     recorded = state.preview_signature.split()
-    if not actions or len(recorded) != 4 or not state.plan_json:
+    if not actions or len(recorded) != 5 or not state.plan_json:
         return None
-    setup, sources, stamp, record = recorded
+    setup, sources, stamp, record, sources_record = recorded
     if not unedited(actions, stamp, record):
         return None
     current = signature_parts(obj, strips, responsiveness)
-    return actions if all(now == then for now, then in zip(current, (setup, sources))) else None
+    if next(current) != setup:
+        return None
+    # (the sources' keys hashed only when the edit reports cannot answer)
+    return actions if sources_unedited(strips, stamp, sources_record) or next(current) == sources else None
 
 
 def curve_count(preview: list) -> int:

@@ -421,10 +421,8 @@ def test_a_preview_edited_after_synthesize_is_never_baked_as_current(walk_bow_pu
     assert close_keys(channel_keys(obj.animation_data.action), baked_keys), "not what the strips give"
 
 
-def test_bake_after_synthesize_knows_the_preview_current_without_hashing_its_keys(walk_bow_punch, sm, monkeypatch):
-    obj = walk_bow_punch
-    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
-    preview = {a.session_uid for a in preview_segments(obj)}
+def hashed_actions(sm, monkeypatch) -> list:
+    """The session_uids of the actions whose keys the preview's check hashes from now on."""
     hashed = []
     action_digest = sm.preview.action_digest
 
@@ -433,12 +431,82 @@ def test_bake_after_synthesize_knows_the_preview_current_without_hashing_its_key
         return action_digest(action)
 
     monkeypatch.setattr(sm.preview, "action_digest", recorded)
+    return hashed
+
+
+def test_bake_after_synthesize_knows_the_preview_current_without_hashing_any_key(walk_bow_punch, sm, monkeypatch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    hashed = hashed_actions(sm, monkeypatch)
     spy = SynthesisSpy(sm.synthesis, monkeypatch)
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
 
     assert spy.runs == 0, "the preview was current"
-    assert hashed, "the sources' keys are hashed: no event reports their edits under the preview's solo"
-    assert not preview & set(hashed), "the edit events say the preview's keys are as Synthesize wrote them"
+    # the preview's keys: no edit reported of its actions; the sources' keys (under the preview's solo, not
+    # evaluated): no edit reported of any action at all
+    assert hashed == [], "the edit reports say every key is as Synthesize read or wrote it"
+
+
+def test_bake_hashes_the_sources_keys_once_any_action_was_edited_and_keeps_a_preview_still_current(
+        walk_bow_punch, sm, monkeypatch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    other = bpy.data.actions.new("another action")  # an edit of an action that is no source: reported by type
+    other.slots.new(id_type='OBJECT', name="Other")
+    sm.fcurves.action_channelbag(other, other.slots[0], ensure=True).fcurves.new("location").keyframe_points.insert(1, 0.0)
+    hashed = hashed_actions(sm, monkeypatch)
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    sources = {strip.action.session_uid for strip in strips_by_name(obj).values()}
+    assert set(hashed) == sources, "the edit reports could not answer for the sources: their keys were hashed"
+    assert spy.runs == 0, "and found as Synthesize read them"
+
+
+def edit_a_source_key_from_python(obj):
+    # no depsgraph update before Bake
+    fcurve = strips_by_name(obj)["bow"].action.layers[0].strips[0].channelbags[0].fcurves[5]
+    points = fcurve.keyframe_points
+    co = np.empty(2 * len(points), dtype=np.float32)
+    points.foreach_get("co", co)
+    co[1::2] += 0.1
+    points.foreach_set("co", co)
+
+
+def edit_a_source_key_then_change_the_frame(obj):
+    # the frame change evaluates the edit's tags and runs no depsgraph_update_post handler
+    strips_by_name(obj)["bow"].action.layers[0].strips[0].channelbags[0].fcurves[5].keyframe_points[40].co.y += 0.1
+    bpy.context.scene.frame_set(bpy.context.scene.frame_current + 7)
+
+
+def edit_a_preview_key_then_change_the_frame(obj):
+    a_preview_curve(obj).keyframe_points[30].co.y += 0.1
+    bpy.context.scene.frame_set(bpy.context.scene.frame_current + 7)
+
+
+def mute_a_source_curve(obj):
+    strips_by_name(obj)["walk"].action.layers[0].strips[0].channelbags[0].fcurves[9].mute = True
+
+
+def make_a_source_key_bezier(obj):
+    strips_by_name(obj)["punch"].action.layers[0].strips[0].channelbags[0].fcurves[9].keyframe_points[20].interpolation = 'BEZIER'
+
+
+@pytest.mark.parametrize("edit", [
+    edit_a_source_key_from_python, edit_a_source_key_then_change_the_frame, edit_a_preview_key_then_change_the_frame,
+    mute_a_source_curve, make_a_source_key_bezier, add_noise_to_a_source_curve,
+], ids=lambda edit: edit.__name__.replace("_", " "))
+def test_a_source_edited_after_synthesize_is_synthesized_again_by_bake(walk_bow_punch, sm, monkeypatch, edit):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    strips, responsiveness = sm.strips.selected_strips(obj), bpy.context.scene.smart_motion.responsiveness
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
+
+    edit(obj)
+    # the entry function a script calls, not bpy.ops (whose call brings the depsgraph up to date first)
+    action, _plan, kept = sm.synthesis.bake_strips(obj, strips, responsiveness)
+
+    assert not kept and spy.runs == 1, "Bake kept a preview whose sources were edited after Synthesize"
 
 
 def test_bake_after_synthesize_writes_the_motion_synthesize_kept_the_keys_read_back_would_give(
