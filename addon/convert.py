@@ -407,6 +407,7 @@ def write_action(
     frame_start: float | None = None,
     progress: Callable[[float], None] | None = None,
     into: bpy.types.Action | None = None,
+    channels: list | None = None,
 ) -> bpy.types.Action:
     """A new action posing the armature ``obj`` as ``motion`` does, keyed on every frame.
 
@@ -427,11 +428,12 @@ def write_action(
 
     With ``into``, that action is written instead of a new one: its keys
     are replaced (:func:`.fcurves.emptied_channelbag`) and ``name`` is ignored, so
-    whatever uses it (the armature, an NLA strip) plays the new keys.
+    whatever uses it (the armature, an NLA strip) plays the new keys. ``channels``:
+    :func:`bone_channels` of ``motion`` on ``obj`` when the caller has them (the armature unchanged since).
     """
     if frame_start is None:
         frame_start = bpy.context.scene.frame_start
-    channels = bone_channels(obj, motion)
+    channels = bone_channels(obj, motion) if channels is None else channels
     if into is None:
         action = bpy.data.actions.new(name)
         channelbag = action_channelbag(action, action.slots.new(id_type='OBJECT', name=obj.name), ensure=True)

@@ -17,6 +17,7 @@ result computed from them earlier is still current without computing it again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from typing import Iterator
@@ -97,6 +98,39 @@ def has_keys_or_modifiers(fcurve: bpy.types.FCurve) -> bool:
     return len(fcurve.keyframe_points) > 0 or len(fcurve.modifiers) > 0
 
 
+# While keys_read_once is on: F-curve (its address) -> the key arrays read of it, innermost scope last
+_KEYS_READ: list[dict] = []
+
+
+@contextlib.contextmanager
+def keys_read_once():
+    """Within, each F-curve's keys are read from Blender once (:func:`keyframe_arrays`): the sampling
+    and the digests of one synthesis share them. Only while nothing writes or removes an F-curve read
+    (an F-curve is known by its address, which a new one may take once the old one is freed)."""
+    _KEYS_READ.append({})
+    try:
+        yield
+    finally:
+        _KEYS_READ.pop()
+
+
+def keyframe_arrays(fcurve: bpy.types.FCurve) -> tuple[np.ndarray, np.ndarray]:
+    """``(co (n, 2) float32, interpolation (n,) int32)`` of ``fcurve``'s keys, read in bulk
+    (``foreach_get``; once per F-curve within :func:`keys_read_once`). Not to be written to."""
+    read = _KEYS_READ[-1] if _KEYS_READ else None
+    address = fcurve.as_pointer()
+    if read is not None and address in read:
+        return read[address]
+    points = fcurve.keyframe_points
+    co = np.empty((len(points), 2), dtype=np.float32)
+    points.foreach_get("co", co.ravel())
+    kind = np.empty(len(points), dtype=np.int32)
+    points.foreach_get("interpolation", kind)
+    if read is not None:
+        read[address] = co, kind
+    return co, kind
+
+
 def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     """Values ``(F,)`` of ``fcurve`` at ``frames (F,)``, as Blender evaluates it (see :func:`sample_fcurves`)."""
     return sample_fcurves([fcurve], frames)[:, 0]
@@ -117,15 +151,10 @@ def sample_fcurves(fcurves, frames: np.ndarray) -> np.ndarray:
     evaluated = []
     shared: dict[bytes, list] = {}  # key frames -> [(column, co (n, 2), interpolation (n,))]
     for column, fcurve in enumerate(fcurves):
-        points = fcurve.keyframe_points
-        n = len(points)
-        if not n or fcurve.modifiers or fcurve.extrapolation != 'CONSTANT':
+        if not len(fcurve.keyframe_points) or fcurve.modifiers or fcurve.extrapolation != 'CONSTANT':
             evaluated.append(column)
             continue
-        co = np.empty((n, 2), dtype=np.float32)
-        points.foreach_get("co", co.ravel())
-        kind = np.empty(n, dtype=np.int32)
-        points.foreach_get("interpolation", kind)
+        co, kind = keyframe_arrays(fcurve)
         shared.setdefault(co[:, 0].tobytes(), []).append((column, co, kind))
     for curves in shared.values():
         columns = np.array([column for column, _, _ in curves])
@@ -269,10 +298,7 @@ def _digest_fcurve(digest, fcurve: bpy.types.FCurve) -> None:
         fcurve.data_path, fcurve.array_index, fcurve.mute, fcurve.extrapolation, n,
         [_settings(modifier) for modifier in fcurve.modifiers],
     )).encode())
-    co = np.empty(2 * n, dtype=np.float32)
-    points.foreach_get("co", co)
-    kind = np.empty(n, dtype=np.int32)
-    points.foreach_get("interpolation", kind)
+    co, kind = keyframe_arrays(fcurve)
     digest.update(co.tobytes())
     digest.update(kind.tobytes())
     if np.all((kind == LINEAR) | (kind == _CONSTANT)):

@@ -68,7 +68,7 @@ from .timeline import core_offsets
 # against its keys.
 SEGMENT = 256
 
-# (armature session_uid, preview signature) -> (motion, first frame) the preview was keyed from by
+# (armature session_uid, preview signature) -> (motion, first frame, bone channels) the preview was keyed from by
 # show_preview: while the preview is current and unedited its keys are exactly what write_action writes
 # for that motion, so Bake writes it instead of reading some 3,600 key arrays back from the segments
 _SHOWN = session_store("shown previews", 4)
@@ -92,16 +92,18 @@ def segment_name(name: str, k: int) -> str:
     return f"{name} {k + 1}"
 
 
-def write(obj: bpy.types.Object, motion, name: str, frame_start: int, into: list = ()) -> list[bpy.types.Action]:
+def write(obj: bpy.types.Object, motion, name: str, frame_start: int, into: list = (),
+          channels: list | None = None) -> list[bpy.types.Action]:
     """The segment actions of a preview posing the armature ``obj`` as ``motion`` does from
     ``frame_start``: the keys :func:`.convert.write_action` would write, segment by segment, one
     action each (named by :func:`segment_name`, one slot for ``obj``).
 
     The actions ``into`` are written again, in order, instead of new ones (so
     that what plays them plays the new keys); those left over are removed.
-    :func:`play` makes the strips that play them.
+    :func:`play` makes the strips that play them. ``channels``: :func:`.convert.bone_channels` of
+    ``motion`` on ``obj`` when the caller has them.
     """
-    channels = bone_channels(obj, motion)
+    channels = bone_channels(obj, motion) if channels is None else channels
     ranges = segment_ranges(motion.n_frames)
     frames = float(frame_start) + np.arange(motion.n_frames, dtype=np.float64)
     actions = []
@@ -281,7 +283,7 @@ def _code_digest() -> str:
     return digest.hexdigest()
 
 
-def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Action:
+def show_preview(obj: bpy.types.Object, strips: list, result, signature: list | None = None) -> bpy.types.Action:
     """Play ``result`` on ``obj`` from a preview track above ``strips``, the track solo.
 
     Replaces an earlier preview (its action is removed, not piled up). The
@@ -292,10 +294,11 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     :func:`clear_preview`. Source actions and strips are not changed.
     ``strips`` and the selected strips Blender does not play are the preview's
     sources (``preview_source``). ``obj.smart_motion.preview_signature`` records
-    what the preview was made from and its keys (:func:`signature_parts`), for
-    Bake to keep it while current.
+    what the preview was made from and its keys (:func:`signature_parts`, or ``signature`` if
+    given, taken with ``result``), for Bake to keep it while current.
     """
-    signature = list(signature_parts(obj, strips, result.plan.responsiveness))
+    if signature is None:
+        signature = list(signature_parts(obj, strips, result.plan.responsiveness))
     sources = {s.name for s in strips} | set(left_out_strips(obj))
     clear_preview(obj)
     state = obj.smart_motion
@@ -305,7 +308,8 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
         state.set_aside_action = anim.action
         state.set_aside_slot = anim.action_slot.identifier if anim.action_slot is not None else ""
         anim.action = None
-    actions = write(obj, result.motion, preview_action_name(obj), result.start)
+    channels = bone_channels(obj, result.motion)  # (kept with the motion: what Bake writes)
+    actions = write(obj, result.motion, preview_action_name(obj), result.start, channels=channels)
     state.preview_action = actions[0]
     solo = next((t for t in anim.nla_tracks if t.is_solo), None)
     track = anim.nla_tracks.new()  # a new track goes on top
@@ -321,13 +325,14 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     preview_shown(obj)  # (live updates adopt it: addon/live.py)
     # (after the hooks: the update reporting our own writes must find the preview adopted)
     state.preview_signature = " ".join([*signature, *preview_record(obj, actions, strips)])
-    _SHOWN.put((obj.session_uid, state.preview_signature), (result.motion, result.start))
+    _SHOWN.put((obj.session_uid, state.preview_signature), (result.motion, result.start, channels))
     preview_motion(obj, result.motion, result.start)  # (the footprints follow it: addon/footprints.py)
     return actions[0]
 
 
 def shown_motion(obj: bpy.types.Object) -> tuple | None:
-    """``(motion, first frame)`` that :func:`show_preview` keyed ``obj``'s preview from, kept for the
+    """``(motion, first frame, its bone channels)`` that :func:`show_preview` keyed ``obj``'s preview from
+    (the channels as :func:`.convert.bone_channels` gives them), kept for the
     session under the preview's signature; ``None`` when not kept (another session, evicted, or the
     preview signed again by :func:`sign_preview`, whose keys came from a live update).
     Only meaningful for a :func:`current_preview`."""

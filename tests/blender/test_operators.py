@@ -421,6 +421,28 @@ def test_a_preview_edited_after_synthesize_is_never_baked_as_current(walk_bow_pu
     assert close_keys(channel_keys(obj.animation_data.action), baked_keys), "not what the strips give"
 
 
+def test_synthesize_reads_each_source_key_once_for_the_motion_and_its_signature(walk_bow_punch, sm, monkeypatch):
+    obj = walk_bow_punch
+    reads = {}  # F-curve address -> every key array handed out for it
+    keyframe_arrays = sm.fcurves.keyframe_arrays
+
+    def recorded(fcurve):
+        co, kind = keyframe_arrays(fcurve)
+        reads.setdefault(fcurve.as_pointer(), []).append(co)
+        return co, kind
+
+    monkeypatch.setattr(sm.fcurves, "keyframe_arrays", recorded)
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+
+    strips, responsiveness = sm.strips.selected_strips(obj), bpy.context.scene.smart_motion.responsiveness
+    sources = [fcurve.as_pointer() for strip in strips for fcurve in strip.action.layers[0].strips[0].channelbags[0].fcurves]
+    assert len(sources) == 3 * 132
+    assert all(len(reads[address]) == 2 for address in sources), "each source curve sampled and hashed"
+    assert all(reads[address][1] is reads[address][0] for address in sources), "from one read of its keys"
+    # and the signature is what hashing the sources afresh gives
+    assert obj.smart_motion.preview_signature.split()[:2] == list(sm.preview.signature_parts(obj, strips, responsiveness))
+
+
 def hashed_actions(sm, monkeypatch) -> list:
     """The session_uids of the actions whose keys the preview's check hashes from now on."""
     hashed = []
