@@ -537,8 +537,7 @@ def on_undo(*_args) -> None:
     """An undo or a redo may have put back other preview keys and other strips: keep the motions
     read, but read the keys again and re-synthesize before trusting the preview."""
     for session in _sessions.values():
-        session.key = None
-        session.channels = None
+        session.key = session.channels = None
     # The data put back is reported at the next depsgraph update: taken here, before any new edit can
     # join it, as no edit (the step holds its own signatures; .state.restoring).
     view_layer = bpy.context.view_layer
