@@ -6,7 +6,8 @@ Ten real clips (the TIMELINE of tests/bench/common.py, about 3,000
 frames once overlapped) are imported with Blender's BVH importer onto one
 armature of 25 bones and laid out as NLA strips,
 each starting 0.5 s before the previous one ends, cores leaving 0.5 s at
-each end, on three alternating tracks. Then, median of REPEAT runs each:
+each end, on three alternating tracks. Then, median of REPEAT runs each, the
+variants taking turns (one run of each per round: the machine may be shared):
 
   cold         bpy.ops.smart_motion.bake() with no preview: read the strips,
                synthesize (analysis, plan, rendering with leg IK), write a
@@ -58,6 +59,7 @@ profile pointed at a temporary folder, as the tests do.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import os
 import statistics
@@ -89,7 +91,7 @@ from core.motion import Motion, Skeleton  # noqa: E402
 
 from common import TIMELINE  # noqa: E402  (tests/bench, next to this script)
 
-REPEAT = 5
+REPEAT = 7
 # (new bone, parent, offset in the parent's frame, cm): the three bones a game rig adds
 EXTRA_BONES = (("Prop_L", "Hand_L", (10.0, 0.0, 0.0)), ("Prop_R", "Hand_R", (10.0, 0.0, 0.0)),
                ("HeadTop", "Head", (12.0, 0.0, 0.0)))
@@ -173,14 +175,24 @@ def build_scene(addon) -> bpy.types.Object:
     return obj
 
 
-def median_time(run, reset) -> float:
-    times = []
+def interleaved_medians(variants: dict) -> dict:
+    """``{name: median seconds}`` of each variant's ``run`` after its ``reset`` (neither timed), over
+    REPEAT rounds in which the variants take turns, one run of each per round, so that a change of the
+    machine's load (it is shared) falls on them alike. ``variants``: ``{name: (run, reset, after)}``;
+    ``after``, if any, is called untimed after each run."""
+    times = {name: [] for name in variants}
     for _ in range(REPEAT):
-        reset()
-        t = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for name, (run, reset, after) in variants.items():
+            reset()
+            # (the variant before left no evaluation pending, nor garbage, for this one to pay for)
+            bpy.context.view_layer.update()
+            gc.collect()
+            t = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t)
+            if after is not None:
+                after()
+    return {name: statistics.median(seconds) for name, seconds in times.items()}
 
 
 def main() -> None:
@@ -214,39 +226,49 @@ def main() -> None:
         bpy.ops.nla.bake(frame_start=first, frame_end=last, only_selected=False, bake_types={'POSE'},
                          channel_types={'LOCATION', 'ROTATION'})
 
-    cold = median_time(lambda: bpy.ops.smart_motion.bake(), reset)
-    cold_keys = key_count(obj.animation_data.action)
-    before = synthesis_runs[0]
-    warm = median_time(lambda: bpy.ops.smart_motion.bake(), reset_to_preview)
-    warm_keys = key_count(obj.animation_data.action)
-    if synthesis_runs[0] - before != REPEAT:  # once per Synthesize, never in the Bake
-        sys.exit(f"the warm Bake synthesized again: {synthesis_runs[0] - before - REPEAT} extra runs")
     def reset_to_preview_forgotten():
         reset_to_preview()
         addon.state.forget_all()
 
-    warm_read_back = median_time(lambda: bpy.ops.smart_motion.bake(), reset_to_preview_forgotten)
-    with replaced(addon.preview, "sources_unedited", lambda *args: False):
-        warm_hashing = median_time(lambda: bpy.ops.smart_motion.bake(), reset_to_preview)
-    if synthesis_runs[0] - before != 3 * REPEAT:
-        sys.exit("the warm Bake with the motion forgotten, or hashing the sources, synthesized again")
-    synthesize = median_time(lambda: bpy.ops.smart_motion.synthesize(), reset)
-    with replaced(addon.synthesis, "keys_read_once", contextlib.nullcontext):
-        synthesize_reading_twice = median_time(lambda: bpy.ops.smart_motion.synthesize(), reset)
-    checking = median_time(lambda: addon.preview.current_preview(obj, strips, responsiveness), reset_to_preview)
+    def bake_without_synthesis():
+        # the warm Bakes write the preview Synthesize made, never synthesizing again
+        before = synthesis_runs[0]
+        assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+        if synthesis_runs[0] != before:
+            sys.exit("a warm Bake synthesized again")
+
+    def bake_hashing_the_sources():
+        with replaced(addon.preview, "sources_unedited", lambda *args: False):
+            bake_without_synthesis()
+
+    def synthesize_reading_twice():
+        with replaced(addon.synthesis, "keys_read_once", contextlib.nullcontext):
+            bpy.ops.smart_motion.synthesize()
 
     def naive_check():
         addon.preview.current_preview(obj, strips, responsiveness)
         [addon.fcurves.action_digest(a) for a in [*addon.preview.source_actions(strips),
                                                   *addon.strips.preview_segments(obj)]]
 
-    naive_checking = median_time(naive_check, reset_to_preview)
-    reading = median_time(lambda: addon.timeline.strip_clips(obj, strips), reset)
-    synthesis = median_time(lambda: addon.synthesis.synthesize_strips(obj, strips, responsiveness), reset)
-    keys = median_time(lambda: convert.write_action(obj, result.motion, "keys only", frame_start=first), reset)
-    blender = median_time(blender_bake, reset)
-    blender_keys = key_count(obj.animation_data.action)
-    print(f"keys written: ours cold {cold_keys:,}, warm {warm_keys:,}, Blender's {blender_keys:,}")
+    keys_written = {}
+    times = interleaved_medians({
+        "cold": (lambda: bpy.ops.smart_motion.bake(), reset, lambda: keys_written.setdefault("cold", key_count(obj))),
+        "warm": (bake_without_synthesis, reset_to_preview, lambda: keys_written.setdefault("warm", key_count(obj))),
+        "warm hashing": (bake_hashing_the_sources, reset_to_preview, None),
+        "warm read back": (bake_without_synthesis, reset_to_preview_forgotten, None),
+        "synthesize": (lambda: bpy.ops.smart_motion.synthesize(), reset, None),
+        "synthesize reading twice": (synthesize_reading_twice, reset, None),
+        "checking": (lambda: addon.preview.current_preview(obj, strips, responsiveness), reset_to_preview, None),
+        "naive checking": (naive_check, reset_to_preview, None),
+        "reading": (lambda: addon.timeline.strip_clips(obj, strips), reset, None),
+        "synthesis": (lambda: addon.synthesis.synthesize_strips(obj, strips, responsiveness), reset, None),
+        "keys": (lambda: convert.write_action(obj, result.motion, "keys only", frame_start=first), reset, None),
+        "blender": (blender_bake, reset, lambda: keys_written.setdefault("blender", key_count(obj))),
+    })
+    cold, warm, warm_hashing, warm_read_back, synthesize, synthesize_reading_twice, checking, naive_checking, \
+        reading, synthesis, keys, blender = times.values()
+    print(f"keys written: ours cold {keys_written['cold']:,}, warm {keys_written['warm']:,}, "
+          f"Blender's {keys_written['blender']:,}")
 
     print(f"{'':44s}{'seconds':>9s}{'ms/frame':>10s}")
     for label, seconds in (
@@ -303,7 +325,9 @@ def count_calls(module, name: str) -> list[int]:
     return calls
 
 
-def key_count(action) -> int:
+def key_count(obj) -> int:
+    """Keys of ``obj``'s active action."""
+    action = obj.animation_data.action
     return sum(len(fcurve.keyframe_points) for layer in action.layers for strip in layer.strips
                for channelbag in strip.channelbags for fcurve in channelbag.fcurves)
 
