@@ -252,14 +252,14 @@ def action_digest(action: bpy.types.Action) -> str:
     Each channelbag's slot, and each F-curve's path, index, mute flag,
     extrapolation, modifiers (every setting) and keys: frames, values and
     interpolation, plus handles and easing where a key is neither linear nor
-    constant. Keys are read in bulk (``foreach_get``). Equal digests: equal
-    curves; anything else (an edited key, a new modifier) changes it.
+    constant. Keys are read in bulk (``foreach_get``, :func:`keyframe_arrays`)
+    and hashed a channelbag at a time. Equal digests: equal curves; anything
+    else (an edited key, a new modifier) changes it.
     """
     digest = hashlib.blake2b(digest_size=16)
     for slot, channelbag in keyframe_channelbags(action):
         digest.update(slot.identifier.encode())
-        for fcurve in channelbag.fcurves:
-            _digest_fcurve(digest, fcurve)
+        _digest_fcurves(digest, list(channelbag.fcurves))
     return digest.hexdigest()
 
 
@@ -291,25 +291,36 @@ def keyframe_channelbags(action: bpy.types.Action) -> Iterator[tuple[bpy.types.A
                     yield slot, strip.channelbag(slot)
 
 
-def _digest_fcurve(digest, fcurve: bpy.types.FCurve) -> None:
-    points = fcurve.keyframe_points
-    n = len(points)
-    digest.update(repr((
-        fcurve.data_path, fcurve.array_index, fcurve.mute, fcurve.extrapolation, n,
-        [_settings(modifier) for modifier in fcurve.modifiers],
-    )).encode())
-    co, kind = keyframe_arrays(fcurve)
-    digest.update(co.tobytes())
+def _digest_fcurves(digest, fcurves: list) -> None:
+    """Each F-curve's settings and key count, then the keys of all of them at once (frames, values,
+    interpolation), then the handles and easing of the curves with keys neither linear nor constant."""
+    keys = [keyframe_arrays(fcurve) for fcurve in fcurves]
+    digest.update(repr([
+        (fcurve.data_path, fcurve.array_index, fcurve.mute, fcurve.extrapolation, len(kind),
+         [_settings(modifier) for modifier in fcurve.modifiers])
+        for fcurve, (_, kind) in zip(fcurves, keys)
+    ]).encode())
+    if not keys:
+        return
+    kind = np.concatenate([kind for _, kind in keys])
+    digest.update(np.concatenate([co for co, _ in keys]).tobytes())
     digest.update(kind.tobytes())
-    if np.all((kind == LINEAR) | (kind == _CONSTANT)):
-        return  # nothing else shapes a linear or constant segment
-    for name, size, dtype in (
-        ("handle_left", 2, np.float32), ("handle_right", 2, np.float32), ("easing", 1, np.int32),
-        ("back", 1, np.float32), ("amplitude", 1, np.float32), ("period", 1, np.float32),
-    ):
-        values = np.empty(size * n, dtype=dtype)
-        points.foreach_get(name, values)
-        digest.update(values.tobytes())
+    shaped = (kind != LINEAR) & (kind != _CONSTANT)  # (nothing else shapes a linear or constant segment)
+    if not shaped.any():
+        return
+    counts = np.array([len(kind) for _, kind in keys])
+    ends = np.cumsum(counts)
+    for fcurve, first, last in zip(fcurves, ends - counts, ends):
+        if not shaped[first:last].any():
+            continue
+        points = fcurve.keyframe_points
+        for name, size, dtype in (
+            ("handle_left", 2, np.float32), ("handle_right", 2, np.float32), ("easing", 1, np.int32),
+            ("back", 1, np.float32), ("amplitude", 1, np.float32), ("period", 1, np.float32),
+        ):
+            values = np.empty(size * len(points), dtype=dtype)
+            points.foreach_get(name, values)
+            digest.update(values.tobytes())
 
 
 def _settings(struct) -> tuple:

@@ -443,6 +443,33 @@ def test_synthesize_reads_each_source_key_once_for_the_motion_and_its_signature(
     assert obj.smart_motion.preview_signature.split()[:2] == list(sm.preview.signature_parts(obj, strips, responsiveness))
 
 
+def bezier_key(fcurve):
+    fcurve.keyframe_points[20].interpolation = 'BEZIER'
+
+
+@pytest.mark.parametrize("prepare, edit", [
+    (None, lambda f: setattr(f.keyframe_points[20].co, "y", f.keyframe_points[20].co.y + 0.1)),
+    (None, lambda f: setattr(f.keyframe_points[20], "interpolation", 'CONSTANT')),
+    (bezier_key, lambda f: setattr(f.keyframe_points[20].handle_right, "y", f.keyframe_points[20].handle_right.y + 1)),
+    (bezier_key, lambda f: setattr(f.keyframe_points[20], "easing", 'EASE_IN')),
+    (None, lambda f: setattr(f, "mute", True)),
+    (None, lambda f: setattr(f, "extrapolation", 'LINEAR')),
+    (None, lambda f: f.modifiers.new('NOISE')),
+    (lambda f: f.modifiers.new('NOISE'), lambda f: setattr(f.modifiers[0], "strength", 3.0)),
+    (None, lambda f: f.keyframe_points.insert(f.keyframe_points[20].co.x + 0.5, 0.0)),
+], ids=["key value", "interpolation", "handle of a bezier key", "easing", "mute", "extrapolation", "modifier added",
+        "modifier setting", "key added"])
+def test_the_action_digest_changes_with_anything_that_shapes_the_curves(walk_bow_punch, sm, prepare, edit):
+    action = strips_by_name(walk_bow_punch)["bow"].action
+    fcurve = action.layers[0].strips[0].channelbags[0].fcurves[5]
+    if prepare is not None:
+        prepare(fcurve)
+    before = sm.fcurves.action_digest(action)
+    assert sm.fcurves.action_digest(action) == before
+    edit(fcurve)
+    assert sm.fcurves.action_digest(action) != before
+
+
 def hashed_actions(sm, monkeypatch) -> list:
     """The session_uids of the actions whose keys the preview's check hashes from now on."""
     hashed = []
