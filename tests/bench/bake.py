@@ -58,18 +58,12 @@ profile pointed at a temporary folder, as the tests do.
 
 from __future__ import annotations
 
-import os
-import sys
-
-# This folder (on sys.path first, as the script's own) goes after the standard library, whose modules a
-# bench of the same name (tests/bench/warnings.py) would otherwise shadow; `common` is still found.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] + [_HERE]
-
 import contextlib
 import gc
 import importlib.util
+import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
