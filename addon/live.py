@@ -481,8 +481,7 @@ def on_depsgraph_update(scene: bpy.types.Scene, depsgraph) -> None:
     """Note the IDs the depsgraph updated (:func:`.state.note_edited`: Bake knows a preview unedited by
     them); ask for a live update of every previewed armature whose timeline changed."""
     # (whatever the Live Updates toggle says: Bake reads these; evaluated copies have uids of their own)
-    note_edited((update.id.original.session_uid for update in depsgraph.updates),
-                [t for t in WATCHED_TYPES if depsgraph.id_type_updated(t)])
+    note_edited((u.id.original.session_uid for u in depsgraph.updates), filter(depsgraph.id_type_updated, WATCHED_TYPES))
     for obj in _previewed(scene):
         solo_back(obj)  # (a source soloed, then un-soloed, while the preview played)
     if not scene.smart_motion.live:
@@ -551,9 +550,9 @@ def on_undo(*_args) -> None:
 
 @persistent
 def on_frame_change_pre(scene: bpy.types.Scene, *_args) -> None:
-    """Report the edits made since the last depsgraph update (:func:`on_depsgraph_update`) before the frame
-    change evaluates them with no such handler; with none, nothing is evaluated (playback costs no more)."""
-    if bpy.context.view_layer is not None and not bpy.app.is_job_running('RENDER'):  # (renders: their own frames)
+    """Report edits made since the last depsgraph update (:func:`on_depsgraph_update`) before the frame change
+    evaluates them with no such handler (with none pending, nothing is evaluated; renders: their own frames)."""
+    if bpy.context.view_layer is not None and not bpy.app.is_job_running('RENDER'):
         bpy.context.view_layer.update()
 
 
