@@ -288,7 +288,8 @@ def _draw_group_core(box, row, armature, strip, item, group) -> None:
 
 def draw_gap(layout, pair: dict) -> None:
     """A pair's gap (``PairPlan.to_dict()``): its figures against their references (core.quality) with
-    a tick, or flagged with a Give Room button beside it, or "not measured" and why."""
+    a tick, or flagged with a Give Room button beside it, or "not measured" and why (a question mark,
+    also where a figure was measured with nothing to judge it by)."""
     from ..core.quality import GapQuality
 
     quality = GapQuality.from_dict(pair["quality"]) if pair.get("quality") else None
@@ -301,6 +302,10 @@ def draw_gap(layout, pair: dict) -> None:
         row = layout.row(align=True)
         row.label(text=f"{where}: {quality.ratios()}", icon='ERROR')
         row.operator("smart_motion.give_room", text="Give Room", icon='ARROW_LEFTRIGHT').clip = pair["next"]
+    elif quality.unjudged:
+        # no tick where a figure was measured with nothing to judge it by (a foot sliding is not fine)
+        for k, line in enumerate(wrapped(f"{where}: {quality.ratios()}")):
+            layout.label(text=line, icon='QUESTION' if k == 0 else 'BLANK1')
     else:
         layout.label(text=f"{where}: {quality.ratios()}", icon='CHECKMARK')
 
