@@ -175,9 +175,12 @@ def scheduled_start(
     start.
 
     The start is then delayed by the least number of frames, up to ``options.give_room_s``,
-    that keeps the gap under its flag threshold (core.quality) under the same plan: a
-    placement the tool chooses is not one it then flags, whenever some start allows it
-    (``Scheduled.flags`` says what stays flagged when none does).
+    that keeps the gap under its flag threshold (core.quality) under the same plan, and
+    confirmed under W's own plan, the one :func:`synthesize` renders, stepping on while
+    that flags the gap (``Scheduled.own_plan``; a smoother W may then start sooner, where
+    a less smooth W's own ranges flag a start W = 0.5's do not): a placement the tool
+    chooses is not one it then flags, whenever some start within ``give_room_s`` of W's
+    choice allows it (``Scheduled.flags`` says what stays flagged when none does).
 
     t_current  eq. (17): the output frame being played; every blend starts after it,
                so synthesizing ``[*clips, Clip(..., start, current=t_current)]`` leaves
@@ -303,19 +306,29 @@ class PairMeasure:
 
     def least_room(self, start: int, frames: int) -> int | None:
         """The least number of frames, 0 to ``frames``, the next clip must start after ``start`` for its
-        gap to be flagged for nothing, searched frame by frame; None when none does."""
-        return next((d for d in range(frames + 1) if not self.flags(start + d)), None)
+        gap to be flagged for nothing, searched by whole steps of the measure (core.quality.measure_step:
+        a frame at 30 fps, two at 60); None when none does.
+
+        Whole steps, because the measure samples every k-th output frame from the gap's first: a move
+        by part of a step would judge the clip on other frames of its own than where it lay, and a
+        resampled clip on interpolated ones, smoother than its own (a guide resampled to 60 fps was
+        unflagged 7 frames later, flagged 8, unflagged 9, where at 30 fps it needed 5)."""
+        return next((d for d in range(0, frames + 1, measure_step(self.ctx.fps)) if not self.flags(start + d)), None)
 
 
 @dataclass(frozen=True)
 class Scheduled:
     """Where a clip run as soon as possible starts (:func:`scheduled_start`), and what of its gap is
-    still flagged there (core.quality), when no start within ``options.give_room_s`` of the one
-    chosen keeps it under its flag threshold: the placement then says so."""
+    still flagged there (core.quality, under W's own plan, as synthesize will flag it), when no
+    start within ``options.give_room_s`` of the one chosen keeps it under its flag threshold: the
+    placement then says so."""
 
     start: int
     flags: tuple[str, ...] = ()
     moved: int = 0  # frames the start was delayed past W's choice to keep the gap unflagged
+    # of those, the frames W's own plan moved it from the first start W = PRICED_W's plan leaves
+    # unflagged (negative: sooner): ``start - own_plan`` never comes sooner for a smoother W
+    own_plan: int = 0
 
 
 def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_clip: Clip, new_joints: np.ndarray,
@@ -341,16 +354,31 @@ def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_c
                            min_blend_s=o.min_blend_s, max_interval_s=o.max_blend_s)
     # A placement the tool chooses must not be one it then flags: the start is delayed by the least
     # number of frames, up to give_room_s, that keeps the gap under its flag threshold (what Give
-    # Room would do after). Judged under the same plan as the peaks, W = PRICED_W's: whether a
+    # Room would do after). First under the same plan as the peaks, W = PRICED_W's: whether a
     # start is flagged then does not depend on W, and the first unflagged start from a later
     # start is never earlier, so a smoother W still never starts the clip sooner. (Under W's own
-    # ranges the walk into a punch at W = 0.25 was delayed past W = 0.5's start.)
-    if not measure.flags(start):
-        return Scheduled(int(start))
-    delay = measure.least_room(start, int(round(o.give_room_s * ctx.fps)))
+    # ranges alone the walk into a punch at W = 0.25 was delayed past W = 0.5's start.)
+    limit = int(round(o.give_room_s * ctx.fps))
+    delay = measure.least_room(start, limit)
+    # Then confirmed under W's own plan, the one synthesize renders: a start W = PRICED_W leaves
+    # unflagged can be flagged at another W (a walk into a punch at W = 1: "Hand_R popping 1.8
+    # x"), and one it flags may not be (a guide at W = 1), so the start steps on while W's own
+    # plan flags it, within the same give_room_s of W's choice.
+    own = measure if ctx.responsiveness == PRICED_W else PairMeasure(
+        track, last_clip, last_joints, new_clip, new_joints, clip_contacts, ctx)
+    return confirmed_start(own, int(start), int(start) + (delay or 0), limit)
+
+
+def confirmed_start(measure: PairMeasure, chosen: int, first: int, limit: int) -> Scheduled:
+    """The first start from ``first`` on, within ``limit`` frames of ``chosen`` (W's choice), whose gap
+    ``measure`` flags for nothing; else the first from ``chosen`` on; else ``chosen``, with what of its
+    gap stays flagged. ``first`` is where the search under W = PRICED_W's plan stopped."""
+    delay, found = measure.least_room(first, chosen + limit - first), first
+    if delay is None and first > chosen:
+        delay, found = measure.least_room(chosen, first - chosen - 1), chosen
     if delay is None:
-        return Scheduled(int(start), tuple(measure.flags(start)))
-    return Scheduled(int(start + delay), (), int(delay))
+        return Scheduled(chosen, tuple(measure.flags(chosen)), 0, chosen - first)
+    return Scheduled(found + delay, (), found + delay - chosen, found + delay - first)
 
 
 def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pose_ends: str,
