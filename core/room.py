@@ -20,7 +20,7 @@ the whole output's have the later clips too): a start the pair's measure
 flags for skate that the whole timeline would not flag is passed over, so
 the move found is the least the pair's measure allows, confirmed; never one
 the whole timeline flags. When no move is enough, what stays flagged is the
-whole timeline's at the limit. ``tests/bench/warnings.py`` checks the moves
+whole timeline's at the limit. ``tests/bench/gap_warnings.py`` checks the moves
 against the whole timeline searched step by step. Pure: clips in, a
 :class:`Room` out; the command line and the add-on apply the move.
 """
