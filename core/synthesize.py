@@ -196,10 +196,20 @@ def scheduled_start(
     new_clip, clip_contacts = every[-1], contacts[-1]
     # additional motions (2008, 8) are composed over the sequence, not joined to it
     before, before_joints, before_contacts, _ = sequenced(every[:-1], joints[:-1], contacts[:-1], ctx)
-    track, _, _, joined = _joined(before, before_contacts, ctx)
+    track, pairs, _, joined = _joined(before, before_contacts, ctx)
     last_clip = joined[-1][1]
     last_joints = next(g for c, g in zip(before, before_joints) if c is last_clip)
-    return earliest_after(track, last_clip, last_joints, new_clip, joints[-1], clip_contacts, ctx)
+    return earliest_after(track, last_clip, last_joints, new_clip, joints[-1], clip_contacts, ctx,
+                          so_far_feet(track, pairs, joined[1:], before, before_joints, ctx))
+
+
+def so_far_feet(track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]], clips: Sequence[Clip],
+                joints: Sequence[np.ndarray], ctx: Context) -> np.ndarray:
+    """The foot joints' positions ``(F, K, 3)`` of ``track`` (everything joined so far, ``pairs``
+    between ``joined`` clips) after the contact stage, as synthesize's output has them there."""
+    figures = {id(c): SourceFigures.of(c.motion, ctx.rig, ctx.up, g) for c, g in zip(clips, joints)}
+    motion = Motion(clips[0].motion.skeleton, track.rotations, track.positions, ctx.fps)
+    return foot_positions(_feet_held(motion, track, pairs, joined, figures, ctx), ctx.rig)
 
 
 def pair_measure(clips: Sequence[Clip], next_name: str, *, responsiveness: float = 0.5, rig: Rig | None = None,
@@ -215,10 +225,11 @@ def pair_measure(clips: Sequence[Clip], next_name: str, *, responsiveness: float
         raise ValueError(f"no pair joins clip {next_name!r}: the clips in sequence are {names}, and the first "
                          "joins nothing")
     i = names.index(next_name)
-    track, _, _, joined = _joined(seq[:i], seq_contacts[:i], ctx)
+    track, pairs, _, joined = _joined(seq[:i], seq_contacts[:i], ctx)
     last_clip = joined[-1][1]
     last_joints = seq_joints[seq.index(last_clip)]
-    return PairMeasure(track, last_clip, last_joints, seq[i], seq_joints[i], seq_contacts[i], ctx)
+    return PairMeasure(track, last_clip, last_joints, seq[i], seq_joints[i], seq_contacts[i], ctx,
+                       so_far_feet(track, pairs, joined[1:], seq[:i], seq_joints[:i], ctx))
 
 
 def _finished(skeleton, track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]],
@@ -248,11 +259,14 @@ class PairMeasure:
     last_clip, last_joints  the clip the track ends with and its global joint positions;
     new_clip, new_joints, clip_contacts  the next clip (``current`` set, checked as synthesize
                 checks it), its joint positions and its contacts;
-    ctx         the synthesis's context (its W plans the pair).
+    ctx         the synthesis's context (its W plans the pair);
+    so_far_feet the foot joints' positions (core.quality.foot_positions) of the output so far after
+                its contact stage, ``(F, K, 3)`` from ``track.first``; None: the track's own, before it.
     """
 
     def __init__(self, track: Track, last_clip: Clip, last_joints: np.ndarray, new_clip: Clip,
-                 new_joints: np.ndarray, clip_contacts: np.ndarray, ctx: Context):
+                 new_joints: np.ndarray, clip_contacts: np.ndarray, ctx: Context,
+                 so_far_feet: np.ndarray | None = None):
         self.played = played_until(track, new_clip)
         self.track = _as_played(track, self.played)
         self.last_clip, self.new_clip, self.clip_contacts, self.ctx = last_clip, new_clip, clip_contacts, ctx
@@ -266,10 +280,14 @@ class PairMeasure:
         # those of the motion so far and of the new clip from its core on, as the output will
         # have them (an alignment turns and moves a clip on the ground, heights stay), not of the
         # window alone, whose few frames put a floor anywhere.
+        # The motion so far after its contact stage where the caller has it (``so_far_feet``): the
+        # stage keeps feet off the floor they sank below in earlier gaps, and without it the floor
+        # of a bow after seven clips lay 0.7 mm lower and its skate read half what synthesize flags.
         feet = foot_joints(ctx.rig)
-        held = forward_kinematics(self.track.rotations[: self.played - self.track.first + 1],
-                                  self.track.positions[: self.played - self.track.first + 1],
-                                  new_clip.motion.skeleton.parents, feet, rotations_out=False)[0]
+        held = so_far_feet[: self.played - self.track.first + 1] if so_far_feet is not None else forward_kinematics(
+            self.track.rotations[: self.played - self.track.first + 1],
+            self.track.positions[: self.played - self.track.first + 1],
+            new_clip.motion.skeleton.parents, feet, rotations_out=False)[0]
         self.levels = foot_levels(np.concatenate([held, new_joints[new_clip.core_range[0]:, feet]]) @ ctx.up, ctx.fps)
         # the same start is asked for more than once (its plan, its measure)
         self._plans: dict[int, PairPlan] = {}
@@ -332,17 +350,18 @@ class Scheduled:
 
 
 def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_clip: Clip, new_joints: np.ndarray,
-                   clip_contacts: np.ndarray, ctx: Context) -> Scheduled:
+                   clip_contacts: np.ndarray, ctx: Context, so_far: np.ndarray | None = None) -> Scheduled:
     """:func:`scheduled_start` given the track of everything before the new clip (before the
     contact stage, as :func:`_joined` leaves it), the last clip joined to it and the new clip
     (``current`` set, checked as synthesize checks it), with their global joint positions and
-    the new clip's contacts (core.resynthesis keeps them all from its last update)."""
+    the new clip's contacts (core.resynthesis keeps them all from its last update); ``so_far``:
+    :func:`so_far_feet` of the track, where the caller has them (:class:`PairMeasure`)."""
     # Every W measures the same starts under one plan, W = PRICED_W's: W only prices their
     # peaks, so core.schedule's argument orders the starts by W (a smoother W never starts
     # the clip sooner). Measured under each W's own ranges, a start's peak depended on W,
     # and W = 1 started a walk into a punch 14 frames before W = 0.75.
     priced = replace(ctx, responsiveness=PRICED_W, weights=blend_weights(PRICED_W))
-    measure = PairMeasure(track, last_clip, last_joints, new_clip, new_joints, clip_contacts, priced)
+    measure = PairMeasure(track, last_clip, last_joints, new_clip, new_joints, clip_contacts, priced, so_far)
 
     def peak_at(start: int) -> float:
         # no sample in the gap: nothing there to be rough
@@ -365,7 +384,7 @@ def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_c
     # x"), and one it flags may not be (a guide at W = 1), so the start steps on while W's own
     # plan flags it, within the same give_room_s of W's choice.
     own = measure if ctx.responsiveness == PRICED_W else PairMeasure(
-        track, last_clip, last_joints, new_clip, new_joints, clip_contacts, ctx)
+        track, last_clip, last_joints, new_clip, new_joints, clip_contacts, ctx, so_far)
     return confirmed_start(own, int(start), int(start) + (delay or 0), limit)
 
 
