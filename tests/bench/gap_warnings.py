@@ -100,10 +100,10 @@ def flagged_created(clips: list[Clip], options: SynthesisOptions, mode: str, w: 
             flagged.append(f"{pair.prev} → {pair.next}")
             if promised[clip.name]:
                 wrong.append(f"{pair.prev} → {pair.next}")
-    # (printed, not failures: the placement judges the pair alone, its contact stage over the frames
-    # it renders, and the skate of the whole synthesis can differ: a bow after seven clips at W = 0
-    # read 0.069 legs/s by the pair's measure, 0.137 in the synthesis; a packed gap is also judged
-    # with the clips placed after it)
+    # (printed, not failures: the placement judges the pair with the skate's floor levels of the
+    # output so far and the new clip; a packed gap is judged with the clips placed after it too,
+    # whose feet move those levels. Before the levels were taken after the contact stage, a bow
+    # after seven clips at W = 0 read 0.069 legs/s by the pair's measure, 0.137 in the synthesis.)
     if mode == "pack":
         plan = synthesize(placed, responsiveness=w).plan
         flagged = [f"{p.prev} → {p.next}" for p in plan.pairs if p.quality is not None and p.quality.flags]
