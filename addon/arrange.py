@@ -7,20 +7,21 @@ Each decides first (:func:`asap_placement`, :func:`pack_placements`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import bpy
 
+from ..core.options import SynthesisOptions
 from ..core.timeline import NlaLane, PackMove, pack_lanes
 from ..core.text import counted
 from .convert import action_to_motion, find_armature_rig
 from .fcurves import slot_for
-from .strips import (find_strip, is_preview_track, left_out_text, preview_actions, strip_identity, strip_settings,
-                     track_plays, unique_track_name)
-from .sync_groups import group_name, sync_groups
+from .strips import (find_strip, is_preview_track, left_out_text, preview_actions, strip_identity,
+                     strip_settings, track_plays, unique_track_name)
+from .sync_groups import group_name, pin_group_core, sync_groups
 from .synthesis import require_two
-from .timeline import additional_strips, core_offsets, sequence_clips, strip_clips
+from .timeline import additional_strips, core_offsets, group_core, sequence_clips, strip_clips
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,9 @@ class Placement:
     waited  what ``after`` is, for the report (``"the playhead"``, ``"the core of 'walk'"``).
     clip    the new clip, its core the whole action (it has no neighbour to lose frames to).
     cores   each strip's core offsets the placement assumed, by strip name.
-    flags   what of the new gap stays flagged (core.quality) where no start within 2 s keeps it
-            under its flag threshold (the placement says so), else ``()``.
+    flags   what of the new gap stays flagged (core.quality) where no start within
+            ``SynthesisOptions.give_room_s`` keeps it under its flag threshold (the placement
+            says so), else ``()``.
     """
 
     start: int
@@ -42,6 +44,12 @@ class Placement:
     clip: object
     cores: dict
     flags: tuple = ()
+
+
+def give_room_text() -> str:
+    """``"2 s"``: how far Give Room, Add as Soon as Possible and Pack look for an unflagged start
+    (``SynthesisOptions.give_room_s``), as the messages say it."""
+    return f"{SynthesisOptions().give_room_s:g} s"
 
 
 def addable_actions(obj: bpy.types.Object | None = None) -> list[bpy.types.Action]:
@@ -123,8 +131,8 @@ def placement_text(action: bpy.types.Action, placement: Placement) -> str:
     text = (f"added {action.name!r} at frame {placement.start}, as soon as it can blend after frame "
             f"{placement.after} ({placement.waited})")
     if placement.flags:
-        text += (f"; no start within 2 s keeps its gap unflagged ({', '.join(placement.flags)}): set a blend "
-                 "length on it, or move the cores")
+        text += (f"; no start within {give_room_text()} keeps its gap unflagged ({', '.join(placement.flags)}): "
+                 "set a blend length on it, or move the cores")
     return text
 
 
@@ -134,7 +142,8 @@ class Packing:
 
     moves: tuple[PackMove, ...]
     cores: dict
-    flagged: dict = None  # strip name -> what of its gap stays flagged where no start within 2 s avoids it
+    # strip name -> what of its gap stays flagged where no start within give_room_s avoids it
+    flagged: dict = field(default_factory=dict)
 
 
 def pack_placements(obj: bpy.types.Object, strips: list, responsiveness: float) -> Packing:
@@ -280,8 +289,8 @@ def pack_text(packing: Packing) -> str:
         if m.blocked:
             text += f" on {'new ' if m.new_lane else ''}track {m.lane!r}, as {m.blocked}"
         parts.append(text)
-    flagged = "".join(f"; no start of {name!r} within 2 s keeps its gap unflagged ({', '.join(flags)})"
-                      for name, flags in (packing.flagged or {}).items())
+    flagged = "".join(f"; no start of {name!r} within {give_room_text()} keeps its gap unflagged ({', '.join(flags)})"
+                      for name, flags in packing.flagged.items())
     return f"packed {counted(len(packing.moves), 'strip')}: " + ", ".join(parts) + flagged
 
 
@@ -299,6 +308,9 @@ class RoomMove:
     strips: tuple[str, ...]
     cores: dict
     read: tuple[str, ...] = ()  # every strip the search read (the neighbours of the default cores)
+    # each synchronized group's core as the search read it: name -> (its strips, (first, last) scene
+    # frames, the scene frame its blend starts at, the blend's frames), as .timeline.group_core reads it
+    group_cores: dict = field(default_factory=dict)
 
 
 def room_for(obj: bpy.types.Object, strips: list, next_name: str, responsiveness: float) -> RoomMove:
@@ -310,11 +322,18 @@ def room_for(obj: bpy.types.Object, strips: list, next_name: str, responsiveness
     require_two(obj, strips, "select the strips of the synthesis, at least two that play")
     clips, groups = sequence_clips(obj, strips)
     rig = find_armature_rig(obj, clips[0].motion)
-    room = give_room(clips, next_name, responsiveness=responsiveness, rig=rig)
+    return room_move(give_room(clips, next_name, responsiveness=responsiveness, rig=rig), clips, groups, strips)
+
+
+def room_move(room, clips: list, groups: tuple, strips: list) -> RoomMove:
+    """The :class:`RoomMove` of core.room's ``room`` over ``clips`` and ``groups`` as
+    :func:`.timeline.sequence_clips` read them from ``strips``: the strips it moves (a group's all)
+    and the cores they were read with."""
     members = {g["name"]: tuple(g["strips"]) for g in groups}
     moved = tuple(name for clip in room.moved for name in members.get(clip, (clip,)))
     return RoomMove(room, moved, {c.name: c.core_range for c in clips if c.name not in members},
-                    tuple(s.name for s in strips))
+                    tuple(s.name for s in strips),
+                    {g["name"]: (tuple(g["strips"]), tuple(g["core"]), g["start"], g["frames"]) for g in groups})
 
 
 def give_room_strips(obj: bpy.types.Object, move: RoomMove) -> None:
@@ -327,9 +346,11 @@ def give_room_strips(obj: bpy.types.Object, move: RoomMove) -> None:
     moving = [find_strip(obj, name) for name in move.strips]
     for strip in moving:
         track = next(t for t in obj.animation_data.nla_tracks if strip.name in t.strips)
-        first, last = strip.frame_start, strip.frame_end + frames
+        # only the frames it moves into, (frame_end, frame_end + frames]: a strip ending where it
+        # starts, or starting where it will end, touches it, as the NLA allows
+        end = strip.frame_end
         blocking = next((s.name for s in track.strips if s.name not in move.strips
-                         and not (s.frame_end < first or s.frame_start > last)), None)
+                         and s.frame_end > end and s.frame_start < end + frames), None)
         if blocking is not None:
             raise ValueError(f"Give Room would move NLA strip {strip.name!r} onto {blocking!r} on track "
                              f"{track.name!r}; move {blocking!r} off that track (or later) first")
@@ -342,3 +363,14 @@ def give_room_strips(obj: bpy.types.Object, move: RoomMove) -> None:
             item = strip_settings(obj, strip, create=True)
             item.core_first, item.core_last = offsets
             item.has_core = True
+    # a synchronized group's default core (its span among the others) changes as they move: the one
+    # read is kept as edited cores on its strips, as edited_group_core reads them
+    for name, (members, (first, last), start, n) in move.group_cores.items():
+        shift = frames if name in move.room.moved else 0
+        group = [find_strip(obj, member) for member in members]
+        try:
+            now = group_core(obj, group, everyone, start + shift, n)[0]
+        except ValueError:  # (no core left to it among the others as they lie now: the one read is kept)
+            now = None
+        if now != (first + shift, last + shift):
+            pin_group_core(obj, group, first + shift, last + shift)

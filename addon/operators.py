@@ -24,8 +24,8 @@ import bpy
 from bpy.props import EnumProperty, StringProperty
 
 from . import live
-from .arrange import (add_strip, addable_actions, asap_placement, give_room_strips, pack_placements, pack_strips,
-                      pack_text, placement_text, room_for)
+from .arrange import (add_strip, addable_actions, asap_placement, give_room_strips, give_room_text, pack_placements,
+                      pack_strips, pack_text, placement_text, room_for)
 from .bake import rebake_note
 from .preview import clear_preview
 from .report import plan_cleared_text, plan_dict, plan_warnings
@@ -236,10 +236,10 @@ class SMART_MOTION_OT_pack(_Reported, bpy.types.Operator):
 
 
 class SMART_MOTION_OT_give_room(_Reported, bpy.types.Operator):
-    """Move the strip after this flagged gap, and every later one, later by the least that puts the gap under its flag threshold (at most 2 s)"""
-
     bl_idname = "smart_motion.give_room"
     bl_label = "Give Room"
+    bl_description = ("Move the strip after this flagged gap, and every later one, later by the least that puts "
+                      f"the gap under its flag threshold (at most {give_room_text()})")
     bl_options = {'REGISTER', 'UNDO'}
 
     clip: StringProperty(name="Clip", description="The strip (or synchronized group) after the flagged gap")

@@ -345,7 +345,8 @@ def recorded_plan(armature) -> dict | None:
 
 def draw_gap(layout, pair: dict, *, give_room: bool = True) -> None:
     """A pair's gap (``PairPlan.to_dict()``): its figures against their references (core.quality) with
-    a tick, or flagged with a Give Room button beside it (``give_room``), or "not measured" and why."""
+    a tick, or flagged with a Give Room button beside it (``give_room``), or "not measured" and why (a
+    question mark, also where a figure was measured with nothing to judge it by)."""
     quality = gap_quality(pair)
     where = f"    gap {pair['gap'][0]}-{pair['gap'][1]}" if pair.get("gap") else "    gap"
     if quality is None or not quality.measured:
@@ -357,6 +358,10 @@ def draw_gap(layout, pair: dict, *, give_room: bool = True) -> None:
         row.label(text=f"{where}: {quality.ratios()}", icon='ERROR')
         if give_room:
             row.operator("smart_motion.give_room", text="Give Room", icon='ARROW_LEFTRIGHT').clip = pair["next"]
+    elif quality.unjudged:
+        # no tick where a figure was measured with nothing to judge it by (a foot sliding is not fine)
+        for k, line in enumerate(wrapped(f"{where}: {quality.ratios()}")):
+            layout.label(text=line, icon='QUESTION' if k == 0 else 'BLANK1')
     else:
         layout.label(text=f"{where}: {quality.ratios()}", icon='CHECKMARK')
 

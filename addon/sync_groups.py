@@ -155,6 +155,22 @@ def edited_group_core(obj: bpy.types.Object, group: list) -> tuple[int, int, lis
     return min(e[0] for e in edited), max(e[1] for e in edited), [e[2] for e in edited]
 
 
+def pin_group_core(obj: bpy.types.Object, group: list, first: int, last: int) -> None:
+    """Edited cores on ``group``'s strips such that :func:`edited_group_core` reads scene frames
+    ``first``-``last``: each strip keeps the part of them it plays; one that plays none has no
+    edited core (it is then not read). What Give Room keeps where a group's default core would
+    change with the move."""
+    for strip in group:
+        start = round(strip.frame_start)
+        lo, hi = max(first, start), min(last, start + strip_frame_count(strip) - 1)
+        item = strip_settings(obj, strip, create=lo <= hi)
+        if lo <= hi:
+            item.core_first, item.core_last = lo - start, hi - start
+            item.has_core = True
+        elif item is not None:
+            item.has_core = False
+
+
 def group_weights(obj: bpy.types.Object, ordered: list, frames) -> tuple:
     """``(influences, playing, weights)``, each ``(K, T)``, of a group's strips ``ordered`` (upper
     track first, :func:`.strips.by_track_from_top`) at scene frames ``frames (T,)``: each strip's own

@@ -75,6 +75,9 @@ import re
 import sys
 from contextlib import contextmanager
 
+from .options import SynthesisOptions
+from .text import counted
+
 
 def _gib(text: str) -> float:
     """``--max-memory GIB`` -> bytes."""
@@ -270,6 +273,7 @@ def cmd_synthesize(args) -> int:
     blends = _clip_blends(args.blend, names)
     clips = [Clip(read_bvh(path), start if start is not None else 0, core, name, blend_s=blends.get(name))
              for (path, start, core), name in zip(specs, names)]
+    check_blend_lengths(blends, clips)
     rig = find_rig(clips[0].motion, overrides=_overrides(args.map), clip=f"clip '{clips[0].name}'")
     placed = []
     for clip, (_, start, _) in zip(clips, specs):
@@ -282,9 +286,10 @@ def cmd_synthesize(args) -> int:
             print(f"'{clip.name}' runs as soon as possible: from output frame {start}, its core from "
                   f"{start + clip.core_range[0]}" + (f" (after the current frame {args.current})"
                                                      if args.current is not None else "")
-                  + (f", {scheduled.moved} frame(s) later than W alone would start it, so that its gap is not "
+                  + (f", {counted(scheduled.moved, 'frame')} later than W alone would start it, so that its gap is not "
                      "flagged" if scheduled.moved else "")
-                  + (f"; no start within 2 s keeps its gap unflagged ({', '.join(scheduled.flags)})"
+                  + (f"; no start within {SynthesisOptions().give_room_s:g} s keeps its gap unflagged "
+                     f"({', '.join(scheduled.flags)})"
                      if scheduled.flags else ""))
         placed.append(clip)
     clips = placed
@@ -407,11 +412,22 @@ def _clip_blends(text: str | None, names: list[str]) -> dict[str, float]:
         if name in out:
             raise _repeated("--blend", name, text)
         seconds = _numbers(value, "--blend", example="guide=0.8")[0]
-        if not 0.0 < seconds <= 60.0:
-            raise ValueError(f"--blend {name}={value.strip()}: give a length in seconds above 0 and at most 60 "
+        if not 0.0 < seconds:
+            raise ValueError(f"--blend {name}={value.strip()}: give a length in seconds above 0 "
                              "(leave the clip out for the automatic length)")
         out[name] = seconds
     return out
+
+
+def check_blend_lengths(blends: dict[str, float], clips: list) -> None:
+    """Refuse a ``--blend`` length longer than every clip together: a blend lies within the frames of
+    the clips it joins, so no plan could come near it (a length the possible ranges cannot meet
+    is otherwise planned at the nearest they allow, and the plan's note says so)."""
+    longest = sum(c.motion.n_frames / c.motion.fps for c in clips)
+    for name, seconds in blends.items():
+        if seconds > longest:
+            raise ValueError(f"--blend {name}={seconds:g}: no blend can last longer than the clips together, "
+                             f"{longest:.2f} s; give a shorter length (or leave the clip out for the automatic one)")
 
 
 def _clip_ends(text: str | None, names: list[str]) -> dict | None:
@@ -980,7 +996,8 @@ def main(argv: list[str] | None = None) -> int:
                         "user's length, kept by the plan; default: the range search chooses it, eq. 9)")
     p.add_argument("--give-room", action="store_true",
                    help="move the clips after each flagged gap later, first gap first, by the least that puts the "
-                        "gap under its flag threshold (at most 2 s), and print what moved (the plan records it)")
+                        f"gap under its flag threshold (at most {SynthesisOptions().give_room_s:g} s), and print what "
+                        "moved (the plan records it)")
     p.set_defaults(func=cmd_synthesize)
 
     p = sub.add_parser("blend", parents=[budget],

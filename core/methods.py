@@ -117,8 +117,8 @@ class _Sides:
         self.accel = {part: max(prev.accel[part], nxt.accel[part]) for part in prev.accel}
         self.body = (prev.body, nxt.body)
         self.body_accel = max(prev.body_accel, nxt.body_accel)
-        # the user's blend length into the clip (Clip.blend_s): a range of that length, none other
-        self.user_frames = None if clip.blend_s is None else max(int(round(clip.blend_s * ctx.fps)), 1)
+        # the user's blend length into the clip (Clip.blend_s), in frames: a range of that length, none other
+        self.user_frames = None if clip.blend_s is None else clip.blend_s * ctx.fps
 
     def optimal(self, part, t0_candidates, t1_candidates, ctx, phase_length_s=None, prev_pose_frame=None,
                 min_s=0.0):
@@ -131,8 +131,11 @@ class _Sides:
         # The user's length for this pair (Clip.blend_s) bounds the range both ways: eq. (9) then
         # chooses only where a range that long lies, and the limits below only say how far it
         # exceeds them (its excess, which still decides the method, 2014 4.1).
-        shortest = self.user_frames or int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps))
-        longest = self.user_frames or max(int(round(ctx.options.max_blend_s * ctx.fps)), 1)
+        if self.user_frames is not None:
+            shortest = longest = nearest_length(t0_candidates, t1_candidates, self.user_frames)
+        else:
+            shortest = int(round(max(min_s, ctx.options.min_blend_s) * ctx.fps))
+            longest = max(int(round(ctx.options.max_blend_s * ctx.fps)), 1)
         return optimal_blend_range(
             BlendSide(fp, vp, np.asarray(t0_candidates), self.prev_offset, self.body[0]),
             BlendSide(fn, vn, np.asarray(t1_candidates), self.next_offset, self.body[1]),
@@ -182,6 +185,20 @@ class _Sides:
         return _rendered(ctx, optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
                                                       start_reverses=start_reverses, end_reverses=end_reverses),
                          *eased)
+
+
+def nearest_length(t0_candidates, t1_candidates, frames: float) -> int:
+    """The length ``t1 - t0 > 0`` of the candidate pairs (eqs. 1-8's possible ranges) nearest ``frames``,
+    the longer of two as near: the user's blend length where the ranges allow one that long, else
+    the nearest they allow, shorter or longer."""
+    t0 = np.asarray(t0_candidates, dtype=np.float64)
+    t1 = np.sort(np.asarray(t1_candidates, dtype=np.float64))
+    at = np.searchsorted(t1, t0 + frames)  # each t0's first t1 at least ``frames`` on, and the one before
+    lengths = np.concatenate([t1[np.minimum(at, len(t1) - 1)] - t0, t1[np.maximum(at - 1, 0)] - t0])
+    lengths = lengths[lengths > 0]
+    if not len(lengths):
+        return 1  # (no pair at all: the range search says so)
+    return int(lengths[np.lexsort((-lengths, np.abs(lengths - frames)))[0]])
 
 
 def _median(x) -> float:
@@ -266,6 +283,7 @@ def plan_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, ctx: Context,
     if clip.blend_s is None:
         return planned
     # the possible ranges (eqs. 1-8) are the paper's: where none is that long, the nearest length
+    # (nearest_length, shorter or longer)
     frames = max(int(round(clip.blend_s * ctx.fps)), 1)
     off = [f"{s.part} body {s.end - s.start}" for s in planned.segments
            if s.blend in BLENDED and s.end - s.start != frames]

@@ -47,6 +47,7 @@ from . import quat
 from .analysis import horizontal
 from .motion import Motion, forward_kinematics
 from .rig import Rig
+from .text import counted
 
 FLOOR_PERCENTILE = 2.0  # a joint's floor level: this low percentile of its height over the motion
 BAND = 0.03  # a joint is down while within this share of its own height range above its floor
@@ -56,6 +57,7 @@ STILL_SKATE = 0.01  # leg lengths per second (under 1 cm/s): flags compare skate
 FLAG_RATIO = 1.5  # a gap skating, accelerating or popping more than this times its reference is flagged
 QUIET = 1.0  # accel and pop are compared with no less than the clips' own 99th percentile (see _quiet)
 MOVING = 1e-6  # a joint whose 99th-percentile acceleration is below this share of the largest joint's is still
+NO_SKATE_REFERENCE = "the untouched clips play no frame with a foot down in the gap to compare with"
 
 
 def foot_joints(rig: Rig) -> list[int]:
@@ -247,6 +249,16 @@ class GapQuality:
         nothing to judge where no foot is down, which is no fault of the gap)."""
         return self.accel is not None and self.pop is not None
 
+    @property
+    def unjudged(self) -> list[str]:
+        """What of a measured gap was measured but has nothing to be judged against, and why: a foot
+        down in the gap where the untouched clips have none down on its frames (a clip ending where
+        the next begins leaves them no frame there). Such a figure is never flagged, so the gap is
+        not shown as fine either."""
+        if self.skate is not None and self.skate_untouched is None:
+            return [f"skate not judged ({NO_SKATE_REFERENCE})"]
+        return []
+
     def ratios(self) -> str:
         """The figures as multiples of their references, for a narrow display."""
         if not self.measured:
@@ -256,8 +268,10 @@ class GapQuality:
             return missing if mine is None or not theirs else f"{mine / theirs:.1f}x"
         (_, skate, skate_ref, _), (_, accel, accel_ref, _), (_, pop, pop_ref, _) = self._judged()
         joint = f" ({self.pop_joint})" if self.pop_joint else ""
-        return (f"skate {r(skate, skate_ref, 'none (no foot down)')}, accel {r(accel, accel_ref)}, "
-                f"pop {r(pop, pop_ref)}{joint}")
+        # "none" only where no foot is down; a foot down with nothing to judge it by is not "none"
+        skated = ("skate none (no foot down)" if skate is None else
+                  f"skate {r(skate, skate_ref)}" if skate_ref is not None else self.unjudged[0])
+        return f"{skated}, accel {r(accel, accel_ref)}, pop {r(pop, pop_ref)}{joint}"
 
     def summary(self) -> str:
         def f(x, digits):
@@ -284,6 +298,8 @@ def gap_warning(prev: str, nxt: str, gap: tuple[int, int] | None, quality: GapQu
     if quality is None or not quality.measured:
         why = "the plan holds no figures for it" if quality is None else quality.why_unmeasured
         parts.append(f"not measured ({why})")
+    if quality is not None and quality.measured:
+        parts += quality.unjudged
     if quality is not None and quality.flags:
         parts.append(f"{', '.join(quality.flags)}: give it room (Give Room beside the gap, --give-room on the "
                      f"command line) or set a blend length on {nxt!r}")
@@ -433,7 +449,11 @@ def gap_quality(
     whole = len(on) > 0 and on[0] >= k and on[-1] <= output.n_frames - 1 - k  # every sample has its neighbours
     on = on[(on >= k) & (on <= output.n_frames - 1 - k)]
     accel = pop = smoothest = None
-    if len(on) and p99 > 0:
+    # (the clips' mean-joint p99 can be above 0 while every joint's own is 0, each joint moving on
+    # fewer than 1 % of the samples: no joint then has a p99 to judge its pop by, nor is the mean's
+    # worth judging, and the gap is not measured, for the same reason as clips that do not move)
+    still = p99 <= 0 or not moving.any()
+    if len(on) and not still:
         window = output[on[0] - k : on[-1] + k + 1]
         g = forward_kinematics(window.rotations, window.positions, window.skeleton.parents, rotations_out=False)[0]
         accel = float(mean_joint_acceleration(window, g)[on - on[0]].max()) / p99
@@ -445,10 +465,9 @@ def gap_quality(
             smoothest = (float(join.mean(axis=1).max()) / p99, _pop(join.max(axis=0), joint_p99, moving))
     why = None
     if accel is None:
-        why = (f"the clips' joints do not move, so there is no acceleration to compare with" if p99 <= 0 else
-               f"frames {first}-{last} lie within {k} frame(s) of the output's end, where no acceleration can be taken")
-    elif pop is None:
-        why = "no joint of the two clips moves, so no joint's pop can be compared with its own"
+        why = ("the clips' joints do not move, so there is no acceleration to compare with" if still else
+               f"frames {first}-{last} lie within {counted(k, 'frame')} of the output's first or last frame, where no "
+               "acceleration can be taken")
     accel_untouched = max(peaks) / p99 if peaks and p99 > 0 else None
     pop_untouched = _pop(np.max(joint_peaks, axis=0), joint_p99, moving) if joint_peaks else None
     pop_untouched = None if pop_untouched is None else pop_untouched[0]
@@ -460,7 +479,7 @@ def gap_quality(
         accel_reference=_larger(accel_untouched, None if smoothest is None else smoothest[0]),
         pop=None if pop is None else pop[0],
         pop_untouched=pop_untouched,
-        pop_reference=_larger(pop_untouched, None if smoothest is None or smoothest[1] is None else smoothest[1][0]),
+        pop_reference=_larger(pop_untouched, None if smoothest is None else smoothest[1][0]),
         pop_joint=None if pop is None else output.skeleton.names[pop[1]],
         why_unmeasured=why,
     )

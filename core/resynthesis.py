@@ -340,7 +340,9 @@ class Resynthesis:
         track = step.track.get((self._first.skeleton, ctx.rig.pelvis, ctx.fps))
         last = self._prepare(step.last.motion, ctx, counts, step.last.name)
         new = self._prepare(new_clip.motion, ctx, counts, new_clip.name)
-        return earliest_after(track, step.last, last.joints, new_clip, new.joints, new.contacts, ctx)
+        # the output so far after its contact stage, as the synthesis with the new clip will have it
+        so_far = (foot_positions(self._result.motion, ctx.rig) if self._result.plan.start == track.first else None)
+        return earliest_after(track, step.last, last.joints, new_clip, new.joints, new.contacts, ctx, so_far)
 
     def _warnings(self, accepted: list[Clip]) -> tuple[str, ...]:
         """synthesize's bone-length and floor warnings, again only when the accepted clips change."""

@@ -5,16 +5,24 @@ more than ``core.quality.FLAG_RATIO`` times what it is judged against
 (``GapQuality.flags``). The commonest cause is a placement that leaves the
 blends too little time. Give Room moves the gap's next clip, and every clip
 whose core comes after, later by the least number of output frames, searched
-frame by frame up to ``SynthesisOptions.give_room_s`` seconds (seconds, so any
-frame rate), for which the gap is flagged for nothing; or says that so much is
-not enough and moves nothing.
+by whole steps of the measure (``core.quality.measure_step``: a frame at 30 fps,
+two at 60; ``PairMeasure.least_room`` says why) up to
+``SynthesisOptions.give_room_s`` seconds (seconds, so any frame rate), for which
+the gap is flagged for nothing; or says that so much is not enough and moves
+nothing.
 
 The search re-plans only the pair concerned (``core.synthesize.PairMeasure``:
 everything before it joined once, the pair planned, rendered and measured at
 each start), then confirms a start it finds with the whole timeline
-synthesized (the pair's own measure takes the skate's floor levels from the
-motion so far; the whole output has the later clips too). Pure: clips in,
-a :class:`Room` out; the command line and the add-on apply the move.
+synthesized. The two measures differ only in the skate's floor levels (the
+pair's are those of the motion so far and of the next clip from its core on;
+the whole output's have the later clips too): a start the pair's measure
+flags for skate that the whole timeline would not flag is passed over, so
+the move found is the least the pair's measure allows, confirmed; never one
+the whole timeline flags. When no move is enough, what stays flagged is the
+whole timeline's at the limit. ``tests/bench/gap_warnings.py`` checks the moves
+against the whole timeline searched step by step. Pure: clips in, a
+:class:`Room` out; the command line and the add-on apply the move.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from typing import Callable, Sequence
 
 from .options import SynthesisOptions
 from .plan import Clip, PairPlan, Result
+from .quality import measure_step
 from .rig import Rig
 from .synthesize import pair_measure, synthesize
 
@@ -90,6 +99,18 @@ def moved_clips(clips: Sequence[Clip], names: Sequence[str], frames: int) -> lis
     return [replace(c, start=c.start + frames) if c.name in names else c for c in clips]
 
 
+def _synthesizer(responsiveness: float, rig: Rig | None, pose_ends: str, options: SynthesisOptions | None
+                 ) -> Callable[[list[Clip]], Result]:
+    """``timeline -> synthesize(timeline, ...)`` with these arguments: the whole timeline, synthesized."""
+    def whole(timeline: list[Clip]) -> Result:
+        return synthesize(timeline, responsiveness=responsiveness, rig=rig, pose_ends=pose_ends, options=options)
+    return whole
+
+
+def _flags(pair: PairPlan | None) -> tuple[str, ...]:
+    return tuple(pair.quality.flags) if pair is not None and pair.quality is not None else ()
+
+
 def _pair(result: Result, next_name: str) -> PairPlan | None:
     return next((p for p in result.plan.pairs if p.next == next_name), None)
 
@@ -103,16 +124,12 @@ def give_room(clips: Sequence[Clip], next_name: str, *, responsiveness: float = 
     whole timeline with them (a ``core.resynthesis.Resynthesis``'s update where the caller
     keeps one; synthesize when None). Raises ``ValueError`` when no pair joins that clip.
     """
-    def whole(timeline):
-        if synthesized is not None:
-            return synthesized(list(timeline))
-        return synthesize(timeline, responsiveness=responsiveness, rig=rig, pose_ends=pose_ends, options=options)
-
-    pair = _pair(whole(clips), next_name)
+    whole = synthesized or _synthesizer(responsiveness, rig, pose_ends, options)
+    pair = _pair(whole(list(clips)), next_name)
     if pair is None:
         raise ValueError(f"no pair of the synthesis joins clip {next_name!r} (rejected, composed, or the first); "
                          "Give Room moves the clip after a flagged gap")
-    before = tuple(pair.quality.flags) if pair.quality is not None else ()
+    before = _flags(pair)
     measure = pair_measure(clips, next_name, responsiveness=responsiveness, rig=rig, pose_ends=pose_ends,
                            options=options)
     fps = measure.ctx.fps
@@ -122,18 +139,21 @@ def give_room(clips: Sequence[Clip], next_name: str, *, responsiveness: float = 
     if not before:
         return replace(room, frames=0, moved=())
     start = next(c for c in clips if c.name == next_name).start
-    frames = 1
+    step = measure_step(fps)  # (whole steps of the measure: PairMeasure.least_room says why)
+    frames = step
     while frames <= limit:
-        # the pair alone, frame by frame, and the whole timeline where the pair says it would do
+        # the pair alone, step by step, and the whole timeline where the pair says it would do
         found = measure.least_room(start + frames, limit - frames)
         if found is None:
             break
         frames += found
         after = _pair(whole(moved_clips(clips, moving, frames)), next_name)
-        if after is not None and after.quality is not None and not after.quality.flags:
+        if after is not None and not _flags(after):
             return replace(room, frames=frames)
-        frames += 1
-    return replace(room, moved=(), after=tuple(measure.flags(start + limit)))
+        frames += step
+    # what the whole timeline flags with the clips moved as far as they may (the pair's own measure
+    # could say otherwise of skate, its floor levels being those of the motion so far)
+    return replace(room, moved=(), after=_flags(_pair(whole(moved_clips(clips, moving, limit)), next_name)))
 
 
 def give_room_to_every_flagged_gap(clips: Sequence[Clip], *, responsiveness: float = 0.5, rig: Rig | None = None,
@@ -142,11 +162,7 @@ def give_room_to_every_flagged_gap(clips: Sequence[Clip], *, responsiveness: flo
                                    ) -> tuple[list[Clip], list[Room]]:
     """Give Room to every flagged gap of the synthesis of ``clips`` in order, first gap first, each
     move shifting everything after it: the clips as moved and a :class:`Room` per flagged gap."""
-    def whole(timeline):
-        if synthesized is not None:
-            return synthesized(list(timeline))
-        return synthesize(timeline, responsiveness=responsiveness, rig=rig, pose_ends=pose_ends, options=options)
-
+    whole = synthesized or _synthesizer(responsiveness, rig, pose_ends, options)
     clips, rooms, done = list(clips), [], set()
     while True:
         flagged = next((p for p in whole(clips).plan.pairs

@@ -177,9 +177,12 @@ def scheduled_start(
     start.
 
     The start is then delayed by the least number of frames, up to ``options.give_room_s``,
-    that keeps the gap under its flag threshold (core.quality) under the same plan: a
-    placement the tool chooses is not one it then flags, whenever some start allows it
-    (``Scheduled.flags`` says what stays flagged when none does).
+    that keeps the gap under its flag threshold (core.quality) under the same plan, and
+    confirmed under W's own plan, the one :func:`synthesize` renders, stepping on while
+    that flags the gap (``Scheduled.own_plan``; a smoother W may then start sooner, where
+    a less smooth W's own ranges flag a start W = 0.5's do not): a placement the tool
+    chooses is not one it then flags, whenever some start within ``give_room_s`` of W's
+    choice allows it (``Scheduled.flags`` says what stays flagged when none does).
 
     t_current  eq. (17): the output frame being played; every blend starts after it,
                so synthesizing ``[*clips, Clip(..., start, current=t_current)]`` leaves
@@ -195,10 +198,20 @@ def scheduled_start(
     new_clip, clip_contacts = every[-1], contacts[-1]
     # additional motions (2008, 8) are composed over the sequence, not joined to it
     before, before_joints, before_contacts, _ = sequenced(every[:-1], joints[:-1], contacts[:-1], ctx)
-    track, _, _, joined = _joined(before, before_contacts, ctx)
+    track, pairs, _, joined = _joined(before, before_contacts, ctx)
     last_clip = joined[-1][1]
     last_joints = next(g for c, g in zip(before, before_joints) if c is last_clip)
-    return earliest_after(track, last_clip, last_joints, new_clip, joints[-1], clip_contacts, ctx)
+    return earliest_after(track, last_clip, last_joints, new_clip, joints[-1], clip_contacts, ctx,
+                          so_far_feet(track, pairs, joined[1:], before, before_joints, ctx))
+
+
+def so_far_feet(track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]], clips: Sequence[Clip],
+                joints: Sequence[np.ndarray], ctx: Context) -> np.ndarray:
+    """The foot joints' positions ``(F, K, 3)`` of ``track`` (everything joined so far, ``pairs``
+    between ``joined`` clips) after the contact stage, as synthesize's output has them there."""
+    figures = {id(c): SourceFigures.of(c.motion, ctx.rig, ctx.up, g) for c, g in zip(clips, joints)}
+    motion = Motion(clips[0].motion.skeleton, track.rotations, track.positions, ctx.fps)
+    return foot_positions(_feet_held(motion, track, pairs, joined, figures, ctx), ctx.rig)
 
 
 def pair_measure(clips: Sequence[Clip], next_name: str, *, responsiveness: float = 0.5, rig: Rig | None = None,
@@ -214,10 +227,11 @@ def pair_measure(clips: Sequence[Clip], next_name: str, *, responsiveness: float
         raise ValueError(f"no pair joins clip {next_name!r}: the clips in sequence are {names}, and the first "
                          "joins nothing")
     i = names.index(next_name)
-    track, _, _, joined = _joined(seq[:i], seq_contacts[:i], ctx)
+    track, pairs, _, joined = _joined(seq[:i], seq_contacts[:i], ctx)
     last_clip = joined[-1][1]
     last_joints = seq_joints[seq.index(last_clip)]
-    return PairMeasure(track, last_clip, last_joints, seq[i], seq_joints[i], seq_contacts[i], ctx)
+    return PairMeasure(track, last_clip, last_joints, seq[i], seq_joints[i], seq_contacts[i], ctx,
+                       so_far_feet(track, pairs, joined[1:], seq[:i], seq_joints[:i], ctx))
 
 
 def _finished(skeleton, track: Track, pairs: list[PairPlan], joined: list[tuple[Clip, Clip]],
@@ -247,11 +261,14 @@ class PairMeasure:
     last_clip, last_joints  the clip the track ends with and its global joint positions;
     new_clip, new_joints, clip_contacts  the next clip (``current`` set, checked as synthesize
                 checks it), its joint positions and its contacts;
-    ctx         the synthesis's context (its W plans the pair).
+    ctx         the synthesis's context (its W plans the pair);
+    so_far_feet the foot joints' positions (core.quality.foot_positions) of the output so far after
+                its contact stage, ``(F, K, 3)`` from ``track.first``; None: the track's own, before it.
     """
 
     def __init__(self, track: Track, last_clip: Clip, last_joints: np.ndarray, new_clip: Clip,
-                 new_joints: np.ndarray, clip_contacts: np.ndarray, ctx: Context):
+                 new_joints: np.ndarray, clip_contacts: np.ndarray, ctx: Context,
+                 so_far_feet: np.ndarray | None = None):
         self.played = played_until(track, new_clip)
         self.track = _as_played(track, self.played)
         self.last_clip, self.new_clip, self.clip_contacts, self.ctx = last_clip, new_clip, clip_contacts, ctx
@@ -265,10 +282,14 @@ class PairMeasure:
         # those of the motion so far and of the new clip from its core on, as the output will
         # have them (an alignment turns and moves a clip on the ground, heights stay), not of the
         # window alone, whose few frames put a floor anywhere.
+        # The motion so far after its contact stage where the caller has it (``so_far_feet``): the
+        # stage keeps feet off the floor they sank below in earlier gaps, and without it the floor
+        # of a bow after seven clips lay 0.7 mm lower and its skate read half what synthesize flags.
         feet = foot_joints(ctx.rig)
-        held = forward_kinematics(self.track.rotations[: self.played - self.track.first + 1],
-                                  self.track.positions[: self.played - self.track.first + 1],
-                                  new_clip.motion.skeleton.parents, feet, rotations_out=False)[0]
+        held = so_far_feet[: self.played - self.track.first + 1] if so_far_feet is not None else forward_kinematics(
+            self.track.rotations[: self.played - self.track.first + 1],
+            self.track.positions[: self.played - self.track.first + 1],
+            new_clip.motion.skeleton.parents, feet, rotations_out=False)[0]
         self.levels = foot_levels(np.concatenate([held, new_joints[new_clip.core_range[0]:, feet]]) @ ctx.up, ctx.fps)
         # the same start is asked for more than once (its plan, its measure)
         self._plans: dict[int, PairPlan] = {}
@@ -305,33 +326,44 @@ class PairMeasure:
 
     def least_room(self, start: int, frames: int) -> int | None:
         """The least number of frames, 0 to ``frames``, the next clip must start after ``start`` for its
-        gap to be flagged for nothing, searched frame by frame; None when none does."""
-        return next((d for d in range(frames + 1) if not self.flags(start + d)), None)
+        gap to be flagged for nothing, searched by whole steps of the measure (core.quality.measure_step:
+        a frame at 30 fps, two at 60); None when none does.
+
+        Whole steps, because the measure samples every k-th output frame from the gap's first: a move
+        by part of a step would judge the clip on other frames of its own than where it lay, and a
+        resampled clip on interpolated ones, smoother than its own (a guide resampled to 60 fps was
+        unflagged 7 frames later, flagged 8, unflagged 9, where at 30 fps it needed 5)."""
+        return next((d for d in range(0, frames + 1, measure_step(self.ctx.fps)) if not self.flags(start + d)), None)
 
 
 @dataclass(frozen=True)
 class Scheduled:
     """Where a clip run as soon as possible starts (:func:`scheduled_start`), and what of its gap is
-    still flagged there (core.quality), when no start within ``options.give_room_s`` of the one
-    chosen keeps it under its flag threshold: the placement then says so."""
+    still flagged there (core.quality, under W's own plan, as synthesize will flag it), when no
+    start within ``options.give_room_s`` of the one chosen keeps it under its flag threshold: the
+    placement then says so."""
 
     start: int
     flags: tuple[str, ...] = ()
     moved: int = 0  # frames the start was delayed past W's choice to keep the gap unflagged
+    # of those, the frames W's own plan moved it from the first start W = PRICED_W's plan leaves
+    # unflagged (negative: sooner): ``start - own_plan`` never comes sooner for a smoother W
+    own_plan: int = 0
 
 
 def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_clip: Clip, new_joints: np.ndarray,
-                   clip_contacts: np.ndarray, ctx: Context) -> Scheduled:
+                   clip_contacts: np.ndarray, ctx: Context, so_far: np.ndarray | None = None) -> Scheduled:
     """:func:`scheduled_start` given the track of everything before the new clip (before the
     contact stage, as :func:`_joined` leaves it), the last clip joined to it and the new clip
     (``current`` set, checked as synthesize checks it), with their global joint positions and
-    the new clip's contacts (core.resynthesis keeps them all from its last update)."""
+    the new clip's contacts (core.resynthesis keeps them all from its last update); ``so_far``:
+    :func:`so_far_feet` of the track, where the caller has them (:class:`PairMeasure`)."""
     # Every W measures the same starts under one plan, W = PRICED_W's: W only prices their
     # peaks, so core.schedule's argument orders the starts by W (a smoother W never starts
     # the clip sooner). Measured under each W's own ranges, a start's peak depended on W,
     # and W = 1 started a walk into a punch 14 frames before W = 0.75.
     priced = replace(ctx, responsiveness=PRICED_W, weights=blend_weights(PRICED_W))
-    measure = PairMeasure(track, last_clip, last_joints, new_clip, new_joints, clip_contacts, priced)
+    measure = PairMeasure(track, last_clip, last_joints, new_clip, new_joints, clip_contacts, priced, so_far)
 
     def peak_at(start: int) -> float:
         # no sample in the gap: nothing there to be rough
@@ -343,16 +375,31 @@ def earliest_after(track: Track, last_clip: Clip, last_joints: np.ndarray, new_c
                            min_blend_s=o.min_blend_s, max_interval_s=o.max_blend_s)
     # A placement the tool chooses must not be one it then flags: the start is delayed by the least
     # number of frames, up to give_room_s, that keeps the gap under its flag threshold (what Give
-    # Room would do after). Judged under the same plan as the peaks, W = PRICED_W's: whether a
+    # Room would do after). First under the same plan as the peaks, W = PRICED_W's: whether a
     # start is flagged then does not depend on W, and the first unflagged start from a later
     # start is never earlier, so a smoother W still never starts the clip sooner. (Under W's own
-    # ranges the walk into a punch at W = 0.25 was delayed past W = 0.5's start.)
-    if not measure.flags(start):
-        return Scheduled(int(start))
-    delay = measure.least_room(start, int(round(o.give_room_s * ctx.fps)))
+    # ranges alone the walk into a punch at W = 0.25 was delayed past W = 0.5's start.)
+    limit = int(round(o.give_room_s * ctx.fps))
+    delay = measure.least_room(start, limit)
+    # Then confirmed under W's own plan, the one synthesize renders: a start W = PRICED_W leaves
+    # unflagged can be flagged at another W (a walk into a punch at W = 1: "Hand_R popping 1.8
+    # x"), and one it flags may not be (a guide at W = 1), so the start steps on while W's own
+    # plan flags it, within the same give_room_s of W's choice.
+    own = measure if ctx.responsiveness == PRICED_W else PairMeasure(
+        track, last_clip, last_joints, new_clip, new_joints, clip_contacts, ctx, so_far)
+    return confirmed_start(own, int(start), int(start) + (delay or 0), limit)
+
+
+def confirmed_start(measure: PairMeasure, chosen: int, first: int, limit: int) -> Scheduled:
+    """The first start from ``first`` on, within ``limit`` frames of ``chosen`` (W's choice), whose gap
+    ``measure`` flags for nothing; else the first from ``chosen`` on; else ``chosen``, with what of its
+    gap stays flagged. ``first`` is where the search under W = PRICED_W's plan stopped."""
+    delay, found = measure.least_room(first, chosen + limit - first), first
+    if delay is None and first > chosen:
+        delay, found = measure.least_room(chosen, first - chosen - 1), chosen
     if delay is None:
-        return Scheduled(int(start), tuple(measure.flags(start)))
-    return Scheduled(int(start + delay), (), int(delay))
+        return Scheduled(chosen, tuple(measure.flags(chosen)), 0, chosen - first)
+    return Scheduled(found + delay, (), found + delay - chosen, found + delay - first)
 
 
 def _prepared(clips: Sequence[Clip], responsiveness: float, rig: Rig | None, pose_ends: str,

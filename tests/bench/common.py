@@ -42,6 +42,13 @@ TIMELINE = (
     ("bandai1/dance-short_normal_001", 900),
     ("bandai1/slash_normal_002", None),
 )
+# sixteen: TIMELINE's ten and six more, the timeline the warnings benchmarks count warnings on
+# (tests/bench/gap_warnings.py in core, gap_warnings_blender.py in Blender), as the issue counted 16 strips
+SIXTEEN = TIMELINE + (
+    ("bandai1/guide_normal_001", None), ("bandai1/walk-left_normal_001", None),
+    ("bandai2/walk-turn-right_normal_001", None), ("bandai1/call_normal_001", None),
+    ("bandai1/respond_normal_001", None), ("bandai1/byebye_normal_001", None),
+)
 
 
 def load(name: str) -> Motion:

@@ -902,7 +902,11 @@ def test_blend_sets_the_users_length_into_a_clip_and_the_plan_marks_it(tmp_path,
 @pytest.mark.parametrize("value, message", [
     ("guide", "--blend expects CLIP=SECONDS"), ("nope=0.5", "--blend names 'nope', which is not a clip given"),
     ("guide_normal_001=0", "give a length in seconds above 0"), ("guide_normal_001=x", "--blend expects a number"),
-    ("guide_normal_001=0.5,guide_normal_001=1", "--blend")])
+    ("guide_normal_001=0.5,guide_normal_001=1", "--blend"),
+    # no blend lies outside the clips it joins: a length longer than them all is refused, with their length
+    ("guide_normal_001=1e308", "no blend can last longer than the clips together"),
+    ("guide_normal_001=inf", "no blend can last longer than the clips together"),
+    ("guide_normal_001=nan", "give a length in seconds above 0")])
 def test_a_bad_blend_says_what_to_write(tmp_path, capsys, value, message):
     require(MOCAP)
     assert main(["synthesize", *tight_specs(), "-o", str(tmp_path / "o.bvh"), "--blend", value]) == 2

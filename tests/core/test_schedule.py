@@ -6,7 +6,7 @@ import pytest
 from core.plan import PairPlan, Segment
 from core.rig import body_height, find_rig
 from core.schedule import earliest_start
-from core.synthesize import Clip, as_soon_as_possible, synthesize
+from core.synthesize import Clip, as_soon_as_possible, scheduled_start, synthesize
 
 WALK = "bandai1/walk_normal_001"
 FOLLOWING = ["bandai1/bow_normal_001", "bandai1/kick_normal_001", "bandai1/punch_normal_001",
@@ -172,11 +172,16 @@ def test_raising_w_never_shortens_the_delay_nor_raises_the_peak(mocap, prev_name
     """W acts on the start as on every blend: a smoother W never starts the clip sooner,
     and its gap's peak acceleration (core.quality, fixed scale per pair) is no higher, but
     for float noise (the measure of one plan repeats to 1e-13). Not on every pair: at one
-    start W's own ranges can render a rougher gap (tests/bench/asap.py names them)."""
+    start W's own ranges can render a rougher gap (tests/bench/asap.py names them).
+
+    Those are the starts W's price and W = 0.5's flags choose; the start is then confirmed
+    under W's own plan (``Scheduled.own_plan``), which may move it: the bow into the walk at
+    W = 0.25 waits 5 frames past W = 0.5's start, where W = 0.25's own ranges flag the gap."""
     prev = with_core(mocap(prev_name), "prev")
     starts, peaks = [], []
     for w in (0.0, 0.25, 0.5, 0.75, 1.0):
-        start = as_soon_as_possible([prev], with_core(mocap(next_name), "next"), responsiveness=w)
+        scheduled = scheduled_start([prev], with_core(mocap(next_name), "next"), responsiveness=w)
+        start = scheduled.start - scheduled.own_plan
         (pair,) = synthesize([prev, with_core(mocap(next_name), "next", start)], responsiveness=w).plan.pairs
         starts.append(start)
         peaks.append(pair.quality.accel)
@@ -195,8 +200,10 @@ def test_raising_w_never_starts_the_clip_sooner(mocap, prev_name, next_name):
     start from W = 0.25 on, its peak 1.300 up to W = 0.5 and 1.318 from 0.75, the upper
     body's ranges W's own)."""
     prev = with_core(mocap(prev_name), "prev")
-    starts = [as_soon_as_possible([prev], with_core(mocap(next_name), "next"), responsiveness=w)
-              for w in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    scheduled = [scheduled_start([prev], with_core(mocap(next_name), "next"), responsiveness=w)
+                 for w in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    # (before W's own plan confirms them: test_raising_w_never_shortens_the_delay_nor_raises_the_peak)
+    starts = [s.start - s.own_plan for s in scheduled]
     assert starts == sorted(starts), starts
 
 
