@@ -417,7 +417,9 @@ def draw_pair_row(row, pair: dict) -> None:
         icon = 'QUESTION' if icon == 'NONE' else icon
     else:
         text += f", {quality.ratios()}"
-        icon = 'ERROR' if quality.flags else icon if icon != 'NONE' else 'CHECKMARK'
+        # (no tick where a figure was measured with nothing to judge it by: a foot sliding is not fine)
+        fine = 'QUESTION' if quality.unjudged else 'CHECKMARK'
+        icon = 'ERROR' if quality.flags else icon if icon != 'NONE' else fine
     if pair.get("blend") == "user":
         text += f", blend {pair['blend_s']:g} s yours"
     row.label(text=text, icon=icon)

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import bpy
 import pytest
 
-from scenes import RecordingLayout, all_keys, clips_on_one_armature, draw_panel, same_keys, snapshot, strips_by_name
+from scenes import RecordingLayout, all_keys, clips_on_one_armature, draw_panel, same_keys, snapshot, strips_by_name, sub_panels
 
 # (clip, scene frame of its first frame, core in scene frames)
 TIGHT = (
@@ -184,6 +184,12 @@ def test_a_foot_sliding_with_nothing_to_judge_it_by_gets_no_tick(tight):
     tight.smart_motion.plan_json = json.dumps(plan)
     layout = IconLayout()
     bpy.types.SMART_MOTION_PT_main.draw(SimpleNamespace(layout=layout), bpy.context)
+    pair = f"{plan['pairs'][1]['prev']} → {plan['pairs'][1]['next']}: "
+    (icon,) = [icon for text, icon in layout.drawn if text.startswith(pair)]  # the pair's one row
+    assert icon == 'QUESTION'
+    for panel in sub_panels():  # and Plan Details, at length
+        if not hasattr(panel, "poll") or panel.poll(bpy.context):
+            panel.draw(SimpleNamespace(layout=layout), bpy.context)
     gap = f"    gap {plan['pairs'][1]['gap'][0]}-{plan['pairs'][1]['gap'][1]}: skate not judged"
     (icon,) = [icon for text, icon in layout.drawn if text.startswith(gap)]
     assert icon == 'QUESTION'
@@ -273,3 +279,10 @@ class IconLayout(RecordingLayout):
     def label(self, *, text="", icon='NONE'):
         super().label(text=text, icon=icon)
         self.drawn.append((text, icon))
+
+    def _child(self, in_row: bool) -> "IconLayout":
+        # (rows, columns and boxes record into the same lists, icons too)
+        child = IconLayout()
+        child.labels, child.props, child.operators, child.drawn = self.labels, self.props, self.operators, self.drawn
+        child._counts, child._in_row = self._counts, in_row
+        return child
