@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import quat
-from .align import Alignment, align_clip, body_track
+from .align import Alignment, align_clip, body_track, join_orientation
 from .analysis import Phase, horizontal, moving_feet
 from .motion import forward_kinematics
 from .optimize import (BlendLimits, BlendSide, body_frame_joints, body_frames_of, body_velocity, distance_matrix,
@@ -768,18 +768,35 @@ def _align(pair: _Pair, *, prev_frame: int, next_frame: float, foot: int, headin
     i = clamped(prev_frame - track.first, len(track.rotations))
     j = clamped(round(float(next_frame)), clip.motion.n_frames)
     # the body orientation only looks a few seconds back from the previous frame
-    # and ahead from the following one (2008, 4.3)
+    # and ahead from the following one (2008, 4.3), or, where the pelvis stays on the
+    # spot over those, as far from each side's own end (align.join_orientation); on the
+    # previous side never before its core (a walk before a turn on the spot is not the turn)
     reach = int(ctx.options.orientation_window_s * ctx.fps)
-    lo = max(i - reach, 0)
+    own = clamped(track.core_start - track.first, len(track.rotations))
+    lo = max(i - reach, min(own, i), 0)
     # one pass over both sides' frames, split afterwards
     n_prev = i + 1 - lo
     pelvis, facing, _ = body_track(np.concatenate([track.rotations[lo : i + 1], clip.motion.rotations[j : j + reach]]),
                                    np.concatenate([track.positions[lo : i + 1], clip.motion.positions[j : j + reach]]),
                                    parents, ctx.rig, ctx.up, ankles=False)
+
+    def track_end():
+        end = max(len(track.rotations) - reach, own)
+        return body_track(track.rotations[end:], track.positions[end:], parents, ctx.rig, ctx.up, ankles=False)[:2]
+
+    def clip_start():
+        return body_track(clip.motion.rotations[:reach], clip.motion.positions[:reach], parents, ctx.rig, ctx.up,
+                          ankles=False)[:2]
+
+    distance = 0.2 * ctx.leg
+    orientations = (join_orientation((pelvis[:n_prev], facing[:n_prev]), track_end, ctx.up, distance=distance, before=True),
+                    join_orientation((pelvis[n_prev:], facing[n_prev:]), clip_start, ctx.up, distance=distance,
+                                     before=False))
     # the feet only where the clips meet
     feet = sides.prev_feet.at(i), sides.next_feet.at(j)
     headings = None
     if heading and foot in (0, 1) and ctx.rig.leg("LR"[foot]).toe is not None:
         headings = (feet[0][foot, 1] - feet[0][foot, 0], feet[1][foot, 1] - feet[1][foot, 0])
     return align_clip((pelvis[:n_prev], facing[:n_prev], None), i - lo, (pelvis[n_prev:], facing[n_prev:], None), 0,
-                      foot, ctx.up, distance=0.2 * ctx.leg, feet=(feet[0][:, 0], feet[1][:, 0]), foot_headings=headings)
+                      foot, ctx.up, distance=distance, feet=(feet[0][:, 0], feet[1][:, 0]), foot_headings=headings,
+                      orientations=orientations)

@@ -359,3 +359,30 @@ def test_the_demo_plan_flags_no_gap_and_opens_with_a_transition():
     for pair in plan.pairs:
         assert pair.quality is not None, (pair.prev, pair.next)
         assert pair.quality.flags == [], f"{pair.prev} -> {pair.next}: {pair.quality.summary()}"
+
+
+def test_the_demo_turns_a_quarter_turn_where_its_turn_clip_does():
+    """The turn clip steps round a quarter turn on the spot, most of it before its core: the
+    synthesized figure faces about 90 degrees left of where it walked once the turn's core ends.
+    (Aligned by one mean facing at both ends the turn was placed as if it did not turn, and the
+    output came back to the walk's heading: 0.3 degrees.) Not exactly 90: the walk's body
+    orientation is its movement over 0.2 leg lengths in mid step (2008, 4.3), and its pelvis
+    sways 14 degrees either way of its heading over a stride; that leaves it 13 degrees off."""
+    from core.align import signed_angle
+    from core.analysis import pelvis_facing
+    from core.demo import DEMO_FPS, demo_timeline
+    from core.rig import find_rig
+    from core.synthesize import synthesize
+
+    clips = demo_timeline()
+    result = synthesize(clips, responsiveness=0.5)
+    motion = result.motion
+    rig = find_rig(motion)
+    g = motion.global_positions()
+    facing = pelvis_facing(g[:, rig.leg("L").hip], g[:, rig.leg("R").hip], motion.skeleton.up)
+    walk, turn = clips[0], clips[1]
+    walked = walk.start + walk.core_range[1] - result.start
+    turned = turn.start + turn.core_range[1] - result.start
+    # the walk's heading over its last second (a stride: its pelvis sway cancels), the turn's at its core's end
+    before = facing[walked - int(DEMO_FPS) : walked + 1].mean(axis=0)
+    assert np.degrees(signed_angle(before, facing[turned], motion.skeleton.up)) == pytest.approx(90.0, abs=20.0)
