@@ -36,8 +36,8 @@ from .options import ContactOptions
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .track import (Context, Feet, PhaseSpan, Track, ankle_toe_per_foot, base_foot_at, clamped, contacts_at,
                     frame_range, moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
-from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
-                      pose_to_motion_weights)
+from .weights import (WeightFunction, WeightPlan, motion_to_motion_weights, motion_to_pose_weights, movement_reverses,
+                      optimal_weight_function, pose_to_motion_weights)
 
 
 @dataclass(frozen=True)
@@ -166,9 +166,9 @@ class _Sides:
     def next_index(self, t):
         return clamped(t - self.next_offset, len(self.feats["lower"][1]))
 
-    def pose_to_pose_weights(self, part, t0, t1, ctx, *, eased=(True, True)) -> WeightFunction:
-        """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1);
-        ``eased`` says which ends render as eased poses (see :func:`_rendered`)."""
+    def pose_to_pose_weights(self, part, t0, t1, ctx) -> WeightFunction:
+        """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1),
+        as rendered with the synthesis' pose ends (see :func:`_rendered`)."""
         fp, fn = self.feats[part]
         vp, vn = self.vel[part]
         i, j = self.prev_index(t0), self.next_index(t1)
@@ -179,8 +179,7 @@ class _Sides:
         start_reverses = movement_reverses(distance_matrix(before, fn[j : j + 1])[:, 0], len(before) - 1, side="start")
         end_reverses = movement_reverses(distance_matrix(fp[i : i + 1], after)[0], 0, side="end")
         return _rendered(ctx, optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
-                                                      start_reverses=start_reverses, end_reverses=end_reverses),
-                         *eased)
+                                                      start_reverses=start_reverses, end_reverses=end_reverses))
 
 
 def _median(x) -> float:
@@ -225,8 +224,9 @@ def _long_enough(plan: WeightPlan, n_frames: int, ctx: Context) -> WeightPlan:
 def _rendered(ctx: Context, function: WeightFunction, eased_start: bool = True, eased_end: bool = True) -> WeightFunction:
     """The weight function as rendered. With eased ends (see :func:`synthesize`) an end
     pose eases out of (into) its own motion, carrying the motion's velocity into the
-    blend, and the slope there is 0; an end where a motion plays on (motion-to-motion,
-    the motion side of motion-to-pose) or a pose is held keeps eq. (16)'s slope."""
+    blend, and the slope there is 0; an end where a motion plays on (the motion side of
+    motion-to-pose) or a pose is held keeps eq. (16)'s slope (motion-to-motion blends take
+    :func:`core.weights.motion_to_motion_weights`)."""
     if ctx.pose_ends != "eased":
         return function
     return WeightFunction(0.0 if eased_start else function.slope_start, 0.0 if eased_end else function.slope_end,
@@ -353,8 +353,8 @@ def _plan_transition(pair: _Pair, p0: PhaseSpan, p1: PhaseSpan, t0s: np.ndarray,
     # eq. (1): the lower body blends the two foot-moving phases, motion to motion;
     # the overlap P0..P1 is the core of the blend, its length the target of eq. (10)
     r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p1.last - p0.first) / ctx.fps)
-    lower = Segment("lower", "motion-to-motion", r.t0, r.t1,
-                    sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx, eased=(False, False)),
+    # both sides move on through the blend: no eq. (16) slope on top of their own velocity
+    lower = Segment("lower", "motion-to-motion", r.t0, r.t1, motion_to_motion_weights(),
                     (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
     alignment = _align(pair, prev_frame=(p0.first + p0.last) // 2,
