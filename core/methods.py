@@ -166,9 +166,10 @@ class _Sides:
     def next_index(self, t):
         return clamped(t - self.next_offset, len(self.feats["lower"][1]))
 
-    def pose_to_pose_weights(self, part, t0, t1, ctx) -> WeightFunction:
+    def pose_to_pose_weights(self, part, t0, t1, ctx, *, eased: bool = True) -> WeightFunction:
         """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1),
-        as rendered with the synthesis' pose ends (see :func:`_rendered`)."""
+        as rendered with the synthesis' pose ends (see :func:`_rendered`), or as eq. (16) gives
+        them (not ``eased``)."""
         fp, fn = self.feats[part]
         vp, vn = self.vel[part]
         i, j = self.prev_index(t0), self.next_index(t1)
@@ -178,8 +179,9 @@ class _Sides:
         after = fn[j : j + 2]
         start_reverses = movement_reverses(distance_matrix(before, fn[j : j + 1])[:, 0], len(before) - 1, side="start")
         end_reverses = movement_reverses(distance_matrix(fp[i : i + 1], after)[0], 0, side="end")
-        return _rendered(ctx, optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
-                                                      start_reverses=start_reverses, end_reverses=end_reverses))
+        function = optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
+                                           start_reverses=start_reverses, end_reverses=end_reverses)
+        return _rendered(ctx, function) if eased else function
 
 
 def _median(x) -> float:
@@ -354,7 +356,10 @@ def _plan_transition(pair: _Pair, p0: PhaseSpan, p1: PhaseSpan, t0s: np.ndarray,
     # the overlap P0..P1 is the core of the blend, its length the target of eq. (10)
     r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p1.last - p0.first) / ctx.fps)
     # both sides move on through the blend: no eq. (16) slope on top of their own velocity
-    lower = Segment("lower", "motion-to-motion", r.t0, r.t1, motion_to_motion_weights(),
+    # (unless the options ask for the paper's)
+    weights = (motion_to_motion_weights() if ctx.options.motion_to_motion_slopes == "zero"
+               else sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx, eased=False))
+    lower = Segment("lower", "motion-to-motion", r.t0, r.t1, weights,
                     (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
     alignment = _align(pair, prev_frame=(p0.first + p0.last) // 2,

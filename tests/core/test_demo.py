@@ -419,3 +419,13 @@ def test_a_walk_stepping_into_a_turn_is_no_more_accelerated_than_the_clips():
     assert pair.method == "transition" and pair.segment("lower").blend == "motion-to-motion"
     assert pair.quality.flags == [], pair.quality.summary()
     assert pair.quality.accel <= pair.quality.accel_untouched  # (0.60 and 0.66 times its p99)
+
+    # the paper's slopes stay an option (tests/bench/motion_to_motion.py measures both): the step is back
+    from core.options import SynthesisOptions
+
+    paper = synthesize([Clip(clips[name].motion, start, core, name) for name, start, core in layout],
+                       responsiveness=0.5, options=SynthesisOptions(motion_to_motion_slopes="eq16")).plan.pairs[0]
+    assert paper.segment("lower").weights.slope_start > 2.0 and pair.segment("lower").weights.slope_start == 0.0
+    assert paper.quality.flags, paper.quality.summary()
+    with pytest.raises(ValueError, match="motion_to_motion_slopes must be one of"):
+        SynthesisOptions(motion_to_motion_slopes="paper")
