@@ -13,10 +13,11 @@ from typing import Callable
 import bpy
 
 from ..core.timeline import NlaLane, PackMove, pack_lanes
+from ..core.text import counted
 from .convert import action_to_motion, find_armature_rig
 from .fcurves import slot_for
-from .strips import (find_strip, is_preview_track, left_out_text, preview_actions, solo_track, strip_identity,
-                     strip_settings)
+from .strips import (find_strip, is_preview_track, left_out_text, preview_actions, strip_identity, strip_settings,
+                     track_plays, unique_track_name)
 from .sync_groups import group_name, sync_groups
 from .synthesis import require_two
 from .timeline import additional_strips, core_offsets, sequence_clips, strip_clips
@@ -95,7 +96,7 @@ def add_strip(obj: bpy.types.Object, action: bpy.types.Action, placement: Placem
     if track is None:
         sources = [t for t in anim.nla_tracks if not is_preview_track(t)]
         track = anim.nla_tracks.new(prev=sources[-1] if sources else None)
-        track.name = f"[Smart Motion] {action.name}"
+        track.name = unique_track_name(obj, f"[Smart Motion] {action.name}")
     strip = track.strips.new(action.name, first, action)
     if strip.action_slot is None:
         strip.action_slot = slot_for(obj, action, None)
@@ -202,8 +203,7 @@ def pack_tracks(obj: bpy.types.Object, wanted: list[tuple[bpy.types.NlaStrip, in
 
 def _plays_track(obj: bpy.types.Object, track: bpy.types.NlaTrack) -> bool:
     """Whether ``track`` is a source track Blender plays (not muted, solo respected): one to put strips on."""
-    solo = solo_track(obj)
-    return not (is_preview_track(track) or track.mute or (solo is not None and track.name != solo))
+    return track_plays(obj, track)
 
 
 def pack_strips(obj: bpy.types.Object, packing: Packing) -> None:
@@ -229,7 +229,7 @@ def pack_strips(obj: bpy.types.Object, packing: Packing) -> None:
         if move.new_lane:
             sources = [t for t in anim.nla_tracks if not is_preview_track(t)]
             made[move.lane] = anim.nla_tracks.new(prev=sources[-1])
-            made[move.lane].name = move.lane
+            made[move.lane].name = move.lane  # (core.timeline.pack_lanes: a name no track has)
         _remade_on(track, strip, made.get(move.lane) or anim.nla_tracks[move.lane], move.start)
     packed = sorted((find_strip(obj, name) for name in packing.cores), key=lambda s: s.frame_start)
     for name, offsets in packing.cores.items():
@@ -282,7 +282,7 @@ def pack_text(packing: Packing) -> str:
         parts.append(text)
     flagged = "".join(f"; no start of {name!r} within 2 s keeps its gap unflagged ({', '.join(flags)})"
                       for name, flags in (packing.flagged or {}).items())
-    return f"packed {len(packing.moves)} strips: " + ", ".join(parts) + flagged
+    return f"packed {counted(len(packing.moves), 'strip')}: " + ", ".join(parts) + flagged
 
 
 # ---------------------------------------------------------------------------

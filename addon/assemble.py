@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import bpy
 
+from ..core.text import counted
+
 ASSEMBLY_TRACK = "[Smart Motion] assembly"
 
 
@@ -87,7 +89,7 @@ class AssemblyFound:
 def query_strip(strips: list, obj: bpy.types.Object) -> bpy.types.NlaStrip:
     """The one selected strip of ``obj`` (``strips``: the selected ones that play), or ``ValueError``."""
     if len(strips) != 1:
-        raise ValueError(f"{len(strips)} NLA strips of armature {obj.name!r} are selected: Assemble Parts needs one, "
+        raise ValueError(f"{counted(len(strips), 'NLA strip')} of armature {obj.name!r} selected: Assemble Parts needs one, "
                          "the strip whose body part to replace; select exactly one")
     return strips[0]
 
@@ -117,7 +119,8 @@ def _whole(frame: float) -> float | int:
     return int(frame) if float(frame).is_integer() else float(frame)
 
 
-def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | None = None) -> AssemblyFound:
+def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | None = None,
+                  progress=None) -> AssemblyFound:
     """The selected strip of ``strips`` with its body part ``part`` from the library's best match
     (``core.assemble.assemble``). Changes nothing; ``ValueError`` saying what to fix."""
     from ..core.assemble import PARTS, assemble
@@ -131,7 +134,7 @@ def find_assembly(obj: bpy.types.Object, strips: list, part: str, folder: str | 
     rig = find_armature_rig(obj, query)  # (the Bone Mapping; the library's clips are on the same bones)
     library, first_frames = library_motions(obj, strip, folder)
     began = time.perf_counter()
-    assembly = assemble(query, {part: library}, rig=rig)
+    assembly = assemble(query, {part: library}, rig=rig, progress=progress)
     return AssemblyFound(strip.name, _whole(strip.frame_start), part, assembly,
                          "actions" if folder is None else folder, len(library), time.perf_counter() - began,
                          first_frames)
@@ -165,7 +168,7 @@ def assembly_text(found: AssemblyFound, strip: bpy.types.NlaStrip) -> str:
     piecewise = (f" (longer than the library's clips: assembled in {len(pieces)} pieces joined over the frames "
                  f"they share)" if len(pieces) > 1 else "")
     return (f"{found.strip!r} with its {found.part} from {found.match.clip!r} frames {first}-{last}{more}"
-            f"{piecewise} (cost {found.match.cost:.2f}, best of {found.clips} clips): new action "
+            f"{piecewise} (cost {found.match.cost:.2f}, best of {counted(found.clips, 'clip')}): new action "
             f"{strip.action.name!r} as strip {strip.name!r} above it ({found.seconds:.2f} s)")
 
 
@@ -186,6 +189,6 @@ def assembly_lines(shown: dict) -> list[str]:
              [f"    in {len(pieces)} pieces (longer than the library's clips):"]
              + [f"    from {p['clip']} frames {p['frames'][0]}-{p['frames'][1]}" for p in pieces])
     return [f"Assembled {shown['strip']}: {shown['part']}", *taken,
-            f"    cost {shown['cost']:.2f}, {shown['clips']} clips "
+            f"    cost {shown['cost']:.2f}, {counted(shown['clips'], 'clip')} "
             f"({'file actions' if shown['library'] == 'actions' else 'folder'})",
             f"    strip {shown.get('new_strip', '')}"]

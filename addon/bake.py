@@ -54,14 +54,15 @@ def bake_preview(obj: bpy.types.Object, preview: list, strips: list = ()) -> bpy
     The segments' keys are what Synthesize wrote for the motion it kept
     (:func:`.preview.shown_motion`): with it, that motion is written as
     :func:`bake` writes it, the same keys without reading them back; without
-    it, the segments are read and joined (:func:`.preview.bake_into`).
+    it, the segments are read and joined (:func:`.preview.bake_into`). The motion's bone channels,
+    computed for the preview, are kept with it and written as they are.
     """
     shown = shown_motion(obj)
     if shown is not None:
-        motion, start = shown
+        motion, start, channels = shown
         clear_preview(obj)
         action = write_action(obj, motion, baked_action_name(obj), frame_start=start,
-                              into=rebake_target(obj, strips))
+                              into=rebake_target(obj, strips), channels=channels)
         _assign(obj, action)
         return action
     action = rebake_target(obj, strips)

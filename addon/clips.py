@@ -29,7 +29,7 @@ from ..core import quat
 from ..core.motion import Motion, Skeleton, similarity_fit
 from .convert import armature_skeleton, listed_names
 from .pose import REST_QUATERNION
-from .strips import is_preview_track, preview_actions, solo_track
+from .strips import is_preview_track, preview_actions, solo_track, track_plays, unique_track_name
 
 #: Custom property of an action Reach Target or Assemble Parts made: what made it ("reach", "assembly").
 RESULT_PROPERTY = "smart_motion_result"
@@ -109,11 +109,11 @@ def folder_clips(obj: bpy.types.Object, folder: str, fps: float | None, *, libra
             clips.append(folder_clip(obj, file, fps, armature))
         except ValueError as error:  # BVHError too
             if strict:
-                raise ValueError(f"{error}; in the {library} folder {str(path)!r} every file must be on armature "
-                                 f"{obj.name!r}'s skeleton: move it out of the folder") from None
+                raise ValueError(f"{error}; in the {library} folder {str(path)!r} every file must be on the "
+                                 f"skeleton of armature {obj.name!r}: move it out of the folder") from None
             skipped.append(str(error))
     if not clips:
-        raise ValueError(f"no BVH file of {str(path)!r} is on armature {obj.name!r}'s skeleton"
+        raise ValueError(f"no BVH file of {str(path)!r} is on the skeleton of armature {obj.name!r}"
                          + (f" ({skipped[0]})" if skipped else " (it has no .bvh file)")
                          + "; only files whose joint names are the armature's bone names are read")
     return clips, skipped
@@ -144,11 +144,11 @@ def track_above(obj: bpy.types.Object, strips: list, first: float, last: float, 
     if reuse:
         solo = solo_track(obj)
         for track in tracks[above + 1:]:
-            if (not (is_preview_track(track) or track.mute or (solo is not None and track.name != solo))
+            if (track_plays(obj, track, solo)
                     and all(s.frame_end < first or s.frame_start > last for s in track.strips)):
                 return track
     track = anim.nla_tracks.new(prev=tracks[above] if above >= 0 else None)
-    track.name = name
+    track.name = unique_track_name(obj, name)
     return track
 
 
@@ -223,7 +223,7 @@ def motion_on_armature(obj: bpy.types.Object, motion: Motion, what: str, armatur
     turn, scale, shift, error = similarity_fit(rest_file[body], rest_armature[body])
     size = np.sqrt(np.mean(np.sum((rest_armature[body] - rest_armature[body].mean(axis=0)) ** 2, axis=1)))
     if not error <= tolerance * size:
-        raise ValueError(f"{what}: its rest pose is not armature {obj.name!r}'s (after the best turn and scale the "
+        raise ValueError(f"{what}: its rest pose is not that of armature {obj.name!r} (after the best turn and scale the "
                          f"joints are {error / size:.0%} of the body's size away); only a clip in the armature's rest "
                          f"pose is read")
     a = quat.from_matrix(turn)

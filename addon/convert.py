@@ -40,6 +40,7 @@ import numpy as np
 from ..core import quat
 from ..core.motion import Motion, Skeleton
 from ..core.rig import parse_bone_mapping
+from ..core.text import counted
 from .fcurves import (action_channelbag, add_curves, animated_bone_curves, bone_fcurves, bone_path, channel_values,
                       emptied_channelbag, has_keys_or_modifiers, slot_for)
 from .pose import (ArmatureInfo, axis_angle_to_quat, AxisAngleRows, continued_euler, continued_quaternions,
@@ -388,7 +389,7 @@ def _check_animates_armature(obj, action, slot, info: ArmatureInfo, what: str, b
     raise ValueError(
         f"{what} animates {len(moved)} of the {len(judged)} {which} of armature {obj.name!r} "
         f"({listed_names(moved)})"
-        + (f" and {len(foreign)} bones the armature does not have ({listed_names(foreign)})" if foreign else "")
+        + (f" and {counted(len(foreign), 'bone')} the armature does not have ({listed_names(foreign)})" if foreign else "")
         + f", leaving {listed_names(at_rest)} at rest: it is not an action for this armature; pick the action made "
         "for it, or rename the action's bones to the armature's"
     )
@@ -406,6 +407,7 @@ def write_action(
     frame_start: float | None = None,
     progress: Callable[[float], None] | None = None,
     into: bpy.types.Action | None = None,
+    channels: list | None = None,
 ) -> bpy.types.Action:
     """A new action posing the armature ``obj`` as ``motion`` does, keyed on every frame.
 
@@ -426,11 +428,12 @@ def write_action(
 
     With ``into``, that action is written instead of a new one: its keys
     are replaced (:func:`.fcurves.emptied_channelbag`) and ``name`` is ignored, so
-    whatever uses it (the armature, an NLA strip) plays the new keys.
+    whatever uses it (the armature, an NLA strip) plays the new keys. ``channels``:
+    :func:`bone_channels` of ``motion`` on ``obj`` when the caller has them (the armature unchanged since).
     """
     if frame_start is None:
         frame_start = bpy.context.scene.frame_start
-    channels = bone_channels(obj, motion)
+    channels = bone_channels(obj, motion) if channels is None else channels
     if into is None:
         action = bpy.data.actions.new(name)
         channelbag = action_channelbag(action, action.slots.new(id_type='OBJECT', name=obj.name), ensure=True)

@@ -31,7 +31,6 @@ from typing import Callable
 
 import bpy
 
-DEMO_FPS = 30
 ARMATURE = "SmartMotionDemo"
 TRACKS = ("Demo clips A", "Demo clips B")
 
@@ -53,15 +52,15 @@ def build_demo_scene(scene: bpy.types.Scene | None = None, *, responsiveness: fl
     30 fps and its frame range to the result's, and leaves the armature
     active with the baked action assigned.
     """
-    from ..core.demo import DEMO_TIMELINE, demo_clips, demo_skeleton
+    from ..core.demo import DEMO_FPS, DEMO_TIMELINE, demo_clips, demo_skeleton
     from .bake import bake
     from .strips import strip_settings
     from .synthesis import record_plan, synthesize_strips
     from .convert import armature_from_skeleton, write_action
 
     scene = scene or bpy.context.scene
-    scene.render.fps, scene.render.fps_base = DEMO_FPS, 1.0
-    clips = demo_clips(float(DEMO_FPS))
+    scene.render.fps, scene.render.fps_base = round(DEMO_FPS), 1.0
+    clips = demo_clips(DEMO_FPS)
     obj = armature_from_skeleton(demo_skeleton(), ARMATURE, scene.collection)
     anim = obj.animation_data_create()
     tracks = []

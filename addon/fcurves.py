@@ -17,6 +17,7 @@ result computed from them earlier is still current without computing it again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from typing import Iterator
@@ -97,6 +98,39 @@ def has_keys_or_modifiers(fcurve: bpy.types.FCurve) -> bool:
     return len(fcurve.keyframe_points) > 0 or len(fcurve.modifiers) > 0
 
 
+# While keys_read_once is on: F-curve (its address) -> the key arrays read of it, innermost scope last
+_KEYS_READ: list[dict] = []
+
+
+@contextlib.contextmanager
+def keys_read_once():
+    """Within, each F-curve's keys are read from Blender once (:func:`keyframe_arrays`): the sampling
+    and the digests of one synthesis share them. Only while nothing writes or removes an F-curve read
+    (an F-curve is known by its address, which a new one may take once the old one is freed)."""
+    _KEYS_READ.append({})
+    try:
+        yield
+    finally:
+        _KEYS_READ.pop()
+
+
+def keyframe_arrays(fcurve: bpy.types.FCurve) -> tuple[np.ndarray, np.ndarray]:
+    """``(co (n, 2) float32, interpolation (n,) int32)`` of ``fcurve``'s keys, read in bulk
+    (``foreach_get``; once per F-curve within :func:`keys_read_once`). Not to be written to."""
+    read = _KEYS_READ[-1] if _KEYS_READ else None
+    address = fcurve.as_pointer()
+    if read is not None and address in read:
+        return read[address]
+    points = fcurve.keyframe_points
+    co = np.empty((len(points), 2), dtype=np.float32)
+    points.foreach_get("co", co.ravel())
+    kind = np.empty(len(points), dtype=np.int32)
+    points.foreach_get("interpolation", kind)
+    if read is not None:
+        read[address] = co, kind
+    return co, kind
+
+
 def sample_fcurve(fcurve: bpy.types.FCurve, frames: np.ndarray) -> np.ndarray:
     """Values ``(F,)`` of ``fcurve`` at ``frames (F,)``, as Blender evaluates it (see :func:`sample_fcurves`)."""
     return sample_fcurves([fcurve], frames)[:, 0]
@@ -117,15 +151,10 @@ def sample_fcurves(fcurves, frames: np.ndarray) -> np.ndarray:
     evaluated = []
     shared: dict[bytes, list] = {}  # key frames -> [(column, co (n, 2), interpolation (n,))]
     for column, fcurve in enumerate(fcurves):
-        points = fcurve.keyframe_points
-        n = len(points)
-        if not n or fcurve.modifiers or fcurve.extrapolation != 'CONSTANT':
+        if not len(fcurve.keyframe_points) or fcurve.modifiers or fcurve.extrapolation != 'CONSTANT':
             evaluated.append(column)
             continue
-        co = np.empty((n, 2), dtype=np.float32)
-        points.foreach_get("co", co.ravel())
-        kind = np.empty(n, dtype=np.int32)
-        points.foreach_get("interpolation", kind)
+        co, kind = keyframe_arrays(fcurve)
         shared.setdefault(co[:, 0].tobytes(), []).append((column, co, kind))
     for curves in shared.values():
         columns = np.array([column for column, _, _ in curves])
@@ -223,14 +252,14 @@ def action_digest(action: bpy.types.Action) -> str:
     Each channelbag's slot, and each F-curve's path, index, mute flag,
     extrapolation, modifiers (every setting) and keys: frames, values and
     interpolation, plus handles and easing where a key is neither linear nor
-    constant. Keys are read in bulk (``foreach_get``). Equal digests: equal
-    curves; anything else (an edited key, a new modifier) changes it.
+    constant. Keys are read in bulk (``foreach_get``, :func:`keyframe_arrays`)
+    and hashed a channelbag at a time. Equal digests: equal curves; anything
+    else (an edited key, a new modifier) changes it.
     """
     digest = hashlib.blake2b(digest_size=16)
     for slot, channelbag in keyframe_channelbags(action):
         digest.update(slot.identifier.encode())
-        for fcurve in channelbag.fcurves:
-            _digest_fcurve(digest, fcurve)
+        _digest_fcurves(digest, list(channelbag.fcurves))
     return digest.hexdigest()
 
 
@@ -262,28 +291,36 @@ def keyframe_channelbags(action: bpy.types.Action) -> Iterator[tuple[bpy.types.A
                     yield slot, strip.channelbag(slot)
 
 
-def _digest_fcurve(digest, fcurve: bpy.types.FCurve) -> None:
-    points = fcurve.keyframe_points
-    n = len(points)
-    digest.update(repr((
-        fcurve.data_path, fcurve.array_index, fcurve.mute, fcurve.extrapolation, n,
-        [_settings(modifier) for modifier in fcurve.modifiers],
-    )).encode())
-    co = np.empty(2 * n, dtype=np.float32)
-    points.foreach_get("co", co)
-    kind = np.empty(n, dtype=np.int32)
-    points.foreach_get("interpolation", kind)
-    digest.update(co.tobytes())
+def _digest_fcurves(digest, fcurves: list) -> None:
+    """Each F-curve's settings and key count, then the keys of all of them at once (frames, values,
+    interpolation), then the handles and easing of the curves with keys neither linear nor constant."""
+    keys = [keyframe_arrays(fcurve) for fcurve in fcurves]
+    digest.update(repr([
+        (fcurve.data_path, fcurve.array_index, fcurve.mute, fcurve.extrapolation, len(kind),
+         [_settings(modifier) for modifier in fcurve.modifiers])
+        for fcurve, (_, kind) in zip(fcurves, keys)
+    ]).encode())
+    if not keys:
+        return
+    kind = np.concatenate([kind for _, kind in keys])
+    digest.update(np.concatenate([co for co, _ in keys]).tobytes())
     digest.update(kind.tobytes())
-    if np.all((kind == LINEAR) | (kind == _CONSTANT)):
-        return  # nothing else shapes a linear or constant segment
-    for name, size, dtype in (
-        ("handle_left", 2, np.float32), ("handle_right", 2, np.float32), ("easing", 1, np.int32),
-        ("back", 1, np.float32), ("amplitude", 1, np.float32), ("period", 1, np.float32),
-    ):
-        values = np.empty(size * n, dtype=dtype)
-        points.foreach_get(name, values)
-        digest.update(values.tobytes())
+    shaped = (kind != LINEAR) & (kind != _CONSTANT)  # (nothing else shapes a linear or constant segment)
+    if not shaped.any():
+        return
+    counts = np.array([len(kind) for _, kind in keys])
+    ends = np.cumsum(counts)
+    for fcurve, first, last in zip(fcurves, ends - counts, ends):
+        if not shaped[first:last].any():
+            continue
+        points = fcurve.keyframe_points
+        for name, size, dtype in (
+            ("handle_left", 2, np.float32), ("handle_right", 2, np.float32), ("easing", 1, np.int32),
+            ("back", 1, np.float32), ("amplitude", 1, np.float32), ("period", 1, np.float32),
+        ):
+            values = np.empty(size * len(points), dtype=dtype)
+            points.foreach_get(name, values)
+            digest.update(values.tobytes())
 
 
 def _settings(struct) -> tuple:

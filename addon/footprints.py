@@ -85,7 +85,8 @@ def show_footprints(armature: bpy.types.Object, motion, scene: bpy.types.Scene |
 
 
 def remove_footprints(armature: bpy.types.Object | None = None) -> None:
-    """Remove ``armature``'s footprints (every armature's when ``None``), and the collection once empty."""
+    """Remove ``armature``'s footprints (every armature's when ``None``), and the collection and the
+    prints' materials once nothing uses them."""
     collection = bpy.data.collections.get(COLLECTION)
     if collection is None:
         return
@@ -99,17 +100,29 @@ def remove_footprints(armature: bpy.types.Object | None = None) -> None:
                 bpy.data.meshes.remove(mesh)
     if not collection.objects:
         bpy.data.collections.remove(collection)
+    remove_unused_materials(HELD, SLIDING)
+
+
+def remove_unused_materials(*looks) -> None:
+    """Remove the materials of ``looks`` ((name, colour) pairs) that nothing uses any more."""
+    for name, _ in looks:
+        mat = bpy.data.materials.get(name)
+        if mat is not None and mat.users == 0:
+            bpy.data.materials.remove(mat)
 
 
 def follow(armature: bpy.types.Object, motion, start: int) -> None:
-    """The preview of ``armature`` now shows ``motion`` (``None``: cleared): its footprints follow."""
-    scene = bpy.context.scene
-    if not scene.smart_motion.footprints:
-        return
-    if motion is None:
-        remove_footprints(armature)
-    else:
-        show_footprints(armature, motion, scene)
+    """The preview of ``armature`` now shows ``motion`` (``None``: cleared): its footprints follow, in
+    every scene holding ``armature`` whose Footprints toggle is on (not the context's: a live update
+    may come from another scene's edit). ``start``, the scene frame of the motion's first, is the
+    hook's (:func:`.state.on_preview_motion`) and not needed: a print is where a foot was, not when."""
+    for scene in armature.users_scene:
+        if not scene.smart_motion.footprints:
+            continue
+        if motion is None:
+            remove_footprints(armature)
+        else:
+            show_footprints(armature, motion, scene)
 
 
 on_preview_motion("footprints", follow)

@@ -75,6 +75,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from ..core.text import counted
 from .state import session_store
 
 HOP_TRACK = "[Smart Motion] hops"
@@ -168,7 +169,7 @@ def hop_strips(obj: bpy.types.Object, strips: list, current: int) -> tuple:
     """``(source, destination)`` of the two selected ``strips`` (by start frame) for a trigger at scene
     frame ``current``, or ``ValueError`` saying what to fix."""
     if len(strips) != 2:
-        raise ValueError(f"{len(strips)} NLA strips of armature {obj.name!r} are selected: Insert Hop needs two, "
+        raise ValueError(f"{counted(len(strips), 'NLA strip')} of armature {obj.name!r} selected: Insert Hop needs two, "
                          "the source and then the destination (the one that starts first is the source); select "
                          "exactly two")
     source, destination = strips
@@ -355,7 +356,7 @@ def library_weight(motions: list, clouds: list, blend_frames: int, fps: float) -
 
 
 def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float | None, blend_seconds: float,
-             folder: str | None = None) -> HopChoice:
+             folder: str | None = None, progress=None) -> HopChoice:
     """The best one-hop transition from the source to the destination of ``strips`` at the playhead
     ``current`` (core.hops eq. 2), the library the file's actions or, with ``folder``, its BVH files:
     read from a precomputed table of the folder when one is made for this transition (:func:`folder_table`,
@@ -363,6 +364,7 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
 
     weight   w per second (>= 0); stays are bounded by the clips, and by 1 s each when it is 0.
              None: eq. (5)'s default for this library (:func:`library_weight`).
+    progress (core.progress) hears the search's share done.
     Changes nothing; ``ValueError`` saying what to fix.
     """
     from ..core import hops
@@ -398,8 +400,7 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
                              float(table.direct[row]),
                              hop_index == table.dst and hop_offset == offset and stay_hop == 0, table.weight,
                              folder, len(table.hops), time.perf_counter() - began,
-                             warnings=tuple(stale + overridden_weight(weight, table.weight, name)
-                                            + covered_source(obj, source, destination, start + trigger + stay_src)),
+                             warnings=tuple(stale + overridden_weight(weight, table.weight, name)),
                              table=name)
     if folder is None:
         plain = {s.action for s in (source, destination) if plays_whole(s)}
@@ -415,31 +416,19 @@ def find_hop(obj: bpy.types.Object, strips: list, current: int, *, weight: float
         weight = library_weight([c.motion for c in clips], clouds, length, fps)
     max_stay = max(1, round(hops.S_MAX_SECONDS * fps)) if weight == 0 else None
     found = hops.search_trigger(clouds, src, dst, trigger, offset=offset, blend_frames=length, weight=weight / fps,
-                                max_stay=max_stay)
+                                max_stay=max_stay, progress=progress)
     seconds = time.perf_counter() - began
     direct_won = found.hop == dst and found.hop_offset == offset and found.stay_hop == 0
     return HopChoice(source.name, destination.name, start, trigger, offset, length, clips[found.hop], found.hop_offset,
                      found.stay_src, found.stay_hop, found.smoothness, found.responsiveness, found.direct,
                      direct_won, float(weight), "actions" if folder is None else folder, len(clips), seconds, tuple(skipped),
-                     tuple(stale + covered_source(obj, source, destination, start + trigger + found.stay_src)))
+                     tuple(stale))
 
 
 def track_levels(obj: bpy.types.Object, *strips) -> list[int]:
     """The index of each strip's track, from the bottom (an upper strip replaces a lower one where both play)."""
     tracks = list(obj.animation_data.nla_tracks)
     return [next(k for k, t in enumerate(tracks) if strip.name in t.strips) for strip in strips]
-
-
-def covered_source(obj: bpy.types.Object, source, destination, blend_start: int) -> list[str]:
-    """A warning when the destination's track lies above the source's and it starts before ``blend_start``:
-    the NLA then plays the destination over the source from its start, where the transition has the
-    source play on."""
-    below, above = track_levels(obj, source, destination)
-    if above < below or destination.frame_start >= blend_start:
-        return []
-    return [f"Blender plays {destination.name!r} over {source.name!r} from frame {round(destination.frame_start)} "
-            f"(its track is above), before the transition's first blend at frame {blend_start}; move "
-            f"{destination.name!r} to a track below {source.name!r} to see the source until then"]
 
 
 # ---------------------------------------------------------------------------
@@ -496,7 +485,7 @@ def insert_hop(obj: bpy.types.Object, choice: HopChoice) -> tuple[bpy.types.NlaS
     source_level, destination_level = track_levels(obj, source, destination)
     if source_level > destination_level and source.extrapolation != 'NOTHING':
         notes.append(f"{source.name!r} no longer holds its last frame ({source.extrapolation.replace('_', ' ').title()}"
-                     f" to Nothing): its track is above {destination.name!r}'s")
+                     f" to Nothing): its track is above that of {destination.name!r}")
         source.extrapolation = 'NOTHING'
     obj.smart_motion.hop_json = json.dumps(choice.to_dict() | {"strip": strip.name if strip else ""})
     return strip, notes
@@ -524,34 +513,36 @@ def _action_length(action) -> float:
 def hop_text(choice: HopChoice) -> str:
     """The operator's report."""
     if choice.direct_won:
-        what = (f"the direct transition wins (D {choice.direct:.4g}; no hop of {choice.n_clips - 2} clips does "
-                f"better): {choice.source!r} trimmed to end at frame {choice.source_end}"
-                + (f", {choice.stay_src} frames after the playhead" if choice.stay_src else ""))
+        from ..core.hops import HOP_MIN_GAIN
+
+        what = (f"the direct transition wins (D {choice.direct:.4g}; no hop of {counted(choice.n_clips - 2, 'clip')} "
+                f"lowers it by {HOP_MIN_GAIN:.0%} or more): {choice.source!r} trimmed to end at frame {choice.source_end}"
+                + (f", {counted(choice.stay_src, 'frame')} after the playhead" if choice.stay_src else ""))
     else:
         first, last = choice.hop_span
         what = (f"hop {choice.hop.name!r} inserted over frames {first}-{last}, S + wR "
                 f"{choice.smoothness + choice.responsiveness:.4g} against direct {choice.direct:.4g}; "
                 f"{choice.source!r} trimmed to end at frame {choice.source_end}")
     if choice.table:
-        return (f"{what} (from the precomputed table {choice.table!r} of {choice.n_clips} clips, not searched: its "
+        return (f"{what} (from the precomputed table {choice.table!r} of {counted(choice.n_clips, 'clip')}, not searched: its "
                 f"weight {choice.weight:.4g} per second; {choice.seconds:.2f} s)")
-    return f"{what} (searched {choice.n_clips} clips in {choice.seconds:.2f} s)"
+    return f"{what} (searched {counted(choice.n_clips, 'clip')} in {choice.seconds:.2f} s)"
 
 
 def hop_lines(hop: dict) -> list[str]:
     """The panel's lines of the last Insert Hop (``to_dict``)."""
     lines = [f"Hop at frame {hop['trigger_frame']}: {hop['source']} → {hop['destination']}"]
     if hop["direct_won"]:
-        lines.append(f"    direct wins" + (f", delayed by a stay of {hop['stay_src']} frames" if hop['stay_src'] else ""))
+        lines.append(f"    direct wins" + (f", delayed by a stay of {counted(hop['stay_src'], 'frame')}" if hop['stay_src'] else ""))
     else:
-        lines.append(f"    via {hop['hop']}, offset {hop['offset']} frames")
+        lines.append(f"    via {hop['hop']}, offset {counted(hop['offset'], 'frame')}")
         lines.append(f"    stays {hop['stay_src']} + {hop['stay_hop']} frames, frames {hop['hop_span'][0]}-"
                      f"{hop['hop_span'][1]}")
     lines.append(f"    S {hop['smoothness']:.4g}, w·R {hop['responsiveness']:.4g}, direct D {hop['direct']:.4g}")
     if "weight" in hop:
         lines.append(f"    w {hop['weight']:.4g} per second")
-    lines.append(f"    {hop['clips']} clips ({'file actions' if hop['library'] == 'actions' else 'folder'}), "
-                 f"blends {hop['blend_frames']} frames, {hop['seconds']:.2f} s")
+    lines.append(f"    {counted(hop['clips'], 'clip')} ({'file actions' if hop['library'] == 'actions' else 'folder'}), "
+                 f"blends {counted(hop['blend_frames'], 'frame')}, {hop['seconds']:.2f} s")
     if hop.get("table"):
         lines.append(f"    from table {hop['table']} (not searched)")
     return lines

@@ -44,10 +44,10 @@ from .convert import (armature_skeleton, bone_channels, changed_bone_channels, f
                       strip_to_motion)
 from .fcurves import bone_path
 from .preview import (changed_windows, curve_count, grow, keyed_rows, play, segment_curves, segment_name,
-                      segment_ranges, segments_holding, write)
+                      segment_ranges, segments_holding, solo_back, write)
 from .report import plan_json, Synthesis
 from .state import (forget_edits, note_edited, on_preview_shown, on_setting_changed, preview_motion, restoring,
-                    session_store, watch_edits)
+                    session_store, watch_edits, WATCHED_TYPES)
 from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,
                      PREVIEW_STRIP, preview_track, user_blend_s)
 from .sync_groups import blending_key
@@ -480,8 +480,10 @@ def _previewed(scene: bpy.types.Scene) -> list[bpy.types.Object]:
 def on_depsgraph_update(scene: bpy.types.Scene, depsgraph) -> None:
     """Note the IDs the depsgraph updated (:func:`.state.note_edited`: Bake knows a preview unedited by
     them); ask for a live update of every previewed armature whose timeline changed."""
-    # (whatever the Live Updates toggle says: Bake reads these)
-    note_edited(update.id.original.session_uid for update in depsgraph.updates)  # (evaluated copies have uids of their own)
+    # (whatever the Live Updates toggle says: Bake reads these; evaluated copies have uids of their own)
+    note_edited((u.id.original.session_uid for u in depsgraph.updates), filter(depsgraph.id_type_updated, WATCHED_TYPES))
+    for obj in _previewed(scene):
+        solo_back(obj)  # (a source soloed, then un-soloed, while the preview played)
     if not scene.smart_motion.live:
         return
     frame = scene.frame_current
@@ -489,20 +491,16 @@ def on_depsgraph_update(scene: bpy.types.Scene, depsgraph) -> None:
     _last_frame[scene.session_uid] = frame
     if moved and all((session := _sessions.get(o.session_uid)) is not None and session.key is not None
                      for o in _previewed(scene)):
-        # Playback and scrubbing: every frame is a depsgraph update, and strips are edited while
-        # the frame stands still; comparing every timeline on every frame would slow playback
-        # down with many strips; an edit made during playback is taken in at the first update
-        # once playback stops. (An undo asks again whatever the frame: key None.)
+        # Playback and scrubbing: every frame is a depsgraph update, and strips are edited while the frame
+        # stands still; comparing every timeline on every frame would slow playback down with many strips;
+        # an edit made during playback is taken in once it stops. (An undo asks again whatever the frame.)
         return
     request(scene)
 
 
 def request(scene: bpy.types.Scene) -> None:
-    """Ask for a live update of every previewed armature of ``scene`` whose timeline changed.
-
-    Called after each depsgraph update, and by the settings Blender does not
-    evaluate (the slider, a core range), which change no data the depsgraph sees.
-    """
+    """Ask for a live update of every previewed armature of ``scene`` whose timeline changed: after each
+    depsgraph update, and for the settings the depsgraph does not see (the slider, a core range)."""
     if not scene.smart_motion.live:
         return
     for obj in _previewed(scene):
@@ -538,8 +536,7 @@ def on_undo(*_args) -> None:
     """An undo or a redo may have put back other preview keys and other strips: keep the motions
     read, but read the keys again and re-synthesize before trusting the preview."""
     for session in _sessions.values():
-        session.key = None
-        session.channels = None
+        session.key = session.channels = None
     # The data put back is reported at the next depsgraph update: taken here, before any new edit can
     # join it, as no edit (the step holds its own signatures; .state.restoring).
     view_layer = bpy.context.view_layer
@@ -549,6 +546,14 @@ def on_undo(*_args) -> None:
             view_layer.update()
         finally:
             restoring(False)
+
+
+@persistent
+def on_frame_change_pre(scene: bpy.types.Scene, *_args) -> None:
+    """Report edits made since the last depsgraph update (:func:`on_depsgraph_update`) before the frame change
+    evaluates them with no such handler (with none pending, nothing is evaluated; renders: their own frames)."""
+    if bpy.context.view_layer is not None and not bpy.app.is_job_running('RENDER'):
+        bpy.context.view_layer.update()
 
 
 @persistent
@@ -569,6 +574,7 @@ def on_load(*_args) -> None:
 
 HANDLERS = (
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
+    (bpy.app.handlers.frame_change_pre, on_frame_change_pre),
     (bpy.app.handlers.frame_change_post, on_frame_change),
     (bpy.app.handlers.undo_post, on_undo),
     (bpy.app.handlers.redo_post, on_undo),

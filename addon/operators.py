@@ -87,7 +87,7 @@ class SMART_MOTION_OT_analyze(_Reported, bpy.types.Operator):
         analyses = analyze_strips(obj, strips)
         record_analysis(obj, strips, analyses)
         found = ", ".join(f"{name} ({len(analysis.segments)})" for name, analysis in analyses.items())
-        self.report({'INFO'}, f"support phases found: {found}; the Smart Motion panel lists them under each strip")
+        self.report({'INFO'}, f"support phases found: {found}; the Smart Motion panel lists them under Support Phases")
         return {'FINISHED'}
 
 
@@ -280,8 +280,9 @@ class SMART_MOTION_OT_insert_hop(_Reported, bpy.types.Operator):
             prefs = preferences(context)
             folder = prefs.hop_folder if prefs is not None else ""
         weight = None if settings.hop_weight_auto else settings.hop_weight
-        choice = hops.find_hop(obj, strips, context.scene.frame_current, weight=weight,
-                               blend_seconds=settings.hop_blend, folder=folder)
+        with _Progress(context) as progress:
+            choice = hops.find_hop(obj, strips, context.scene.frame_current, weight=weight,
+                                   blend_seconds=settings.hop_blend, folder=folder, progress=progress)
         _, notes = hops.insert_hop(obj, choice)
         self.report({'INFO'}, "; ".join([hops.hop_text(choice), *notes]))
         for line in choice.skipped:
@@ -307,8 +308,9 @@ class SMART_MOTION_OT_reach_target(_Reported, bpy.types.Operator):
         settings = context.scene.smart_motion
         empty = reach.target_empty(obj, context.view_layer)
         folder = _folder(context, "reach_folder") if settings.reach_library == 'FOLDER' else None
-        found = reach.find_reach(obj, empty, effector=settings.reach_effector, feature=settings.reach_feature,
-                                 folder=folder)
+        with _Progress(context) as progress:
+            found = reach.find_reach(obj, empty, effector=settings.reach_effector, feature=settings.reach_feature,
+                                     folder=folder, progress=progress)
         strip = reach.insert_reach(obj, found, context.scene.frame_current)
         self.report({'INFO'}, reach.reach_text(found, strip, context.scene))
         for line in reach.limit_warnings(found, context.scene) + active_action_warning(obj, strip):
@@ -332,7 +334,8 @@ class SMART_MOTION_OT_assemble_parts(_Reported, bpy.types.Operator):
         settings = context.scene.smart_motion
         strips = selected_strips(obj, context.view_layer.objects)
         folder = _folder(context, "assembly_folder") if settings.assembly_library == 'FOLDER' else None
-        found = assemble.find_assembly(obj, strips, settings.assembly_part, folder)
+        with _Progress(context) as progress:
+            found = assemble.find_assembly(obj, strips, settings.assembly_part, folder, progress)
         strip = assemble.insert_assembly(obj, found)
         self.report({'INFO'}, assemble.assembly_text(found, strip))
         for line in assemble.left_out_warnings(found) + active_action_warning(obj, strip):
@@ -384,7 +387,7 @@ class SMART_MOTION_OT_reach_example_remove(_Reported, bpy.types.Operator):
         obj = active_armature(context)
         settings = obj.smart_motion
         if not 0 <= settings.reach_example_index < len(settings.reach_examples):
-            raise ValueError(f"no row of armature {obj.name!r}'s Reach Examples is selected")
+            raise ValueError(f"no row of the Reach Examples of armature {obj.name!r} is selected")
         settings.reach_examples.remove(settings.reach_example_index)
         settings.reach_example_index = max(min(settings.reach_example_index, len(settings.reach_examples) - 1), 0)
         return {'FINISHED'}

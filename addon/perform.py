@@ -58,8 +58,8 @@ from bpy.props import StringProperty
 from . import live
 from .arrange import add_strip, asap_placement, Placement, placement_text
 from .preview import clear_preview, current_preview, sign_preview
-from .strips import (active_armature, find_strip, has_preview, left_out_text, mark_performed, preview_sources,
-                     preview_track, selected_strips, strip_settings)
+from .strips import (active_armature, find_strip, has_preview, left_out_text, mark_performed, preview_actions,
+                     preview_sources, preview_track, selected_strips, strip_settings)
 from .synthesis import preview_synthesis
 
 # event type -> palette key
@@ -83,11 +83,12 @@ def palette_action(scene: bpy.types.Scene, key: int) -> bpy.types.Action:
     return action
 
 
-def parse_script(text: str) -> list[tuple[int, str]]:
+def parse_script(text: str, actions: list[str] = ()) -> list[tuple[int, str]]:
     """``"40:bow, 120:kick"`` -> ``[(40, "bow"), (120, "kick")]``: triggers in playing order.
 
     Separated by commas or new lines; the frames may not go back, as
-    playback only goes forward.
+    playback only goes forward. ``actions``: names of the file's actions, which the example of a
+    malformed script names (never an action the file does not hold).
     """
     triggers = []
     for piece in text.replace("\n", ",").split(","):
@@ -100,13 +101,25 @@ def parse_script(text: str) -> list[tuple[int, str]]:
         except ValueError:
             frame = None
         if not sep or frame is None or not name.strip():
-            raise ValueError(f"Perform script: {piece!r} is not FRAME:ACTION; write e.g. 40:bow_normal_001, "
-                             "120:kick_normal_001")
+            raise ValueError(f"Perform script: {piece!r} is not FRAME:ACTION; write e.g. {script_example(actions)}")
         if triggers and frame < triggers[-1][0]:
             raise ValueError(f"Perform script: {piece!r} comes after a trigger at frame {triggers[-1][0]}; "
                              "playback only goes forward, so give the triggers in frame order")
         triggers.append((frame, name.strip()))
     return triggers
+
+
+def script_example(actions: list[str]) -> str:
+    """``"40:walk, 120:bow"``: a script of (up to) the first two of ``actions``, ``"40:ACTION, 120:ACTION"``
+    without any."""
+    names = list(actions)[:2] or ["ACTION"]
+    return ", ".join(f"{frame}:{name}" for frame, name in zip((40, 120), names * 2))
+
+
+def performable_actions() -> list[str]:
+    """Names of the file's actions a script may name: not Smart Motion's previews."""
+    previews = preview_actions()
+    return [a.name for a in bpy.data.actions if a not in previews]
 
 
 def refresh_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> None:
@@ -338,7 +351,7 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
         """The triggers of ``script`` through the same :class:`Performance` the number keys drive."""
         from .convert import action_to_motion
 
-        triggers = parse_script(self.script)
+        triggers = parse_script(self.script, performable_actions())
         if not triggers:
             raise ValueError("Perform plays live: press its button in the Smart Motion panel, then number keys; "
                              "from a script, give script='FRAME:ACTION, ...'")
@@ -347,7 +360,12 @@ class SMART_MOTION_OT_perform(bpy.types.Operator):
         for _, name in triggers:
             action = bpy.data.actions.get(name)
             if action is None:
-                raise ValueError(f"Perform script: there is no action {name!r}; name one of the file's actions")
+                import difflib
+
+                names = performable_actions()
+                near = difflib.get_close_matches(name, names, n=3, cutoff=0.5) or names[:3]
+                raise ValueError(f"Perform script: there is no action {name!r}; name one of the file's actions"
+                                 + (f", such as {', '.join(repr(n) for n in near)}" if near else " (it has none)"))
             actions[name] = action
         performance = self._performance = Performance(obj, context)
         for action in actions.values():

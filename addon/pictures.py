@@ -3,29 +3,38 @@
 ``make demo`` writes two pictures of the demo it builds (:mod:`.demo`):
 
 ``demo_contact_sheet.png``
-    Blender's Workbench engine renders, from above and to one side, the
-    synthesized motion (top row) and the same strips under a plain NLA
-    crossfade (bottom row) at the middle of each gap between cores and at the
-    end: the body (a box per bone, skinned to the armature) and the footprints
-    made so far on the floor (:mod:`.footprints`): a dark print where a foot
-    is held, a red streak where it slides while down.
+    Blender's Workbench engine renders the synthesized motion (top row) and the
+    same strips under a plain NLA crossfade (bottom row), one column per gap
+    between cores and a last one from above. A gap's column shows the body
+    (half transparent, so that the prints under its feet show) in the middle of
+    the gap, looking down from :data:`ELEVATION_DEG`, with the prints of the
+    steps into and across the gap (:mod:`.footprints`): a dark print where a
+    foot is held, a red streak where it slides while down. The last column
+    looks straight down on every print of the row, framed on all of both rows'
+    at one scale. Both rows of a column share one camera.
 ``demo_speed.png``
     Oshita 2014, Fig. 5: the speeds of the lower and upper body over time,
-    ours against the crossfade, the gaps shaded (:func:`core.figures.plot_speeds`,
-    written when matplotlib can be imported, as in ``make demo``'s environment;
-    Blender's own Python has none, and the add-on never needs it).
+    ours against the crossfade, one panel per gap zoomed on it
+    (:func:`core.figures.plot_gap_speeds`, written when matplotlib can be
+    imported, as in ``make demo``'s environment; Blender's own Python has none,
+    and the add-on never needs it).
 
-The crossfade is Blender's own NLA blending: the same clips, each turned and
-moved where the synthesis placed it (:func:`core.figures.placed_motions`, so
-that the two differ in how they blend, not in where the clips stand), on the
-demo's two tracks, each strip of the upper track blending in and out over the
-frames it overlaps its neighbours (``blend_in``, ``blend_out``), the strips of
-the lower track played in full. Nothing of the demo's own armature, strips or
-actions changes; everything made here is removed once rendered.
+The crossfade is Blender's own NLA blending, set up as an animator would to
+crossfade these clips: the same clips, each turned and moved where the
+synthesis placed it (:func:`core.figures.placed_motions`, so that the two
+differ in how they blend, not in where the clips stand), each fading linearly
+into the next across the gap between their cores, from the previous core's
+last frame to the next core's first, and nowhere else
+(:func:`core.figures.crossfade_spans`): both keep their cores unblended, as
+the synthesis does. Nothing of the demo's own armature, strips or actions
+changes; every data block made for the pictures is removed once they are
+written, and the scene's world, camera and frame are put back (its render
+settings are left as the pictures').
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import bpy
@@ -35,43 +44,63 @@ from .footprints import material, prints_object
 
 CROSSFADE = "SmartMotionDemo crossfade"
 SHEET, SPEED = "demo_contact_sheet.png", "demo_speed.png"
-CELL_SIZE = (220, 260)  # pixels of each frame of the contact sheet
-CELL_SPAN = 2.0  # what a cell shows, bottom to top, in the armature's units (the demo: metres)
-ELEVATION_DEG = 60.0  # the camera looks down by this much
-YAW_DEG = -70.0  # and along +X (-90), turned a little towards -Y, so the demo walks left to right, towards it
+SPEED_SIZE = (1100, 560)  # pixels of the speed plot
+ROWS = ("Smart Motion", "plain NLA crossfade")
+CELL_SIZE = (230, 270)  # pixels of each gap's picture
+OVERVIEW_WIDTH = 2 * CELL_SIZE[0]  # the last picture's: a path of steps is longer than it is wide
 GUTTER = 4  # white pixels between cells
-TITLE_HEIGHT = 34  # pixels of each row's title
-BODY = ("Smart Motion body", (0.42, 0.55, 0.75, 1.0))
+TITLE_HEIGHT = 44  # pixels of each row's title
+TITLE_TEXT = 0.6  # the row's name's height, as a share of the title's
+TITLE_DETAIL_TEXT = 0.4  # and of what follows it
+CAPTION_TEXT = 0.06  # a cell's caption's line height, as a share of the cell's
+CAPTION_INSET = 0.03  # the caption's distance from the cell's left and top edges, as a share of the cell's
+ELEVATION_DEG = 65.0  # the gaps' cameras look down by this much: steep enough that a body hides little
+# of the prints around it, shallow enough that it still reads as a body
+YAW_DEG = -70.0  # and along +X (-90), turned a little towards -Y, so the demo walks left to right, towards it
+BODY_ALPHA = 0.45  # the body's opacity: the prints under its feet show through
+MARGIN = 0.04  # of a cell's framed extent, left free on every side
+CAPTION_BAND = 0.2  # of a cell's height, left free at its top for the caption's two lines
+BODY_PAD_LEGS = 0.25  # framed around the joints: the head above its joint, the boxes' thickness (leg lengths)
+CONTEXT_S = 0.5  # a gap's picture shows the prints made from this long before the gap to its end
+FLOOR_OFFSET = 0.002  # the floor this share of the framed extent under the prints (no z-fighting)
+TORSO_THICKNESS, LIMB_THICKNESS = 0.1, 0.05  # the body's boxes, as shares of its rest height: a stick
+# figure's proportions, thick enough to read at a cell's size, thin enough not to hide the feet
+BODY = ("Smart Motion body", (0.42, 0.55, 0.75, BODY_ALPHA))
 FLOOR = ("Smart Motion floor", (0.8, 0.8, 0.78, 1.0))
 LABEL = ("Smart Motion label", (0.05, 0.05, 0.05, 1.0))
+CAMERA = "Smart Motion pictures"
+MADE = ("objects", "meshes", "curves", "cameras", "armatures", "actions", "materials", "collections",
+        "worlds", "images")  # the kinds of data block the pictures make, all removed after
 
 
 def crossfade_armature(demo, scene: bpy.types.Scene) -> bpy.types.Object:
-    """A second armature playing the demo's clips as a plain NLA crossfade (see the module docstring)."""
-    from ..core.demo import DEMO_TIMELINE, demo_timeline
-    from ..core.figures import placed_motions
+    """A second armature playing the demo's clips as a plain NLA crossfade (see the module docstring):
+    each clip a strip on frames :func:`core.figures.crossfade_spans` gives it, the clips alternating
+    between two tracks; the upper track's strips fade in and out across the gaps (Blend In, Blend
+    Out) over the lower track's, which play at full weight and so show wherever an upper strip fades."""
+    from ..core.demo import demo_timeline
+    from ..core.figures import crossfade_spans, held_frames, placed_motions
     from .convert import armature_from_skeleton, find_armature_rig, write_action
 
-    clips = demo_timeline()
+    clips = {clip.name: clip for clip in demo_timeline()}
     plan = demo.result.plan
-    rig = find_armature_rig(demo.armature, clips[0].motion)
-    placed = dict(zip(plan.clips, placed_motions(clips, plan, rig)))
-    obj = armature_from_skeleton(clips[0].motion.skeleton, CROSSFADE, scene.collection)
+    rig = find_armature_rig(demo.armature, next(iter(clips.values())).motion)
+    placed = dict(zip(plan.clips, placed_motions(list(clips.values()), plan, rig)))
+    obj = armature_from_skeleton(next(iter(clips.values())).motion.skeleton, CROSSFADE, scene.collection)
     obj.matrix_world = demo.armature.matrix_world
     anim = obj.animation_data_create()
     tracks = [anim.nla_tracks.new(), anim.nla_tracks.new()]
-    spans = [(clip.start, clip.end) for clip in clips]
-    for k, (name, start, _, lane) in enumerate(DEMO_TIMELINE):
-        action = write_action(obj, placed[name], f"{CROSSFADE} {name}", frame_start=1)
-        strip = tracks[lane].strips.new(name, start, action)
-        if lane == 0:
+    for k, span in enumerate(crossfade_spans(list(clips.values()), plan)):
+        clip = clips[span.name]
+        # (a clip with no frames of its own in part of a gap holds its end pose there)
+        frames = held_frames(clip.start, clip.motion.n_frames, span.first, span.last)
+        action = write_action(obj, placed[span.name][frames], f"{CROSSFADE} {span.name}", frame_start=1)
+        strip = tracks[k % 2].strips.new(span.name, span.first, action)
+        if k % 2 == 0:
             strip.extrapolation = 'HOLD' if k == 0 else 'HOLD_FORWARD'
-            continue
-        # over the lower track's strips: in and out over the frames they overlap, nothing outside
-        strip.extrapolation = 'NOTHING'
-        first, last = spans[k]
-        strip.blend_in = max(spans[k - 1][1] - first + 1, 0) if k > 0 else 0
-        strip.blend_out = max(last - spans[k + 1][0] + 1, 0) if k + 1 < len(spans) else 0
+        else:
+            strip.extrapolation = 'NOTHING'
+            strip.blend_in, strip.blend_out = span.fade_in, span.fade_out
     return obj
 
 
@@ -103,7 +132,7 @@ def body_mesh(armature: bpy.types.Object, rig, collection: bpy.types.Collection)
         along = b - a
         if np.linalg.norm(along) < 1e-6:
             continue
-        thick = (0.1 if name in torso else 0.05) * height
+        thick = (TORSO_THICKNESS if name in torso else LIMB_THICKNESS) * height
         side = np.cross(along, [0.0, 0.0, 1.0] if abs(along[2]) < 0.9 * np.linalg.norm(along) else [1.0, 0.0, 0.0])
         side *= 0.5 * thick / np.linalg.norm(side)
         other = np.cross(along, side)
@@ -127,30 +156,111 @@ def body_mesh(armature: bpy.types.Object, rig, collection: bpy.types.Collection)
     return obj
 
 
-def sheet_frames(plan) -> list[tuple[int, str]]:
-    """The sheet's columns, (frame, caption): the middle of each gap between cores, then the last
-    frame (every print made by then)."""
-    columns = [((p.gap[0] + p.gap[1]) // 2, f"{p.prev} \u2192 {p.next}") for p in plan.pairs if p.gap is not None]
-    return columns + [(plan.end, "the end")]
+@dataclass(frozen=True)
+class Pictured:
+    """What both pictures show, computed once: the plan, our motion and the crossfade's, as joint
+    positions in world space ``(F, J, 3)`` (frame 0 at the plan's start), the prints of each row."""
+
+    plan: object  # core.plan.Plan
+    fps: float
+    rig: object  # core.rig.Rig
+    leg: float  # the mean leg length, in the armature's unit
+    positions: dict  # row title -> (F, J, 3) world positions
+    prints: dict  # row title -> list of core.footprints.Footprint (armature space)
+    armatures: dict  # row title -> the armature it plays on
 
 
-def cell_camera(scene: bpy.types.Scene, target: np.ndarray) -> bpy.types.Object:
-    """The sheet's orthographic camera, looking down at :data:`ELEVATION_DEG`, turned :data:`YAW_DEG`
-    about Z, at ``target`` (world), :data:`CELL_SPAN` units high."""
+def pictured(demo, crossfade: bpy.types.Object) -> Pictured:
+    """Evaluate ``crossfade`` (Blender's NLA) over the plan's frames and take both rows' prints, on
+    one floor: the synthesized motion's, whose feet the clips put on it (core.footprints)."""
+    from ..core.footprints import footprints
+    from ..core.rig import mean_leg_length
+    from .convert import find_armature_rig
+
+    plan, motion = demo.result.plan, demo.result.motion
+    rig = find_armature_rig(demo.armature, motion)
+    order = [crossfade.pose.bones.find(name) for name in motion.skeleton.names]
+    blended = evaluated_joints(crossfade, np.arange(plan.start, plan.end + 1))[:, order]
+    ours = motion.global_positions()
+    prints = {ROWS[0]: footprints(motion, rig), ROWS[1]: footprints(motion, rig, positions=blended, reference=ours)}
+    matrix = np.array(demo.armature.matrix_world)
+    world = {ROWS[0]: ours @ matrix[:3, :3].T + matrix[:3, 3], ROWS[1]: blended @ matrix[:3, :3].T + matrix[:3, 3]}
+    return Pictured(plan, motion.fps, rig, mean_leg_length(motion, rig), world, prints,
+                    {ROWS[0]: demo.armature, ROWS[1]: crossfade})
+
+
+def view_rotation(elevation_deg: float, yaw_deg: float) -> np.ndarray:
+    """``(3, 3)`` world rotation of a camera looking down by ``elevation_deg``, turned ``yaw_deg``
+    about Z: its columns are the picture's right, its up and the direction it looks from."""
     from mathutils import Euler
 
-    camera = bpy.data.objects.get("Smart Motion pictures")
+    return np.array(Euler((np.radians(90.0 - elevation_deg), 0.0, np.radians(yaw_deg))).to_matrix())
+
+
+def ortho_scale(extent: np.ndarray, size: tuple[int, int]) -> float:
+    """The orthographic scale that shows ``extent`` (width, height, in the scene's unit) whole in a
+    picture of ``size`` pixels: Blender's scale spans the picture's longer side."""
+    x, y = size
+    return float(max(extent[0], extent[1] * x / y) if x >= y else max(extent[1], extent[0] * y / x))
+
+
+@dataclass(frozen=True)
+class View:
+    """One column's camera: its rotation (:func:`view_rotation`), where it is and its scale."""
+
+    rotation: np.ndarray
+    location: np.ndarray
+    scale: float
+    size: tuple[int, int]
+    depth: float  # how far in front of the camera the framed points reach, for its clipping
+
+
+def framed(points: np.ndarray, rotation: np.ndarray, size: tuple[int, int], *, pad: float = 0.0,
+           top_free: float = 0.0) -> View:
+    """The view along ``rotation`` showing every one of ``points (N, 3)`` (world), ``pad`` (in their
+    unit) and :data:`MARGIN` free around them, and the top ``top_free`` of the picture's height
+    left free (for a caption), in a picture of ``size`` pixels."""
+    seen = points @ rotation  # (N, 3): right, up, towards the camera
+    low, high = seen.min(axis=0) - pad, seen.max(axis=0) + pad
+    extent = (high - low)[:2] * (1.0 + 2.0 * MARGIN)
+    extent[1] /= 1.0 - top_free
+    scale = ortho_scale(np.maximum(extent, 1e-6), size)
+    x, y = size
+    height = scale * y / x if x >= y else scale
+    centre = 0.5 * (low + high)
+    centre[1] += 0.5 * top_free * height  # (the points in the picture's lower part)
+    # (an orthographic camera sees the same from any distance: one scale in front of everything)
+    location = rotation @ np.array([centre[0], centre[1], high[2] + scale])
+    return View(rotation, location, scale, size, float(high[2] - low[2]) + 2.0 * scale)
+
+
+def overview_rotation(points: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """Straight down, turned so that the longer horizontal extent of ``points (N, 3)`` runs across
+    the picture (the overview is wider than high), ``forward`` (the way the motion went overall)
+    to the right."""
+    xy = points[:, :2] - points[:, :2].mean(axis=0)
+    direction = np.linalg.eigh(xy.T @ xy)[1][:, -1]  # the principal axis on the floor
+    if direction @ forward[:2] < 0:
+        direction = -direction
+    return view_rotation(90.0, np.degrees(np.arctan2(direction[1], direction[0])))
+
+
+def place_camera(scene: bpy.types.Scene, view: View) -> bpy.types.Object:
+    """The pictures' one orthographic camera, set to ``view`` and made the scene's."""
+    from mathutils import Matrix
+
+    camera = bpy.data.objects.get(CAMERA)
     if camera is None:
-        data = bpy.data.cameras.new("Smart Motion pictures")
+        data = bpy.data.cameras.new(CAMERA)
         data.type = 'ORTHO'
-        camera = bpy.data.objects.new("Smart Motion pictures", data)
+        camera = bpy.data.objects.new(CAMERA, data)
         scene.collection.objects.link(camera)
-        camera.rotation_euler = Euler((np.radians(90.0 - ELEVATION_DEG), 0.0, np.radians(YAW_DEG)))
-        data.clip_start, data.clip_end = 0.01, 100.0
-    aspect = scene.render.resolution_x / scene.render.resolution_y
-    camera.data.ortho_scale = CELL_SPAN * max(aspect, 1.0)
-    view = np.array(camera.rotation_euler.to_matrix())[:, 2]  # the camera looks along -view
-    camera.location = target + 20.0 * view
+    matrix = np.eye(4)
+    matrix[:3, :3], matrix[:3, 3] = view.rotation, view.location
+    camera.matrix_world = Matrix(matrix.tolist())
+    camera.data.ortho_scale = view.scale
+    camera.data.clip_start, camera.data.clip_end = 1e-3 * view.scale, view.depth
+    scene.render.resolution_x, scene.render.resolution_y = view.size
     scene.camera = camera
     return camera
 
@@ -165,44 +275,48 @@ def text_object(text: str, size: float, collection: bpy.types.Collection) -> bpy
     return obj
 
 
-def caption(camera: bpy.types.Object, text: str, collection: bpy.types.Collection, scene: bpy.types.Scene,
-            size: float) -> bpy.types.Object:
-    """``text`` in the top left corner of ``camera``'s view, ``size`` of its height."""
-    x, y = scene.render.resolution_x, scene.render.resolution_y
-    scale = camera.data.ortho_scale  # (an orthographic camera's scale spans the longer side)
+def caption(camera: bpy.types.Object, text: str, collection: bpy.types.Collection, size: tuple[int, int],
+            line: float) -> bpy.types.Object:
+    """``text`` in the top left corner of ``camera``'s picture of ``size`` pixels, each line
+    ``line`` of the picture's height."""
+    x, y = size
+    scale = camera.data.ortho_scale  # (spans the longer side)
     width, height = (scale, scale * y / x) if x >= y else (scale * x / y, scale)
-    obj = text_object(text, size * height, collection)
-    obj.parent = camera
-    obj.location = (-0.47 * width, 0.5 * height - 1.25 * size * height, -1.0)
+    obj = text_object(text, line * height, collection)
+    obj.parent = camera  # (in the camera's frame: x right, y up, looking along -z)
+    inset = CAPTION_INSET * min(width, height)
+    obj.location = (-0.5 * width + inset, 0.5 * height - inset - line * height, -2.0 * inset)
     return obj
 
 
-def floor_plane(centre: np.ndarray, half: float, height: float, collection: bpy.types.Collection) -> bpy.types.Object:
-    """A square floor ``2 * half`` wide around ``centre`` (world) at ``height``."""
-    x, y = centre[0], centre[1]
-    mesh = bpy.data.meshes.new("Smart Motion floor")
-    mesh.from_pydata([(x - half, y - half, height), (x + half, y - half, height), (x + half, y + half, height),
-                      (x - half, y + half, height)], [], [(0, 1, 2, 3)])
+def floor_plane(points: np.ndarray, height: float, collection: bpy.types.Collection) -> bpy.types.Object:
+    """A floor at ``height`` under every one of ``points (N, 3)`` (world), as wide again around them."""
+    low, high = points[:, :2].min(axis=0), points[:, :2].max(axis=0)
+    low, high = low - (high - low).max(), high + (high - low).max()
+    mesh = bpy.data.meshes.new(FLOOR[0])
+    mesh.from_pydata([(low[0], low[1], height), (high[0], low[1], height), (high[0], high[1], height),
+                      (low[0], high[1], height)], [], [(0, 1, 2, 3)])
     mesh.materials.append(material(*FLOOR))
-    obj = bpy.data.objects.new("Smart Motion floor", mesh)
+    obj = bpy.data.objects.new(FLOOR[0], mesh)
     collection.objects.link(obj)
     return obj
 
 
-def render_settings(scene: bpy.types.Scene, size: tuple[int, int]) -> None:
-    """Workbench, material colours under studio light, a white background, 8-bit RGB PNG."""
+def render_settings(scene: bpy.types.Scene, world: bpy.types.World) -> None:
+    """Workbench, material colours (and their alpha) under studio light, a white background
+    (``world``), 8-bit RGB PNG."""
     scene.render.engine = 'BLENDER_WORKBENCH'
-    scene.render.resolution_x, scene.render.resolution_y = size
     scene.render.resolution_percentage = 100
     scene.render.film_transparent = False
+    scene.render.dither_intensity = 0.0  # (dither's noise on the flat floor would double the file)
     settings = scene.render.image_settings
     settings.file_format, settings.color_mode, settings.color_depth, settings.compression = 'PNG', 'RGB', '8', 100
     shading = scene.display.shading
     shading.light = 'STUDIO'
     shading.color_type = 'MATERIAL'
     shading.show_object_outline = True
-    scene.world = scene.world or bpy.data.worlds.new("Smart Motion pictures")
-    scene.world.color = (1.0, 1.0, 1.0)
+    world.color = (1.0, 1.0, 1.0)
+    scene.world = world
     scene.view_settings.view_transform = 'Standard'
     scene.view_settings.exposure = 0.6  # (studio light leaves a white floor grey)
 
@@ -231,118 +345,165 @@ def write_png(pixels: np.ndarray, path: Path, scene: bpy.types.Scene) -> Path:
     return path
 
 
-def title_strip(scene: bpy.types.Scene, text: str, width: int, collection: bpy.types.Collection, path: Path
-                ) -> np.ndarray:
-    """A white strip ``width`` pixels wide holding one line of ``text``, rendered alone."""
-    kept = scene.render.resolution_x, scene.render.resolution_y
-    render_settings(scene, (width, TITLE_HEIGHT))
-    camera = cell_camera(scene, np.array([0.0, 0.0, -500.0]))  # (far below the floor: nothing else in view)
-    label = caption(camera, text, collection, scene, 0.5)
-    visible = [o for o in scene.objects if not o.hide_render and o is not label]
-    for obj in visible:
+def alone(scene: bpy.types.Scene, shown: list) -> list:
+    """Hide from the render every object of ``scene`` but ``shown``; the objects hidden, to show again."""
+    hidden = [o for o in scene.objects if not o.hide_render and o not in shown]
+    for obj in hidden:
         obj.hide_render = True
+    return hidden
+
+
+def title_strip(scene: bpy.types.Scene, name: str, detail: str, width: int, collection: bpy.types.Collection,
+                path: Path) -> np.ndarray:
+    """A white strip ``width`` pixels wide holding the row's ``name`` in large type, then ``detail``
+    in smaller type on the same line, rendered alone."""
+    size = (width, TITLE_HEIGHT)
+    camera = place_camera(scene, View(np.eye(3), np.array([0.0, 0.0, -1e3]), 1.0, size, 10.0))
+    label = caption(camera, name, collection, size, TITLE_TEXT)  # (far below the floor: nothing else in view)
+    bpy.context.view_layer.update()  # (a text's dimensions are known once evaluated)
+    more = text_object(detail, TITLE_DETAIL_TEXT * TITLE_HEIGHT / width, collection)
+    more.parent = camera
+    x, y, z = label.location
+    more.location = (x + label.dimensions.x + 0.5 * more.data.size, y, z)
+    hidden = alone(scene, [label, more, camera])
     pixels = rendered(scene, path)
-    for obj in visible:
+    for obj in hidden:
         obj.hide_render = False
-    label.hide_render = True
-    render_settings(scene, kept)
+    label.hide_render = more.hide_render = True
     return pixels
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the contact sheet: its caption, the frame its bodies show (None: no body),
+    the output frames whose prints it shows, and its view."""
+
+    caption: str
+    frame: int | None
+    prints_from: tuple[int, int]
+    view: View
+
+
+def sheet_columns(shown: Pictured) -> list[Column]:
+    """A column per gap between cores (the middle of the gap; the prints of the steps from
+    :data:`CONTEXT_S` before it to its end, framed with both rows' bodies at one scale), then one
+    from above on every print of both rows."""
+    from ..core.figures import gap_frames
+
+    plan = shown.plan
+    rotation = view_rotation(ELEVATION_DEG, YAW_DEG)
+    context = int(round(CONTEXT_S * shown.fps))
+    columns = []
+    for pair, (first, last) in zip((p for p in plan.pairs if p.gap is not None), gap_frames(plan)):
+        middle = (first + last) // 2
+        within = (first - context, last)
+        points = [g[middle - plan.start] for g in shown.positions.values()]
+        points += [world_outline(p, shown, row) for row, prints in shown.prints.items()
+                   for p in prints if overlaps(p, within, plan.start)]
+        columns.append(Column(f"{pair.prev} \u2192 {pair.next}\nframes {first}-{last}, body at {middle}", middle,
+                              within, framed(np.concatenate(points), rotation, CELL_SIZE, pad=BODY_PAD_LEGS * shown.leg,
+                                             top_free=CAPTION_BAND)))
+    ours = shown.prints[ROWS[0]]
+    every = np.concatenate([world_outline(p, shown, row) for row, prints in shown.prints.items() for p in prints])
+    forward = (world_outline(ours[-1], shown, ROWS[0]).mean(axis=0) - world_outline(ours[0], shown, ROWS[0]).mean(axis=0)
+               if ours else np.array([1.0, 0.0, 0.0]))
+    columns.append(Column("every print, from above", None, (plan.start, plan.end),
+                          framed(every, overview_rotation(every, forward), (OVERVIEW_WIDTH, CELL_SIZE[1]),
+                                 top_free=CAPTION_BAND)))
+    return columns
+
+
+def overlaps(print_, frames: tuple[int, int], start: int) -> bool:
+    """Whether a print's run (motion frames, frame 0 at output frame ``start``) meets output ``frames``."""
+    return print_.frames[0] + start <= frames[1] and print_.frames[1] + start >= frames[0]
+
+
+def world_outline(print_, shown: Pictured, row: str) -> np.ndarray:
+    matrix = np.array(shown.armatures[row].matrix_world)
+    return print_.outline @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+def write_contact_sheet(shown: Pictured, path: Path, scene: bpy.types.Scene, collection: bpy.types.Collection
+                        ) -> Path:
+    """The contact sheet (module docstring) of ``shown``, written to ``path``."""
+    plan = shown.plan
+    columns = sheet_columns(shown)
+    every = np.concatenate([world_outline(p, shown, row) for row, prints in shown.prints.items() for p in prints])
+    extent = float(np.ptp(every[:, :2], axis=0).max())
+    floor = floor_plane(np.concatenate([every, *[g[:, shown.rig.pelvis] for g in shown.positions.values()]]),
+                float(every[:, 2].min()) - FLOOR_OFFSET * extent, collection)
+    bodies = {row: body_mesh(armature, shown.rig, collection) for row, armature in shown.armatures.items()}
+    sheet = []
+    for k, (row, prints) in enumerate(shown.prints.items()):
+        cells = []
+        for c, column in enumerate(columns):
+            made = [p for p in prints if overlaps(p, column.prints_from, plan.start)]
+            trail = prints_object(f"{row} pictured prints {c}", made, shown.armatures[row].matrix_world.copy(),
+                                  collection)
+            if column.frame is not None:
+                scene.frame_set(int(column.frame))
+            camera = place_camera(scene, column.view)
+            label = caption(camera, column.caption, collection, column.view.size, CAPTION_TEXT * CELL_SIZE[1]
+                            / column.view.size[1])
+            hidden = alone(scene, [trail, label, floor, camera] + ([bodies[row]] if column.frame is not None else []))
+            cells.append(rendered(scene, path.parent / f"_cell{k}_{c}.png"))
+            for obj in hidden:
+                obj.hide_render = False
+            label.hide_render = trail.hide_render = True
+        slides = sum(p.sliding for p in prints)
+        gutter = np.ones((CELL_SIZE[1], GUTTER, 4), dtype=np.float32)  # (white between the cells)
+        row_pixels = np.concatenate([part for cell in cells for part in (cell, gutter)][:-1], axis=1)
+        how = "each clip fading linearly into the next across the gap between their cores" if k else \
+            "the demo's strips synthesized"
+        detail = f"({how}): {len(prints)} footprints, {slides or 'none'} sliding while down (red)"
+        sheet += [title_strip(scene, row, detail, row_pixels.shape[1], collection, path.parent / f"_title{k}.png"),
+                  row_pixels]
+    return write_png(np.concatenate(sheet), path, scene)
+
+
+def write_speed_plot(shown: Pictured, path: Path) -> Path:
+    """2014 Fig. 5 of ``shown``, one panel per gap (:func:`core.figures.plot_gap_speeds`), at ``path``.
+    Raises ImportError without matplotlib."""
+    from ..core.figures import body_part_speeds, plot_gap_speeds
+
+    plan = shown.plan
+    speeds = {row: body_part_speeds(g, shown.rig, shown.fps, shown.leg) for row, g in shown.positions.items()}
+    gaps = [(p.gap, f"{p.prev} \u2192 {p.next}", p.quality) for p in plan.pairs if p.gap is not None]
+    return plot_gap_speeds(path, plan.start, shown.fps, speeds, gaps, size_px=SPEED_SIZE,
+                           title="Speeds of the lower and upper body around each gap between cores "
+                                 "(Oshita 2014, Fig. 5)")
 
 
 def write_pictures(demo, out: Path, scene: bpy.types.Scene | None = None) -> list[Path]:
     """Write :data:`SHEET` (and :data:`SPEED` when matplotlib can be imported) of ``demo`` (a
-    :class:`.demo.DemoScene`) into the folder ``out``; the paths written. Everything made for the
-    pictures is removed and the scene's frame restored; its render settings are left as the pictures'."""
-    from ..core.figures import body_part_speeds, gap_frames, mean_leg_length
-    from ..core.footprints import footprints
-    from .convert import find_armature_rig
-
+    :class:`.demo.DemoScene`) into the folder ``out``; the paths written. Every data block made for
+    the pictures is removed, and the scene's world, camera and frame put back; its render settings
+    are left as the pictures'."""
     scene = scene or bpy.context.scene
     out.mkdir(parents=True, exist_ok=True)
-    plan, motion = demo.result.plan, demo.result.motion
-    rig = find_armature_rig(demo.armature, motion)
-    frames = np.arange(plan.start, plan.end + 1)
-    kept_frame = scene.frame_current
-    collection = bpy.data.collections.new("Smart Motion pictures")
-    scene.collection.children.link(collection)
-    crossfade = crossfade_armature(demo, scene)
+    before = {kind: set(getattr(bpy.data, kind)) for kind in MADE}
+    kept = scene.frame_current, scene.world, scene.camera
     try:
-        order = [crossfade.pose.bones.find(name) for name in motion.skeleton.names]
-        blended = evaluated_joints(crossfade, frames)[:, order]  # Blender's NLA, in the skeleton's order
-        ours = motion.global_positions()
-        matrix = np.array(demo.armature.matrix_world)
-        columns = sheet_frames(plan)
-        rows = []
-        for who, positions, title in ((demo.armature, None, "Smart Motion: the demo's strips synthesized"),
-                                      (crossfade, blended, "the same strips, plain NLA crossfade (blend in / out)")):
-            # (one floor for both: the synthesized motion's, whose feet the clips put on it)
-            prints = footprints(motion, rig, positions=positions, reference=ours)
-            rows.append((who, body_mesh(who, rig, collection), prints, title))
-        floor = min(float((p.outline @ matrix[:3, :3].T + matrix[:3, 3])[:, 2].min()) for row in rows for p in row[2])
-        pelvis = ours[:, rig.pelvis] @ matrix[:3, :3].T + matrix[:3, 3]
-        floor_plane(pelvis.mean(axis=0), 2.0 * CELL_SPAN + float(np.ptp(pelvis, axis=0).max()),
-                    floor - 0.002 * CELL_SPAN, collection)
-        render_settings(scene, CELL_SIZE)
-        sheet = []
-        for k, (who, body, prints, title) in enumerate(rows):
-            cells = []
-            for frame, what in columns:
-                made = [p for p in prints if p.frames[0] + plan.start <= frame]
-                trail = prints_object(f"{who.name} pictured prints", made, demo.armature.matrix_world.copy(), collection)
-                scene.frame_set(int(frame))
-                target = pelvis[frame - plan.start] * np.array([1.0, 1.0, 0.0]) + np.array([0.0, 0.0, floor + 0.3 * CELL_SPAN])
-                camera = cell_camera(scene, target)
-                for other_who, other_body, _, _ in rows:
-                    other_body.hide_render = other_body is not body
-                label = caption(camera, f"frame {frame}, {what}", collection, scene, 0.055)
-                cells.append(rendered(scene, out / f"_cell{k}_{frame}.png"))
-                label.hide_render = True
-                trail.hide_render = True
-                trail.name = f"{trail.name} at {frame}"  # (kept for the cleanup; the next cell gets a new one)
-            slides = sum(p.sliding for p in prints)
-            strip = title_strip(scene, f"{title}: {len(prints)} footprints, {slides} sliding while down (red)",
-                                len(columns) * CELL_SIZE[0] + (len(columns) - 1) * GUTTER, collection,
-                                out / f"_title{k}.png")
-            gutter = np.ones((CELL_SIZE[1], GUTTER, 4), dtype=np.float32)  # (white between the cells)
-            row = np.concatenate([part for cell in cells for part in (cell, gutter)][:-1], axis=1)
-            sheet += [strip, row]
-        written = [write_png(np.concatenate(sheet), out / SHEET, scene)]
-        leg = mean_leg_length(motion, rig)
-        speeds = {"Smart Motion": body_part_speeds(ours, rig, motion.fps, leg),
-                  "plain NLA crossfade": body_part_speeds(blended, rig, motion.fps, leg)}
+        collection = bpy.data.collections.new("Smart Motion pictures")
+        scene.collection.children.link(collection)
+        render_settings(scene, bpy.data.worlds.new("Smart Motion pictures"))
+        shown = pictured(demo, crossfade_armature(demo, scene))
+        written = [write_contact_sheet(shown, out / SHEET, scene, collection)]
         try:
-            from ..core.figures import plot_speeds
-
-            written.append(plot_speeds(out / SPEED, plan.start, motion.fps, speeds, gap_frames(plan),
-                                       title="Speeds of the lower and upper body (Oshita 2014, Fig. 5), "
-                                             "gaps between cores shaded"))
+            written.append(write_speed_plot(shown, out / SPEED))
         except ImportError as error:
             print(f"not written: {out / SPEED} ({error})")
     finally:
-        remove_made(collection, crossfade)
-        scene.frame_set(kept_frame)
+        scene.world, scene.camera = kept[1], kept[2]
+        remove_made(before)
+        scene.frame_set(kept[0])
     return written
 
 
-def remove_made(collection: bpy.types.Collection, crossfade: bpy.types.Object) -> None:
-    """Remove what :func:`write_pictures` made: the collection's objects and their data, the crossfade
-    armature and its actions, the camera."""
-    actions = [s.action for t in crossfade.animation_data.nla_tracks for s in t.strips if s.action]
-    for obj in list(collection.objects):
-        data = obj.data
-        bpy.data.objects.remove(obj)
-        if isinstance(data, bpy.types.Mesh) and data.users == 0:
-            bpy.data.meshes.remove(data)
-        elif isinstance(data, bpy.types.Curve) and data.users == 0:
-            bpy.data.curves.remove(data)
-    bpy.data.collections.remove(collection)
-    armature = crossfade.data
-    bpy.data.objects.remove(crossfade)
-    bpy.data.armatures.remove(armature)
-    for action in actions:
-        bpy.data.actions.remove(action)
-    camera = bpy.data.objects.get("Smart Motion pictures")
-    if camera is not None:
-        data = camera.data
-        bpy.data.objects.remove(camera)
-        bpy.data.cameras.remove(data)
+def remove_made(before: dict) -> None:
+    """Remove every data block of the kinds :data:`MADE` that is not among ``before`` (kind -> the
+    blocks there were): objects first, so that their data is left unused."""
+    for kind in MADE:
+        blocks = getattr(bpy.data, kind)
+        for block in [b for b in blocks if b not in before[kind]]:
+            blocks.remove(block)

@@ -58,8 +58,8 @@ from .fcurves import (action_channelbag, action_digest, add_curves, armature_dig
                       modifiers_digest, new_fcurve)
 from .state import edit_stamp, edited_since, preview_motion, preview_shown, session_store
 from .strips import (find_strip, follow_renames, left_out_strips, performed_current, preview_action_name,
-                     preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, source_strips,
-                     strip_settings)
+                     preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, solo_before,
+                     source_strips, strip_settings, track_place)
 from .sync_groups import blending_key
 from .timeline import core_offsets
 
@@ -68,7 +68,7 @@ from .timeline import core_offsets
 # against its keys.
 SEGMENT = 256
 
-# (armature session_uid, preview signature) -> (motion, first frame) the preview was keyed from by
+# (armature session_uid, preview signature) -> (motion, first frame, bone channels) the preview was keyed from by
 # show_preview: while the preview is current and unedited its keys are exactly what write_action writes
 # for that motion, so Bake writes it instead of reading some 3,600 key arrays back from the segments
 _SHOWN = session_store("shown previews", 4)
@@ -92,16 +92,18 @@ def segment_name(name: str, k: int) -> str:
     return f"{name} {k + 1}"
 
 
-def write(obj: bpy.types.Object, motion, name: str, frame_start: int, into: list = ()) -> list[bpy.types.Action]:
+def write(obj: bpy.types.Object, motion, name: str, frame_start: int, into: list = (),
+          channels: list | None = None) -> list[bpy.types.Action]:
     """The segment actions of a preview posing the armature ``obj`` as ``motion`` does from
     ``frame_start``: the keys :func:`.convert.write_action` would write, segment by segment, one
     action each (named by :func:`segment_name`, one slot for ``obj``).
 
     The actions ``into`` are written again, in order, instead of new ones (so
     that what plays them plays the new keys); those left over are removed.
-    :func:`play` makes the strips that play them.
+    :func:`play` makes the strips that play them. ``channels``: :func:`.convert.bone_channels` of
+    ``motion`` on ``obj`` when the caller has them.
     """
-    channels = bone_channels(obj, motion)
+    channels = bone_channels(obj, motion) if channels is None else channels
     ranges = segment_ranges(motion.n_frames)
     frames = float(frame_start) + np.arange(motion.n_frames, dtype=np.float64)
     actions = []
@@ -258,9 +260,12 @@ def signature_parts(obj: bpy.types.Object, strips: list, responsiveness: float) 
             core_offsets(obj, strip, strips), performed_current(obj, strip), blending_key(obj, strip),
         )))
     yield _hashed(setup)
-    actions = {strip.action.session_uid: strip.action for strip in strips if strip.action is not None}
-    # once per action, however many strips play it
-    yield _hashed([action_digest(action) for action in actions.values()])
+    yield _hashed([action_digest(action) for action in source_actions(strips)])
+
+
+def source_actions(strips: list) -> list[bpy.types.Action]:
+    """The actions ``strips`` play, each once however many strips play it."""
+    return list({strip.action.session_uid: strip.action for strip in strips if strip.action is not None}.values())
 
 
 def _hashed(parts: list[str]) -> str:
@@ -278,7 +283,7 @@ def _code_digest() -> str:
     return digest.hexdigest()
 
 
-def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Action:
+def show_preview(obj: bpy.types.Object, strips: list, result, signature: list | None = None) -> bpy.types.Action:
     """Play ``result`` on ``obj`` from a preview track above ``strips``, the track solo.
 
     Replaces an earlier preview (its action is removed, not piled up). The
@@ -289,10 +294,11 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
     :func:`clear_preview`. Source actions and strips are not changed.
     ``strips`` and the selected strips Blender does not play are the preview's
     sources (``preview_source``). ``obj.smart_motion.preview_signature`` records
-    what the preview was made from and its keys (:func:`signature_parts`), for
-    Bake to keep it while current.
+    what the preview was made from and its keys (:func:`signature_parts`, or ``signature`` if
+    given, taken with ``result``), for Bake to keep it while current.
     """
-    signature = list(signature_parts(obj, strips, result.plan.responsiveness))
+    if signature is None:
+        signature = list(signature_parts(obj, strips, result.plan.responsiveness))
     sources = {s.name for s in strips} | set(left_out_strips(obj))
     clear_preview(obj)
     state = obj.smart_motion
@@ -302,29 +308,31 @@ def show_preview(obj: bpy.types.Object, strips: list, result) -> bpy.types.Actio
         state.set_aside_action = anim.action
         state.set_aside_slot = anim.action_slot.identifier if anim.action_slot is not None else ""
         anim.action = None
-    actions = write(obj, result.motion, preview_action_name(obj), result.start)
+    channels = bone_channels(obj, result.motion)  # (kept with the motion: what Bake writes)
+    actions = write(obj, result.motion, preview_action_name(obj), result.start, channels=channels)
     state.preview_action = actions[0]
     solo = next((t for t in anim.nla_tracks if t.is_solo), None)
     track = anim.nla_tracks.new()  # a new track goes on top
     track.name = PREVIEW_TRACK
     play(track, actions, result.start, result.motion.n_frames, PREVIEW_STRIP)
     if solo is not None:
-        # one solo track per object: soloing the preview un-solos this one, so its name is
+        # one solo track per object: soloing the preview un-solos this one, so where it is is
         # kept for Clear to solo it again (and for plays() meanwhile)
-        state.solo_before = solo.name
+        state.solo_before, state.solo_before_index = track_place(obj, solo)
     track.is_solo = True
     for source in source_strips(obj):
         strip_settings(obj, source, create=True).preview_source = source.name in sources
     preview_shown(obj)  # (live updates adopt it: addon/live.py)
     # (after the hooks: the update reporting our own writes must find the preview adopted)
-    state.preview_signature = " ".join([*signature, *preview_record(obj, actions)])
-    _SHOWN.put((obj.session_uid, state.preview_signature), (result.motion, result.start))
+    state.preview_signature = " ".join([*signature, *preview_record(obj, actions, strips)])
+    _SHOWN.put((obj.session_uid, state.preview_signature), (result.motion, result.start, channels))
     preview_motion(obj, result.motion, result.start)  # (the footprints follow it: addon/footprints.py)
     return actions[0]
 
 
 def shown_motion(obj: bpy.types.Object) -> tuple | None:
-    """``(motion, first frame)`` that :func:`show_preview` keyed ``obj``'s preview from, kept for the
+    """``(motion, first frame, its bone channels)`` that :func:`show_preview` keyed ``obj``'s preview from
+    (the channels as :func:`.convert.bone_channels` gives them), kept for the
     session under the preview's signature; ``None`` when not kept (another session, evicted, or the
     preview signed again by :func:`sign_preview`, whose keys came from a live update).
     Only meaningful for a :func:`current_preview`."""
@@ -344,7 +352,7 @@ def sign_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> 
     _SHOWN.pop((obj.session_uid, obj.smart_motion.preview_signature))
     if actions:
         obj.smart_motion.preview_signature = " ".join([*signature_parts(obj, strips, responsiveness),
-                                                       *preview_record(obj, actions)])
+                                                       *preview_record(obj, actions, strips)])
 
 
 def evaluated(obj: bpy.types.Object, actions: list) -> bool:
@@ -359,12 +367,13 @@ def evaluated(obj: bpy.types.Object, actions: list) -> bool:
     return all(depsgraph.id_eval_get(action).is_evaluated for action in actions)
 
 
-def preview_record(obj: bpy.types.Object, actions: list) -> tuple[str, str]:
+def preview_record(obj: bpy.types.Object, actions: list, strips: list) -> tuple[str, str, str]:
     """What :func:`unedited` compares of the preview's segment ``actions``: an edit stamp taken once the
     depsgraph reported our own writes (``"-"`` where it cannot report edits of them), and
-    :func:`unseen_digest`."""
+    :func:`unseen_digest`; and what :func:`sources_unedited` compares of the actions ``strips`` play,
+    their :func:`unseen_digest`."""
     stamp = edit_stamp() if evaluated(obj, actions) else ""
-    return stamp or "-", unseen_digest(actions)
+    return stamp or "-", unseen_digest(actions), unseen_digest(source_actions(strips))
 
 
 def unseen_digest(actions: list) -> str:
@@ -383,6 +392,17 @@ def unedited(actions: list, stamp: str, record: str) -> bool:
     return unseen_digest(actions) == record
 
 
+def sources_unedited(strips: list, stamp: str, record: str) -> bool:
+    """Whether the actions ``strips`` play are as :func:`preview_record` recorded them (``stamp``,
+    ``record``): the depsgraph reported no edit of any action since, and what it does not report is
+    unchanged. It reports edits of actions it does not evaluate, as the sources under the preview's solo,
+    only by their type (``id_type_updated``, :data:`.state.WATCHED_TYPES`): so any action edited since,
+    the preview's own or another, is "don't know". Call :func:`evaluated` first."""
+    if edited_since(stamp, id_types=['ACTION']) is not False:
+        return False
+    return unseen_digest(source_actions(strips)) == record
+
+
 def clear_preview(obj: bpy.types.Object) -> bool:
     """Remove the preview track and actions, unmute the sources, restore a set-aside action.
 
@@ -398,10 +418,11 @@ def clear_preview(obj: bpy.types.Object) -> bool:
         anim.nla_tracks.remove(track)
         cleared = True
     if state.solo_before:
-        solo = anim.nla_tracks.get(state.solo_before) if anim is not None else None
-        if solo is not None:
+        solo = solo_before(obj)
+        # (a track the user soloed while the preview played keeps its solo)
+        if solo is not None and not any(t.is_solo for t in anim.nla_tracks):
             solo.is_solo = True
-        state.solo_before = ""
+        state.solo_before, state.solo_before_index = "", -1
         cleared = True
     state.preview_signature = ""
     if state.preview_action is not None:
@@ -436,6 +457,16 @@ def clear_preview(obj: bpy.types.Object) -> bool:
     return cleared
 
 
+def solo_back(obj: bpy.types.Object) -> None:
+    """Give the preview track the solo back when no track has it: the user soloed a source track while
+    the preview played (Blender then plays that track), then un-soloed it. No track was solo before
+    the preview any more: Clear then leaves none solo."""
+    track = preview_track(obj)
+    if track is not None and not any(t.is_solo for t in obj.animation_data.nla_tracks):
+        obj.smart_motion.solo_before, obj.smart_motion.solo_before_index = "", -1
+        track.is_solo = True
+
+
 def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) -> list | None:
     """The preview's segment actions if they hold what synthesizing ``strips`` now would give, else ``None``.
 
@@ -453,13 +484,16 @@ def current_preview(obj: bpy.types.Object, strips: list, responsiveness: float) 
     # (read after the update: its handlers, as a live update, may have rewritten the preview)
     actions = preview_segments(obj)
     recorded = state.preview_signature.split()
-    if not actions or len(recorded) != 4 or not state.plan_json:
+    if not actions or len(recorded) != 5 or not state.plan_json:
         return None
-    setup, sources, stamp, record = recorded
+    setup, sources, stamp, record, sources_record = recorded
     if not unedited(actions, stamp, record):
         return None
     current = signature_parts(obj, strips, responsiveness)
-    return actions if all(now == then for now, then in zip(current, (setup, sources))) else None
+    if next(current) != setup:
+        return None
+    # (the sources' keys hashed only when the edit reports cannot answer)
+    return actions if sources_unedited(strips, stamp, sources_record) or next(current) == sources else None
 
 
 def curve_count(preview: list) -> int:

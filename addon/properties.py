@@ -437,6 +437,11 @@ class SmartMotionObject(bpy.types.PropertyGroup):
             "Blender plays the preview; Clear makes it solo again"
         ),
     )
+    solo_before_index: IntProperty(
+        name="Solo Track Before, Index",
+        description="Where the track of Solo Track Before was among the tracks, from the bottom: tracks may share a name",
+        default=-1,
+    )
     live_error: StringProperty(
         name="Live Update Error",
         description="Why the last live update left the preview as it was; empty when it is up to date",

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from ..core.text import counted
 from .state import session_store
 
 REACH_TRACK = "[Smart Motion] reach"
@@ -163,22 +164,25 @@ def space_key(motions: list, effector: str, feature: str, rig) -> tuple:
             effector, feature, rig)
 
 
-def cached_space(motions: list, effector: str, feature: str, rig=None) -> tuple[object, bool]:
+def cached_space(motions: list, effector: str, feature: str, rig=None, progress=None) -> tuple[object, bool]:
     """``(ReachSpace, cached)``: the examples aligned (``core.reach.ReachSpace.build``, the first the
     reference, ``rig`` their joint roles, found from the names when ``None``), kept for the session by
-    :func:`space_key`; ``cached`` when it was kept already."""
+    :func:`space_key`; ``cached`` when it was kept already. ``progress`` (core.progress) hears the first
+    build (3 to 5 s on a few examples)."""
     from ..core.reach import ReachSpace
 
     key = space_key(motions, effector, feature, rig)
     if key in _SPACES:
+        if progress is not None:
+            progress(1.0)
         return _SPACES.get(key), True
-    space = ReachSpace.build(motions, effector=effector, feature=feature, reference=0, rig=rig)
+    space = ReachSpace.build(motions, effector=effector, feature=feature, reference=0, rig=rig, progress=progress)
     _SPACES.put(key, space)
     return space, False
 
 
 def find_reach(obj: bpy.types.Object, empty: bpy.types.Object, *, effector: str, feature: str,
-               folder: str | None = None) -> ReachFound:
+               folder: str | None = None, progress=None) -> ReachFound:
     """The reach of ``obj``'s examples (its Reach Examples list, or with ``folder`` its BVH files)
     whose ``effector`` hits ``empty`` at the ``feature``. Changes nothing; ``ValueError`` saying what to fix."""
     from .convert import scene_fps
@@ -188,8 +192,10 @@ def find_reach(obj: bpy.types.Object, empty: bpy.types.Object, *, effector: str,
     examples = listed_examples(obj, fps) if folder is None else folder_examples(obj, folder, fps)
     rig = find_armature_rig(obj, examples[0][1])  # (the Bone Mapping; every example is on the armature's bones)
     began = time.perf_counter()
-    space, cached = cached_space([motion for _, motion in examples], effector, feature, rig)
-    reach = space.reach(target_in_armature(obj, empty))
+    space, cached = cached_space([motion for _, motion in examples], effector, feature, rig, progress)
+    # (the examples' distances are the armature's; the scene shows them scaled by the object into the world)
+    scale = float(np.cbrt(abs(np.linalg.det(np.array(obj.matrix_world)[:3, :3]))))
+    reach = space.reach(target_in_armature(obj, empty), length=lambda d: length_text(d * scale, bpy.context.scene))
     seconds = time.perf_counter() - began
     target_world = np.array(empty.matrix_world.translation, dtype=np.float64)
     hit_world = (np.array(obj.matrix_world) @ np.append(reach.hit_point, 1.0))[:3]
@@ -242,7 +248,7 @@ def reach_text(found: ReachFound, strip: bpy.types.NlaStrip, scene: bpy.types.Sc
     feet = "; feet held where the examples have them down" if found.reach.feet_held else ""
     return (f"{found.effector} reaches {found.target!r} with a hit error of {error} at frame "
             f"{round(strip.frame_start) + int(found.reach.hit_frame)}, by {blend} of {len(found.examples)} "
-            f"examples ({weights}){limit}{feet}; why: {found.reach.why} (lengths in the armature's units); new "
+            f"examples ({weights}){limit}{feet}; why: {found.reach.why}; new "
             f"action {strip.action.name!r} as strip {strip.name!r} from frame {round(strip.frame_start)} "
             f"({timing}, {found.seconds:.2f} s)")
 
@@ -263,7 +269,7 @@ def reach_lines(shown: dict, scene: bpy.types.Scene) -> list[str]:
     lines = [f"Reach {shown['target']}: error {length_text(shown['error'], scene)}",
              f"    {'partial' if shown['partial'] else 'whole-body'} blending, hit at frame "
              f"{shown.get('hit_scene_frame', shown['hit_frame'])}",
-             f"    {shown['examples']} examples ({'listed' if shown['library'] == 'actions' else 'folder'}), "
+             f"    {counted(shown['examples'], 'example')} ({'listed' if shown['library'] == 'actions' else 'folder'}), "
              f"from {shown['reference']}"]
     if shown.get("limited"):
         lines.append(f"    joint limit: {', '.join(shown['limited'])}")

@@ -34,7 +34,8 @@ def group_lines(group: dict, width: int = 12) -> list[str]:
     ends = [f"{name} at {start + e:.0f}" for name, e in group.get("ends", {}).items()
             if e < group["frames"] - 1]
     return [
-        f"{group['name']} synchronized, frames {start}-{start + group['frames'] - 1}",
+        f"{group['name']} synchronized, frames {start}-{start + group['frames'] - 1}"
+        + (f", core {group['core'][0]}-{group['core'][1]}" if "core" in group else ""),
         f"    {sequence}",
         f"    weights {weights}",
         *([f"    parts: {'; '.join(parts)}"] if parts else []),

@@ -20,7 +20,9 @@ preview shows changes (:func:`on_preview_motion`): :mod:`.preview` calls
 Edits the depsgraph reports (:func:`note_edited`, from :mod:`.live`'s
 handler) are kept here too, with a clock, so that :mod:`.preview` can tell
 that none of its actions was edited since it was signed (:func:`edit_stamp`,
-:func:`edited_since`) without hashing their keys again.
+:func:`edited_since`) without hashing their keys again, and, by the types
+the depsgraph reports updated (actions it does not evaluate included), that
+no action at all was.
 """
 
 from __future__ import annotations
@@ -134,11 +136,16 @@ def setting_changed(scene) -> None:
         hook(scene)
 
 
-# The depsgraph's reports of edited IDs: ID session_uid -> the clock when last reported. The epoch
+# The depsgraph's reports of edited IDs: ID session_uid (or ID type, for its id_type_updated) -> the clock
+# when last reported. The epoch
 # changes whenever what was reported can no longer be trusted to be complete (an undo, a file load,
 # nobody listening), so that a stamp from before it answers "don't know".
 _EDITS = {"epoch": uuid.uuid4().hex[:12], "clock": 0, "watching": False, "restoring": False}
-_EDITED: dict[int, int] = {}
+_EDITED: dict[int | str, int] = {}
+
+# ID types noted by type too (edited_since's id_types): edits of the actions the depsgraph does not evaluate,
+# such as the sources under the preview's solo, are reported only so (its id_type_updated), not by ID
+WATCHED_TYPES = ('ACTION',)
 
 
 def watch_edits(on: bool) -> None:
@@ -148,13 +155,18 @@ def watch_edits(on: bool) -> None:
     _EDITS["watching"] = on
 
 
-def note_edited(session_uids) -> None:
-    """The IDs of ``session_uids`` were reported updated by the depsgraph (as its ``updates``)."""
-    uids = list(session_uids)
-    if uids and not _EDITS["restoring"]:
+def note_edited(session_uids, id_types=()) -> None:
+    """The IDs of ``session_uids`` were reported updated by the depsgraph (as its ``updates``), and some
+    ID of each type of ``id_types`` (``'ACTION'``, as its ``id_type_updated``), evaluated or not."""
+    keys = [*session_uids, *(_type_key(t) for t in id_types)]
+    if keys and not _EDITS["restoring"]:
         _EDITS["clock"] += 1
-        for uid in uids:
-            _EDITED[uid] = _EDITS["clock"]
+        for key in keys:
+            _EDITED[key] = _EDITS["clock"]
+
+
+def _type_key(id_type: str) -> str:
+    return f"type {id_type}"  # (a string: never a session_uid)
 
 
 def restoring(on: bool) -> None:
@@ -175,10 +187,12 @@ def edit_stamp() -> str:
     return f"{_EDITS['epoch']}:{_EDITS['clock']}" if _EDITS["watching"] else ""
 
 
-def edited_since(stamp: str, session_uids) -> bool | None:
-    """Whether any ID of ``session_uids`` was reported edited after :func:`edit_stamp` gave ``stamp``;
-    ``None`` when that cannot be known (another epoch, an empty stamp, nobody watching)."""
+def edited_since(stamp: str, session_uids=(), id_types=()) -> bool | None:
+    """Whether any ID of ``session_uids``, or any ID of a type of ``id_types``, was reported edited after
+    :func:`edit_stamp` gave ``stamp``; ``None`` when that cannot be known (another epoch, an empty stamp,
+    nobody watching)."""
     epoch, _, clock = stamp.partition(":")
     if not _EDITS["watching"] or epoch != _EDITS["epoch"] or not clock.isdigit():
         return None
-    return any(_EDITED.get(uid, 0) > int(clock) for uid in session_uids)
+    keys = [*session_uids, *(_type_key(t) for t in id_types)]
+    return any(_EDITED.get(key, 0) > int(clock) for key in keys)

@@ -96,27 +96,64 @@ def plays(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> bool:
     the solo it had before the preview took it (:func:`solo_track`).
     """
     track = next(t for t in obj.animation_data.nla_tracks if strip.name in t.strips)
-    solo = solo_track(obj)
-    if track.mute or (solo is not None and track.name != solo):
-        return False
     item = strip_settings(obj, strip)
-    return not (item.mute_before if item is not None and item.muted_by_preview else strip.mute)
+    return track_plays(obj, track) and not (item.mute_before if item is not None and item.muted_by_preview
+                                            else strip.mute)
 
 
-def solo_track(obj: bpy.types.Object) -> str | None:
-    """The name of the solo track among the sources, ``None`` if none is.
+def track_plays(obj: bpy.types.Object, track: bpy.types.NlaTrack, solo=False) -> bool:
+    """Whether Blender plays the source ``track`` of ``obj``: not muted, and the solo track if one is
+    (:func:`solo_track`, passed as ``solo`` when already known). The track itself is compared, not
+    its name: tracks may share one."""
+    solo = solo_track(obj) if solo is False else solo
+    return not (is_preview_track(track) or track.mute or (solo is not None and track != solo))
+
+
+def solo_track(obj: bpy.types.Object) -> bpy.types.NlaTrack | None:
+    """The solo track among the sources, ``None`` if none is.
 
     While the preview holds the solo, the track that had it before
-    (``solo_before``): only one track can be solo, and the preview takes
+    (:func:`solo_before`): only one track can be solo, and the preview takes
     it so that Blender plays the preview (:func:`.preview.show_preview`).
     """
     anim = obj.animation_data
     solo = next((t for t in (anim.nla_tracks if anim is not None else ()) if t.is_solo), None)
-    if solo is None:
+    if solo is not None and is_preview_track(solo):
+        return solo_before(obj)
+    return solo
+
+
+def track_place(obj: bpy.types.Object, track: bpy.types.NlaTrack) -> tuple[str, int]:
+    """What finds ``track`` again (:func:`solo_before`): its name and its index among ``obj``'s tracks,
+    from the bottom. An NLA track holds no property of ours and names need not be unique."""
+    return track.name, next(k for k, t in enumerate(obj.animation_data.nla_tracks) if t == track)
+
+
+def solo_before(obj: bpy.types.Object) -> bpy.types.NlaTrack | None:
+    """The source track that was solo when the preview took the solo, recorded by :func:`track_place`
+    in ``solo_before`` (name) and ``solo_before_index``: the track of that name at that index; else
+    the one track of that name (tracks were added or removed below it); else, none having that name
+    any more, the track at that index (it was renamed); ``None`` when none was solo."""
+    state, anim = obj.smart_motion, obj.animation_data
+    if not state.solo_before or anim is None:
         return None
-    if is_preview_track(solo):
-        return obj.smart_motion.solo_before or None
-    return solo.name
+    tracks = [t for t in anim.nla_tracks if not is_preview_track(t)]
+    index = state.solo_before_index
+    at_index = tracks[index] if 0 <= index < len(tracks) else None
+    named = [t for t in tracks if t.name == state.solo_before]
+    if at_index is not None and (at_index in named or not named):
+        return at_index
+    return named[0] if named else None
+
+
+def unique_track_name(obj: bpy.types.Object, name: str) -> str:
+    """``name``, or ``"name.001"``, ``.002`` ... if one of ``obj``'s NLA tracks has it already: Blender
+    lets tracks share a name, which the user then cannot tell apart."""
+    anim = obj.animation_data
+    taken = {t.name for t in (anim.nla_tracks if anim is not None else ())}
+    if name not in taken:
+        return name
+    return next(f"{name}.{k:03d}" for k in range(1, len(taken) + 2) if f"{name}.{k:03d}" not in taken)
 
 
 def left_out_strips(obj: bpy.types.Object) -> list[str]:

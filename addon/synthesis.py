@@ -21,7 +21,8 @@ import bpy
 
 from .bake import bake, bake_preview
 from .convert import find_armature_rig, strip_to_motion
-from .preview import current_preview, show_preview
+from .fcurves import keys_read_once
+from .preview import current_preview, show_preview, signature_parts
 from .report import plan_dict, plan_json, Synthesis
 from .strips import left_out_text, prune_settings, strip_settings, strip_signature
 from .sync_groups import sync_groups
@@ -79,8 +80,10 @@ def preview_synthesis(obj: bpy.types.Object, strips: list, responsiveness: float
     The one entry of the Synthesize operator and of Perform. Raises ``ValueError`` as
     :func:`synthesize_strips` does, with nothing changed.
     """
-    result = synthesize_strips(obj, strips, responsiveness)
-    show_preview(obj, strips, result)
+    with keys_read_once():  # (the signature hashes the sources' keys the synthesis read)
+        result = synthesize_strips(obj, strips, responsiveness)
+        signature = list(signature_parts(obj, strips, result.plan.responsiveness))
+    show_preview(obj, strips, result, signature)
     record_plan(obj, strips, result)
     return result
 

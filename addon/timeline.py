@@ -42,7 +42,7 @@ def shortest_blend_frames() -> int:
     """``SynthesisOptions.min_blend_s`` at the scene's frame rate: the room default cores leave."""
     from ..core.options import SynthesisOptions
 
-    return round(SynthesisOptions().min_blend_s * scene_fps(bpy.context.scene))
+    return SynthesisOptions().min_blend_frames(scene_fps(bpy.context.scene))
 
 
 def default_cores(obj: bpy.types.Object, neighbours: list | None = None) -> dict[str, DefaultCore]:

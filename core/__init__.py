@@ -16,6 +16,8 @@ The motion and its files
     :mod:`.budget`        the memory budget every tool keeps to
     :mod:`.options`       the engine's tuning constants, one keyword-only dataclass per stage
     :mod:`.demo`          demo content authored in code: clips, hops, reach examples
+    :mod:`.text`          how messages word counts ("1 strip", "2 strips")
+    :mod:`.progress`      progress of long work: a callback hearing fractions rising to 1
 
 Sequential synthesis (Oshita 2008, Oshita 2014)
     :mod:`.analysis`      contacts, support phases, base foot, body orientation (2008 §4)

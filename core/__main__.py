@@ -73,6 +73,7 @@ import json
 import os
 import re
 import sys
+from contextlib import contextmanager
 
 
 def _gib(text: str) -> float:
@@ -692,6 +693,34 @@ def _table_clip_files(table, trigger: int, direct: bool, library: str, src: str 
     return files
 
 
+@contextmanager
+def progress_bar(description: str):
+    """A progress callback (core.progress) drawing a tqdm bar on stderr, as ``hops precompute``'s maps
+    do, where stderr is a terminal (piped or captured, it stays clean for the messages); the bar
+    closes with the block. tqdm is the command line's alone: the add-on never imports it."""
+    from tqdm import tqdm
+
+    steps = 1000
+    with tqdm(total=steps, desc=description, unit="‰", leave=False, disable=None) as bar:
+        def update(fraction: float) -> None:
+            bar.update(max(round(min(max(fraction, 0.0), 1.0) * steps) - bar.n, 0))
+
+        yield update
+
+
+def read_with_progress(paths, description: str) -> list:
+    """Each BVH file of ``paths`` read, with a progress bar over the files (a large library takes a while)."""
+    from .bvh import read_bvh
+
+    paths = list(paths)
+    with progress_bar(description) as progress:
+        read = []
+        for path in paths:
+            read.append(read_bvh(path))
+            progress(len(read) / len(paths))
+    return read
+
+
 def cmd_hops_render(args) -> int:
     from pathlib import Path
 
@@ -713,7 +742,7 @@ def cmd_hops_render(args) -> int:
     given = {f"{flag} {path}": path for flag, path in (("--src", args.src), ("--dst", args.dst)) if path is not None}
     check_outputs(named | given | {f"clip '{name}'": path for name, path in files.items()}
                   | {"the table": args.table}, {"-o": args.output})
-    clips = {name: read_bvh(path) for name, path in files.items()}
+    clips = dict(zip(files, read_with_progress(files.values(), "reading the clips")))
     source = table.hops[table.src]
     rig = find_rig(clips[source], overrides=_overrides(args.map), clip=f"the source {source!r}") if args.map else None
     method = DIRECT if args.direct else PLAIN if args.plain else ENGINE
@@ -779,10 +808,11 @@ def cmd_assemble(args) -> int:
     for part, folder in folders.items():
         key = os.path.realpath(folder)
         if key not in by_folder:
-            by_folder[key] = {name: read_bvh(path) for name, path in files[part].items()}
+            by_folder[key] = dict(zip(files[part], read_with_progress(files[part].values(), f"reading {folder}")))
         libraries[part] = by_folder[key]
     rig = find_rig(query, overrides=_overrides(args.map), clip=f"the query {args.query}")
-    result = assemble(query, libraries, rig=rig)
+    with progress_bar("assembling") as progress:
+        result = assemble(query, libraries, rig=rig, progress=progress)
     def piece_record(piece) -> dict:
         m = piece.match
         return {"first": piece.first, "last": piece.stop - 1, "clip": m.clip, "start": m.start, "length": m.length,
@@ -851,8 +881,10 @@ def cmd_reach(args) -> int:
     if declared:
         # before the examples are read: the registration's grids follow from the frame counts alone
         check_reach_size(declared[0].frames, [_frames_at(d, declared[0].fps) for d in declared], declared[0].joints)
-    examples = [read_bvh(p) for p in files]
-    space = ReachSpace.build(examples, effector=args.effector, feature=args.feature, names=[p.name for p in files])
+    examples = read_with_progress(files, "reading the examples")
+    with progress_bar("aligning the examples") as progress:
+        space = ReachSpace.build(examples, effector=args.effector, feature=args.feature,
+                                 names=[p.name for p in files], progress=progress)
     result = space.reach(np.array(target))
     report = {
         "error": result.error,

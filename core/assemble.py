@@ -72,6 +72,7 @@ from .contacts import SourceFeet, hold_feet, source_feet
 from .mkm import body_yaw, clip_floors
 from .motion import Motion, Skeleton, forward_kinematics, skeleton_mismatch
 from .options import ContactOptions
+from .progress import Progress, part_of, report
 from .render import sample
 from .rig import Rig, body_mismatch, check_legs_hang, find_rig, leg_length
 from .weights import smoothstep
@@ -703,22 +704,27 @@ class FeatureLibrary:
 
     @classmethod
     def build(cls, library: Mapping[str, Motion], fps: float, thresholds: Thresholds = Thresholds(),
-              rig: Rig | None = None) -> "FeatureLibrary":
+              rig: Rig | None = None, progress: Progress | None = None) -> "FeatureLibrary":
         """Features of every clip of ``library`` at frame rate ``fps``; ``rig``: the joint roles of
-        every clip (all on one skeleton) when known, else each clip's own are found."""
+        every clip (all on one skeleton) when known, else each clip's own are found. ``progress``
+        (:mod:`core.progress`) hears the share of the clips done."""
         if not library:
             raise ValueError("the library is empty; give at least one clip")
-        at_rate = {clip: m if m.fps == fps else m.resampled(fps) for clip, m in library.items()}
-        features = {clip: relational_features(m, rig, thresholds) for clip, m in at_rate.items()}
-        continuous = {clip: continuous_features(m, rig, thresholds) for clip, m in at_rate.items()}
+        features, continuous = {}, {}
+        for clip, m in library.items():  # (one clip at a time: the features are per clip, its length its own)
+            at_rate = m if m.fps == fps else m.resampled(fps)
+            features[clip] = relational_features(at_rate, rig, thresholds)
+            continuous[clip] = continuous_features(at_rate, rig, thresholds)
+            report(progress, len(features) / len(library))
         return cls(fps, features, {clip: m.fps for clip, m in library.items()}, dict(library), thresholds,
                    {clip: c[0] for clip, c in continuous.items()}, {clip: c[1] for clip, c in continuous.items()})
 
 
 def _feature_library(library: Mapping[str, Motion] | FeatureLibrary, fps: float,
-                     thresholds: Thresholds = Thresholds(), rig: Rig | None = None) -> FeatureLibrary:
+                     thresholds: Thresholds = Thresholds(), rig: Rig | None = None,
+                     progress: Progress | None = None) -> FeatureLibrary:
     if not isinstance(library, FeatureLibrary):
-        return FeatureLibrary.build(library, fps, thresholds, rig)
+        return FeatureLibrary.build(library, fps, thresholds, rig, progress)
     if library.fps != fps:
         raise ValueError(f"the feature library was built at {library.fps:g} fps and the query is at "
                          f"{fps:g} fps; build it at the query's rate")
@@ -1183,7 +1189,7 @@ def _checked_library(query: Motion, part: str, library, rig: Rig) -> tuple[Mappi
 
 def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLibrary], *,
              thresholds: Thresholds = Thresholds(), scales=SEGMENT_SCALES, rig: Rig | None = None,
-             contacts: ContactOptions | None = ContactOptions()) -> Assembly:
+             contacts: ContactOptions | None = ContactOptions(), progress: Progress | None = None) -> Assembly:
     """``query`` with each body part of ``parts`` taken from the library given for it (section 4.2).
 
     parts   {part (a key of :data:`PARTS`): library}: clips ``{name: Motion}`` of the query's
@@ -1205,6 +1211,9 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     retrieved at cost 0 and the query written back out. So is a library clip whose bones are at
     another scale or whose legs point up (core.rig.body_mismatch; ``Assembly.warnings`` says why);
     a query whose legs point up is refused.
+
+    ``progress`` (:mod:`core.progress`): each part an equal share, the first half of it its library's
+    features (once per library), the second its pieces retrieved; 1 once assembled.
     """
     if not parts:
         raise ValueError(f"give at least one body part to replace, one of {', '.join(PARTS)}")
@@ -1238,11 +1247,13 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     rotations = query.rotations.copy()
     n = query.n_frames
     all_pieces, leg_sources, left_out = {}, {}, {}
-    for part, given in parts.items():
+    for index, (part, given) in enumerate(parts.items()):
+        share = index / len(parts), (index + 0.5) / len(parts), (index + 1) / len(parts)
         library = libraries.get(id(given))
         if library is None:
             # (the library's clips are on the query's skeleton: the query's joint roles are theirs)
-            library = libraries[id(given)] = _feature_library(given, query.fps, thresholds, rig)
+            library = libraries[id(given)] = _feature_library(given, query.fps, thresholds, rig,
+                                                              part_of(progress, share[0], share[1]))
         library, own = _without_the_query(library, query, part)
         if own:
             left_out[part] = own
@@ -1277,6 +1288,7 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
                 own_rotations[:, j] = juncture_rotations(angles, frame)
             piece_rotations.append(own_rotations)
             pieces.append(Piece(first, stop, _in_own_frames(match, library), times, knots))
+            report(part_of(progress, share[1], share[2]), (k + 1) / len(layout))
             if k + 1 < len(layout) and library.poses:
                 poses = library.part_frames(match.clip, part).poses
                 joined = (poses_at(poses, match.start + times[layout[k + 1][0] - first:])
@@ -1301,6 +1313,7 @@ def assemble(query: Motion, parts: Mapping[str, Mapping[str, Motion] | FeatureLi
     if leg_sources and contacts is not None:
         motion = held_assembled_feet(motion, query, leg_sources, rig, options=contacts)
     firsts = {part: pieces[0] for part, pieces in all_pieces.items()}
+    report(progress, 1.0)
     return Assembly(motion, {p: f.match for p, f in firsts.items()}, {p: f.time_map for p, f in firsts.items()},
                     {p: f.knots for p, f in firsts.items()}, left_out, tuple(warnings), all_pieces)
 

@@ -11,15 +11,22 @@ in leg lengths per second, so any rig, unit and frame rate reads the same.
 
 What it is compared with is a plain crossfade, an NLA user's way: each clip
 placed where the synthesis placed it (:func:`placed_motions`, so that both
-differ in how they blend, not in where the clips stand), played in full and
-blended linearly over the frames where two clips overlap.
+differ in how they blend, not in where the clips stand) and faded linearly
+into the next across the gap between their cores, from the previous core's
+last frame to the next core's first (:func:`crossfade_spans`), so that both
+keep their cores unblended, as the synthesis does. A clip with no frames of
+its own in part of a gap holds its end pose there (NLA's Hold extrapolation).
 
-:func:`plot_speeds` draws the figure with matplotlib, imported only when it is
-called: the command line and ``make demo`` have it, Blender's own Python does not.
+:func:`plot_gap_speeds` draws the figure with matplotlib, imported only when it
+is called: the command line and ``make demo`` have it, Blender's own Python does
+not. It zooms on each gap between cores, each panel on its own scale: over the
+whole timeline one fast moment (the demo's jump) would set the scale and flatten
+every gap into a line.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -27,9 +34,10 @@ import numpy as np
 
 from .motion import Motion
 from .plan import Clip, Plan
-from .rig import Rig, leg_length
+from .rig import Rig
 
 PARTS = ("lower body", "upper body")
+HEADROOM = 1.3  # a gap's panel reaches this many times the fastest speed within the gap
 
 
 def lower_body_joints(rig: Rig) -> list[int]:
@@ -64,10 +72,6 @@ def body_part_speeds(positions: np.ndarray, rig: Rig, fps: float, leg: float) ->
                             speed[:, upper_body_joints(rig)].mean(axis=1)])
 
 
-def mean_leg_length(motion: Motion, rig: Rig) -> float:
-    return 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
-
-
 def placed_motions(clips: Sequence[Clip], plan: Plan, rig: Rig) -> list[Motion]:
     """Each clip of ``clips`` (the plan's, in its order) turned and moved where ``plan`` placed it
     (2008 4.2: the first as it is, each next by its pair's alignment, carried by the pelvis)."""
@@ -80,16 +84,80 @@ def placed_motions(clips: Sequence[Clip], plan: Plan, rig: Rig) -> list[Motion]:
     return [first] + [pair.alignment.apply(by_name[pair.next].motion, rig.pelvis) for pair in plan.pairs]
 
 
+@dataclass(frozen=True)
+class CrossfadeSpan:
+    """What one clip plays in the plain crossfade, in output frames (inclusive).
+
+    first, last  the frames it is on: from the previous gap's first frame (the plan's start for
+                 the first clip) to the next gap's last (the plan's end for the last clip).
+    fade_in      frames over which it fades in from ``first`` (weight 0 there, 1 at
+                 ``first + fade_in``): the previous gap's length; 0 for the first clip.
+    fade_out     frames over which it fades out to ``last`` (weight 1 at ``last - fade_out``, 0 at
+                 ``last``): the next gap's length; 0 for the last clip.
+    """
+
+    name: str
+    first: int
+    last: int
+    fade_in: int
+    fade_out: int
+
+
+def core_gaps(clips: Sequence[Clip], plan: Plan) -> list[tuple[int, int]]:
+    """Output frames (first, last) of each gap between the cores of consecutive clips of ``plan``:
+    the pair's own measured gap, else the previous core's last frame to the next core's first
+    (one frame when the cores meet or overlap: a cut)."""
+    by_name = {clip.name: clip for clip in clips}
+    gaps = []
+    for pair in plan.pairs:
+        if pair.gap is not None:
+            gaps.append(tuple(pair.gap))
+            continue
+        prev, nxt = by_name[pair.prev], by_name[pair.next]
+        end, begin = prev.start + prev.core_range[1], nxt.start + nxt.core_range[0]
+        gaps.append((end, max(begin, end)))
+    return gaps
+
+
+def crossfade_spans(clips: Sequence[Clip], plan: Plan) -> list[CrossfadeSpan]:
+    """The plain crossfade of ``plan``'s clips (in its order): each clip faded linearly into the
+    next across the gap between their cores (:func:`core_gaps`) and nowhere else, so that every
+    core plays unblended. What an animator sets up with NLA strips' Blend In and Blend Out."""
+    gaps = core_gaps(clips, plan)
+    bounds = [(plan.start, plan.start)] + gaps + [(plan.end, plan.end)]
+    return [CrossfadeSpan(name, before[0], after[1], before[1] - before[0], after[1] - after[0])
+            for name, before, after in zip(plan.clips, bounds[:-1], bounds[1:])]
+
+
+def held_frames(clip_start: int, n_frames: int, first: int, last: int) -> np.ndarray:
+    """The clip frames that play output frames ``first .. last`` of a clip whose frame 0 plays at
+    ``clip_start``: its own where it has them, its first or last frame held outside them."""
+    return np.clip(np.arange(first, last + 1) - clip_start, 0, n_frames - 1)
+
+
 def gap_frames(plan: Plan) -> list[tuple[int, int]]:
     """The output frames (first, last) of each gap between cores the plan measured."""
     return [pair.gap for pair in plan.pairs if pair.gap is not None]
 
 
-def plot_speeds(path: str | Path, first_frame: int, fps: float, curves: dict[str, np.ndarray],
-                gaps: Sequence[tuple[int, int]], *, title: str = "", size_px: tuple[int, int] = (1000, 520)) -> Path:
-    """Write 2014 Fig. 5 to ``path`` (PNG): one panel per body part, one line per entry of
-    ``curves`` (label -> ``(F, 2)`` speeds from :func:`body_part_speeds`, frame 0 at output frame
-    ``first_frame``), the gaps between cores shaded. Needs matplotlib."""
+def gap_window(gap: tuple[int, int], fps: float, first_frame: int, n_frames: int, *,
+               context_s: float = 0.5) -> tuple[int, int]:
+    """The output frames (first, last) a gap's panel shows: the gap and ``context_s`` seconds either
+    side, within the ``n_frames`` frames from ``first_frame``."""
+    context = int(round(context_s * fps))
+    return max(gap[0] - context, first_frame), min(gap[1] + context, first_frame + n_frames - 1)
+
+
+def plot_gap_speeds(path: str | Path, first_frame: int, fps: float, curves: dict[str, np.ndarray],
+                    gaps: Sequence[tuple[tuple[int, int], str, object]], *, title: str = "",
+                    size_px: tuple[int, int] = (1100, 560), context_s: float = 0.5) -> Path:
+    """Write 2014 Fig. 5 to ``path`` (PNG), one column of panels per gap: the lower body's speed
+    above, the upper body's below, over the gap and ``context_s`` seconds either side
+    (:func:`gap_window`), each panel on its own scale, set by the speeds within the gap
+    (:data:`HEADROOM`), the gap shaded. ``curves``: label -> ``(F, 2)``
+    speeds from :func:`body_part_speeds` (frame 0 at output frame ``first_frame``), one line each;
+    ``gaps``: ((first, last), name, its core.quality.GapQuality or None), the figures it was
+    flagged by written under its name. Needs matplotlib."""
     try:
         import matplotlib
 
@@ -98,23 +166,38 @@ def plot_speeds(path: str | Path, first_frame: int, fps: float, curves: dict[str
     except ImportError as error:
         raise ImportError(f"the speed plot needs matplotlib ({error}); install it (pip install matplotlib, "
                           "or make demo's environment, requirements.txt, has it)") from error
+    if not gaps:
+        raise ValueError("no gap to plot: the plan joins fewer than two clips, or measured none of its gaps")
+    n_frames = len(next(iter(curves.values())))
     dpi = 100
-    fig, axes = plt.subplots(2, 1, sharex=True, figsize=(size_px[0] / dpi, size_px[1] / dpi), dpi=dpi)
+    fig, axes = plt.subplots(2, len(gaps), figsize=(size_px[0] / dpi, size_px[1] / dpi), dpi=dpi, squeeze=False)
     styles = [dict(color="#1f6fb4", lw=1.8), dict(color="#d2452d", lw=1.3, ls="--"), dict(color="0.4", lw=1.0)]
-    for k, (ax, part) in enumerate(zip(axes, PARTS)):
-        for g, (first, last) in enumerate(gaps):
-            ax.axvspan(first, last, color="0.88", lw=0, label="gaps between cores" if g == 0 else None)
-        for (label, speeds), style in zip(curves.items(), styles):
-            frames = first_frame + np.arange(len(speeds))
-            ax.plot(frames, speeds[:, k], label=label, **style)
-        ax.set_ylabel(f"{part}\nleg lengths / s")
-        ax.grid(alpha=0.3, lw=0.5)
-        ax.margins(x=0)
-    axes[0].legend(loc="upper right", fontsize=8, ncol=3, frameon=False)
-    axes[-1].set_xlabel(f"frame ({fps:g} fps)")
-    if title:
-        axes[0].set_title(title, fontsize=10)
-    fig.tight_layout()
+    for g, ((first, last), name, quality) in enumerate(gaps):
+        a, b = gap_window((first, last), fps, first_frame, n_frames, context_s=context_s)
+        frames = np.arange(a, b + 1)
+        for k, (ax, part) in enumerate(zip(axes[:, g], PARTS)):
+            ax.axvspan(first, last, color="0.9", lw=0, label="gap between cores")
+            for (label, speeds), style in zip(curves.items(), styles):
+                ax.plot(frames, speeds[a - first_frame:b - first_frame + 1, k], label=label, **style)
+            ax.set_xlim(a, b)
+            # (scaled by the gap: a fast moment just outside it, such as a take-off, runs off the top)
+            inside = [speeds[first - first_frame:last - first_frame + 1, k].max() for speeds in curves.values()]
+            ax.set_ylim(0.0, HEADROOM * max(max(inside), 1e-3))
+            ax.grid(alpha=0.3, lw=0.5)
+            ax.tick_params(labelsize=8)
+            if g == 0:
+                ax.set_ylabel(f"{part}\nleg lengths / s", fontsize=9)
+        figures = quality.ratios() if quality is not None else "not measured"
+        axes[0, g].set_title(f"{name}, frames {first}-{last}\n{figures.replace(', pop', chr(10) + 'pop')}",
+                             fontsize=8.5)
+        axes[1, g].set_xlabel(f"frame ({fps:g} fps)", fontsize=8)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    from .quality import FLAG_RATIO
+
+    fig.suptitle((title + "\n" if title else "") + "under each gap's name: the plan's figures (core.quality), "
+                 f"times their references; a figure over {FLAG_RATIO:g} x flags the gap", fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     path = Path(path)
     fig.savefig(path, dpi=dpi)
     plt.close(fig)

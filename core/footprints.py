@@ -13,6 +13,18 @@ outline of the sole, swept over every frame of the run. A foot held still
 leaves a foot-shaped print; one that slides while down leaves a streak as
 long as the slide.
 
+A print is *sliding* when none of heel, ball and toe tip stayed within
+``slide_legs`` of where it was planted, over the frames it was (:func:`planted`,
+:func:`sole_slide`): a foot pivoting on one of them keeps that one and does
+not slide, and the samples in which each touches down or lifts off do not
+count. A run of frames in the band
+begins with the foot still arriving: a captured running heel enters the band
+at three leg lengths a second and travels a tenth of a leg more before it
+stops, and a walk's ball still moves as the foot rolls onto it. Counted,
+these made a third of the prints of untouched capture read as slides
+(tests/bench/footprints.py); a foot blended between two places by a
+crossfade slides while planted, and still reads so.
+
 The sole is the segment from the ankle to the ball of the foot (the rig's toe
 joint), laid on the floor, lengthened past the ball and widened in proportion
 to its own length, so prints fit any body in any unit. A rig without a toe
@@ -33,8 +45,8 @@ import numpy as np
 
 from .analysis import ground_axes, horizontal
 from .motion import Motion, forward_kinematics
-from .quality import FLOOR_PERCENTILE, foot_levels
-from .rig import Rig, detect_up, find_rig, leg_length
+from .quality import FLOOR_PERCENTILE, foot_levels, measure_step
+from .rig import Rig, detect_up, find_rig, mean_leg_length
 
 SIDES = ("L", "R")
 
@@ -46,7 +58,11 @@ class FootprintOptions:
     toe_reach: float = 0.5  # the sole goes past the ball of the foot by this share of ankle-to-ball
     width: float = 0.7  # the sole's width, as a share of ankle-to-ball
     no_toe_size: float = 0.15  # a rig without toes: the side of a square print, in leg lengths
-    slide_legs: float = 0.05  # a print whose sole moved more than this many leg lengths is a streak
+    # A print whose sole moved more than this many leg lengths while planted is a streak: about a
+    # quarter of the sole's length (heel to toe tip is some 0.2 leg lengths in people), the slide past
+    # which the swept print stops reading as one footprint and reads as a smear. A rule of ours
+    # (docs/design.md).
+    slide_legs: float = 0.05
     min_run_s: float = 0.05  # a foot down for less than this (seconds) leaves no print (a graze, not a step)
     min_band_legs: float = 0.01  # the band counting as down is at least this many leg lengths (a foot that
     # never lifts has no height range for core.quality's band to be a share of)
@@ -59,10 +75,10 @@ class Footprint:
     side     ``"L"`` or ``"R"``.
     frames   (first, last) frames of the run, inclusive.
     outline  (K, 3) convex polygon on the floor, counter-clockwise seen from above (about up).
-    slide    how far the sole slid over the run, in the motion's unit: of its two ends (heel
-             and ball), the one that stayed nearer its place on the run's first frame, at its
-             furthest from it (0 for a foot held in place; a foot that pivots on its heel or its
-             ball, or lifts its heel, keeps the other end and does not slide).
+    slide    how far the sole slid over the run, in the motion's unit (:func:`sole_slide`): of
+             its heel, ball and toe tip, the one that moved least while planted, at its furthest
+             from its first planted place (0 for a foot held in place; a foot that pivots on its
+             heel, its ball or its toe tip, or lifts its heel, keeps that point and does not slide).
     sliding  whether ``slide`` exceeds the options' ``slide_legs`` leg lengths.
     """
 
@@ -122,19 +138,46 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1])
 
 
-def feet_down(positions: np.ndarray, feet: list[list[int]], up: np.ndarray, fps: float, min_band: float = 0.0,
-              reference: np.ndarray | None = None) -> np.ndarray:
-    """``(F, 2) bool``: whether each foot of ``feet`` ([left, right], each its joints' columns of
-    ``positions (F, K, 3)``) has a joint down, as the skate measure counts it (core.quality: within
-    the band above that joint's floor level, both from the joint's own heights over the motion, or
-    over ``reference (F', K, 3)`` when given), the band no narrower than ``min_band`` (in the
-    positions' unit)."""
+def joints_down(positions: np.ndarray, up: np.ndarray, fps: float, *, min_band: float = 0.0,
+                reference: np.ndarray | None = None) -> np.ndarray:
+    """``(F, K) bool``: whether each joint of ``positions (F, K, 3)`` is down as the skate measure
+    counts it (core.quality: within the band above that joint's floor level, both from the joint's
+    own heights over the motion, or over ``reference (F', K, 3)`` when given), the band no narrower
+    than ``min_band`` (in the positions' unit)."""
     heights = positions @ up
     if len(heights) == 0:
-        return np.zeros((0, 2), dtype=bool)
+        return np.zeros(heights.shape, dtype=bool)
     levels = foot_levels(heights if reference is None else reference @ up, fps)
-    down = heights - levels.floor <= np.maximum(levels.band, min_band)
-    return np.column_stack([down[:, foot].any(axis=1) for foot in feet])
+    return heights - levels.floor <= np.maximum(levels.band, min_band)
+
+
+def planted(down: np.ndarray, step: int) -> np.ndarray:
+    """``down (n, E) bool`` -> ``(n, E) bool``: down on every frame within ``step`` frames either side
+    (within the ``n`` frames: before the first and after the last nothing is known, so nothing is
+    taken away there).
+
+    The frame in which a joint enters the band is its touch-down, the one in which it leaves it its
+    lift-off: over those samples the foot is still arriving or leaving (a running heel lands at
+    three leg lengths a second and covers a tenth of a leg in the sample it lands in). A joint is
+    planted a whole sample of the skate measure (:func:`core.quality.measure_step`) from either."""
+    down = np.asarray(down, dtype=bool)
+    counts = np.concatenate([np.zeros((1,) + down.shape[1:], np.int64), np.cumsum(down, axis=0)])
+    frames = np.arange(len(down))
+    lo, hi = np.maximum(frames - step, 0), np.minimum(frames + step, len(down) - 1)
+    return (counts[hi + 1] - counts[lo]) == (hi - lo + 1)[:, None]
+
+
+def sole_slide(ends: np.ndarray, planted_ends: np.ndarray) -> float:
+    """How far a sole slid over one contact run: ``ends (n, E, 3)`` points of the sole on the floor
+    (heel, ball, toe tip), ``planted_ends (n, E) bool`` the frames each is planted (:func:`planted`)
+    -> of the points planted at all, the one that moved least, at its furthest over its planted
+    frames from its place on its first (0 when none is planted: a graze, not a step). A foot that
+    pivots on one of them keeps that one in place and does not slide."""
+    first = np.argmax(planted_ends, axis=0)  # (E,) each point's first planted frame
+    away = np.linalg.norm(ends - ends[first, np.arange(ends.shape[1])], axis=-1)  # (n, E)
+    travel = np.where(planted_ends, away, 0.0).max(axis=0)
+    held = planted_ends.any(axis=0)
+    return float(travel[held].min()) if held.any() else 0.0
 
 
 def footprints(motion: Motion, rig: Rig | None = None, *, contacts: np.ndarray | None = None,
@@ -172,12 +215,15 @@ def footprints(motion: Motion, rig: Rig | None = None, *, contacts: np.ndarray |
             raise ValueError(f"contacts must have shape ({n_frames}, 2) for a motion of {n_frames} "
                              f"frames, got {contacts.shape}")
     column = {j: k for k, j in enumerate(joints)}
-    leg = 0.5 * (leg_length(motion.skeleton, rig, "L") + leg_length(motion.skeleton, rig, "R"))
+    leg = mean_leg_length(motion, rig)
     floors_from = g if reference is None else np.asarray(reference, dtype=np.float64)[:, joints]
+    # each foot's (heel, ball) columns; a foot without a toe joint has its ankle for both
+    columns = [[column[limb.ankle], column[limb.toe if limb.toe is not None else limb.ankle]] for limb in legs]
+    down = joints_down(g, up, motion.fps, min_band=options.min_band_legs * leg, reference=floors_from)
     if contacts is None:
-        contacts = feet_down(g, [[column[j] for j in (limb.ankle, limb.toe) if j is not None] for limb in legs],
-                             up, motion.fps, options.min_band_legs * leg, floors_from)
+        contacts = np.stack([down[:, heel] | down[:, ball] for heel, ball in columns], axis=-1)
     shortest = options.min_run_s * motion.fps
+    step = measure_step(motion.fps)
     floor = float(np.percentile(floors_from @ up, FLOOR_PERCENTILE, axis=0).min()) if len(floors_from) else 0.0
     e1, e2 = ground_axes(up)
     prints = []
@@ -186,15 +232,17 @@ def footprints(motion: Motion, rig: Rig | None = None, *, contacts: np.ndarray |
         ball = g[:, column[limb.toe]] if limb.toe is not None else ankle
         corners = (sole_corners(ankle, ball, up, options=options) if limb.toe is not None
                    else square_corners(ankle, up, options.no_toe_size * leg))
-        ends_of = horizontal(np.stack([ankle, ball], axis=1), up)
+        tip = ball + options.toe_reach * (ball - ankle)  # the print's front edge
+        ends = horizontal(np.stack([ankle, ball, tip], axis=1), up)
+        # the heel planted while the ankle is, the ball and the tip while the toe joint is, within the foot's runs
+        ends_planted = planted(down[:, columns[k] + columns[k][1:]] & contacts[:, k:k + 1], step)
         for first, last in contact_runs(contacts[:, k]):
             if last - first + 1 < shortest:
                 continue
             run = corners[first:last + 1]  # (n, 4, 3)
             flat = run.reshape(-1, 3)
             hull = convex_hull(np.column_stack([flat @ e1, flat @ e2]))
-            ends = ends_of[first:last + 1]  # (n, 2, 3) heel and ball on the floor
-            slide = float(np.linalg.norm(ends - ends[0], axis=-1).max(axis=0).min())
+            slide = sole_slide(ends[first:last + 1], ends_planted[first:last + 1])
             prints.append(Footprint(side, (first, last), flat[hull] + floor * up, slide,
                                     slide > options.slide_legs * leg))
     prints.sort(key=lambda p: (p.frames[0], p.side))

@@ -52,8 +52,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .progress import Progress, report
+
 BLEND_SECONDS = 0.5  # the paper's 30 frames at 60 fps
 S_MAX_SECONDS = 1.0  # eq. (5)'s bound on each stay
+# A hop is inserted only when it lowers S + wR below the direct D by at least this share of D;
+# else the direct transition is kept. Moving the trigger by one frame changes D by a median
+# 1.4 to 5 % (tests/bench/hop_gain.py, three pairs of bandai1 clips): a smaller gain is within
+# what the cost resolves in time, not worth a clip the user did not choose and a second blend.
+HOP_MIN_GAIN = 0.02
 N_CONDITIONS = 100  # eq. (5)'s random conditions
 TRIGGERS_PER_TASK = 25  # trigger frames per search task: enough work per task to hide its shipping
 # Seconds a local cluster costs beyond its share of the work: its start-up and the shipping of the
@@ -483,9 +490,22 @@ def search_one_hop(trigger: int, from_source: Sequence[np.ndarray], to_destinati
     return best
 
 
+def worth_a_hop(found: Found, *, dst: int, offset: int, min_gain: float = HOP_MIN_GAIN) -> Found:
+    """``found``, or the direct transition (no stay) when ``found`` is a hop that lowers the cost below the
+    direct ``D`` by less than ``min_gain`` times ``D`` (:data:`HOP_MIN_GAIN`): within the cost's
+    resolution, not worth a second blend through a clip the user did not choose. The direct
+    transition delayed by a stay is no hop, and kept as found."""
+    if found.hop == dst and found.hop_offset == offset and found.stay_hop == 0:
+        return found
+    if found.direct - found.cost >= min_gain * found.direct:
+        return found
+    return Found(dst, int(offset), 0, 0, found.direct, 0.0, found.direct)
+
+
 def search_task(triggers: np.ndarray, *, from_source, to_destination, offset: int, blend_frames: int, dst: int,
-                weight: float, max_stay: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """Runner task: the search for a chunk of trigger frames.
+                weight: float, max_stay: int | None, min_gain: float = HOP_MIN_GAIN) -> tuple[np.ndarray, np.ndarray]:
+    """Runner task: the search for a chunk of trigger frames, each hop kept only when
+    :func:`worth_a_hop`.
 
     Returns ``choices (n, 4) int64`` (hop, o_sh, s_s, s_h) and ``costs (n, 3)`` (S, wR, direct).
     """
@@ -495,6 +515,7 @@ def search_task(triggers: np.ndarray, *, from_source, to_destination, offset: in
     for n, trigger in enumerate(triggers):
         found = search_one_hop(int(trigger), from_source, to_destination, offset=offset, blend_frames=blend_frames,
                                dst=dst, weight=weight, max_stay=max_stay, stacked=stacked)
+        found = worth_a_hop(found, dst=dst, offset=offset, min_gain=min_gain)
         choices[n] = (found.hop, found.hop_offset, found.stay_src, found.stay_hop)
         costs[n] = (found.smoothness, found.responsiveness, found.direct)
     return choices, costs
@@ -940,7 +961,7 @@ def check_precompute_size(names: Sequence[str], lengths: Sequence[int], joints: 
 
 def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, blend_seconds: float = BLEND_SECONDS,
                weight: float | None = None, runner=None, cache: DistanceCache | None = None, rig=None,
-               seed: int = 0, processes: int = 1) -> HopTable:
+               seed: int = 0, processes: int = 1, min_gain: float = HOP_MIN_GAIN) -> HopTable:
     """The one-hop table of every trigger frame of ``src`` towards ``dst`` at ``offset`` (section 3).
 
     clips    ``{file name: Motion}``, the library: every clip that may be a hop, the source and
@@ -955,6 +976,7 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     processes  how many processes of ``runner`` compute at once on this machine (0 for a
              cluster elsewhere), for the memory the precompute needs (:func:`precompute_bytes`),
              checked against the budget (core.budget) before any matrix is computed.
+    min_gain a hop is kept only when :func:`worth_a_hop` (0: whatever it gains).
 
     The work is two ``runner.map`` calls: the distance matrices of the clip pairs needed (eq. (5)'s
     too), then the search over chunks of trigger frames. Stays are bounded by the clips, and by eq. (5)'s s_max
@@ -986,7 +1008,8 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
     chunks = np.array_split(triggers, max(1, math.ceil(len(triggers) / TRIGGERS_PER_TASK)))
     found = runner.map(search_task, chunks, from_source=[matrices[s, i] for i in range(len(names))],
                        to_destination=[matrices[i, d] for i in range(len(names))], offset=int(offset),
-                       blend_frames=length, dst=d, weight=weight / fps, max_stay=s_max if weight == 0 else None)
+                       blend_frames=length, dst=d, weight=weight / fps, max_stay=s_max if weight == 0 else None,
+                       min_gain=min_gain)
     choices = np.concatenate([c for c, _ in found])
     costs = np.concatenate([c for _, c in found])
     return HopTable(triggers, choices, costs[:, 0].copy(), costs[:, 1].copy(), costs[:, 2].copy(), tuple(names), s,
@@ -998,12 +1021,15 @@ def precompute(clips: Mapping[str, object], src: str, dst: str, offset: int, *, 
 
 
 def search_trigger(clouds: Sequence[np.ndarray], src: int, dst: int, trigger: int, *, offset: int, blend_frames: int,
-                   weight: float, max_stay: int | None = None) -> Found:
+                   weight: float, max_stay: int | None = None, min_gain: float = HOP_MIN_GAIN,
+                   progress: Progress | None = None) -> Found:
     """:func:`search_one_hop` for one trigger frame of a library that was not precomputed (the add-on's Insert Hop).
 
     clouds   every clip's point cloud (:func:`library_point_clouds`), each a hop candidate as in
              :func:`search_one_hop`: ``clouds[src]`` the source, ``clouds[dst]`` the destination.
     weight   w per frame; ``max_stay`` as :func:`search_one_hop` (required when ``weight`` is 0).
+    min_gain a hop is kept only when :func:`worth_a_hop` (0: whatever it gains).
+    progress (:mod:`core.progress`) hears the share of the clips measured, then 1 once searched.
 
     The same choice as :func:`search_one_hop` on whole matrices, from only the windows it can
     reach: the direct transition's D costs ``wR`` no more than D, so the stays add up to at most
@@ -1052,8 +1078,11 @@ def search_trigger(clouds: Sequence[np.ndarray], src: int, dst: int, trigger: in
         if i == dst:
             _zero_on_diagonal(part, columns)
         to_destination.append(part)
-    return search_one_hop(trigger, from_source, to_destination, offset=offset, blend_frames=length, dst=dst,
-                          weight=w, max_stay=max_stay)
+        report(progress, (i + 1) / (len(clouds) + 1))  # (the search itself about one clip's share)
+    found = search_one_hop(trigger, from_source, to_destination, offset=offset, blend_frames=length, dst=dst,
+                           weight=w, max_stay=max_stay)
+    report(progress, 1.0)
+    return worth_a_hop(found, dst=dst, offset=offset, min_gain=min_gain)
 
 
 def _zero_on_diagonal(matrix: np.ndarray, span: slice) -> None:

@@ -36,6 +36,7 @@ from .options import ContactOptions
 from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, PairPlan, Segment
 from .track import (Context, Feet, PhaseSpan, Track, ankle_toe_per_foot, base_foot_at, clamped, contacts_at,
                     frame_range, moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
+from .text import counted
 from .weights import (WeightFunction, WeightPlan, motion_to_motion_weights, motion_to_pose_weights, movement_reverses,
                       optimal_weight_function, pose_to_motion_weights)
 
@@ -430,7 +431,7 @@ def _plan_adaptation(pair: _Pair) -> PairPlan:
         longer = sides.optimal("lower", t0s, t1s, ctx, min_s=needed)
         if (longer.t0, longer.t1) != (r.t0, r.t1):
             note = (f"S1 lengthened from {(r.t1 - r.t0) / ctx.fps:.2f} s to {(longer.t1 - longer.t0) / ctx.fps:.2f} s "
-                    f"for {len(stepping)} step(s) at the clips' pace")
+                    f"for {counted(len(stepping), 'step')} at the clips' pace")
             r = longer
             releases, stepping, alignment, hold = _adaptation_feet(pair, r)
     s1 = Segment("lower", "pose-to-pose", r.t0, r.t1, sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx),
@@ -647,7 +648,7 @@ def _feet_home(pair: _Pair, r) -> tuple[list, list]:
     # (a phase already under way when S1 ends counts from there: that foot is moving)
     # (a foot has at least min_blend_s of its phase to get home: shorter shuffles are skipped)
     clip, clip_contacts, ctx, sides, c1b = pair.clip, pair.contacts, pair.ctx, pair.sides, pair.c1b
-    shortest = int(round(ctx.options.min_blend_s * ctx.fps))
+    shortest = ctx.options.min_blend_frames(ctx.fps)
     later = [PhaseSpan(p.phase, max(p.first, r.t1 + 1), p.last)
              for p in pair.next_moving if p.last - max(p.first, r.t1 + 1) + 1 >= shortest]
     fn = sides.feats["lower"][1]  # the following clip up to its core

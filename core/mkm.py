@@ -62,6 +62,7 @@ from .render import neighbours, sample
 from .rig import Rig, check_legs_hang, detect_up, find_rig, leg_length
 from .sync import (Support, are_cyclic, checked_relative, checked_weight, clip_frames, combine, split_double_supports,
                    support_sequence, synchronize)
+from .text import counted
 from .weights import smoothstep
 
 BLEND_IN_S = 0.25  # seconds over which a change of the clips present (one joining) eases in
@@ -858,7 +859,7 @@ def checked_blend_input(motions: Sequence[Motion], names: Sequence[str], weights
     out = []
     for m, name in zip(motions, names):
         if m.n_frames < 2:
-            raise ValueError(f"clip '{name}' has {m.n_frames} frame(s); a clip to blend needs at least two")
+            raise ValueError(f"clip '{name}' has {counted(m.n_frames, 'frame')}; a clip to blend needs at least two")
         detail = skeleton_mismatch(m.skeleton, ref.skeleton)
         if detail:
             raise ValueError(f"clip '{name}' is on another skeleton than '{names[0]}' ({detail}); all clips blended "
@@ -944,7 +945,7 @@ def blend_clips(motions: Sequence[Motion], *, names: Sequence[str] | None = None
     given = list(motions)
     for m, name in zip(given, names):  # (before its end is read against its frames)
         if m.n_frames < 2:
-            raise ValueError(f"clip '{name}' has {m.n_frames} frame(s); a clip to blend needs at least two")
+            raise ValueError(f"clip '{name}' has {counted(m.n_frames, 'frame')}; a clip to blend needs at least two")
     motions, ends = ended_clips(motions, names, ends)
     cut, own_ends = list(motions), list(ends)  # (each as given, ended, at its own rate)
     motions, weights, priorities, starts = checked_blend_input(motions, names, weights, priorities, starts)

@@ -96,3 +96,10 @@ class SynthesisOptions:
         if self.motion_to_motion_slopes not in MOTION_TO_MOTION_SLOPES:
             raise ValueError(f"motion_to_motion_slopes must be one of {MOTION_TO_MOTION_SLOPES} (\"zero\": slope 0 at "
                              f"both ends, the default; \"eq16\": the paper's), got {self.motion_to_motion_slopes!r}")
+
+    def min_blend_frames(self, fps: float) -> int:
+        """``min_blend_s`` as a whole number of frames at ``fps``: the nearest one. A room between cores
+        is whole frames, so a duration is met to within half a frame, ``0.5 / fps`` s; a rate read
+        from a file carries the noise of its frame time's decimals (Blender's BVH importer sets
+        30 / 30.00003 fps), which must not cost a frame (6.000006 frames at 0.2 s is 6)."""
+        return int(round(self.min_blend_s * fps))

@@ -37,6 +37,7 @@ from .contacts import hold_feet
 from .mkm import clip_floors
 from .motion import Motion, forward_kinematics, resampled_frames, skeleton_mismatch
 from .options import ContactOptions
+from .progress import Progress, part_of, report
 from .rig import Rig, body_height, body_mismatch, check_legs_hang, detect_up, find_rig, leg_length
 
 # The three moves of a warping path, as (reference step, example step): the
@@ -221,7 +222,7 @@ class Registration:
 
 
 def register_examples(examples: list[Motion], reference: int = 0, rig: Rig | None = None,
-                      names: Sequence[str] | None = None) -> Registration:
+                      names: Sequence[str] | None = None, progress: Progress | None = None) -> Registration:
     """Section 3.1: align every example to ``examples[reference]`` in start placement and time.
 
     Examples must share one skeleton (the same joint names in the same order) at one scale
@@ -230,6 +231,7 @@ def register_examples(examples: list[Motion], reference: int = 0, rig: Rig | Non
     resampled to the reference's rate, placed like it, then warped onto its frames. ``rig``: the
     skeleton's joint roles (found from the reference's names when ``None``), one for all: they
     share the skeleton. ``names``: the examples' names, for messages (``example 0``, ... when None).
+    ``progress`` (:mod:`core.progress`) hears the share of the examples registered.
     """
     if not examples:
         raise ValueError("need at least one example to register")
@@ -260,6 +262,7 @@ def register_examples(examples: list[Motion], reference: int = 0, rig: Rig | Non
         motions.append(sampled_at(placed, t, ref.fps))
         paths.append(path)
         times.append(t)
+        report(progress, len(motions) / len(examples))
     return Registration(tuple(motions), tuple(paths), tuple(times))
 
 
@@ -1277,11 +1280,13 @@ class ReachSpace:
     @classmethod
     def build(cls, examples: list[Motion], *, effector: str = "right.wrist", feature: str = "highest",
               reference: int = 0, seed: int = 0, n_blends: int = 2000, rig: Rig | None = None,
-              names: Sequence[str] | None = None, options: ReachOptions = ReachOptions()) -> "ReachSpace":
+              names: Sequence[str] | None = None, options: ReachOptions = ReachOptions(),
+              progress: Progress | None = None) -> "ReachSpace":
         """Section 3.1 once: register ``examples`` to ``examples[reference]`` and sample
         ``n_blends`` blends of them. Weights of every reach follow the order of ``examples``.
         ``rig``: the examples' joint roles (one skeleton, one rig), found from the names when ``None``.
-        ``names``: the examples' names (file names), for messages."""
+        ``names``: the examples' names (file names), for messages. ``progress`` (:mod:`core.progress`):
+        the registration (one time warp per example) as the first 90 %, the blends sampled the rest."""
         if not examples:
             raise ValueError("need at least one example motion to reach by blending")
         if not 0 <= reference < len(examples):
@@ -1293,12 +1298,15 @@ class ReachSpace:
                          len(ref.skeleton))
         order = [reference] + [k for k in range(len(examples)) if k != reference]
         reg = register_examples([examples[k] for k in order], rig=rig,
-                                names=None if names is None else [names[k] for k in order])
+                                names=None if names is None else [names[k] for k in order],
+                                progress=part_of(progress, 0.0, 0.9))
         back = np.argsort(order)  # registered position of each example given
         reg = Registration(tuple(reg.motions[k] for k in back), tuple(reg.paths[k] for k in back),
                            tuple(reg.times[k] for k in back))
-        return cls(reg, reference=reference, effector=effector, feature=feature, n_blends=n_blends, seed=seed,
-                   rig=rig, options=options)
+        space = cls(reg, reference=reference, effector=effector, feature=feature, n_blends=n_blends, seed=seed,
+                    rig=rig, options=options)
+        report(progress, 1.0)
+        return space
 
     # -- pieces of a query
 
@@ -1406,8 +1414,11 @@ class ReachSpace:
 
     # -- the query
 
-    def reach(self, target) -> Reach:
+    def reach(self, target, *, length: Callable[[float], str] | None = None) -> Reach:
         """A motion whose effector hits ``target (3,)`` (reference example's coordinates).
+
+        ``length``: how ``Reach.why`` words a distance given in the examples' units (default: the bare
+        number, three significant digits; Blender's add-on gives its scene's unit system).
 
         Regular blending first (section 3.1, refined); when it misses by more than
         :attr:`tolerance` (the target outside the space, or the refinement short of it),
@@ -1424,34 +1435,35 @@ class ReachSpace:
         the hull). The product is the same; the query saves the regular refinement.
         """
         target = self._target(target)
+        length = length or "{:.3g}".format
         lam, beyond = hull_combination(self.space.hit_points, target, scale=self.scale)
         if self.one_point:
             one = len(self.registration.motions)
             given = "the one example hits" if one == 1 else f"the {one} examples all hit"
             return self._finished(self._partial(target, beyond), target,
                                   f"{given} at one point, which no blend moves: partial blending (section 3.2) "
-                                  f"alone, its joints turned")
+                                  f"alone, its joints turned", length)
         partial = self._partial(target, beyond) if beyond > self.tolerance else None
-        outside = f"the target lies {beyond:.3g} outside the hull of the blends' hit points"
+        outside = f"the target lies {length(beyond)} outside the hull of the blends' hit points"
         if partial is not None and partial.error < beyond - self.tolerance:
             return self._finished(partial, target, f"{outside}, beyond whole-body blending (section 3.1): "
-                                                   f"partial blending (section 3.2)")
+                                                   f"partial blending (section 3.2)", length)
         # (beyond the hull, regular blending only approaches it: 4 steps, not 6, for the comparison)
         regular = self._regular(target, lam @ self.space.hit_points, 6 if partial is None else 4)
         if regular.error <= self.tolerance:
-            return self._finished(regular, target, "whole-body blending (section 3.1) hits it")
+            return self._finished(regular, target, "whole-body blending (section 3.1) hits it", length)
         partial = self._partial(target, beyond) if partial is None else partial
         where = outside if beyond > self.tolerance else "the target lies inside the hull of the blends' hit points"
-        missed = f"whole-body blending (section 3.1) misses it by {regular.error:.3g}"
+        missed = f"whole-body blending (section 3.1) misses it by {length(regular.error)}"
         if partial.error < regular.error:
             return self._finished(partial, target, f"{where}, but {missed}: partial blending (section 3.2), "
-                                                   f"which misses less")
+                                                   f"which misses less", length)
         # (the whole-body blend turned no joint: the limits that stopped the discarded partial
         # blending are the reason it was no better, said in ``why`` and not in ``limited``)
         stopped = (f", the range the examples show stopping its turn of {', '.join(partial.limited)}"
                    if partial.limited else "")
         return self._finished(regular, target, f"{where}; {missed} and partial blending (section 3.2) by no less "
-                                               f"({partial.error:.3g}{stopped}): whole-body kept")
+                                               f"({length(partial.error)}{stopped}): whole-body kept", length)
 
     @property
     def limits(self) -> JointRanges | None:
@@ -1461,11 +1473,12 @@ class ReachSpace:
         the hand (10 cm below one raise's hit: missed by 9.8 cm with it, hit without)."""
         return self.ranges if self.options.joint_limits and self.ranges.varied else None
 
-    def _finished(self, result: Reach, target: np.ndarray, why: str) -> Reach:
-        """``result`` with ``why`` (and the joints whose limit bit), its feet held (:meth:`feet_held`)."""
+    def _finished(self, result: Reach, target: np.ndarray, why: str, length: Callable[[float], str]) -> Reach:
+        """``result`` with ``why`` (and the joints whose limit bit; distances worded by ``length``), its feet
+        held (:meth:`feet_held`)."""
         if result.limited:
             why += (f"; the range the examples show stopped the turn of {', '.join(result.limited)}"
-                    + (f" (missing by {result.error:.3g})" if result.missed else ""))
+                    + (f" (missing by {length(result.error)})" if result.missed else ""))
         elif result.partial and self.options.joint_limits and not self.ranges.varied:
             why += ("; no joint limits: one performance shows how its joints went, not how far they may go "
                     "(give two or more different examples of the action to keep the turns within their range)")

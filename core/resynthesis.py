@@ -94,8 +94,8 @@ from .quality import SourceFigures, foot_joints, foot_levels, foot_positions, ga
 from .render import blend_start, rendered_until
 from .rig import Rig, check_legs_hang
 from .synthesize import (bone_length_warnings, checked_in_core_order, composable, composed_additional,
-                         could_be_additional, earliest_after, first_track, gap_floors, join_clip, planned_steps,
-                         played_until, clip_spans, Scheduled, synthesis_context, synthesis_plan)
+                         could_be_additional, earliest_after, first_track, floor_warnings, gap_floors, join_clip,
+                         planned_steps, played_until, clip_spans, Scheduled, synthesis_context, synthesis_plan)
 from .timeline import settled_sequencing
 from .track import Context, Track
 
@@ -343,10 +343,11 @@ class Resynthesis:
         return earliest_after(track, step.last, last.joints, new_clip, new.joints, new.contacts, ctx)
 
     def _warnings(self, accepted: list[Clip]) -> tuple[str, ...]:
-        """synthesize's bone-length warnings, again only when the accepted clips change."""
+        """synthesize's bone-length and floor warnings, again only when the accepted clips change."""
         key = tuple((id(c.motion), c.name) for c in accepted)
         if self._warned is None or self._warned[0] != key:
-            self._warned = (key, tuple(bone_length_warnings(accepted)))
+            levels = [self._prepared[id(c.motion)].figures.levels for c in accepted]
+            self._warned = (key, tuple(bone_length_warnings(accepted) + floor_warnings(accepted, levels, self._ctx.leg)))
         return self._warned[1]
 
     # ------------------------------------------------------------------

@@ -1129,6 +1129,12 @@ def leg_length(skeleton: Skeleton | Motion, rig: Rig, side: str) -> float:
     return float(tree.bone[path].sum())
 
 
+def mean_leg_length(skeleton: Skeleton | Motion, rig: Rig) -> float:
+    """The mean of the two legs' rest lengths (:func:`leg_length`, hip to ankle), in the skeleton's
+    unit: the body-size measure that makes thresholds and speeds unit-free ("leg lengths")."""
+    return 0.5 * (leg_length(skeleton, rig, "L") + leg_length(skeleton, rig, "R"))
+
+
 def body_height(motion: Motion | Skeleton, rig: Rig) -> float:
     """A body-size measure in the motion's own length unit.
 
@@ -1141,7 +1147,7 @@ def body_height(motion: Motion | Skeleton, rig: Rig) -> float:
     """
     skel = motion.skeleton if isinstance(motion, Motion) else motion
     tree = rig._tree(skel)
-    legs = 0.5 * (leg_length(skel, rig, "L") + leg_length(skel, rig, "R"))
+    legs = mean_leg_length(skel, rig)
     top = next((j for j in (rig.head, rig.neck, rig.chest) if j is not None), None)
     trunk = 0.0 if top is None else float(tree.bone[tree.between(rig.pelvis, top) + [top]].sum())
     return legs + trunk

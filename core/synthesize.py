@@ -43,6 +43,7 @@ from .quality import (FootLevels, SourceFigures, floors_by_foot, foot_joints, fo
                       measure_step)
 from .render import held_until, render_pair
 from .schedule import earliest_start
+from .text import counted
 from .timeline import Sequencing, Span, sequencing, settled_sequencing
 from .rig import Rig, check_legs_hang, detect_up, find_rig, leg_length
 from .track import Context, Track
@@ -91,7 +92,8 @@ def synthesize(
     rejected = [*rejected, *late]
     motion, pairs, compositions = _finished(clips[0].motion.skeleton, track, pairs, joined[1:], additional, figures,
                                             ctx)
-    warnings = bone_length_warnings([c for c in every if c.name not in {r.clip for r in rejected}])
+    kept = [c for c in every if c.name not in {r.clip for r in rejected}]
+    warnings = bone_length_warnings(kept) + floor_warnings(kept, [figures[id(c)].levels for c in kept], ctx.leg)
     return Result(motion, synthesis_plan(ctx, track, every, pairs, rejected, warnings, compositions), track.contacts)
 
 
@@ -564,10 +566,10 @@ def join_clip(track: Track, accepted_core: tuple[int, int], clip: Clip, clip_con
     track = _as_played(track, played)
     pair = plan_pair(track, clip, clip_contacts, ctx, following=following)
     room = core_begin - played - 1
-    if room < ctx.options.min_blend_s * ctx.fps:
+    if room < ctx.options.min_blend_frames(ctx.fps):  # (to the nearest frame, as default cores leave it)
         pair = replace(pair, warning=(
             f"the cores of '{track.name}' (to frame {played}) and '{clip.name}' (from frame "
-            f"{core_begin}) leave {max(room, 0)} frame(s) to blend in, less than {ctx.options.min_blend_s:g} s: expect a "
+            f"{core_begin}) leave {counted(max(room, 0), 'frame')} to blend in, less than {ctx.options.min_blend_s:g} s: expect a "
             f"jump there; start '{clip.name}' later or shorten one of the cores"))
     pair = replace(pair, gap=(played, core_begin))
     track = render_pair(track, clip, clip_contacts, pair, ctx)
@@ -656,6 +658,38 @@ def bone_length_warnings(clips: Sequence[Clip], *, blend: bool = False) -> list[
         warnings.append(
             f"clip '{clip.name}' has bones of other lengths than '{ref.name}' ({names}); the output is on the "
             f"skeleton of '{ref.name}', so {kept} but not its joint positions")
+    return warnings
+
+
+# A clip whose feet stand this many leg lengths higher or lower than the first clip's does not fit the
+# skeleton it is played on: its root's height was captured on legs of another length (another performer),
+# and its feet float or sink (an action in Blender carries no bone lengths to compare, as
+# bone_length_warnings does). The feet's floor of 130 clips of one performer (../shared/mocap/bandai1,
+# each on its own skeleton) spreads over 0.026 leg lengths (a dash lands lower on its toes): twice that
+# keeps them all quiet and catches a body 5 % larger or smaller, whose pelvis stands about 0.05 legs
+# higher or lower (docs/design.md).
+FLOOR_TOLERANCE = 0.05  # leg lengths
+
+
+def floor_warnings(clips: Sequence[Clip], levels: Sequence, leg: float) -> list[str]:
+    """A warning for each clip whose feet stand higher or lower than the first clip's by more than
+    FLOOR_TOLERANCE leg lengths: the lowest of its foot joints' floor levels (``levels``, each clip's
+    core.quality.FootLevels, on the skeleton it is played on) against the first clip's. ``leg``: the
+    leg length, in the clips' unit."""
+    if len(clips) < 2:
+        return []
+    floors = np.array([level.floor.min() for level in levels])
+    off = (floors - floors[0]) / leg
+    warnings = []
+    for clip, shift in zip(clips[1:], off[1:]):
+        if abs(shift) <= FLOOR_TOLERANCE:
+            continue
+        how = "float" if shift > 0 else "sink"
+        warnings.append(
+            f"the feet of '{clip.name}' {how} {abs(shift):.2f} leg lengths {'above' if shift > 0 else 'below'} "
+            f"where those of '{clips[0].name}' stand: its root's height does not fit these legs, as when it was "
+            f"captured on a body {'larger' if shift > 0 else 'smaller'} than this skeleton (same bone names, "
+            f"other lengths); retarget it to this skeleton, or give it the skeleton it was captured on")
     return warnings
 
 

@@ -17,16 +17,30 @@ of REPEAT draws each:
                 once for all strips) against the naive way, each strip's
                 strip_default_core in turn (all of that again per strip).
 
+and the rows the panel takes on screen (tests/blender/scenes.py's
+RecordingLayout counts them as Blender lays them out: a row is one line, each
+item of a column or box one), as a user first sees it (sub-panels closed by
+default stay closed) and with every sub-panel opened, after Analyze and after
+Synthesize.
+
 Loads the checkout as the extension, as tests/bench/bake.py does; the same
 script runs against an older checkout (it finds the strip settings and the
-session's stores in either layout), so that before and after can be printed.
+session's stores in either layout), so that before and after can be printed:
+``--before REF`` runs it first on the git revision REF (extracted to a
+temporary folder) and prints that run's figures above this checkout's.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
+import io
+import os
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -35,6 +49,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bake  # noqa: E402  (tests/bench: loads bpy with a temporary profile)
 
 import bpy  # noqa: E402
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "blender"), str(Path(__file__).resolve().parents[1])]
+from scenes import draw_panel  # noqa: E402  (the tests' own row count; it reads tests/real_capture.py)
+
+# (set by --before's child run: the checkout to load instead of this one)
+if os.environ.get("SMART_MOTION_BENCH_CHECKOUT"):
+    bake.ROOT = Path(os.environ["SMART_MOTION_BENCH_CHECKOUT"])
 
 STRIPS = 16
 REPEAT = 20
@@ -107,6 +128,11 @@ def median_ms(run, before=lambda: None) -> float:
     return 1000 * statistics.median(times)
 
 
+def rows() -> str:
+    first, opened = draw_panel(opened=False).rows, draw_panel(opened=True).rows
+    return f"{first:5d} rows as first shown, {opened:5d} with every sub-panel opened"
+
+
 def main() -> None:
     bake.load_extension()
     strips = module("strips") or module("nla")
@@ -125,7 +151,10 @@ def main() -> None:
     neighbours = timeline.core_neighbours(obj) if hasattr(timeline, "core_neighbours") else strips.core_neighbours(obj)
     per_strip = median_ms(lambda: [timeline.strip_default_core(obj, s) for s in neighbours])
     one_pass = median_ms(lambda: timeline.default_cores(obj)) if hasattr(timeline, "default_cores") else None
+    assert bpy.ops.smart_motion.analyze() == {'FINISHED'}
+    analysed = rows()
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    synthesized = rows()
     previewed = median_ms(draw)
     layout = "role files (addon/strips.py ...)" if module("strips") else "addon/nla.py"
     print(f"panel draw, {STRIPS} strips on {bake.TRACKS} tracks, {layout}; median of {REPEAT}")
@@ -135,10 +164,29 @@ def main() -> None:
     print(f"  cores per strip {per_strip:8.2f} ms   (naive: strip_default_core for each strip)")
     if one_pass is not None:
         print(f"  cores one pass  {one_pass:8.2f} ms   (default_cores: {per_strip / one_pass:.1f} x faster)")
+    print(f"  after Analyze    {analysed}")
+    print(f"  after Synthesize {synthesized}")
+
+
+def run_before(revision: str) -> None:
+    """This script on the git ``revision`` of the checkout: its files extracted to a temporary folder."""
+    archive = subprocess.run(["git", "archive", revision, "__init__.py", "blender_manifest.toml", "core", "addon"],
+                             cwd=bake.ROOT, capture_output=True, check=True).stdout
+    with tempfile.TemporaryDirectory(prefix="smart_motion_before_") as folder:
+        tarfile.open(fileobj=io.BytesIO(archive)).extractall(folder)
+        print(f"before ({revision}):", flush=True)
+        subprocess.run([sys.executable, __file__], check=True,
+                       env={**os.environ, "SMART_MOTION_BENCH_CHECKOUT": folder})
+    print("after (this checkout):", flush=True)
 
 
 if __name__ == "__main__":
     from common import require_capture
 
     require_capture()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", metavar="REF", help="first run on this git revision, e.g. main")
+    arguments = parser.parse_args()
+    if arguments.before:
+        run_before(arguments.before)
     main()

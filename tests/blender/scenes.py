@@ -285,32 +285,65 @@ def snapshot(obj=None) -> tuple:
 class RecordingLayout:
     """Stands in for ``UILayout``, which only exists while Blender draws a region.
 
-    Records labels, properties and operator buttons; rows, columns and boxes
-    are the layout itself.
+    Records labels, properties and operator buttons, and counts the ``rows`` the panel takes on
+    screen as Blender lays it out: a ``row()`` is one line however many items it holds (a row
+    inside a row adds none); in a column, a box or the panel itself each item is a line of its own,
+    and a list (``template_list``) as many as it shows. Rows, columns and boxes record into the
+    same lists.
     """
 
-    def __init__(self):
+    def __init__(self, counts=None, in_row: bool = False):
         self.labels: list[str] = []
         self.props: list[tuple[object, str]] = []
         self.operators: list[str] = []
+        self._counts = counts if counts is not None else [0]
+        self._in_row = in_row
 
-    def label(self, *, text="", icon='NONE'):
+    @property
+    def rows(self) -> int:
+        return self._counts[0]
+
+    def _child(self, in_row: bool) -> "RecordingLayout":
+        child = RecordingLayout(self._counts, in_row)
+        child.labels, child.props, child.operators = self.labels, self.props, self.operators
+        return child
+
+    def _line(self, lines: int = 1) -> None:
+        if not self._in_row:
+            self._counts[0] += lines
+
+    def label(self, *, text="", icon='NONE', **options):
         self.labels.append(text)
+        self._line()
 
     def prop(self, data, name, **options):
         self.props.append((data, name))
+        self._line()
 
     def operator(self, idname, **options):
         self.operators.append(idname)
+        self._line()
         return SimpleNamespace()  # takes the operator's properties
 
+    def separator(self, **options):
+        pass
+
     def row(self, **options):
-        return self
+        self._line()
+        return self._child(True)
 
-    column = box = row
+    def column(self, **options):
+        return self._child(self._in_row)
 
-    def template_list(self, list_type, list_id, data, name, active_data, active_name, **options):
+    def box(self, **options):
+        # (a box in a row is a line of that row; elsewhere its items are lines of their own)
+        return self._child(self._in_row)
+
+    split = column
+
+    def template_list(self, list_type, list_id, data, name, active_data, active_name, rows=5, **options):
         self.props.append((data, name))
+        self._line(rows)
 
 
 
@@ -322,9 +355,22 @@ def refused(operator: str, message: str, **properties) -> None:
         getattr(bpy.ops.smart_motion, operator)(**properties)
     assert snapshot() == before, f"{operator} changed the file although it refused"
 
-def draw_panel() -> RecordingLayout:
+def sub_panels(parent: str = "SMART_MOTION_PT_main") -> list:
+    """The registered panels under ``parent``, in the order Blender draws them."""
+    return [cls for cls in bpy.types.Panel.__subclasses__()
+            if getattr(cls, "bl_parent_id", "") == parent and getattr(cls, "is_registered", False)]
+
+
+def draw_panel(*, opened: bool = True) -> RecordingLayout:
+    """The Smart Motion panel drawn into a :class:`RecordingLayout`, with its sub-panels that show
+    (their ``poll``): every one when ``opened`` (the user opened them all), else only those open by
+    default, as a user first sees the panel."""
     layout = RecordingLayout()
     bpy.types.SMART_MOTION_PT_main.draw(SimpleNamespace(layout=layout), bpy.context)
+    for panel in sub_panels():
+        closed = 'DEFAULT_CLOSED' in getattr(panel, "bl_options", set())
+        if (opened or not closed) and (not hasattr(panel, "poll") or panel.poll(bpy.context)):
+            panel.draw(SimpleNamespace(layout=layout), bpy.context)
     return layout
 
 

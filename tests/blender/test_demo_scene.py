@@ -67,6 +67,34 @@ def test_demo_scene_lays_out_five_strips_and_plays_the_baked_result(empty_scene,
     assert np.abs(baked - evaluated_heads(obj, frames)).max() < 1e-4
 
 
+def test_the_plain_crossfade_pictured_plays_every_core_unblended(empty_scene, demo, core, installed_extension):
+    """The crossfade the pictures compare with is fair: Blender's NLA, set up as an animator
+    would, plays each clip's core as placed, and blends only across the gaps between cores."""
+    pictures = importlib.import_module(f"{installed_extension}.addon.pictures")
+    made = demo.build_demo_scene()
+    plan = made.result.plan
+    clips = core("demo").demo_timeline()
+    placed = core("figures").placed_motions(clips, plan, core("rig").find_rig(clips[0].motion))
+
+    crossfade = pictures.crossfade_armature(made, empty_scene)
+
+    order = [crossfade.pose.bones.find(name) for name in clips[0].motion.skeleton.names]
+    for clip, motion in zip(clips, placed):
+        first, last = clip.core_range
+        frames = np.arange(first, last + 1)
+        played = pictures.evaluated_joints(crossfade, clip.start + frames)[:, order]
+        assert np.abs(played - motion.global_positions()[frames]).max() < 1e-4, clip.name
+    # and halfway across each gap, half of each side: neither clip plays alone
+    for (first, last), prev, nxt in zip(core("figures").gap_frames(plan), placed, placed[1:]):
+        if last - first < 2:
+            continue  # (cores that meet leave no frame between them to blend)
+        middle = (first + last) // 2
+        played = pictures.evaluated_joints(crossfade, [middle])[0, order]
+        for clip, motion in ((c, m) for c, m in zip(clips, placed) if m is prev or m is nxt):
+            own = motion.global_positions()[np.clip(middle - clip.start, 0, motion.n_frames - 1)]
+            assert np.abs(played - own).max() > 1e-3, (clip.name, middle)
+
+
 def png_size(path: Path) -> tuple[int, int]:
     """(width, height) from a PNG's header, after checking it is one."""
     head = path.read_bytes()[:24]
@@ -74,19 +102,87 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
+def print_pixels(cell: np.ndarray) -> np.ndarray:
+    """``(H, W) bool``: the pixels of ``cell (H, W, 3)`` (0..1) in a print's colour as Workbench
+    renders it: red (a streak) or an even mid grey (a held print); the floor is a lighter grey,
+    the body blue, the captions and outlines near black."""
+    red = (cell[..., 0] > 0.75) & (cell[..., 0] - cell[..., 1:].max(axis=-1) > 0.3)
+    grey = np.all((cell > 0.35) & (cell < 0.55), axis=-1) & (np.ptp(cell, axis=-1) < 0.06)
+    return red | grey
+
+
 def assert_pictures(folder: Path, pictures) -> None:
-    """The contact sheet (and the speed plot where matplotlib is) written, of the sizes they are drawn at."""
-    columns = 4 + 1  # the demo's four gaps, then its last frame
+    """The contact sheet (and the speed plot where matplotlib is) written, of the sizes they are
+    drawn at, the renders they were made of removed; prints in every row's overview, and no print
+    cut by the edge of any cell."""
+    gaps = 4  # the demo's
     sheet = folder / pictures.SHEET
-    assert png_size(sheet) == (columns * pictures.CELL_SIZE[0] + (columns - 1) * pictures.GUTTER,
-                               2 * (pictures.TITLE_HEIGHT + pictures.CELL_SIZE[1]))
+    width = gaps * (pictures.CELL_SIZE[0] + pictures.GUTTER) + pictures.OVERVIEW_WIDTH
+    assert png_size(sheet) == (width, 2 * (pictures.TITLE_HEIGHT + pictures.CELL_SIZE[1]))
     assert 20_000 < sheet.stat().st_size < 400_000
+    assert not list(folder.glob("_*.png"))  # (the renders it was made of are gone)
+    image = bpy.data.images.load(str(sheet))
+    pixels = np.empty(len(image.pixels), dtype=np.float32)
+    image.pixels.foreach_get(pixels)
+    bpy.data.images.remove(image)
+    pixels = pixels.reshape(png_size(sheet)[1], width, 4)[::-1, :, :3]  # (top row first)
+    for k in range(2):
+        top = k * (pictures.TITLE_HEIGHT + pictures.CELL_SIZE[1]) + pictures.TITLE_HEIGHT
+        lefts = [c * (pictures.CELL_SIZE[0] + pictures.GUTTER) for c in range(gaps + 1)]
+        for left, right in zip(lefts, lefts[1:] + [width + pictures.GUTTER]):
+            printed = print_pixels(pixels[top:top + pictures.CELL_SIZE[1], left:right - pictures.GUTTER])
+            edge = np.r_[printed[0], printed[-1], printed[:, 0], printed[:, -1]]
+            assert not edge.any(), f"a print is cut by the edge of row {k}'s cell at x {left}"
+        assert printed.sum() > 100, "the overview shows the prints"
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         return
-    assert png_size(folder / pictures.SPEED) == (1000, 520)
-    assert not list(folder.glob("_*.png"))  # (the renders it was made of are gone)
+    assert png_size(folder / pictures.SPEED) == pictures.SPEED_SIZE
+
+
+def test_every_print_a_picture_shows_is_in_its_cameras_view(empty_scene, demo, installed_extension):
+    """Each column's camera frames what it shows: the prints of the steps into and across its gap
+    and both bodies (the overview: every print of both rows), clear of the caption at its top."""
+    from bpy_extras.object_utils import world_to_camera_view
+    from mathutils import Vector
+
+    pictures = importlib.import_module(f"{installed_extension}.addon.pictures")
+    made = demo.build_demo_scene()
+    shown = pictures.pictured(made, pictures.crossfade_armature(made, empty_scene))
+    plan = shown.plan
+
+    columns = pictures.sheet_columns(shown)
+
+    assert len(columns) == 4 + 1 and columns[-1].frame is None
+    for column in columns:
+        camera = pictures.place_camera(empty_scene, column.view)
+        points = [pictures.world_outline(p, shown, row) for row, prints in shown.prints.items()
+                  for p in prints if pictures.overlaps(p, column.prints_from, plan.start)]
+        if column.frame is not None:
+            points += [g[column.frame - plan.start] for g in shown.positions.values()]
+        seen = np.array([world_to_camera_view(empty_scene, camera, Vector(p)) for p in np.concatenate(points)])
+        assert np.all((seen[:, :2] > 0.0) & (seen[:, :2] < 1.0)), column.caption
+        assert np.all(seen[:, 1] < 1.0 - pictures.CAPTION_BAND), column.caption  # (under the caption)
+        assert np.all((seen[:, 2] > camera.data.clip_start) & (seen[:, 2] < camera.data.clip_end))
+    assert columns[-1].prints_from == (plan.start, plan.end)  # (the overview: every print of both rows)
+
+
+def test_the_pictures_leave_nothing_behind(empty_scene, demo, installed_extension, tmp_path):
+    """Every data block made for the pictures is removed (the crossfade, bodies, prints, floor,
+    labels, camera, their materials, the world and the render result), the scene's put back."""
+    pictures = importlib.import_module(f"{installed_extension}.addon.pictures")
+    made = demo.build_demo_scene()
+    kinds = ("objects", "meshes", "curves", "cameras", "armatures", "actions", "materials", "collections",
+             "worlds", "images")
+    before = {kind: sorted(b.name for b in getattr(bpy.data, kind)) for kind in kinds}
+    kept = empty_scene.world, empty_scene.camera, empty_scene.frame_current
+
+    written = pictures.write_pictures(made, tmp_path)
+
+    assert written and all(path.is_file() for path in written)
+    assert {kind: sorted(b.name for b in getattr(bpy.data, kind)) for kind in kinds} == before
+    assert (empty_scene.world, empty_scene.camera, empty_scene.frame_current) == kept
 
 
 def test_make_demo_writes_a_blend_that_opens_playing_a_bvh_and_the_pictures(empty_scene, demo, core, tmp_path,

@@ -93,27 +93,36 @@ def test_footprints_turn_on_and_off(previewed, footprints):
     assert source_state(previewed) == before
 
 
-def test_prints_lie_where_blenders_evaluated_feet_are_down(previewed):
+def test_prints_lie_where_blenders_evaluated_feet_are_down(previewed, footprints):
     scene = bpy.context.scene
     scene.smart_motion.footprints = True
     polygons = world_polygons(prints_object(previewed))
+    # (the mesh keeps the prints' order, so each face is its print's: side and frames)
+    core = importlib.import_module(footprints.__name__.rsplit(".", 2)[0] + ".core.footprints")
+    prints = core.footprints(footprints.shown_motion(previewed, scene))
+    assert len(prints) == len(polygons)
     bones = [b.name for b in previewed.pose.bones]
-    frames = np.arange(scene.frame_start, scene.frame_end + 1, 3)
+    frames = np.arange(scene.frame_start, scene.frame_end + 1)
     heads = evaluated_heads(previewed, frames)  # armature space, (F, B, 3)
     matrix = np.array(previewed.matrix_world)
     heads = heads @ matrix[:3, :3].T + matrix[:3, 3]
-    held = 0
+    held = swinging = 0
     for side in "LR":
         ball = heads[:, bones.index(f"toe.{side}")]
         ankle = heads[:, bones.index(f"foot.{side}")]
         # flat on the floor: the ball at its lowest and the ankle within a centimetre of its lowest
         down = (ball[:, 2] < ball[:, 2].min() + 0.005) & (ankle[:, 2] < ankle[:, 2].min() + 0.01)
         for point in ball[down]:
-            assert any(inside(point, polygon) for polygon in polygons), (side, point)
+            assert any(inside(point, polygon) for p, polygon in zip(prints, polygons) if p.side == side), (side, point)
         held += int(down.sum())
-        # and a swinging foot, well off the floor, is over no print of its own height
-        assert np.all(ankle[~down, 2] >= ankle[:, 2].min())
-    assert held > 50
+        # and while the foot is in the air (its ball over 10 cm up), no print of its side is being
+        # made (the old check here, the ankle no lower than its lowest, held whatever the prints)
+        up = np.flatnonzero(ball[:, 2] - ball[:, 2].min() > 0.1)
+        for k in up:
+            frame = frames[k] - scene.frame_start  # (the preview's frame 0 plays at the scene's start)
+            assert not any(p.frames[0] <= frame <= p.frames[1] for p in prints if p.side == side), (side, frames[k])
+        swinging += len(up)
+    assert held > 50 and swinging > 30
 
 
 def test_prints_follow_a_live_update_and_go_with_clear(previewed, footprints):
@@ -139,3 +148,48 @@ def test_prints_follow_a_live_update_and_go_with_clear(previewed, footprints):
     scene.smart_motion.footprints = False  # (nothing left to remove: no error)
     scene.smart_motion.footprints = True  # no preview, no prints
     assert prints_object(previewed) is None
+
+
+def made_data() -> dict:
+    """How many of each kind of data block the file holds."""
+    return {kind: len(getattr(bpy.data, kind)) for kind in
+            ("objects", "meshes", "materials", "collections", "images", "worlds", "cameras", "curves")}
+
+
+def test_toggling_the_prints_off_leaves_nothing_behind(previewed):
+    scene = bpy.context.scene
+    before = made_data()
+
+    scene.smart_motion.footprints = True
+    assert made_data() != before
+    scene.smart_motion.footprints = False
+
+    assert made_data() == before  # (the prints' and the streaks' materials too)
+
+
+def test_the_prints_come_back_with_undo_and_with_the_file(previewed, tmp_path):
+    scene = bpy.context.scene
+    scene.smart_motion.footprints = True
+    shown = len(prints_object(previewed).data.polygons)
+    bpy.ops.ed.undo_push(message="footprints on")
+
+    # (the second argument asks for the undo push the UI makes after an UNDO operator)
+    assert bpy.ops.smart_motion.clear('EXEC_DEFAULT', True) == {'FINISHED'}
+    assert prints_object(previewed) is None
+    assert bpy.ops.ed.undo() == {'FINISHED'}
+
+    armature = bpy.data.objects["SmartMotionDemo"]  # (undo rebuilt every data block: names, not references)
+    assert len(prints_object(armature).data.polygons) == shown
+    assert bpy.context.scene.smart_motion.footprints
+
+    path = tmp_path / "prints.blend"
+    assert bpy.ops.wm.save_as_mainfile(filepath=str(path), check_existing=False) == {'FINISHED'}
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.wm.open_mainfile(filepath=str(path)) == {'FINISHED'}
+
+    scene, armature = bpy.context.scene, bpy.data.objects["SmartMotionDemo"]
+    assert len(prints_object(armature).data.polygons) == shown
+    scene.smart_motion.footprints = False
+    assert prints_object(armature) is None and COLLECTION not in bpy.data.collections
+    scene.smart_motion.footprints = True  # (read back from the loaded preview's strips)
+    assert len(prints_object(armature).data.polygons) == shown

@@ -109,9 +109,9 @@ def test_the_inserted_hop_is_core_hops_choice_and_the_strips_follow_its_timeline
     hop_track = next(k for k, t in enumerate(scene.animation_data.nla_tracks) if hop.name in t.strips)
     assert hop_track == tracks, "on a new track above both strips (neither of theirs has room)"
     assert f"hop {name!r} inserted over frames {1 + a}-{1 + u + L - 1}" in report
-    # (the bow lies on the track above the walk's: the NLA plays it over the walk from its start)
-    assert (f"Blender plays 'bow' over 'walk' from frame 101 (its track is above), before the transition's first "
-            f"blend at frame {1 + a}; move 'bow' to a track below 'walk'") in report
+    # (the bow lies on the track above the walk's, where an overlapping strip naturally goes: the cores
+    # Insert Hop sets make Synthesize play the walk until the blend, so no warning; issue 26 item 5)
+    assert "Blender plays 'bow' over 'walk'" not in report and "move 'bow' to a track below" not in report
     searched = float(re.search(r"in (\d+\.\d+) s\)", report).group(1))
     print(f"\nsingle-trigger search, {len(OTHERS) + 2} clips: {searched:.3f} s")
     assert searched < 2.0
@@ -165,7 +165,7 @@ def test_blender_plays_the_source_then_the_hop_alone_between_its_blends_then_the
     bpy.context.scene.frame_current = 111
     report = insert(capfd)
     assert "Blender plays 'bow' over 'walk'" not in report
-    assert "'walk' no longer holds its last frame (Hold to Nothing): its track is above 'bow''s" in report
+    assert "'walk' no longer holds its last frame (Hold to Nothing): its track is above that of 'bow'" in report
     strips = strips_by_name(scene)
     hop = next(s for n, s in strips.items() if n not in ("walk", "bow"))
     first, last = round(hop.frame_start), round(hop.frame_end)
@@ -276,10 +276,10 @@ def select_only(obj, *names):
         strip.select = name in names
 
 
-@pytest.mark.parametrize("selected", [("walk",), ()])
-def test_anything_but_two_selected_strips_is_refused(scene, selected):
+@pytest.mark.parametrize("selected, counted", [(("walk",), "1 NLA strip"), ((), "0 NLA strips")])
+def test_anything_but_two_selected_strips_is_refused(scene, selected, counted):
     select_only(scene, *selected)
-    refused("insert_hop", rf"{len(selected)} NLA strips of armature 'walk_normal_001' are selected: Insert Hop "
+    refused("insert_hop", rf"{counted} of armature 'walk_normal_001' selected: Insert Hop "
                           r"needs two, the source and then the destination")
 
 
@@ -357,7 +357,7 @@ def test_the_folder_library_of_the_preferences_gives_the_same_choice_as_its_acti
         f"{name}.bvh", found.hop_offset, found.stay_src, found.stay_hop)
     assert shown["smoothness"] == pytest.approx(found.smoothness, rel=1e-4), "the file mapped onto the armature"
     assert "renamed.bvh: its joints are not the bones of armature 'walk_normal_001'" in report
-    assert re.search(r"bent.bvh: its rest pose is not armature 'walk_normal_001''s \(after the best turn and scale "
+    assert re.search(r"bent.bvh: its rest pose is not that of armature 'walk_normal_001' \(after the best turn and scale "
                      r"the joints are \d+% of the body's size away\)", report)
     # keyed into a new action, which the hop strip plays: the clip as Blender's importer gave it
     hop = next(s for n, s in strips_by_name(scene).items() if n not in ("walk", "bow"))
@@ -558,3 +558,51 @@ def test_insert_hop_from_a_table_is_one_undo_step(scene, capfd, table_folder):
     assert snapshot() != before
     assert bpy.ops.ed.undo() == {'FINISHED'}
     assert snapshot() == before
+
+
+def test_a_hop_gaining_less_than_the_cost_resolves_is_not_inserted(scene, capfd):
+    """Issue 26 item 5: a hop was inserted for a 0.35 % gain. Where core.hops' best hop lowers the cost
+    below the direct D by less than HOP_MIN_GAIN of D, Insert Hop keeps the direct transition and
+    says so."""
+    hops, convert = core_modules()
+    strips = strips_by_name(scene)
+    motions = [convert.action_to_motion(scene, bpy.data.actions[name]) for name in sorted(OTHERS)]
+    motions += [convert.strip_to_motion(scene, strips["walk"]), convert.strip_to_motion(scene, strips["bow"])]
+    src, dst = len(motions) - 2, len(motions) - 1
+    clouds, _ = hops.library_point_clouds(motions, src)
+    from_source = [hops.window_distance_matrix(clouds[src], c, L, same=i == src) for i, c in enumerate(clouds)]
+    to_destination = [hops.window_distance_matrix(c, clouds[dst], L, same=i == dst) for i, c in enumerate(clouds)]
+    small = None
+    # (the weight of R (per second) that makes a hop cost about as much as the direct transition: the
+    # gains there are small)
+    for per_second in (0.01, 0.1, 0.3, 1.0, 3.0):
+        weight = per_second / convert.scene_fps(bpy.context.scene)
+        for trigger in hops.trigger_frames(len(clouds[src]), len(clouds[dst]), OFFSET, L)[::2]:
+            found = hops.search_one_hop(int(trigger), from_source, to_destination, offset=OFFSET, blend_frames=L,
+                                        dst=dst, weight=weight)
+            if (found.hop, found.hop_offset, found.stay_hop) != (dst, OFFSET, 0) and \
+                    0 < found.direct - found.cost < hops.HOP_MIN_GAIN * found.direct:
+                small = int(trigger)
+                break
+        if small is not None:
+            break
+    assert small is not None, "the library has a trigger whose best hop gains little"
+    bpy.context.scene.smart_motion.hop_weight = per_second
+    bpy.context.scene.frame_current = small + 1
+    report = insert(capfd)
+    shown = json.loads(scene.smart_motion.hop_json)
+    assert shown["direct_won"] and shown["stay_src"] == 0
+    assert f"lowers it by {hops.HOP_MIN_GAIN:.0%} or more" in report
+
+
+def test_insert_hop_reports_its_search_s_progress(scene, capfd):
+    """Issue 26 item 6: the search reports the share of the library measured; the operator drives the
+    window manager's progress indicator with it, headless too."""
+    strips = [strips_by_name(scene)[name] for name in ("walk", "bow")]
+    fractions = []
+    settings = bpy.context.scene.smart_motion
+    extension("addon.hops").find_hop(scene, strips, 111, weight=settings.hop_weight, blend_seconds=settings.hop_blend,
+                                     progress=fractions.append)
+    assert fractions[-1] == 1.0 and fractions == sorted(fractions) and len(fractions) == len(OTHERS) + 3, fractions
+    bpy.context.scene.frame_current = 111
+    insert(capfd)

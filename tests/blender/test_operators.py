@@ -421,10 +421,57 @@ def test_a_preview_edited_after_synthesize_is_never_baked_as_current(walk_bow_pu
     assert close_keys(channel_keys(obj.animation_data.action), baked_keys), "not what the strips give"
 
 
-def test_bake_after_synthesize_knows_the_preview_current_without_hashing_its_keys(walk_bow_punch, sm, monkeypatch):
+def test_synthesize_reads_each_source_key_once_for_the_motion_and_its_signature(walk_bow_punch, sm, monkeypatch):
     obj = walk_bow_punch
+    reads = {}  # F-curve address -> every key array handed out for it
+    keyframe_arrays = sm.fcurves.keyframe_arrays
+
+    def recorded(fcurve):
+        co, kind = keyframe_arrays(fcurve)
+        reads.setdefault(fcurve.as_pointer(), []).append(co)
+        return co, kind
+
+    monkeypatch.setattr(sm.fcurves, "keyframe_arrays", recorded)
     assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
-    preview = {a.session_uid for a in preview_segments(obj)}
+
+    strips, responsiveness = sm.strips.selected_strips(obj), bpy.context.scene.smart_motion.responsiveness
+    sources = [fcurve.as_pointer() for strip in strips for fcurve in strip.action.layers[0].strips[0].channelbags[0].fcurves]
+    assert len(sources) == 3 * 132
+    assert all(len(reads[address]) == 2 for address in sources), "each source curve sampled and hashed"
+    assert all(reads[address][1] is reads[address][0] for address in sources), "from one read of its keys"
+    # and the signature is what hashing the sources afresh gives
+    assert obj.smart_motion.preview_signature.split()[:2] == list(sm.preview.signature_parts(obj, strips, responsiveness))
+
+
+def bezier_key(fcurve):
+    fcurve.keyframe_points[20].interpolation = 'BEZIER'
+
+
+@pytest.mark.parametrize("prepare, edit", [
+    (None, lambda f: setattr(f.keyframe_points[20].co, "y", f.keyframe_points[20].co.y + 0.1)),
+    (None, lambda f: setattr(f.keyframe_points[20], "interpolation", 'CONSTANT')),
+    (bezier_key, lambda f: setattr(f.keyframe_points[20].handle_right, "y", f.keyframe_points[20].handle_right.y + 1)),
+    (bezier_key, lambda f: setattr(f.keyframe_points[20], "easing", 'EASE_IN')),
+    (None, lambda f: setattr(f, "mute", True)),
+    (None, lambda f: setattr(f, "extrapolation", 'LINEAR')),
+    (None, lambda f: f.modifiers.new('NOISE')),
+    (lambda f: f.modifiers.new('NOISE'), lambda f: setattr(f.modifiers[0], "strength", 3.0)),
+    (None, lambda f: f.keyframe_points.insert(f.keyframe_points[20].co.x + 0.5, 0.0)),
+], ids=["key value", "interpolation", "handle of a bezier key", "easing", "mute", "extrapolation", "modifier added",
+        "modifier setting", "key added"])
+def test_the_action_digest_changes_with_anything_that_shapes_the_curves(walk_bow_punch, sm, prepare, edit):
+    action = strips_by_name(walk_bow_punch)["bow"].action
+    fcurve = action.layers[0].strips[0].channelbags[0].fcurves[5]
+    if prepare is not None:
+        prepare(fcurve)
+    before = sm.fcurves.action_digest(action)
+    assert sm.fcurves.action_digest(action) == before
+    edit(fcurve)
+    assert sm.fcurves.action_digest(action) != before
+
+
+def hashed_actions(sm, monkeypatch) -> list:
+    """The session_uids of the actions whose keys the preview's check hashes from now on."""
     hashed = []
     action_digest = sm.preview.action_digest
 
@@ -433,12 +480,82 @@ def test_bake_after_synthesize_knows_the_preview_current_without_hashing_its_key
         return action_digest(action)
 
     monkeypatch.setattr(sm.preview, "action_digest", recorded)
+    return hashed
+
+
+def test_bake_after_synthesize_knows_the_preview_current_without_hashing_any_key(walk_bow_punch, sm, monkeypatch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    hashed = hashed_actions(sm, monkeypatch)
     spy = SynthesisSpy(sm.synthesis, monkeypatch)
     assert bpy.ops.smart_motion.bake() == {'FINISHED'}
 
     assert spy.runs == 0, "the preview was current"
-    assert hashed, "the sources' keys are hashed: no event reports their edits under the preview's solo"
-    assert not preview & set(hashed), "the edit events say the preview's keys are as Synthesize wrote them"
+    # the preview's keys: no edit reported of its actions; the sources' keys (under the preview's solo, not
+    # evaluated): no edit reported of any action at all
+    assert hashed == [], "the edit reports say every key is as Synthesize read or wrote it"
+
+
+def test_bake_hashes_the_sources_keys_once_any_action_was_edited_and_keeps_a_preview_still_current(
+        walk_bow_punch, sm, monkeypatch):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    other = bpy.data.actions.new("another action")  # an edit of an action that is no source: reported by type
+    other.slots.new(id_type='OBJECT', name="Other")
+    sm.fcurves.action_channelbag(other, other.slots[0], ensure=True).fcurves.new("location").keyframe_points.insert(1, 0.0)
+    hashed = hashed_actions(sm, monkeypatch)
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
+    assert bpy.ops.smart_motion.bake() == {'FINISHED'}
+
+    sources = {strip.action.session_uid for strip in strips_by_name(obj).values()}
+    assert set(hashed) == sources, "the edit reports could not answer for the sources: their keys were hashed"
+    assert spy.runs == 0, "and found as Synthesize read them"
+
+
+def edit_a_source_key_from_python(obj):
+    # no depsgraph update before Bake
+    fcurve = strips_by_name(obj)["bow"].action.layers[0].strips[0].channelbags[0].fcurves[5]
+    points = fcurve.keyframe_points
+    co = np.empty(2 * len(points), dtype=np.float32)
+    points.foreach_get("co", co)
+    co[1::2] += 0.1
+    points.foreach_set("co", co)
+
+
+def edit_a_source_key_then_change_the_frame(obj):
+    # the frame change evaluates the edit's tags and runs no depsgraph_update_post handler
+    strips_by_name(obj)["bow"].action.layers[0].strips[0].channelbags[0].fcurves[5].keyframe_points[40].co.y += 0.1
+    bpy.context.scene.frame_set(bpy.context.scene.frame_current + 7)
+
+
+def edit_a_preview_key_then_change_the_frame(obj):
+    a_preview_curve(obj).keyframe_points[30].co.y += 0.1
+    bpy.context.scene.frame_set(bpy.context.scene.frame_current + 7)
+
+
+def mute_a_source_curve(obj):
+    strips_by_name(obj)["walk"].action.layers[0].strips[0].channelbags[0].fcurves[9].mute = True
+
+
+def make_a_source_key_bezier(obj):
+    strips_by_name(obj)["punch"].action.layers[0].strips[0].channelbags[0].fcurves[9].keyframe_points[20].interpolation = 'BEZIER'
+
+
+@pytest.mark.parametrize("edit", [
+    edit_a_source_key_from_python, edit_a_source_key_then_change_the_frame, edit_a_preview_key_then_change_the_frame,
+    mute_a_source_curve, make_a_source_key_bezier, add_noise_to_a_source_curve,
+], ids=lambda edit: edit.__name__.replace("_", " "))
+def test_a_source_edited_after_synthesize_is_synthesized_again_by_bake(walk_bow_punch, sm, monkeypatch, edit):
+    obj = walk_bow_punch
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    strips, responsiveness = sm.strips.selected_strips(obj), bpy.context.scene.smart_motion.responsiveness
+    spy = SynthesisSpy(sm.synthesis, monkeypatch)
+
+    edit(obj)
+    # the entry function a script calls, not bpy.ops (whose call brings the depsgraph up to date first)
+    action, _plan, kept = sm.synthesis.bake_strips(obj, strips, responsiveness)
+
+    assert not kept and spy.runs == 1, "Bake kept a preview whose sources were edited after Synthesize"
 
 
 def test_bake_after_synthesize_writes_the_motion_synthesize_kept_the_keys_read_back_would_give(

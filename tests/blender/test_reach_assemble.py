@@ -404,7 +404,7 @@ def test_a_folder_with_a_file_of_another_skeleton_is_refused_naming_it(reach_sce
     extension("addon.properties").preferences(bpy.context).reach_folder = str(tmp_path)
     bpy.context.scene.smart_motion.reach_library = 'FOLDER'
     refused("reach_target", r"renamed.bvh: its joints are not the bones of armature .*; in the reach examples folder "
-                            r".* every file must be on armature .*'s skeleton: move it out of the folder")
+                            r".* every file must be on the skeleton of armature '[^']*': move it out of the folder")
     extension("addon.properties").preferences(bpy.context).reach_folder = ""
     refused("reach_target", r"set Reach Examples Folder in the Smart Motion add-on's preferences")
 
@@ -503,7 +503,7 @@ def test_the_panel_shows_the_last_assembly(walk, capfd):
 
 def test_anything_but_one_selected_strip_or_a_strip_of_another_skeleton_is_refused(walk, tmp_path):
     strips_by_name(walk)["walk"].select = False
-    refused("assemble_parts", r"0 NLA strips of armature 'walk_normal_001' are selected: Assemble Parts needs one")
+    refused("assemble_parts", r"0 NLA strips of armature 'walk_normal_001' selected: Assemble Parts needs one")
     cmu = cmu_named_walk(tmp_path)
     bpy.context.view_layer.objects.active = walk
     strip = strips_by_name(walk)["walk"]
@@ -685,3 +685,46 @@ def test_a_strip_longer_than_the_librarys_clips_is_assembled_piecewise_and_says_
     text = "\n".join(draw_panel().labels)
     assert f"in {len(shown['pieces'])} pieces" in text
     assert all(f"from {p['clip']} frames {p['frames'][0]}-{p['frames'][1]}" in text for p in shown["pieces"])
+
+
+def test_reach_words_every_distance_in_the_scene_s_units(reach_scene, capfd):
+    """Issue 26 item 5: a scene of centimetres (unit scale 0.01, as after a BVH import at scale 1) reads
+    its distances in centimetres or millimetres, the reasons' too, never as bare numbers or metres."""
+    import re
+
+    bpy.context.scene.unit_settings.scale_length = 0.01
+    reach_module = extension("core.reach")
+    points = reach_module.parameter_space(reach_module.register_examples(example_motions(reach_scene)),
+                                          n_blends=0).hit_points
+    place_empty(reach_scene, points[np.argmin(points[:, 0])] - np.array([0.15, 0.0, 0.0]))
+    report = reach(capfd)
+    assert re.search(r"the target lies [\d.]+ (cm|mm) outside the hull", report), report
+    assert re.search(r"hit error of [\d.]+ (cm|mm|µm)", report), report
+    assert not re.search(r"\d m\b", report), report
+    assert re.search(r"error [\d.]+ (cm|mm|µm)$", next(line for line in draw_panel().labels if line.startswith("Reach ")))
+
+
+def rising_to_one(fractions: list) -> bool:
+    return (bool(fractions) and all(0.0 <= f <= 1.0 for f in fractions)
+            and all(a <= b for a, b in zip(fractions, fractions[1:])) and fractions[-1] == 1.0)
+
+
+def test_reach_and_assemble_report_their_progress_to_blenders_indicator(reach_scene, capfd):
+    """Issue 26 item 6: the first build of the examples' space (a few seconds) reports its progress; the
+    operator drives the window manager's progress indicator with it, headless too."""
+    extension("addon.reach")._SPACES.clear()  # (the session keeps built spaces: this one is built here)
+    empty = place_empty(reach_scene, np.array([0.3, -0.2, 1.5]))
+    fractions = []
+    extension("addon.reach").find_reach(reach_scene, empty, effector="left.wrist", feature="farthest",
+                                        progress=fractions.append)
+    assert rising_to_one(fractions) and len(fractions) > 2, fractions
+    reach(capfd)  # (the operator, its progress indicator begun and ended headless)
+
+
+def test_assemble_parts_reports_its_progress(walk, capfd):
+    strips = [s for s in extension("addon.strips").selected_strips(walk)]
+    fractions = []
+    extension("addon.assemble").find_assembly(walk, strips, bpy.context.scene.smart_motion.assembly_part,
+                                              progress=fractions.append)
+    assert rising_to_one(fractions) and len(fractions) > 2, fractions
+    assemble(capfd)

@@ -50,3 +50,23 @@ def test_the_default_cores_worked_out_at_once_are_each_strips_own(empty_scene, t
     cores = timeline.default_cores(obj)
     assert set(cores) == {s.name for s in strips}
     assert all(cores[s.name] == timeline.strip_default_core(obj, s) for s in strips)
+
+
+def test_an_edit_reported_by_type_answers_for_every_id_of_that_type_and_only_for_them(state):
+    was_watching = state._EDITS["watching"]
+    state.watch_edits(True)
+    try:
+        stamp = state.edit_stamp()
+        assert state.edited_since(stamp, [1234], ['ACTION']) is False
+        state.note_edited([], ['ACTION'])  # an action the depsgraph does not evaluate, as a source under the solo
+        assert state.edited_since(stamp, id_types=['ACTION']) is True
+        assert state.edited_since(stamp, [1234]) is False, "no ID of its own was reported"
+        later = state.edit_stamp()
+        state.restoring(True)
+        state.note_edited([1234], ['ACTION'])  # data an undo put back: no edit
+        state.restoring(False)
+        assert state.edited_since(later, [1234], ['ACTION']) is False
+        state.note_edited([1234])
+        assert state.edited_since(later, id_types=['ACTION']) is False and state.edited_since(later, [1234]) is True
+    finally:
+        state.watch_edits(was_watching)

@@ -759,4 +759,26 @@ def test_a_one_frame_strip_of_a_group_is_refused_for_its_length_not_for_an_end_n
     run.frame_end = run.frame_start + 0.5  # (shorter than a frame: one frame sampled)
     motion = sm.convert.strip_to_motion(obj, run)
     assert motion.n_frames == 1
-    refused("synthesize", "'run' has 1 frame\\(s\\); a clip to blend needs at least two")
+    refused("synthesize", "'run' has 1 frame; a clip to blend needs at least two")
+
+
+@pytest.mark.parametrize("edited", [None, (1, 195)])
+def test_the_group_core_shown_is_the_one_the_plan_synchronized(walk_late_run, sm, edited):
+    """Issue 26 item 5: the panel showed the group's core before its cut to the blend's frames (1-414)
+    beside the plan's synchronized frames (1-376): both now show the core the synthesis used."""
+    obj = walk_late_run
+    synchronized(obj, sm, "walk", "run")
+    if edited is not None:
+        item = sm.strips.strip_settings(obj, strips_by_name(obj)["walk"])
+        item.core_start, item.core_end = edited
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    (group,) = plan_of(obj)["groups"]
+    first, last = group["core"]
+    assert group["start"] <= first <= last <= group["start"] + group["frames"] - 1
+    labels = draw_panel().labels
+    assert any(line.startswith("walk + run synchronized") and line.endswith(f", core {first}-{last}") for line in labels)
+    shown = [line for line in labels if line.startswith("Group core ")]
+    if edited is None:
+        assert shown and set(shown) == {f"Group core {first}-{last}"}, (shown, group["core"])
+    fields = [(data.name, data.core_start, data.core_end) for data, name in draw_panel().props if name == "core_start"]
+    assert all(field[0] == "walk" for field in fields)  # (an edited core keeps its own fields: it is the user's)

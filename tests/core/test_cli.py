@@ -858,8 +858,7 @@ def tight_specs():
 
 
 def test_synthesize_says_one_line_per_flagged_gap(tmp_path, capsys):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     assert main(["synthesize", *tight_specs(), "-o", str(tmp_path / "o.bvh")]) == 0
     warnings = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 2
@@ -869,8 +868,7 @@ def test_synthesize_says_one_line_per_flagged_gap(tmp_path, capsys):
 
 
 def test_give_room_moves_what_it_can_first_gap_first_and_the_plan_records_it(tmp_path, capsys):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     plan = tmp_path / "plan.json"
     assert main(["synthesize", *tight_specs(), "-o", str(tmp_path / "o.bvh"), "--plan", str(plan),
                  "--give-room"]) == 0
@@ -889,8 +887,7 @@ def test_give_room_moves_what_it_can_first_gap_first_and_the_plan_records_it(tmp
 
 
 def test_blend_sets_the_users_length_into_a_clip_and_the_plan_marks_it(tmp_path, capsys):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     plan = tmp_path / "plan.json"
     specs = tight_specs()
     specs[2] = specs[2].replace("@114:", "@144:")
@@ -907,7 +904,6 @@ def test_blend_sets_the_users_length_into_a_clip_and_the_plan_marks_it(tmp_path,
     ("guide_normal_001=0", "give a length in seconds above 0"), ("guide_normal_001=x", "--blend expects a number"),
     ("guide_normal_001=0.5,guide_normal_001=1", "--blend")])
 def test_a_bad_blend_says_what_to_write(tmp_path, capsys, value, message):
-    if not MOCAP.is_dir():
-        pytest.skip("no real capture")
+    require(MOCAP)
     assert main(["synthesize", *tight_specs(), "-o", str(tmp_path / "o.bvh"), "--blend", value]) == 2
     assert message in capsys.readouterr().err

@@ -5,10 +5,12 @@ import numpy as np
 import pytest
 
 from core.demo import demo_clips, demo_timeline
-from core.figures import body_part_speeds, gap_frames, lower_body_joints, placed_motions, upper_body_joints
-from core.footprints import FootprintOptions, contact_runs, convex_hull, footprint_mesh, footprints
+from core.figures import (body_part_speeds, crossfade_spans, gap_frames, gap_window, held_frames, lower_body_joints,
+                          placed_motions, plot_gap_speeds, upper_body_joints)
+from core.footprints import FootprintOptions, contact_runs, convex_hull, footprint_mesh, footprints, planted, sole_slide
+from core import quat
 from core.motion import Motion
-from core.rig import find_rig
+from core.rig import find_rig, mean_leg_length
 from core.synthesize import synthesize
 
 
@@ -73,10 +75,106 @@ def test_a_foot_sliding_while_down_leaves_a_streak_as_long_as_the_slide(clips):
         assert width == pytest.approx(0.3, abs=0.02)
 
 
-def test_a_foot_turning_on_its_ball_does_not_slide(clips):
-    """The turn's steps end with the feet rotated on the spot; a pivot keeps one end of the sole."""
-    prints = footprints(clips["turn"].motion)
-    assert prints and not any(p.sliding for p in prints)
+def turned_about(motion: Motion, pivot: np.ndarray, degrees: float) -> Motion:
+    """``motion`` turned about the vertical line through ``pivot (3,)`` (world), by 0 on its first
+    frame up to ``degrees`` on its last: the whole body swivels, the point at ``pivot`` stays."""
+    angle = np.radians(np.linspace(0.0, degrees, motion.n_frames))
+    turn = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), angle)  # (F, 4), the demo is Z up
+    rotations, positions = np.array(motion.rotations), np.array(motion.positions)
+    rotations[:, 0] = quat.mul(turn, rotations[:, 0])
+    positions[:, 0] = quat.mul_vec(turn, positions[:, 0] - pivot) + pivot
+    return Motion(motion.skeleton, rotations, positions, motion.fps)
+
+
+@pytest.mark.parametrize("end", ["toe", "foot", "tip"])  # the ball of the foot, the heel (under the ankle), the toe tip
+def test_a_foot_turning_on_its_ball_heel_or_toe_tip_does_not_slide_and_the_other_does(clips, end):
+    """A pivot keeps one point of the sole in place: the left foot swivelling 60 degrees on its ball,
+    its heel or the tip of its toes (the print's front edge) leaves a held print, while the right
+    foot, carried round it, slides."""
+    stand = clips["stand"].motion
+    rig = find_rig(stand)
+    leg = mean_leg_length(stand, rig)
+    g = stand.global_positions()[0]
+    ankle, ball = g[stand.skeleton.index("foot.L")], g[stand.skeleton.index("toe.L")]
+    at = {"toe": ball, "foot": ankle, "tip": ball + FootprintOptions().toe_reach * (ball - ankle)}[end]
+    pivot = at * np.array([1.0, 1.0, 0.0])
+
+    left, right = footprints(turned_about(stand, pivot, 60.0), rig)
+
+    assert (left.side, right.side) == ("L", "R")
+    assert left.slide < 1e-6 and not left.sliding
+    # the right foot, a hip's width and more from the pivot, is carried about as far round it
+    assert right.slide > 2 * FootprintOptions().slide_legs * leg and right.sliding
+
+
+# --- the sliding rule on real capture -----------------------------------------------------------
+
+# every kind of stepping and standing the capture has, in both datasets (a take each)
+CAPTURED = [f"bandai1/{content}_normal_001" for content in ("walk", "run", "dash", "walk-back", "walk-left",
+                                                             "walk-right", "bow", "bye", "guide", "respond")] + \
+           ["bandai1/walk_proud_001", "bandai1/run_proud_001", "bandai1/walk-right_proud_001"] + \
+           [f"bandai2/{content}_normal_001" for content in ("walk", "run", "walk-turn-left", "walk-turn-right",
+                                                            "wave-both-hands", "raise-up-left-hand")]
+
+
+@pytest.mark.parametrize("name", CAPTURED)
+def test_untouched_captured_steps_turns_and_gestures_leave_no_sliding_print(mocap, name):
+    """Captured feet arrive moving (a running heel enters the contact band at three leg lengths a
+    second) and roll from heel to ball: none of that is a slide, and no print of capture as it was
+    taken reads as one."""
+    motion = mocap(name)
+    rig = find_rig(motion)
+
+    prints = footprints(motion, rig)
+
+    assert prints, name
+    assert [(p.side, p.frames, round(p.slide / mean_leg_length(motion, rig), 3)) for p in prints if p.sliding] == []
+
+
+def test_a_captured_walk_dragged_along_the_floor_slides_where_its_feet_are_planted(mocap):
+    """The same real walk with the whole body dragged sideways at a third of a leg length a second
+    (the skate of the demo's plain crossfade, walk into turn): every print planted for a third of
+    a second or more slides."""
+    walk = mocap("bandai2/walk_normal_001")
+    rig = find_rig(walk)
+    leg = mean_leg_length(walk, rig)
+    speed = leg / 3.0
+    sideways = np.cross(walk.skeleton.up, [0.0, 0.0, 1.0])  # (the walk goes along Z in this capture; any direction will do)
+    drag = np.arange(walk.n_frames)[:, None] * (speed / walk.fps) * sideways
+
+    held, dragged = footprints(walk, rig), footprints(slid(walk, drag), rig)
+
+    assert [p.frames for p in held] == [p.frames for p in dragged]  # (the heights are those of the walk)
+    long = [(a, b) for a, b in zip(held, dragged) if b.frames[1] - b.frames[0] - 2 >= walk.fps / 3.0]
+    assert len(long) >= 8
+    for a, b in long:
+        assert not a.sliding and b.sliding, (b.side, b.frames, a.slide / leg, b.slide / leg)
+        # no more than the drag over the whole run, on top of what the walk's own sole did
+        assert b.slide <= speed * (b.frames[1] - b.frames[0]) / walk.fps + a.slide + 1e-9
+
+
+def test_planted_is_down_a_whole_sample_from_touch_down_and_lift_off_like_the_slow_obvious_one():
+    rng = np.random.default_rng(3)
+    down = rng.random((60, 3)) < 0.7
+    for step in (1, 2, 4):
+        slow = np.array([[all(down[max(f - step, 0):min(f + step, 59) + 1, e]) for e in range(3)] for f in range(60)])
+        np.testing.assert_array_equal(planted(down, step), slow)
+    # (the motion's own first and last frames are no touch-down: the foot may have been down before)
+    assert planted(np.ones((5, 1), bool), 1).all()
+
+
+def test_a_foot_arriving_fast_then_held_does_not_slide_and_one_sliding_once_planted_does():
+    """The touch-down sample does not count: a heel entering the band at 0.1 a frame and stopping
+    there has not slid; one that goes on 0.1 over its planted frames has."""
+    down = np.array([[False], [True], [True], [True], [True], [True], [False]])
+    arriving = np.array([-0.2, -0.1, 0.0, 0.0, 0.0, 0.0, 0.1])
+    sliding = np.array([-0.2, -0.1, 0.0, 0.03, 0.06, 0.1, 0.2])
+
+    def slide(x):
+        return sole_slide(np.column_stack([x, 0 * x, 0 * x])[:, None, :], planted(down, 1))
+
+    assert slide(arriving) == 0.0 and slide(sliding) == pytest.approx(0.06)  # (frames 2-4: planted)
+    assert sole_slide(np.zeros((3, 2, 3)), np.zeros((3, 2), bool)) == 0.0  # (never planted: a graze)
 
 
 def test_prints_scale_with_the_body():
@@ -173,3 +271,47 @@ def test_placed_clips_are_where_the_synthesis_plays_their_cores():
         frames = np.arange(first, last + 1)
         np.testing.assert_allclose(motion.global_positions()[frames], out[clip.start + frames - result.start],
                                    atol=1e-9, err_msg=clip.name)
+
+
+def test_the_plain_crossfade_fades_only_across_the_gaps_so_every_core_plays_unblended():
+    """The crossfade compared with (core.figures.crossfade_spans) is fair: like the synthesis it
+    keeps both cores, fading from the previous core's last frame to the next core's first."""
+    clips = demo_timeline()
+    plan = synthesize(clips, responsiveness=0.5).plan
+    by_name = {clip.name: clip for clip in clips}
+
+    spans = crossfade_spans(clips, plan)
+
+    assert [s.name for s in spans] == list(plan.clips)
+    assert (spans[0].first, spans[0].fade_in, spans[-1].last, spans[-1].fade_out) == (plan.start, 0, plan.end, 0)
+    for span in spans:
+        clip = by_name[span.name]
+        first, last = clip.start + np.array(clip.core_range)
+        # at full weight over the whole core: the fade in ends where it begins, the fade out begins where it ends
+        assert span.first + span.fade_in <= first and last <= span.last - span.fade_out, span
+    for (before, after), (gap_first, gap_last) in zip(zip(spans, spans[1:]), gap_frames(plan)):
+        assert (after.first, after.first + after.fade_in) == (gap_first, gap_last)
+        assert (before.last - before.fade_out, before.last) == (gap_first, gap_last)
+
+
+def test_a_clip_holds_its_end_poses_where_a_gap_reaches_past_its_frames():
+    assert held_frames(10, 5, 8, 16).tolist() == [0, 0, 0, 1, 2, 3, 4, 4, 4]
+
+
+def test_each_gaps_speed_panel_shows_the_gap_and_half_a_second_either_side_within_the_motion():
+    assert gap_window((97, 118), 30.0, 1, 380) == (82, 133)
+    assert gap_window((5, 20), 30.0, 1, 380) == (1, 35)  # (not before the motion's first frame)
+    assert gap_window((370, 379), 60.0, 1, 380) == (340, 380)
+
+
+def test_the_speed_plot_draws_a_panel_per_gap_and_refuses_none(tmp_path):
+    pytest.importorskip("matplotlib")
+    speeds = {"ours": np.abs(np.sin(np.arange(200)[:, None] * [0.1, 0.2]))}
+
+    path = plot_gap_speeds(tmp_path / "speed.png", 1, 30.0, speeds, [((40, 60), "a \u2192 b", None),
+                                                                     ((120, 150), "b \u2192 c", None)],
+                           size_px=(600, 300))
+
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="no gap to plot"):
+        plot_gap_speeds(tmp_path / "none.png", 1, 30.0, speeds, [])

@@ -30,7 +30,7 @@ def test_one_trigger_gets_the_choice_of_the_whole_matrices(clouds, weight, max_s
         for trigger in hops.trigger_frames(len(clouds[src]), len(clouds[dst]), offset, L)[::23]:
             whole = whole_matrix_choice(clouds, src, dst, int(trigger), offset, weight, max_stay)
             one = hops.search_trigger(clouds, src, dst, int(trigger), offset=offset, blend_frames=L, weight=weight,
-                                      max_stay=max_stay)
+                                      max_stay=max_stay, min_gain=0.0)
             assert (one.hop, one.hop_offset, one.stay_src, one.stay_hop) == (
                 whole.hop, whole.hop_offset, whole.stay_src, whole.stay_hop)
             # (sums over other frames: the same costs but for rounding)
@@ -66,3 +66,26 @@ def test_a_trigger_whose_direct_transition_does_not_fit_is_refused(clouds):
         hops.search_trigger(clouds, src, dst, 10, offset=100, blend_frames=L, weight=0.01)
     with pytest.raises(ValueError, match="with weight 0 the stays need a bound"):
         hops.search_trigger(clouds, src, dst, 150, offset=100, blend_frames=L, weight=0.0)
+
+
+def test_a_hop_gaining_less_than_the_cost_resolves_keeps_the_direct_transition(clouds):
+    """Issue 26 item 5: Insert Hop inserted a hop for a 0.35 % gain. Below HOP_MIN_GAIN of D the direct
+    transition is kept; above it the hop is, as the search found it."""
+    src, dst = LIBRARY.index("walk_normal_001"), LIBRARY.index("bow_normal_001")
+    gains = []
+    for offset in (20, 100):
+        for trigger in hops.trigger_frames(len(clouds[src]), len(clouds[dst]), offset, L)[::7]:
+            found = hops.search_trigger(clouds, src, dst, int(trigger), offset=offset, blend_frames=L, weight=1.0,
+                                        min_gain=0.0)
+            kept = hops.search_trigger(clouds, src, dst, int(trigger), offset=offset, blend_frames=L, weight=1.0)
+            if (found.hop, found.hop_offset, found.stay_hop) == (dst, offset, 0):
+                assert kept == found
+                continue
+            gain = (found.direct - found.cost) / found.direct
+            gains.append(gain)
+            if gain < hops.HOP_MIN_GAIN:
+                assert (kept.hop, kept.hop_offset, kept.stay_src, kept.stay_hop) == (dst, offset, 0, 0)
+                assert kept.cost == kept.direct == found.direct
+            else:
+                assert kept == found
+    assert min(gains) < hops.HOP_MIN_GAIN <= max(gains), "both sides of the threshold are tried"

@@ -556,7 +556,7 @@ def test_the_plan_is_the_same_for_a_z_up_rig(clips, method):
 def test_cores_that_leave_no_room_to_blend_are_pointed_out(clips):
     walk, bow = clips[WALK], clips[BOW]
     tight = synthesize([Clip(walk, 0, (0, 120), "walk"), Clip(bow, 100, (21, 137), "bow")]).plan
-    assert "leave 0 frame(s)" in tight.pairs[0].warning and "start 'bow' later" in tight.pairs[0].warning
+    assert "leave 0 frames" in tight.pairs[0].warning and "start 'bow' later" in tight.pairs[0].warning
     assert "note:" in tight.summary() and json.loads(tight.to_json())["pairs"][0]["warning"]
     roomy = synthesize(timelines(clips)[CONNECTION]).plan
     assert roomy.pairs[0].warning is None
@@ -738,3 +738,41 @@ def test_an_additional_motion_cut_short_by_the_output_s_end_is_still_composed(mo
     for w in (0.0, 0.5, 1.0):
         result = synthesize(timeline, responsiveness=w)
         assert np.isfinite(result.motion.rotations).all()
+
+
+@pytest.mark.parametrize("fps_base", [1.0, 0.999999, 1.000001])
+def test_cores_leaving_the_shortest_blend_to_the_frame_are_not_pointed_out(clips, fps_base):
+    """Blender's BVH importer plays 30 fps capture at 30 / 0.999999 fps: 0.2 s is 6.000006 frames there,
+    and a room of 6 frames is the shortest blend to the nearest frame, not a jump; 5 frames is one short."""
+    fps = 30.0 / fps_base
+    walk, bow = (dataclasses.replace(clips[name], fps=fps) for name in (WALK, BOW))
+    shortest = synthesize([Clip(walk, 0, (0, 120), "walk"), Clip(bow, 100, (27, 137), "bow")]).plan
+    assert shortest.pairs[0].gap == (120, 127) and shortest.pairs[0].warning is None
+    short = synthesize([Clip(walk, 0, (0, 120), "walk"), Clip(bow, 100, (26, 137), "bow")]).plan
+    assert "leave 5 frames" in short.pairs[0].warning
+
+
+@pytest.mark.parametrize("scale, how", [(1.25, "float"), (0.8, "sink")])
+def test_a_clip_whose_root_height_does_not_fit_the_legs_is_synthesized_with_a_warning(clips, scale, how):
+    """Issue 26 item 5: an action captured on a body 25 % larger (or smaller), played on another
+    skeleton of the same bone names (as Blender plays every action on the armature's bones): its root
+    stands that much higher (lower), and its feet float (sink). The plan says so."""
+    walk, bow = clips[WALK], clips[BOW]
+    # the path of the root down to the pelvis as captured on the other body (what an action keys); the
+    # bones below are this skeleton's
+    parents, moved = bow.skeleton.parents, [find_rig(bow).pelvis]
+    while parents[moved[-1]] >= 0:
+        moved.append(parents[moved[-1]])
+    positions = bow.positions.copy()
+    positions[:, moved] *= scale
+    other = dataclasses.replace(bow, positions=positions)
+    (warning,) = synthesize([Clip(walk, 0, (0, 100), "walk"), Clip(other, 150, (30, 137), "bow")]).plan.warnings
+    assert f"the feet of 'bow' {how}" in warning and "where those of 'walk' stand" in warning
+    assert "retarget it to this skeleton" in warning
+
+
+def test_clips_of_one_performer_stand_on_one_floor(clips):
+    """No floor warning between clips captured on one body: walking, running, dashing, kicking, dancing."""
+    timeline = [Clip(clips[WALK], 0, (0, 100), "walk"), Clip(clips[RUN], 150, None, "run"),
+                Clip(clips[KICK], 300, None, "kick"), Clip(clips[SLASH], 700, None, "slash")]
+    assert synthesize(timeline).plan.warnings == ()

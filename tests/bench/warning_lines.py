@@ -17,7 +17,7 @@ by core.synthesize.synthesize, the code path the add-on's Synthesize calls:
    re-planning only the pair (core.room) beside the naive search (the whole timeline
    synthesized at every frame), which must find the same move.
 
-    .venv/bin/python tests/bench/warnings.py
+    .venv/bin/python tests/bench/warning_lines.py
 """
 
 from __future__ import annotations
