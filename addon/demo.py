@@ -9,7 +9,10 @@ metres, so no conversion), writes each demo clip to an action, lays the
 actions out as five NLA strips with their cores, synthesizes them, bakes
 the result to a new action, and writes ``DIR/demo.blend`` (opens with the
 baked action playing over the scene's frame range), ``DIR/demo.bvh`` (the
-result, in the armature's own axes: Z up, metres) and prints the plan.
+result, in the armature's own axes: Z up, metres) and prints the plan. The
+plan flags no gap from W = 0.3 up (the default is 0.5); at W = 0 and 0.25
+the quick blend into the turn pops a hand (docs/design.md, "What the demo
+shows").
 :func:`build_demo_scene` does the Blender part and is what the tests call.
 
 Overlapping strips cannot share an NLA track, so the strips alternate
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None, register: Callable[[], None] | None = No
 
     parser = argparse.ArgumentParser(prog="python addon/demo.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="out", help="folder for demo.blend and demo.bvh (default: out)")
-    parser.add_argument("--responsiveness", "-W", type=float, default=0.5, help="0 most responsive .. 1 smoothest")
+    parser.add_argument("--responsiveness", "-W", type=float, default=0.5, help="0 most responsive .. 1 smoothest (default 0.5; no flagged gap from 0.3 up)")
     parser.add_argument("--pictures", metavar="DIR", action="append", default=[],
                         help="also copy the pictures into DIR (make pictures: docs/images); may be given again")
     args = parser.parse_args(argv)

@@ -8,6 +8,7 @@ vertically: both clips keep their own floor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -90,13 +91,57 @@ def signed_angle(u: np.ndarray, v: np.ndarray, up: np.ndarray) -> float:
     return float(np.arctan2(quat.cross(u, v) @ up, u @ v))
 
 
-def orientation_near(
-    pelvis: np.ndarray, facing: np.ndarray, up: np.ndarray, frame: int, *, distance: float, before: bool
+def travels(pelvis: np.ndarray, up: np.ndarray, *, distance: float) -> bool:
+    """Whether the pelvis ``(F, 3)`` ever lies ``distance`` or more from its first frame on the ground."""
+    return bool(len(pelvis)) and bool((quat.length(horizontal(pelvis - pelvis[0], up)) >= distance).any())
+
+
+def join_orientation(
+    near: tuple[np.ndarray, np.ndarray],
+    own_end: Callable[[], tuple[np.ndarray, np.ndarray]],
+    up: np.ndarray,
+    *,
+    distance: float,
+    before: bool,
 ) -> np.ndarray:
-    """Body orientation (2008, 4.3) at ``frame``: from the track ending there (``before``) or starting there."""
+    """Body orientation (2008, 4.3) of one side where it meets the other.
+
+    near     (pelvis (F, 3), facing (F, 3)) of the side's frames next to the join:
+             ending on it for the previous side (``before``), starting on it for the
+             following one.
+    own_end  returns the same of the side's own end: the previous side's last
+             frames, the following side's first (read only when needed).
+
+    The paper measures the orientation at the end of the previous motion and
+    the start of the following one. A clip meets another at a frame inside
+    it, so where the pelvis travels ``distance`` next to the join, its
+    movement there is the orientation (a walk that curves before the join is
+    placed on the direction it walks in at the join). Where it does not (a
+    figure standing or turning on the spot) nothing near the join says which
+    way the body faces, and the pelvis facing there is caught mid-turn: the
+    side's own end is used, as in the paper, so a turn on the spot is kept
+    whole, the blend carrying out the part of it the join does not play.
+    """
+    pelvis, facing = near
+    if not travels(pelvis[::-1] if before else pelvis, up, distance=distance):
+        pelvis, facing = own_end()
+    return body_orientation(pelvis, facing, up, distance=distance, at_end=before)
+
+
+def orientation_near(
+    pelvis: np.ndarray, facing: np.ndarray, up: np.ndarray, frame: int, *, distance: float, before: bool,
+    reach: int | None = None,
+) -> np.ndarray:
+    """Body orientation (2008, 4.3) of a whole track ``(F, 3)`` meeting another at ``frame``:
+    from the ``reach`` frames (all when None) ending there (``before``) or starting there, or,
+    where the pelvis does not travel over those, at the track's own end (:func:`join_orientation`)."""
+    reach = len(pelvis) if reach is None else max(int(reach), 1)
     if before:
-        return body_orientation(pelvis[: frame + 1], facing[: frame + 1], up, distance=distance, at_end=True)
-    return body_orientation(pelvis[frame:], facing[frame:], up, distance=distance)
+        lo = max(frame + 1 - reach, 0)
+        near = pelvis[lo : frame + 1], facing[lo : frame + 1]
+        return join_orientation(near, lambda: (pelvis[-reach:], facing[-reach:]), up, distance=distance, before=True)
+    near = pelvis[frame : frame + reach], facing[frame : frame + reach]
+    return join_orientation(near, lambda: (pelvis[:reach], facing[:reach]), up, distance=distance, before=False)
 
 
 def body_track(rotations: np.ndarray, positions: np.ndarray, parents: np.ndarray, rig: Rig, up: np.ndarray,
@@ -123,6 +168,7 @@ def align_clip(
     distance: float,
     feet: tuple[np.ndarray, np.ndarray] | None = None,
     foot_headings: tuple[np.ndarray, np.ndarray] | None = None,
+    orientations: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Alignment:
     """The alignment that puts the following clip on the previous one.
 
@@ -138,12 +184,18 @@ def align_clip(
                             turned so that the foot keeps its heading, rather than
                             by the body orientation (a foot standing through the
                             join must not pivot).
+    orientations            (previous, next) body orientations ``(3,)`` at the join
+                            (:func:`join_orientation`), when the caller measured them
+                            on frames the tracks do not hold; otherwise measured on
+                            the tracks (:func:`orientation_near`).
     """
     p_pelvis, p_facing, p_ankles = prev_track
     n_pelvis, n_facing, n_ankles = next_track
     p_feet, n_feet = (p_ankles[prev_frame], n_ankles[next_frame]) if feet is None else feet
-    o_prev = orientation_near(p_pelvis, p_facing, up, prev_frame, distance=distance, before=True)
-    o_next = orientation_near(n_pelvis, n_facing, up, next_frame, distance=distance, before=False)
+    if orientations is None:
+        orientations = (orientation_near(p_pelvis, p_facing, up, prev_frame, distance=distance, before=True),
+                        orientation_near(n_pelvis, n_facing, up, next_frame, distance=distance, before=False))
+    o_prev, o_next = orientations
     angle = signed_angle(o_next, o_prev, up)
     if foot_headings is not None and anchor_foot in (0, 1):
         prev_heading, next_heading = (horizontal(np.asarray(h, dtype=np.float64), up) for h in foot_headings)

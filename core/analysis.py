@@ -283,17 +283,23 @@ def body_orientation(
     last such point to the last frame). The figure may move forward,
     backward, left or right, so of that vector turned by 0, 90, 180 and 270
     degrees about ``up`` the one closest to the pelvis facing is the body
-    orientation. A clip whose pelvis never moves that far faces where its
-    pelvis faces.
+    orientation. A clip whose pelvis never moves that far has no movement
+    to go by and faces where its pelvis faces at that end (its first frame,
+    at the end its last): a figure turning on the spot faces one way at its
+    start and another at its end (the mean facing over the clip, used
+    before, is the same at both ends, and a clip aligned by it does not
+    turn; docs/design.md, "Synthesis: decisions the papers leave open").
 
     pelvis (F, 3) positions, facing (F, 3) unit pelvis facing, up (3,).
     """
     if at_end:
         pelvis, facing = pelvis[::-1], facing[::-1]
+    if not len(facing):
+        return np.zeros(3)
     flat = horizontal(pelvis - pelvis[0], up)
     far = np.flatnonzero(quat.length(flat) >= distance)
     if len(far) == 0:
-        return _unit(np.add.reduce(facing, axis=0) / len(facing)) if len(facing) else np.zeros(3)  # (np.mean's arithmetic)
+        return _unit(facing[0])
     k = far[0]
     move = _unit(-flat[k] if at_end else flat[k])
     # (the mean as ndarray.mean computes it, sum over count, without its dispatch: this runs

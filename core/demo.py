@@ -775,8 +775,12 @@ DEMO_FPS = 30.0
 #: of their swing, so nothing is moving fast where the blend takes over) and the turn's core
 #: starts in its first left step, so that the walk's last right step blends into the turn's
 #: steps: a motion transition (2014, 4.1). The turn, kick, jump and stand follow on both feet
-#: (adaptation). A core ending in mid swing (the walk's once ended at frame 94) leaves the upper
-#: body's pose-to-pose blend to stop the arms within a frame, and the gap is flagged.
+#: (adaptation). The turn steps round a quarter turn on the spot, most of it before its core:
+#: the synthesized figure turns with it (its body orientation is its facing at its start, 2008
+#: 4.3). The walk's core once ended at frame 94, in mid swing: the lower body's motion-to-motion
+#: blend then added a step of velocity to the pelvis (eq. 16's start slope, now 0 there) and the
+#: gap was flagged; it no longer is. The plan flags no gap from responsiveness W = 0.3 up; below,
+#: the upper body's pose-to-pose blend is cut short enough to pop a hand (docs/design.md).
 DEMO_TIMELINE: tuple[tuple[str, int, tuple[int, int], int], ...] = (
     ("walk", 1, (0, 96), 0),
     ("turn", 84, (34, 56), 1),

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import quat
-from .align import Alignment, align_clip, body_track
+from .align import Alignment, align_clip, body_track, join_orientation
 from .analysis import Phase, horizontal, moving_feet
 from .motion import forward_kinematics
 from .optimize import (BlendLimits, BlendSide, body_frame_joints, body_frames_of, body_velocity, distance_matrix,
@@ -37,8 +37,8 @@ from .plan import ADAPTATION, ADAPTATION_HOLD, CONNECTION, TRANSITION, Clip, Pai
 from .track import (Context, Feet, PhaseSpan, Track, ankle_toe_per_foot, base_foot_at, clamped, contacts_at,
                     frame_range, moving_phases, stance_foot, warp_connection_prev, warp_transition_next)
 from .text import counted
-from .weights import (WeightFunction, WeightPlan, motion_to_pose_weights, movement_reverses, optimal_weight_function,
-                      pose_to_motion_weights)
+from .weights import (WeightFunction, WeightPlan, motion_to_motion_weights, motion_to_pose_weights, movement_reverses,
+                      optimal_weight_function, pose_to_motion_weights)
 
 
 @dataclass(frozen=True)
@@ -170,9 +170,10 @@ class _Sides:
     def next_index(self, t):
         return clamped(t - self.next_offset, len(self.feats["lower"][1]))
 
-    def pose_to_pose_weights(self, part, t0, t1, ctx, *, eased=(True, True)) -> WeightFunction:
-        """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1);
-        ``eased`` says which ends render as eased poses (see :func:`_rendered`)."""
+    def pose_to_pose_weights(self, part, t0, t1, ctx, *, eased: bool = True) -> WeightFunction:
+        """Eq. (16) slopes from the velocities at both ends, 0 where the movement reverses (4.4.1),
+        as rendered with the synthesis' pose ends (see :func:`_rendered`), or as eq. (16) gives
+        them (not ``eased``)."""
         fp, fn = self.feats[part]
         vp, vn = self.vel[part]
         i, j = self.prev_index(t0), self.next_index(t1)
@@ -182,9 +183,9 @@ class _Sides:
         after = fn[j : j + 2]
         start_reverses = movement_reverses(distance_matrix(before, fn[j : j + 1])[:, 0], len(before) - 1, side="start")
         end_reverses = movement_reverses(distance_matrix(fp[i : i + 1], after)[0], 0, side="end")
-        return _rendered(ctx, optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
-                                                      start_reverses=start_reverses, end_reverses=end_reverses),
-                         *eased)
+        function = optimal_weight_function(vp[i], vn[j], d, (t1 - t0) / ctx.fps,
+                                           start_reverses=start_reverses, end_reverses=end_reverses)
+        return _rendered(ctx, function) if eased else function
 
 
 def nearest_length(t0_candidates, t1_candidates, frames: float) -> int:
@@ -243,8 +244,9 @@ def _long_enough(plan: WeightPlan, n_frames: int, ctx: Context) -> WeightPlan:
 def _rendered(ctx: Context, function: WeightFunction, eased_start: bool = True, eased_end: bool = True) -> WeightFunction:
     """The weight function as rendered. With eased ends (see :func:`synthesize`) an end
     pose eases out of (into) its own motion, carrying the motion's velocity into the
-    blend, and the slope there is 0; an end where a motion plays on (motion-to-motion,
-    the motion side of motion-to-pose) or a pose is held keeps eq. (16)'s slope."""
+    blend, and the slope there is 0; an end where a motion plays on (the motion side of
+    motion-to-pose) or a pose is held keeps eq. (16)'s slope (motion-to-motion blends take
+    :func:`core.weights.motion_to_motion_weights`)."""
     if ctx.pose_ends != "eased":
         return function
     return WeightFunction(0.0 if eased_start else function.slope_start, 0.0 if eased_end else function.slope_end,
@@ -372,8 +374,11 @@ def _plan_transition(pair: _Pair, p0: PhaseSpan, p1: PhaseSpan, t0s: np.ndarray,
     # eq. (1): the lower body blends the two foot-moving phases, motion to motion;
     # the overlap P0..P1 is the core of the blend, its length the target of eq. (10)
     r = sides.optimal("lower", t0s, t1s, ctx, phase_length_s=(p1.last - p0.first) / ctx.fps)
-    lower = Segment("lower", "motion-to-motion", r.t0, r.t1,
-                    sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx, eased=(False, False)),
+    # both sides move on through the blend: no eq. (16) slope on top of their own velocity
+    # (unless the options ask for the paper's)
+    weights = (motion_to_motion_weights() if ctx.options.motion_to_motion_slopes == "zero"
+               else sides.pose_to_pose_weights("lower", r.t0, r.t1, ctx, eased=False))
+    lower = Segment("lower", "motion-to-motion", r.t0, r.t1, weights,
                     (int(t0s[0]), int(t0s[-1]), int(t1s[0]), int(t1s[-1])), excess=r.excess)
     upper = _upper_pose_to_pose(sides, ctx, t0s, t1s)  # eq. (2)
     alignment = _align(pair, prev_frame=(p0.first + p0.last) // 2,
@@ -787,18 +792,35 @@ def _align(pair: _Pair, *, prev_frame: int, next_frame: float, foot: int, headin
     i = clamped(prev_frame - track.first, len(track.rotations))
     j = clamped(round(float(next_frame)), clip.motion.n_frames)
     # the body orientation only looks a few seconds back from the previous frame
-    # and ahead from the following one (2008, 4.3)
+    # and ahead from the following one (2008, 4.3), or, where the pelvis stays on the
+    # spot over those, as far from each side's own end (align.join_orientation); on the
+    # previous side never before its core (a walk before a turn on the spot is not the turn)
     reach = int(ctx.options.orientation_window_s * ctx.fps)
-    lo = max(i - reach, 0)
+    own = clamped(track.core_start - track.first, len(track.rotations))
+    lo = max(i - reach, min(own, i), 0)
     # one pass over both sides' frames, split afterwards
     n_prev = i + 1 - lo
     pelvis, facing, _ = body_track(np.concatenate([track.rotations[lo : i + 1], clip.motion.rotations[j : j + reach]]),
                                    np.concatenate([track.positions[lo : i + 1], clip.motion.positions[j : j + reach]]),
                                    parents, ctx.rig, ctx.up, ankles=False)
+
+    def track_end():
+        end = max(len(track.rotations) - reach, own)
+        return body_track(track.rotations[end:], track.positions[end:], parents, ctx.rig, ctx.up, ankles=False)[:2]
+
+    def clip_start():
+        return body_track(clip.motion.rotations[:reach], clip.motion.positions[:reach], parents, ctx.rig, ctx.up,
+                          ankles=False)[:2]
+
+    distance = 0.2 * ctx.leg
+    orientations = (join_orientation((pelvis[:n_prev], facing[:n_prev]), track_end, ctx.up, distance=distance, before=True),
+                    join_orientation((pelvis[n_prev:], facing[n_prev:]), clip_start, ctx.up, distance=distance,
+                                     before=False))
     # the feet only where the clips meet
     feet = sides.prev_feet.at(i), sides.next_feet.at(j)
     headings = None
     if heading and foot in (0, 1) and ctx.rig.leg("LR"[foot]).toe is not None:
         headings = (feet[0][foot, 1] - feet[0][foot, 0], feet[1][foot, 1] - feet[1][foot, 0])
     return align_clip((pelvis[:n_prev], facing[:n_prev], None), i - lo, (pelvis[n_prev:], facing[n_prev:], None), 0,
-                      foot, ctx.up, distance=0.2 * ctx.leg, feet=(feet[0][:, 0], feet[1][:, 0]), foot_headings=headings)
+                      foot, ctx.up, distance=distance, feet=(feet[0][:, 0], feet[1][:, 0]), foot_headings=headings,
+                      orientations=orientations)

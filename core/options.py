@@ -34,6 +34,9 @@ class ContactOptions:
     pelvis_s: float = 0.2  # seconds either side over which the pelvis's drop to held feet is smoothed
 
 
+MOTION_TO_MOTION_SLOPES = ("zero", "eq16")
+
+
 @dataclass(frozen=True, kw_only=True)
 class SynthesisOptions:
     """Constants of planning and rendering (``synthesize(..., options=...)``)."""
@@ -44,6 +47,10 @@ class SynthesisOptions:
     s_min: float = 0.7  # ratio
     s_max: float = 1.5  # ratio
     orientation_window_s: float = 3.0  # s: how far body orientation looks from a join (2008, 4.3)
+    # the end slopes of a motion-to-motion blend: "zero" (beyond the paper: both sides move, and
+    # a slope adds a step of velocity to theirs, core.weights.motion_to_motion_weights) or
+    # "eq16" (2014, 4.4.1 as written); tests/bench/motion_to_motion.py measures both
+    motion_to_motion_slopes: str = "zero"
     min_blend_s: float = 0.2  # s: no blend shorter where its possible range allows (nor by Fig. 4b)
     # s: no blend longer. The longest eq. (9) picks between real clips in a gap of any
     # length is about 9 s (two still clips at W = 1, whose acceleration limit asks for a
@@ -84,6 +91,11 @@ class SynthesisOptions:
     additional_travel: float = 0.5  # legs
     composition_blend_s: float = 0.3  # s: an additional motion's parts blend in (out) over this (Fig. 6)
     contacts: ContactOptions = field(default_factory=ContactOptions)  # the contact stage's own
+
+    def __post_init__(self):
+        if self.motion_to_motion_slopes not in MOTION_TO_MOTION_SLOPES:
+            raise ValueError(f"motion_to_motion_slopes must be one of {MOTION_TO_MOTION_SLOPES} (\"zero\": slope 0 at "
+                             f"both ends, the default; \"eq16\": the paper's), got {self.motion_to_motion_slopes!r}")
 
     def min_blend_frames(self, fps: float) -> int:
         """``min_blend_s`` as a whole number of frames at ``fps``: the nearest one. A room between cores

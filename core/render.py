@@ -405,6 +405,7 @@ def render_pair(track: Track, clip: Clip, clip_contacts: np.ndarray, pair: PairP
         first=track.first,
         core_end=clip.start + clip.core_range[1],
         name=clip.name,
+        core_start=clip.start + clip.core_range[0],
     )
 
 
@@ -434,6 +435,7 @@ def held_until(track: Track, frame: int) -> Track:
         first=track.first,
         core_end=track.core_end,
         name=track.name,
+        core_start=track.core_start,
     )
 
 

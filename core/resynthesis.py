@@ -142,9 +142,10 @@ class _TrackRef:
     ``at`` on moved by ``move`` (carried by the pelvis). Made on demand, once."""
 
     def __init__(self, track: Track | None = None, *, base: "_TrackRef | None" = None, at: int = 0,
-                 source: "_TrackRef | None" = None, move: Alignment | None = None, core_end: int = 0, name: str = ""):
+                 source: "_TrackRef | None" = None, move: Alignment | None = None, core: tuple[int, int] = (0, 0),
+                 name: str = ""):
         self._track, self.base, self.at, self.source, self.move = track, base, at, source, move
-        self.core_end, self.name = core_end, name
+        self.core, self.name = core, name
 
     @property
     def made(self) -> bool:
@@ -161,18 +162,17 @@ class _TrackRef:
             _move_pelvis(rotations[a:], positions[a:], self.move, skeleton, pelvis)
             self._track = Track(rotations=rotations, positions=positions,
                                 contacts=np.concatenate([base.contacts[:a], source.contacts[s:]]),
-                                first=base.first, core_end=self.core_end, name=self.name)
+                                first=base.first, core_end=self.core[1], name=self.name, core_start=self.core[0])
             self.base = self.source = None  # (no longer needed)
         return self._track
 
-    def moved(self, base: "_TrackRef", at: int, move: Alignment, core_end: int, name: str) -> "_TrackRef":
+    def moved(self, base: "_TrackRef", at: int, move: Alignment, core: tuple[int, int], name: str) -> "_TrackRef":
         """This track from ``at`` on moved by ``move``, after ``base`` up to ``at``. A recipe whose
         source is itself a recipe from no later than ``at`` is folded into one (so chains of
         updates never stack recipes)."""
         if self._track is None and self.at <= at:
-            return _TrackRef(base=base, at=at, source=self.source, move=_after(move, self.move), core_end=core_end,
-                             name=name)
-        return _TrackRef(base=base, at=at, source=self, move=move, core_end=core_end, name=name)
+            return _TrackRef(base=base, at=at, source=self.source, move=_after(move, self.move), core=core, name=name)
+        return _TrackRef(base=base, at=at, source=self, move=move, core=core, name=name)
 
 
 def _move_pelvis(rotations: np.ndarray, positions: np.ndarray, move: Alignment, skeleton, pelvis: int) -> None:
@@ -592,7 +592,8 @@ def _moved(before: _Step, old: list[_Step], j: int, clip: Clip) -> _Step | None:
     if step.read_from is None or step.read_from < at:
         return None
     pair = _moved_pair(step.outcome, move)
-    track = step.track.moved(base, at, move, clip.start + clip.core_range[1], clip.name)
+    track = step.track.moved(base, at, move, (clip.start + clip.core_range[0], clip.start + clip.core_range[1]),
+                             clip.name)
     return _Step(step.key, clip, pair, track, step.accepted_core, clip, pair.alignment, step.rigid_from,
                  prev=before.last, read_from=step.read_from, origin=("moved", j, move, at), held=step.held,
                  measured_with=step.measured_with)

@@ -586,6 +586,7 @@ def first_track(clip: Clip, contacts: np.ndarray) -> Track:
         first=clip.start,
         core_end=clip.start + clip.core_range[1],
         name=clip.name,
+        core_start=clip.start + clip.core_range[0],
     )
 
 

@@ -23,6 +23,9 @@ class Track:
     first: int
     core_end: int  # output frame of the last clip's core end
     name: str
+    # output frame of the last clip's core start: from there on the track is that clip's own
+    # (cores survive synthesis), nothing of the clips before it
+    core_start: int
 
     @property
     def last(self) -> int:

@@ -9,7 +9,9 @@ keeps the speed of the motions around it:
 
 - pose-to-pose and motion-to-motion (4.4.1): each end slope is the ratio of
   the motion's velocity at that end to the mean velocity over the range
-  (eq. 16), or 0 where the movement reverses there (Fig. 3c);
+  (eq. 16), or 0 where the movement reverses there (Fig. 3c); motion-to-motion
+  takes slope 0 at both ends instead (:func:`motion_to_motion_weights`: both
+  sides carry their own velocity, and a slope adds a step to it);
 - pose-to-motion and motion-to-pose (4.4.2): the distances from the fixed pose
   to the poses of the motion decide between a Hermite curve over the whole
   range (Fig. 4a), a range cut at the turning point of the distance with slope
@@ -51,6 +53,7 @@ __all__ = [
     "smoothstep",
     "end_slope",
     "movement_reverses",
+    "motion_to_motion_weights",
     "optimal_weight_function",
     "WeightFunction",
     "WeightPlan",
@@ -237,6 +240,21 @@ def movement_reverses(distances: np.ndarray, index: int, *, side: str, step: int
     if not 0 <= outside < len(d):
         return False
     return bool(d[outside] < d[index])
+
+
+def motion_to_motion_weights() -> WeightFunction:
+    """The weight function of a motion-to-motion blend: slope 0 at both ends (smoothstep).
+
+    Beyond the paper, which applies eq. 16 to motion-to-motion too (4.4.1; docs/design.md,
+    "Synthesis: decisions the papers leave open"). Both sides of such a blend move: the
+    blended value ``x = (1 - w) a + w b`` has the velocity ``(1 - w) a' + w b' + w' (b - a)``,
+    which at t0 (``w = 0``) is the previous motion's own ``a'`` plus ``w'(t0) (b - a)``. In a
+    pose-to-pose blend that last term is the only velocity there is, and eq. 16 sizes it to
+    the motion's; here it is a step of velocity on top of it (at t1 likewise on the
+    following motion's). With slope 0 the blend leaves the previous motion and joins the
+    following one each at its own velocity.
+    """
+    return WeightFunction(0.0, 0.0, "hermite")
 
 
 def optimal_weight_function(

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from core import quat
 from core.align import align_clip, body_track, orientation_near, signed_angle
 from core.analysis import horizontal
 from core.rig import detect_up, find_rig, leg_length
@@ -63,3 +64,47 @@ def test_apply_points_puts_a_point_where_apply_puts_the_joint(walk_and_kick):
         moved = alignment.apply(kick, pelvis).global_positions()
         joints = slice(rig.pelvis, None)  # the pelvis and everything after it in the skeleton
         np.testing.assert_allclose(moved[:, joints], alignment.apply_points(kick.global_positions()[:, joints]), atol=1e-9)
+
+
+# ---------------------------------------------------------------- turning on the spot (no capture)
+
+
+def turning_on_the_spot(frames=60):
+    """Pelvis (F, 3) swaying 2 cm about one place and facing (F, 3) that turns a quarter turn left
+    about Z over the middle third: the figure of the demo's turn."""
+    up = np.array([0.0, 0.0, 1.0])
+    s = np.clip((np.arange(frames) - frames / 3) / (frames / 3), 0.0, 1.0)
+    facing = quat.mul_vec(quat.from_axis_angle(up, 0.5 * np.pi * s), np.array([0.0, -1.0, 0.0]))
+    pelvis = np.column_stack([0.02 * np.sin(np.arange(frames) / 4.0), np.zeros(frames), np.ones(frames)])
+    return pelvis, facing, up
+
+
+def test_a_clip_turning_on_the_spot_is_placed_by_its_start_wherever_it_is_joined():
+    """A following clip joined in the middle of its turn on the spot is turned by where it faces at
+    its start (2008, 4.3: the orientation at the start of a motion), so the turn is kept whole: the
+    facing mid-turn would place the half turned body on the previous clip's orientation and the
+    first half of the turn would be lost."""
+    pelvis, facing, up = turning_on_the_spot()
+    middle = len(pelvis) // 2
+    got = orientation_near(pelvis, facing, up, middle, distance=0.1, before=False)
+    np.testing.assert_allclose(got, facing[0], atol=1e-12)
+    assert abs(signed_angle(facing[middle], facing[0], up)) > np.radians(30)  # (mid-turn indeed)
+
+
+def test_a_previous_clip_turning_on_the_spot_ends_where_its_turn_ends():
+    pelvis, facing, up = turning_on_the_spot()
+    got = orientation_near(pelvis, facing, up, len(pelvis) // 2, distance=0.1, before=True)
+    np.testing.assert_allclose(got, facing[-1], atol=1e-12)
+
+
+def test_a_travelling_clip_is_placed_by_its_movement_at_the_join():
+    """Where the pelvis travels near the join, the movement there is the orientation: a walk that
+    curves before the join is placed on the way it walks at the join, not at its start."""
+    up = np.array([0.0, 0.0, 1.0])
+    heading = np.radians(np.r_[np.linspace(0.0, 90.0, 40), np.full(40, 90.0)])
+    step = np.stack([np.cos(heading), np.sin(heading), np.zeros(80)], axis=1) * 0.02
+    pelvis, facing = np.cumsum(step, axis=0), step / 0.02
+    got = orientation_near(pelvis, facing, up, 50, distance=0.1, before=False)
+    np.testing.assert_allclose(got, [0.0, 1.0, 0.0], atol=1e-9)
+    got = orientation_near(pelvis, facing, up, 50, distance=0.1, before=True)
+    np.testing.assert_allclose(got, [0.0, 1.0, 0.0], atol=1e-9)

@@ -71,6 +71,29 @@ def test_body_orientation_of_a_clip_that_stays_put_is_the_pelvis_facing():
     np.testing.assert_allclose(got, [0.0, -1.0, 0.0])
 
 
+def test_a_figure_turning_on_the_spot_faces_one_way_at_its_start_and_another_at_its_end():
+    """No movement vector to go by (4.3): each end faces where its pelvis faces there, not where it
+    faces on average (which is the same at both ends, and a clip aligned by it does not turn)."""
+    up = np.array([0.0, 1.0, 0.0])
+    turned = quat.from_axis_angle(up, np.linspace(0.0, np.pi / 2, 30))
+    facing = quat.mul_vec(turned, np.array([0.0, 0.0, 1.0]))
+    pelvis = 0.01 * np.sin(np.linspace(0, 6, 30))[:, None] * np.array([1.0, 0.0, 0.0])  # sways 1 cm
+    np.testing.assert_allclose(body_orientation(pelvis, facing, up, distance=0.1), [0.0, 0.0, 1.0], atol=1e-12)
+    np.testing.assert_allclose(body_orientation(pelvis, facing, up, distance=0.1, at_end=True), [1.0, 0.0, 0.0],
+                               atol=1e-12)
+
+
+def test_the_demo_turn_on_the_spot_reports_a_quarter_turn_between_its_ends():
+    """The demo's turn steps round a quarter turn, its pelvis never 3 cm from where it stands: far
+    under the 0.2 leg lengths the movement vector needs."""
+    from core.align import signed_angle
+    from core.demo import demo_clips
+
+    result = analyze(demo_clips(30.0)["turn"].motion)
+    turned = signed_angle(result.orientation_start, result.orientation_end, result.up)
+    assert np.degrees(turned) == pytest.approx(90.0, abs=1.0)
+
+
 # ---------------------------------------------------------------- real capture
 
 

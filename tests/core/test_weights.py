@@ -12,6 +12,7 @@ from core.weights import (
     WeightPlan,
     end_slope,
     hermite_weights,
+    motion_to_motion_weights,
     motion_to_pose_weights,
     movement_reverses,
     optimal_weight_function,
@@ -111,6 +112,23 @@ def test_end_slopes_match_eq_16():
     start, end = measured_end_slopes(function)
     assert start == pytest.approx(0.4, abs=1e-4)
     assert end == pytest.approx(2.2, abs=1e-4)
+
+
+def test_a_motion_to_motion_blend_leaves_and_joins_each_motion_at_its_own_velocity():
+    """Both sides move through a motion-to-motion blend: x = (1 - w) a + w b moves at
+    a' + w'(0) (b - a) / T on its first frame. Eq. 16's slope (the motions' speed over the mean
+    speed D / T, here 1.5) adds the second term as a step of velocity; slope 0 leaves it out."""
+    t = np.linspace(0.0, 1.0, 301)  # a blend of T = 1 s
+    a, b = 0.75 * t, 0.75 * t + 0.5  # the same velocity, half a unit apart
+    h = t[1] - t[0]
+    paper = optimal_weight_function(0.75, 0.75, distance=0.5, duration=1.0)
+    assert (paper.slope_start, paper.slope_end) == (1.5, 1.5)
+    for function in (paper, motion_to_motion_weights()):
+        w = function.evaluate(t)
+        x = (1 - w) * a + w * b
+        assert (x[1] - x[0]) / h == pytest.approx(0.75 + 0.5 * function.slope_start, abs=0.01)
+        assert (x[-1] - x[-2]) / h == pytest.approx(0.75 + 0.5 * function.slope_end, abs=0.01)
+    assert (motion_to_motion_weights().slope_start, motion_to_motion_weights().slope_end) == (0.0, 0.0)
 
 
 def test_velocities_equal_to_the_mean_give_slope_one_and_a_linear_blend():
