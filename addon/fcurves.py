@@ -188,11 +188,19 @@ def _interpolated(x: np.ndarray, y: np.ndarray, segments: np.ndarray, frames: np
 def emptied_channelbag(action: bpy.types.Action, obj: bpy.types.Object):
     """The channelbag of ``action``'s slot for objects, in an action emptied of every key.
 
-    Layers go (with every key of every slot); the slot stays, so that the
-    armature and any NLA strip playing the action keep playing it.
+    Every F-curve and group of every slot goes; the slots, layers and strips
+    stay, so that the armature and any NLA strip playing the action keep
+    playing it. (Removing the layers instead leaks their keys' memory, some
+    70 MB for each rewrite of a 3,000-frame bake, and the depsgraph update
+    after it grows slower with every rewrite: measured on Blender 4.5, 5.0
+    and 5.2.)
     """
-    for layer in list(action.layers):
-        action.layers.remove(layer)
+    for layer in action.layers:
+        for strip in layer.strips:
+            for channelbag in (strip.channelbags if strip.type == 'KEYFRAME' else ()):
+                channelbag.fcurves.clear()
+                for group in list(channelbag.groups):
+                    channelbag.groups.remove(group)
     slot = next((s for s in action.slots if s.target_id_type in ('OBJECT', 'UNSPECIFIED')), None)
     if slot is None:
         slot = action.slots.new(id_type='OBJECT', name=obj.name)

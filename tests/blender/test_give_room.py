@@ -20,7 +20,7 @@ TIGHT = (
     ("bandai2/run_normal_001", 97, (137, 145)),
     ("guide_normal_001", 115, (155, 181)),
 )
-CRAMPED = (("walk_normal_001", 1, (21, 117)), ("guide_normal_001", 80, (120, 146)))
+CRAMPED = (("walk_normal_001", 1, (21, 117)), ("punch_normal_001", 90, (120, 150)))
 # a punch, a synchronized group of a walk and a run (the run at half influence) and a kick, every core
 # the default one: the gap into the group is flagged as placed, and a frame's move unflags it
 PUNCH_GROUP_KICK = (("punch_normal_001", 1, None), ("walk_normal_001", 210, None), ("run_normal_001", 250, None),
@@ -114,7 +114,7 @@ def test_the_warnings_give_one_line_per_flagged_gap(tight, capfd):
 
 
 def test_a_gap_with_a_warning_of_its_own_and_flags_is_still_one_line(empty_scene, capfd):
-    """The guide's core three frames after the walk's: the cores leave less than the shortest blend (the
+    """The punch's core three frames after the walk's: the cores leave less than the shortest blend (the
     pair's own warning) and the gap's figures are flagged, on one line (two, before issue 26)."""
     obj = clips_on_one_armature(CRAMPED, tracks=2)
     capfd.readouterr()
