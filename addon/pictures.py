@@ -9,9 +9,10 @@
     (half transparent, so that the prints under its feet show) in the middle of
     the gap, looking down from :data:`ELEVATION_DEG`, with the prints of the
     steps into and across the gap (:mod:`.footprints`): a dark print where a
-    foot is held, a red streak where it slides while down. The last column
-    looks straight down on every print of the row, framed on all of both rows'
-    at one scale. Both rows of a column share one camera.
+    foot is held, a red streak where it slides while down. Each row's camera is
+    framed on its own body and prints, both rows of a column at one scale (the
+    crossfade's body stands metres from ours). The last column looks straight
+    down on every print of the row, framed on all of both rows' at one scale.
 ``demo_speed.png``
     Oshita 2014, Fig. 5: the speeds of the lower and upper body over time,
     ours against the crossfade, one panel per gap zoomed on it
@@ -19,17 +20,19 @@
     imported, as in ``make demo``'s environment; Blender's own Python has none,
     and the add-on never needs it).
 
-The crossfade is Blender's own NLA blending, set up as an animator would to
-crossfade these clips: the same clips, each turned and moved where the
-synthesis placed it (:func:`core.figures.placed_motions`, so that the two
-differ in how they blend, not in where the clips stand), each fading linearly
-into the next across the gap between their cores, from the previous core's
-last frame to the next core's first, and nowhere else
-(:func:`core.figures.crossfade_spans`): both keep their cores unblended, as
-the synthesis does. Nothing of the demo's own armature, strips or actions
-changes; every data block made for the pictures is removed once they are
-written, and the scene's world, camera and frame are put back (its render
-settings are left as the pictures').
+The crossfade is what an animator gets from Blender's NLA without Smart
+Motion: the demo's own actions on strips laid out as the demo lays them out,
+each action playing as it is (no clip moved or turned: each demo clip starts
+at its own origin, so the body walks back there as the walk fades into the
+turn), each fading linearly into the next across the gap between their cores,
+from the previous core's last frame to the next core's first, and nowhere else
+(:func:`core.figures.crossfade_spans`), by keyed influence on the higher
+strip of each gap (:func:`core.figures.crossfade_influence_keys`): both keep
+their cores unblended, as the synthesis does. Its prints lie on the captured
+clips' floor. Nothing of the demo's own armature, strips or actions changes;
+every data block made for the pictures is removed once they are written, and
+the scene's world, camera and frame are put back (its render settings are left
+as the pictures').
 """
 
 from __future__ import annotations
