@@ -330,6 +330,20 @@ def test_keyed_influences_make_nla_play_the_crossfade_linear_across_gaps_and_eve
         assert np.allclose(weights[inside, k + 1], (frames[inside] - first) / (last - first)), (k, first, last)
 
 
+def test_a_fade_reaching_past_its_strip_ends_with_the_strip_so_no_share_of_it_stays_after():
+    """NLA holds a strip's influence at its ends: the demo's jump ends 3 frames before the stand's
+    core, so its fade out ends with it (weight 0 at its last frame), not part way."""
+    clips = demo_timeline()
+    spans = crossfade_spans(clips, synthesize(clips, responsiveness=0.5).plan)
+    strips = [(clip.start, clip.start + clip.motion.n_frames - 1) for clip in clips]
+
+    keys = crossfade_influence_keys(spans, [0, 1, 0, 1, 0], strip_frames=strips)
+
+    jump = keys[3]
+    assert spans[3].last > strips[3][1], "the gap into the stand reaches past the jump's frames"
+    assert jump[-1] == (strips[3][1], 0.0) and all(first <= f <= last for f, _ in jump for first, last in [strips[3]])
+
+
 def test_a_crossfade_of_clips_sharing_a_track_is_refused_naming_them():
     clips = demo_timeline()
     spans = crossfade_spans(clips, synthesize(clips, responsiveness=0.5).plan)
