@@ -9,9 +9,10 @@
     (half transparent, so that the prints under its feet show) in the middle of
     the gap, looking down from :data:`ELEVATION_DEG`, with the prints of the
     steps into and across the gap (:mod:`.footprints`): a dark print where a
-    foot is held, a red streak where it slides while down. The last column
-    looks straight down on every print of the row, framed on all of both rows'
-    at one scale. Both rows of a column share one camera.
+    foot is held, a red streak where it slides while down. Each row's camera is
+    framed on its own body and prints, both rows of a column at one scale (the
+    crossfade's body stands metres from ours). The last column looks straight
+    down on every print of the row, framed on all of both rows' at one scale.
 ``demo_speed.png``
     Oshita 2014, Fig. 5: the speeds of the lower and upper body over time,
     ours against the crossfade, one panel per gap zoomed on it
@@ -19,17 +20,19 @@
     imported, as in ``make demo``'s environment; Blender's own Python has none,
     and the add-on never needs it).
 
-The crossfade is Blender's own NLA blending, set up as an animator would to
-crossfade these clips: the same clips, each turned and moved where the
-synthesis placed it (:func:`core.figures.placed_motions`, so that the two
-differ in how they blend, not in where the clips stand), each fading linearly
-into the next across the gap between their cores, from the previous core's
-last frame to the next core's first, and nowhere else
-(:func:`core.figures.crossfade_spans`): both keep their cores unblended, as
-the synthesis does. Nothing of the demo's own armature, strips or actions
-changes; every data block made for the pictures is removed once they are
-written, and the scene's world, camera and frame are put back (its render
-settings are left as the pictures').
+The crossfade is what an animator gets from Blender's NLA without Smart
+Motion: the demo's own actions on strips laid out as the demo lays them out,
+each action playing as it is (no clip moved or turned: each demo clip starts
+at its own origin, so the body walks back there as the walk fades into the
+turn), each fading linearly into the next across the gap between their cores,
+from the previous core's last frame to the next core's first, and nowhere else
+(:func:`core.figures.crossfade_spans`), by keyed influence on the higher
+strip of each gap (:func:`core.figures.crossfade_influence_keys`): both keep
+their cores unblended, as the synthesis does. Its prints lie on the captured
+clips' floor. Nothing of the demo's own armature, strips or actions changes;
+every data block made for the pictures is removed once they are written, and
+the scene's world, camera and frame are put back (its render settings are left
+as the pictures').
 """
 
 from __future__ import annotations
@@ -74,34 +77,50 @@ MADE = ("objects", "meshes", "curves", "cameras", "armatures", "actions", "mater
 
 
 def crossfade_armature(demo, scene: bpy.types.Scene) -> bpy.types.Object:
-    """A second armature playing the demo's clips as a plain NLA crossfade (see the module docstring):
-    each clip a strip on frames :func:`core.figures.crossfade_spans` gives it, the clips alternating
-    between two tracks; the upper track's strips fade in and out across the gaps (Blend In, Blend
-    Out) over the lower track's, which play at full weight and so show wherever an upper strip fades."""
+    """A second armature playing the demo's own strips as a plain NLA crossfade (see the module
+    docstring): the same actions on the same tracks, at the same frames and with the same strip
+    settings, nothing moved or turned; at each gap between cores, the strip on the higher track
+    fades in or out linearly across it by keyed influence
+    (:func:`core.figures.crossfade_influence_keys`), over the lower track's, at full weight."""
     from ..core.demo import demo_timeline
-    from ..core.figures import crossfade_spans, held_frames, placed_motions
-    from .convert import armature_from_skeleton, find_armature_rig, write_action
+    from ..core.figures import crossfade_influence_keys, crossfade_spans
+    from .convert import armature_from_skeleton
 
-    clips = {clip.name: clip for clip in demo_timeline()}
-    plan = demo.result.plan
-    rig = find_armature_rig(demo.armature, next(iter(clips.values())).motion)
-    placed = dict(zip(plan.clips, placed_motions(list(clips.values()), plan, rig)))
-    obj = armature_from_skeleton(next(iter(clips.values())).motion.skeleton, CROSSFADE, scene.collection)
+    clips = demo_timeline()
+    spans = crossfade_spans(clips, demo.result.plan)
+    source_tracks = list(demo.armature.animation_data.nla_tracks)
+    by_name = {strip.name: strip for strip in demo.strips}
+    sources = [by_name[span.name] for span in spans]
+    lanes = [next(k for k, t in enumerate(source_tracks) if strip in t.strips[:]) for strip in sources]
+    obj = armature_from_skeleton(clips[0].motion.skeleton, CROSSFADE, scene.collection)
     obj.matrix_world = demo.armature.matrix_world
     anim = obj.animation_data_create()
-    tracks = [anim.nla_tracks.new(), anim.nla_tracks.new()]
-    for k, span in enumerate(crossfade_spans(list(clips.values()), plan)):
-        clip = clips[span.name]
-        # (a clip with no frames of its own in part of a gap holds its end pose there)
-        frames = held_frames(clip.start, clip.motion.n_frames, span.first, span.last)
-        action = write_action(obj, placed[span.name][frames], f"{CROSSFADE} {span.name}", frame_start=1)
-        strip = tracks[k % 2].strips.new(span.name, span.first, action)
-        if k % 2 == 0:
-            strip.extrapolation = 'HOLD' if k == 0 else 'HOLD_FORWARD'
-        else:
-            strip.extrapolation = 'NOTHING'
-            strip.blend_in, strip.blend_out = span.fade_in, span.fade_out
+    tracks = []
+    for source in source_tracks:
+        tracks.append(anim.nla_tracks.new())
+        tracks[-1].name = source.name
+    for source, lane, keys in zip(sources, lanes, crossfade_influence_keys(
+            spans, lanes, strip_frames=[(int(s.frame_start), int(s.frame_end)) for s in sources])):
+        strip = tracks[lane].strips.new(source.name, int(source.frame_start), source.action)
+        for setting in ("action_frame_start", "action_frame_end", "scale", "repeat",
+                        "blend_type", "extrapolation", "use_reverse"):
+            setattr(strip, setting, getattr(source, setting))
+        if keys:
+            influence_keys(strip, keys)
     return obj
+
+
+def influence_keys(strip: bpy.types.NlaStrip, keys: list[tuple[int, float]]) -> None:
+    """Key ``strip``'s influence at ``keys`` ((frame, weight)), linear between them, as an
+    animator keys a fade."""
+    strip.use_animated_influence = True  # (Blender keys the influence at the current frame: replaced)
+    curve = strip.fcurves.find("influence")
+    curve.keyframe_points.clear()
+    curve.keyframe_points.add(len(keys))
+    curve.keyframe_points.foreach_set("co", [v for key in keys for v in key])
+    for point in curve.keyframe_points:
+        point.interpolation = 'LINEAR'
+    curve.update()
 
 
 def evaluated_joints(obj: bpy.types.Object, frames) -> np.ndarray:
@@ -171,8 +190,11 @@ class Pictured:
 
 
 def pictured(demo, crossfade: bpy.types.Object) -> Pictured:
-    """Evaluate ``crossfade`` (Blender's NLA) over the plan's frames and take both rows' prints, on
-    one floor: the synthesized motion's, whose feet the clips put on it (core.footprints)."""
+    """Evaluate ``crossfade`` (Blender's NLA) over the plan's frames and take both rows' prints
+    (core.footprints), each on the floor of what it plays: ours on the synthesized motion's, the
+    crossfade's on the demo clips' own, the floor they were captured on (its blends sink the feet
+    for a while, and a floor from its own heights would then read its planted feet as lifted)."""
+    from ..core.demo import demo_timeline
     from ..core.footprints import footprints
     from ..core.rig import mean_leg_length
     from .convert import find_armature_rig
@@ -182,7 +204,8 @@ def pictured(demo, crossfade: bpy.types.Object) -> Pictured:
     order = [crossfade.pose.bones.find(name) for name in motion.skeleton.names]
     blended = evaluated_joints(crossfade, np.arange(plan.start, plan.end + 1))[:, order]
     ours = motion.global_positions()
-    prints = {ROWS[0]: footprints(motion, rig), ROWS[1]: footprints(motion, rig, positions=blended, reference=ours)}
+    captured = np.concatenate([clip.motion.global_positions() for clip in demo_timeline()])
+    prints = {ROWS[0]: footprints(motion, rig), ROWS[1]: footprints(motion, rig, positions=blended, reference=captured)}
     matrix = np.array(demo.armature.matrix_world)
     world = {ROWS[0]: ours @ matrix[:3, :3].T + matrix[:3, 3], ROWS[1]: blended @ matrix[:3, :3].T + matrix[:3, 3]}
     return Pictured(plan, motion.fps, rig, mean_leg_length(motion, rig), world, prints,
@@ -216,15 +239,16 @@ class View:
 
 
 def framed(points: np.ndarray, rotation: np.ndarray, size: tuple[int, int], *, pad: float = 0.0,
-           top_free: float = 0.0) -> View:
+           top_free: float = 0.0, min_scale: float = 0.0) -> View:
     """The view along ``rotation`` showing every one of ``points (N, 3)`` (world), ``pad`` (in their
     unit) and :data:`MARGIN` free around them, and the top ``top_free`` of the picture's height
-    left free (for a caption), in a picture of ``size`` pixels."""
+    left free (for a caption), in a picture of ``size`` pixels, at a scale of ``min_scale`` at
+    least (so that views of different things show them at one size)."""
     seen = points @ rotation  # (N, 3): right, up, towards the camera
     low, high = seen.min(axis=0) - pad, seen.max(axis=0) + pad
     extent = (high - low)[:2] * (1.0 + 2.0 * MARGIN)
     extent[1] /= 1.0 - top_free
-    scale = ortho_scale(np.maximum(extent, 1e-6), size)
+    scale = max(ortho_scale(np.maximum(extent, 1e-6), size), min_scale)
     x, y = size
     height = scale * y / x if x >= y else scale
     centre = 0.5 * (low + high)
@@ -376,18 +400,20 @@ def title_strip(scene: bpy.types.Scene, name: str, detail: str, width: int, coll
 @dataclass(frozen=True)
 class Column:
     """One column of the contact sheet: its caption, the frame its bodies show (None: no body),
-    the output frames whose prints it shows, and its view."""
+    the output frames whose prints it shows, and each row's view (row title -> View)."""
 
     caption: str
     frame: int | None
     prints_from: tuple[int, int]
-    view: View
+    views: dict
 
 
 def sheet_columns(shown: Pictured) -> list[Column]:
     """A column per gap between cores (the middle of the gap; the prints of the steps from
-    :data:`CONTEXT_S` before it to its end, framed with both rows' bodies at one scale), then one
-    from above on every print of both rows."""
+    :data:`CONTEXT_S` before it to its end, each row framed on its own body and prints, both rows
+    at one scale: the plain crossfade plays each clip where it was captured, metres from where
+    the synthesis puts it, so one camera for both would show each body small in a corner), then
+    one from above on every print of both rows, one view for both."""
     from ..core.figures import gap_frames
 
     plan = shown.plan
@@ -397,19 +423,23 @@ def sheet_columns(shown: Pictured) -> list[Column]:
     for pair, (first, last) in zip((p for p in plan.pairs if p.gap is not None), gap_frames(plan)):
         middle = (first + last) // 2
         within = (first - context, last)
-        points = [g[middle - plan.start] for g in shown.positions.values()]
-        points += [world_outline(p, shown, row) for row, prints in shown.prints.items()
-                   for p in prints if overlaps(p, within, plan.start)]
+        points = {row: np.concatenate([shown.positions[row][middle - plan.start]]
+                                      + [world_outline(p, shown, row) for p in prints if overlaps(p, within, plan.start)])
+                  for row, prints in shown.prints.items()}
+        views = {row: framed(p, rotation, CELL_SIZE, pad=BODY_PAD_LEGS * shown.leg, top_free=CAPTION_BAND)
+                 for row, p in points.items()}
+        scale = max(view.scale for view in views.values())
+        views = {row: framed(p, rotation, CELL_SIZE, pad=BODY_PAD_LEGS * shown.leg, top_free=CAPTION_BAND,
+                             min_scale=scale) for row, p in points.items()}
         columns.append(Column(f"{pair.prev} \u2192 {pair.next}\nframes {first}-{last}, body at {middle}", middle,
-                              within, framed(np.concatenate(points), rotation, CELL_SIZE, pad=BODY_PAD_LEGS * shown.leg,
-                                             top_free=CAPTION_BAND)))
+                              within, views))
     ours = shown.prints[ROWS[0]]
     every = np.concatenate([world_outline(p, shown, row) for row, prints in shown.prints.items() for p in prints])
     forward = (world_outline(ours[-1], shown, ROWS[0]).mean(axis=0) - world_outline(ours[0], shown, ROWS[0]).mean(axis=0)
                if ours else np.array([1.0, 0.0, 0.0]))
+    overview = framed(every, overview_rotation(every, forward), (OVERVIEW_WIDTH, CELL_SIZE[1]), top_free=CAPTION_BAND)
     columns.append(Column("every print, from above", None, (plan.start, plan.end),
-                          framed(every, overview_rotation(every, forward), (OVERVIEW_WIDTH, CELL_SIZE[1]),
-                                 top_free=CAPTION_BAND)))
+                          {row: overview for row in shown.prints}))
     return columns
 
 
@@ -442,9 +472,9 @@ def write_contact_sheet(shown: Pictured, path: Path, scene: bpy.types.Scene, col
                                   collection)
             if column.frame is not None:
                 scene.frame_set(int(column.frame))
-            camera = place_camera(scene, column.view)
-            label = caption(camera, column.caption, collection, column.view.size, CAPTION_TEXT * CELL_SIZE[1]
-                            / column.view.size[1])
+            view = column.views[row]
+            camera = place_camera(scene, view)
+            label = caption(camera, column.caption, collection, view.size, CAPTION_TEXT * CELL_SIZE[1] / view.size[1])
             hidden = alone(scene, [trail, label, floor, camera] + ([bodies[row]] if column.frame is not None else []))
             cells.append(rendered(scene, path.parent / f"_cell{k}_{c}.png"))
             for obj in hidden:
@@ -453,8 +483,8 @@ def write_contact_sheet(shown: Pictured, path: Path, scene: bpy.types.Scene, col
         slides = sum(p.sliding for p in prints)
         gutter = np.ones((CELL_SIZE[1], GUTTER, 4), dtype=np.float32)  # (white between the cells)
         row_pixels = np.concatenate([part for cell in cells for part in (cell, gutter)][:-1], axis=1)
-        how = "each clip fading linearly into the next across the gap between their cores" if k else \
-            "the demo's strips synthesized"
+        how = ("the same strips in Blender's NLA, each action as it is, fading linearly across the gaps "
+               "between cores") if k else "the demo's strips synthesized"
         detail = f"({how}): {len(prints)} footprints, {slides or 'none'} sliding while down (red)"
         sheet += [title_strip(scene, row, detail, row_pixels.shape[1], collection, path.parent / f"_title{k}.png"),
                   row_pixels]

@@ -9,13 +9,16 @@ spike. :func:`body_part_speeds` computes both from global joint positions, the
 joints' roles from the rig (:mod:`core.rig`), never from their names; speeds are
 in leg lengths per second, so any rig, unit and frame rate reads the same.
 
-What it is compared with is a plain crossfade, an NLA user's way: each clip
-placed where the synthesis placed it (:func:`placed_motions`, so that both
-differ in how they blend, not in where the clips stand) and faded linearly
-into the next across the gap between their cores, from the previous core's
-last frame to the next core's first (:func:`crossfade_spans`), so that both
-keep their cores unblended, as the synthesis does. A clip with no frames of
-its own in part of a gap holds its end pose there (NLA's Hold extrapolation).
+What it is compared with is a plain crossfade, what an animator gets from
+Blender's NLA without Smart Motion: the same strips as laid out, each action
+playing as it is (no clip moved or turned), each faded linearly into the next
+across the gap between their cores, from the previous core's last frame to the
+next core's first (:func:`crossfade_spans`), so that both keep their cores
+unblended, as the synthesis does. NLA's Replace blends a strip over what the
+tracks below it give, so at each gap the strip on the higher track is the one
+whose influence is keyed (:func:`crossfade_influence_keys`) and the lower one
+plays at full weight under it. :func:`placed_motions` (each clip moved where
+the synthesis placed it) is kept for the benchmark's second baseline.
 
 :func:`plot_gap_speeds` draws the figure with matplotlib, imported only when it
 is called: the command line and ``make demo`` have it, Blender's own Python does
@@ -127,6 +130,42 @@ def crossfade_spans(clips: Sequence[Clip], plan: Plan) -> list[CrossfadeSpan]:
     bounds = [(plan.start, plan.start)] + gaps + [(plan.end, plan.end)]
     return [CrossfadeSpan(name, before[0], after[1], before[1] - before[0], after[1] - after[0])
             for name, before, after in zip(plan.clips, bounds[:-1], bounds[1:])]
+
+
+def crossfade_influence_keys(spans: Sequence[CrossfadeSpan], lanes: Sequence[int], *,
+                             strip_frames: Sequence[tuple[int, int]] | None = None) -> list[list[tuple[int, float]]]:
+    """Per clip of ``spans`` (in the plan's order; ``lanes``: the index of each clip's NLA track,
+    higher plays over lower), the influence keys ``(frame, weight)`` that make Blender's NLA play
+    :func:`crossfade_spans`, linear between keys, held before the first and after the last; an
+    empty list for a clip that plays at full weight.
+
+    NLA's Replace mixes a strip with influence w over what the tracks below give as
+    ``(1 - w) below + w strip``: a linear crossfade when the lower clip plays at full weight and
+    the upper one's influence runs 0 -> 1 (it fades in) or 1 -> 0 (it fades out) across the gap.
+    So at each gap only the clip on the higher track is keyed. A gap of no frames (cores that
+    meet) is a cut: the weight changes between the frame before and the frame itself.
+
+    ``strip_frames``: each clip's strip's first and last frames, when known. A fade that reaches
+    past them begins or ends with them instead: NLA evaluates a strip's influence at the strip's
+    own time, held at its ends, so a fade out past a strip's last frame would stop part way and
+    that share of the strip's last pose would stay over everything after it (the demo's jump,
+    ending 3 frames before the stand's core, stayed under it at 7.5 %)."""
+    if len(lanes) != len(spans):
+        raise ValueError(f"give one lane per clip: {len(spans)} clips, {len(lanes)} lanes")
+    same = [(a.name, b.name) for a, b, la, lb in zip(spans, spans[1:], lanes, lanes[1:]) if la == lb]
+    if same:
+        raise ValueError(f"consecutive clips {same} share an NLA track, so neither can play over the other "
+                         "across their gap: put them on different tracks")
+    keys: list[list[tuple[int, float]]] = [[] for _ in spans]
+    for k, (span, lane) in enumerate(zip(spans, lanes)):
+        if k > 0 and lane > lanes[k - 1]:  # fades in over the previous clip
+            keys[k] += [(span.first - (span.fade_in == 0), 0.0), (span.first + span.fade_in, 1.0)]
+        if k + 1 < len(spans) and lane > lanes[k + 1]:  # fades out over the next clip
+            keys[k] += [(span.last - span.fade_out, 1.0), (span.last + (span.fade_out == 0), 0.0)]
+    if strip_frames is not None:
+        keys = [[(min(max(frame, first), last), weight) for frame, weight in clip_keys]
+                for clip_keys, (first, last) in zip(keys, strip_frames)]
+    return keys
 
 
 def held_frames(clip_start: int, n_frames: int, first: int, last: int) -> np.ndarray:

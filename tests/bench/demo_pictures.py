@@ -8,17 +8,21 @@ synthesized and baked), times it, then times the pictures written after it
 Workbench renders of the contact sheet and the speed plot), median of REPEAT.
 
 Then whether the crossfade compared with is fair: per clip, the frames of its core
-that Blender's NLA plays blended (not as the clip placed), under the crossfade the
-pictures use (each strip fading only across the gaps between cores,
-core.figures.crossfade_spans) against the naive set-up they used before (each
-strip fading in and out over all of its overlap with its neighbours).
+that Blender's NLA plays blended (not as the clip's own action plays it), under the
+crossfade the pictures use (the demo's own strips, each action as it is, the higher
+strip's influence keyed across each gap between cores: core.figures.crossfade_spans,
+crossfade_influence_keys), under the crossfade they used before (the same fades, each
+clip moved where the synthesis placed it: core.figures.placed_motions) and under the
+naive set-up before that (each placed strip fading in and out over all of its overlap
+with its neighbours).
 
-Then, per gap between cores, ours against the plain NLA crossfade of the same
-strips, each clip where the synthesis placed it (what the contact sheet's bottom
-row shows, evaluated by Blender): the foot skate by the plan's own measure
-(core.quality.gap_skate, leg lengths per second, on the synthesized motion's
+Then, per gap between cores, ours against both crossfades, evaluated by Blender: the
+plain one (what the contact sheet's bottom row shows) and the placed one (a second
+baseline: our alignment, 2008 4.2-4.3, with a plain blend): the foot skate by the plan's
+own measure (core.quality.gap_skate, leg lengths per second, on the captured clips'
 floor), the lower body's peak speed (2014 Fig. 5, leg lengths per second) and the
-footprints that slide (core.footprints). Target: the pictures add under 60 s.
+footprints that slide (core.footprints, on the same floor). Target: the pictures add
+under 60 s.
 """
 
 from __future__ import annotations
@@ -60,48 +64,63 @@ def load_extension():
     package.register()
 
 
-def overlap_crossfade_armature(made, scene, name: str):
-    """The naive set-up: each clip a strip as laid out, strips alternating between two tracks, each
-    upper strip fading in and out over all the frames it overlaps its neighbours (Blender clamps
-    fades longer than the strip)."""
+def placed_armature(made, scene, name: str, fades):
+    """The demo's clips each moved where the synthesis placed it (core.figures.placed_motions),
+    as strips alternating between two tracks; ``fades(k, clip, clips, span)`` sets strip ``k``'s
+    blend in and out (upper strips only; the lower ones play at full weight, held)."""
     from smart_motion.addon.convert import armature_from_skeleton, find_armature_rig, write_action
     from smart_motion.core.demo import demo_timeline
-    from smart_motion.core.figures import placed_motions
+    from smart_motion.core.figures import crossfade_spans, held_frames, placed_motions
 
     clips = demo_timeline()
     plan = made.result.plan
     rig = find_armature_rig(made.armature, clips[0].motion)
     placed = dict(zip(plan.clips, placed_motions(clips, plan, rig)))
     obj = armature_from_skeleton(clips[0].motion.skeleton, name, scene.collection)
+    obj.matrix_world = made.armature.matrix_world
     anim = obj.animation_data_create()
     tracks = [anim.nla_tracks.new(), anim.nla_tracks.new()]
-    for k, clip in enumerate(clips):
-        strip = tracks[k % 2].strips.new(clip.name, clip.start, write_action(obj, placed[clip.name], f"{name} {clip.name}",
-                                                                             frame_start=1))
+    for k, (clip, span) in enumerate(zip(clips, crossfade_spans(clips, plan))):
+        first, frames = fades(k, clip, clips, span)
+        action = write_action(obj, placed[clip.name][held_frames(clip.start, clip.motion.n_frames, *frames)],
+                              f"{name} {clip.name}", frame_start=1)
+        strip = tracks[k % 2].strips.new(clip.name, first, action)
         if k % 2 == 0:
             strip.extrapolation = 'HOLD' if k == 0 else 'HOLD_FORWARD'
             continue
         strip.extrapolation = 'NOTHING'
-        strip.blend_in = max(clips[k - 1].end - clip.start + 1, 0)
-        strip.blend_out = max(clip.end - clips[k + 1].start + 1, 0) if k + 1 < len(clips) else 0
+        strip.blend_in, strip.blend_out = fades(k, clip, clips, span, blend=True)
     return obj
 
 
-def blended_core_frames(pictures, armature, made) -> dict:
-    """Per clip, how many frames of its core ``armature``'s NLA plays other than the clip as placed."""
+def gap_fades(k, clip, clips, span, blend=False):
+    """The crossfade the pictures used before: each strip cut to its span (holding its end poses),
+    fading across the gaps between cores."""
+    return (span.fade_in, span.fade_out) if blend else (span.first, (span.first, span.last))
+
+
+def overlap_fades(k, clip, clips, span, blend=False):
+    """The naive set-up: each strip as laid out, fading over all the frames it overlaps its
+    neighbours (Blender clamps fades longer than the strip)."""
+    if not blend:
+        return clip.start, (clip.start, clip.start + clip.motion.n_frames - 1)
+    return (max(clips[k - 1].end - clip.start + 1, 0),
+            max(clip.end - clips[k + 1].start + 1, 0) if k + 1 < len(clips) else 0)
+
+
+def blended_core_frames(pictures, armature, references) -> dict:
+    """Per clip, how many frames of its core ``armature``'s NLA plays other than ``references``
+    (clip name -> the Motion it should play there, frame 0 at the clip's start)."""
     from smart_motion.core.demo import demo_timeline
-    from smart_motion.core.figures import placed_motions
-    from smart_motion.core.rig import find_rig
 
     clips = demo_timeline()
-    placed = placed_motions(clips, made.result.plan, find_rig(clips[0].motion))
     order = [armature.pose.bones.find(name) for name in clips[0].motion.skeleton.names]
     counts = {}
-    for clip, motion in zip(clips, placed):
+    for clip in clips:
         frames = np.arange(clip.core_range[0], clip.core_range[1] + 1)
         played = pictures.evaluated_joints(armature, clip.start + frames)[:, order]
-        counts[clip.name] = (int((np.abs(played - motion.global_positions()[frames]).max(axis=(1, 2)) > 1e-4).sum()),
-                             len(frames))
+        own = references[clip.name].global_positions()[frames]
+        counts[clip.name] = (int((np.abs(played - own).max(axis=(1, 2)) > 1e-4).sum()), len(frames))
     return counts
 
 
@@ -129,33 +148,46 @@ def main() -> int:
           f"(target < {TARGET_S:.0f} s: {'met' if statistics.median(pictures_s) < TARGET_S else 'NOT met'})")
 
     scene = bpy.context.scene
-    fair = blended_core_frames(pictures, pictures.crossfade_armature(made, scene), made)
-    naive = blended_core_frames(pictures, overlap_crossfade_armature(made, scene, "naive crossfade"), made)
-    print()
-    print(f"{'core frames played blended':28s}{'gap crossfade (used)':>22s}{'overlap crossfade (before)':>28s}")
-    for name, (blended, frames) in fair.items():
-        print(f"{name:28s}{f'{blended} of {frames}':>22s}{f'{naive[name][0]} of {frames}':>28s}")
-
-    # the figures of what the pictures show
+    clips = importlib.import_module("smart_motion.core.demo").demo_timeline()
     plan, motion = made.result.plan, made.result.motion
     rig = rig_of(motion)
-    crossfade = pictures.crossfade_armature(made, scene)
-    order = [crossfade.pose.bones.find(name) for name in motion.skeleton.names]
-    blended = pictures.evaluated_joints(crossfade, np.arange(plan.start, plan.end + 1))[:, order]
-    ours = motion.global_positions()
+    placed = dict(zip(plan.clips, figures.placed_motions(clips, plan, rig)))
+    armatures = {"plain": pictures.crossfade_armature(made, scene),
+                 "placed": placed_armature(made, scene, "placed crossfade", gap_fades),
+                 "overlap": placed_armature(made, scene, "overlap crossfade", overlap_fades)}
+    own = {clip.name: clip.motion for clip in clips}
+    played = {"plain": blended_core_frames(pictures, armatures["plain"], own),
+              "placed": blended_core_frames(pictures, armatures["placed"], placed),
+              "overlap": blended_core_frames(pictures, armatures["overlap"], placed)}
+    print()
+    print(f"{'core frames played blended':28s}{'plain (used)':>16s}{'placed, gaps (before)':>24s}"
+          f"{'placed, overlaps (first)':>26s}")
+    for name, (_, frames) in played["plain"].items():
+        print(f"{name:28s}" + "".join(f"{f'{played[who][name][0]} of {frames}':>{w}s}"
+                                      for who, w in (("plain", 16), ("placed", 24), ("overlap", 26))))
+
+    # the figures of what the pictures show, and of the placed crossfade beside them
+    order = [armatures["plain"].pose.bones.find(name) for name in motion.skeleton.names]
+    frames = np.arange(plan.start, plan.end + 1)
+    positions = {"ours": motion.global_positions(),
+                 "plain": pictures.evaluated_joints(armatures["plain"], frames)[:, order],
+                 "placed": pictures.evaluated_joints(armatures["placed"], frames)[:, order]}
     up, leg = motion.skeleton.up, importlib.import_module("smart_motion.core.rig").mean_leg_length(motion, rig)
     feet = quality.foot_joints(rig)
-    levels = quality.foot_levels(ours[:, feet] @ up, motion.fps)  # (one floor for both: the clips')
-    speeds = {who: figures.body_part_speeds(g, rig, motion.fps, leg) for who, g in (("ours", ours), ("crossfade", blended))}
-    prints = {"ours": footprints.footprints(motion, rig),
-              "crossfade": footprints.footprints(motion, rig, positions=blended, reference=ours)}
+    captured = np.concatenate([clip.motion.global_positions() for clip in clips])
+    levels = quality.foot_levels(captured[:, feet] @ up, motion.fps)  # (one floor for all: the clips')
+    speeds = {who: figures.body_part_speeds(g, rig, motion.fps, leg) for who, g in positions.items()}
+    # (as the contact sheet takes them: ours on the synthesized motion's floor, a crossfade on the clips')
+    prints = {who: footprints.footprints(motion, rig, positions=g, reference=None if who == "ours" else captured)
+              for who, g in positions.items()}
+    who_all = list(positions)
     print()
-    print(f"{'gap':28s}{'skate, legs/s':>22s}{'lower body peak, legs/s':>28s}{'prints sliding':>22s}")
-    print(f"{'':28s}{'ours':>11s}{'crossfade':>11s}{'ours':>14s}{'crossfade':>14s}{'ours':>11s}{'crossfade':>11s}")
+    print(f"{'gap':28s}{'skate, legs/s':>27s}{'lower body peak, legs/s':>27s}{'prints sliding':>27s}")
+    print(f"{'':28s}" + "".join(f"{who:>9s}" for who in who_all) * 3)
     for pair in plan.pairs:
         first, last = pair.gap
         skate = {who: quality.gap_skate(g[:, feet], plan.start, pair.gap, levels, up, motion.fps)
-                 for who, g in (("ours", ours), ("crossfade", blended))}
+                 for who, g in positions.items()}
         peak = {who: float(s[first - plan.start:last - plan.start + 1, 0].max()) for who, s in speeds.items()}
         sliding = {who: sum(p.sliding and p.frames[0] + plan.start <= last and p.frames[1] + plan.start >= first
                             for p in ps) for who, ps in prints.items()}
@@ -163,11 +195,14 @@ def main() -> int:
         def legs(x):
             return "-" if x is None else f"{x / leg:.3f}"
 
-        print(f"{pair.prev + ' -> ' + pair.next + f' ({first}..{last})':28s}{legs(skate['ours']):>11s}"
-              f"{legs(skate['crossfade']):>11s}{peak['ours']:14.2f}{peak['crossfade']:14.2f}"
-              f"{sliding['ours']:11d}{sliding['crossfade']:11d}")
-    print(f"footprints in all: ours {len(prints['ours'])} ({sum(p.sliding for p in prints['ours'])} sliding), "
-          f"crossfade {len(prints['crossfade'])} ({sum(p.sliding for p in prints['crossfade'])} sliding)")
+        print(f"{pair.prev + ' -> ' + pair.next + f' ({first}..{last})':28s}"
+              + "".join(f"{legs(skate[who]):>9s}" for who in who_all)
+              + "".join(f"{peak[who]:9.2f}" for who in who_all)
+              + "".join(f"{sliding[who]:9d}" for who in who_all))
+    print("footprints in all: " + ", ".join(f"{who} {len(ps)} ({sum(p.sliding for p in ps)} sliding)"
+                                            for who, ps in prints.items()))
+    print("(plain: the demo's strips in Blender's NLA, each action as it is, the contact sheet's bottom row; "
+          "placed: the same fades, each clip moved where the synthesis placed it)")
     return 0
 
 

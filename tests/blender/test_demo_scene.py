@@ -67,31 +67,40 @@ def test_demo_scene_lays_out_five_strips_and_plays_the_baked_result(empty_scene,
     assert np.abs(baked - evaluated_heads(obj, frames)).max() < 1e-4
 
 
-def test_the_plain_crossfade_pictured_plays_every_core_unblended(empty_scene, demo, core, installed_extension):
-    """The crossfade the pictures compare with is fair: Blender's NLA, set up as an animator
-    would, plays each clip's core as placed, and blends only across the gaps between cores."""
+def test_the_plain_crossfade_pictured_plays_the_demos_strips_unmoved_and_every_core_unblended(
+        empty_scene, demo, core, installed_extension):
+    """The crossfade the pictures compare with is what Blender's NLA plays without Smart Motion:
+    the demo's own actions, on strips laid out as the demo lays them out, each played as it is (no
+    clip moved or turned: every core is its action's own frames, at their own place), faded only
+    across the gaps between cores, where neither clip plays alone."""
     pictures = importlib.import_module(f"{installed_extension}.addon.pictures")
     made = demo.build_demo_scene()
     plan = made.result.plan
     clips = core("demo").demo_timeline()
-    placed = core("figures").placed_motions(clips, plan, core("rig").find_rig(clips[0].motion))
 
     crossfade = pictures.crossfade_armature(made, empty_scene)
 
+    strips = {s.name: s for t in crossfade.animation_data.nla_tracks for s in t.strips}
+    for source in made.strips:
+        strip = strips[source.name]
+        assert strip.action == source.action, "the demo's own action, not a re-placed copy"
+        assert (strip.frame_start, strip.frame_end, strip.action_frame_start, strip.action_frame_end) == \
+            (source.frame_start, source.frame_end, source.action_frame_start, source.action_frame_end)
     order = [crossfade.pose.bones.find(name) for name in clips[0].motion.skeleton.names]
-    for clip, motion in zip(clips, placed):
+    for clip in clips:
         first, last = clip.core_range
         frames = np.arange(first, last + 1)
         played = pictures.evaluated_joints(crossfade, clip.start + frames)[:, order]
-        assert np.abs(played - motion.global_positions()[frames]).max() < 1e-4, clip.name
+        # (the clip at its own origin, as captured: each demo clip starts there)
+        assert np.abs(played - clip.motion.global_positions()[frames]).max() < 1e-4, clip.name
     # and halfway across each gap, half of each side: neither clip plays alone
-    for (first, last), prev, nxt in zip(core("figures").gap_frames(plan), placed, placed[1:]):
+    for (first, last), prev, nxt in zip(core("figures").gap_frames(plan), clips, clips[1:]):
         if last - first < 2:
             continue  # (cores that meet leave no frame between them to blend)
         middle = (first + last) // 2
         played = pictures.evaluated_joints(crossfade, [middle])[0, order]
-        for clip, motion in ((c, m) for c, m in zip(clips, placed) if m is prev or m is nxt):
-            own = motion.global_positions()[np.clip(middle - clip.start, 0, motion.n_frames - 1)]
+        for clip in (prev, nxt):
+            own = clip.motion.global_positions()[np.clip(middle - clip.start, 0, clip.motion.n_frames - 1)]
             assert np.abs(played - own).max() > 1e-3, (clip.name, middle)
 
 
@@ -142,8 +151,9 @@ def assert_pictures(folder: Path, pictures) -> None:
 
 
 def test_every_print_a_picture_shows_is_in_its_cameras_view(empty_scene, demo, installed_extension):
-    """Each column's camera frames what it shows: the prints of the steps into and across its gap
-    and both bodies (the overview: every print of both rows), clear of the caption at its top."""
+    """Each row's camera in each column frames what that row shows: the prints of the steps into
+    and across its gap and its body (the overview: every print of both rows), clear of the caption
+    at its top; both rows' cameras of a column at one scale."""
     from bpy_extras.object_utils import world_to_camera_view
     from mathutils import Vector
 
@@ -155,12 +165,14 @@ def test_every_print_a_picture_shows_is_in_its_cameras_view(empty_scene, demo, i
     columns = pictures.sheet_columns(shown)
 
     assert len(columns) == 4 + 1 and columns[-1].frame is None
-    for column in columns:
-        camera = pictures.place_camera(empty_scene, column.view)
-        points = [pictures.world_outline(p, shown, row) for row, prints in shown.prints.items()
-                  for p in prints if pictures.overlaps(p, column.prints_from, plan.start)]
+    for column, row in ((column, row) for column in columns for row in shown.prints):
+        assert len({view.scale for view in column.views.values()}) == 1, column.caption
+        camera = pictures.place_camera(empty_scene, column.views[row])
+        rows = list(shown.prints) if column.frame is None else [row]
+        points = [pictures.world_outline(p, shown, r) for r in rows for p in shown.prints[r]
+                  if pictures.overlaps(p, column.prints_from, plan.start)]
         if column.frame is not None:
-            points += [g[column.frame - plan.start] for g in shown.positions.values()]
+            points += [shown.positions[row][column.frame - plan.start]]
         seen = np.array([world_to_camera_view(empty_scene, camera, Vector(p)) for p in np.concatenate(points)])
         assert np.all((seen[:, :2] > 0.0) & (seen[:, :2] < 1.0)), column.caption
         assert np.all(seen[:, 1] < 1.0 - pictures.CAPTION_BAND), column.caption  # (under the caption)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from core.demo import demo_clips, demo_timeline
-from core.figures import (body_part_speeds, crossfade_spans, gap_frames, gap_window, held_frames, lower_body_joints,
+from core.figures import (body_part_speeds, crossfade_influence_keys, crossfade_spans, gap_frames, gap_window, held_frames, lower_body_joints,
                           placed_motions, plot_gap_speeds, upper_body_joints)
 from core.footprints import FootprintOptions, contact_runs, convex_hull, footprint_mesh, footprints, planted, sole_slide
 from core import quat
@@ -292,6 +292,63 @@ def test_the_plain_crossfade_fades_only_across_the_gaps_so_every_core_plays_unbl
     for (before, after), (gap_first, gap_last) in zip(zip(spans, spans[1:]), gap_frames(plan)):
         assert (after.first, after.first + after.fade_in) == (gap_first, gap_last)
         assert (before.last - before.fade_out, before.last) == (gap_first, gap_last)
+
+
+def nla_replace_weights(spans: list, keys: list, lanes: list, frames: np.ndarray) -> np.ndarray:
+    """``(F, C)``: how much of each clip NLA's Replace plays at ``frames``, tracks evaluated from
+    the lowest up, each track playing its latest clip begun (held forward): a strip of influence
+    w leaves (1 - w) of what the tracks below gave. Keys linear between, held outside."""
+    weights = np.zeros((len(frames), len(keys)))
+    for lane in sorted(set(lanes)):  # (NLA's order: the lowest track first)
+        on = [c for c in range(len(spans)) if lanes[c] == lane]
+        playing = np.array(on)[np.clip(np.searchsorted([spans[c].first for c in on], frames, side="right") - 1, 0, None)]
+        for c in on:
+            w = (np.interp(frames, *zip(*keys[c])) if keys[c] else np.ones(len(frames))) * (playing == c)
+            weights *= (1.0 - w)[:, None]
+            weights[:, c] += w
+    return weights
+
+
+def test_keyed_influences_make_nla_play_the_crossfade_linear_across_gaps_and_every_core_alone():
+    """The influence keys (core.figures.crossfade_influence_keys), played as NLA's Replace plays
+    strips on alternating tracks, give each clip weight 1 over its core and a linear 0..1 fade,
+    summing to 1, across each gap between cores: the crossfade of crossfade_spans."""
+    clips = demo_timeline()
+    plan = synthesize(clips, responsiveness=0.5).plan
+    spans = crossfade_spans(clips, plan)
+    lanes = [k % 2 for k in range(len(spans))]
+    frames = np.arange(plan.start, plan.end + 1)
+
+    weights = nla_replace_weights(spans, crossfade_influence_keys(spans, lanes), lanes, frames)
+
+    assert np.allclose(weights.sum(axis=1), 1.0)
+    for c, clip in enumerate(clips):
+        core = (frames >= clip.start + clip.core_range[0]) & (frames <= clip.start + clip.core_range[1])
+        assert np.allclose(weights[core, c], 1.0), clip.name
+    for k, (first, last) in enumerate(gap_frames(plan)):
+        inside = (frames >= first) & (frames <= last)
+        assert np.allclose(weights[inside, k + 1], (frames[inside] - first) / (last - first)), (k, first, last)
+
+
+def test_a_fade_reaching_past_its_strip_ends_with_the_strip_so_no_share_of_it_stays_after():
+    """NLA holds a strip's influence at its ends: the demo's jump ends 3 frames before the stand's
+    core, so its fade out ends with it (weight 0 at its last frame), not part way."""
+    clips = demo_timeline()
+    spans = crossfade_spans(clips, synthesize(clips, responsiveness=0.5).plan)
+    strips = [(clip.start, clip.start + clip.motion.n_frames - 1) for clip in clips]
+
+    keys = crossfade_influence_keys(spans, [0, 1, 0, 1, 0], strip_frames=strips)
+
+    jump = keys[3]
+    assert spans[3].last > strips[3][1], "the gap into the stand reaches past the jump's frames"
+    assert jump[-1] == (strips[3][1], 0.0) and all(first <= f <= last for f, _ in jump for first, last in [strips[3]])
+
+
+def test_a_crossfade_of_clips_sharing_a_track_is_refused_naming_them():
+    clips = demo_timeline()
+    spans = crossfade_spans(clips, synthesize(clips, responsiveness=0.5).plan)
+    with pytest.raises(ValueError, match="share an NLA track"):
+        crossfade_influence_keys(spans, [0, 1, 1, 0, 1])
 
 
 def test_a_clip_holds_its_end_poses_where_a_gap_reaches_past_its_frames():
