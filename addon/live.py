@@ -49,7 +49,7 @@ from .report import plan_json, Synthesis
 from .state import (forget_edits, note_edited, on_preview_shown, on_setting_changed, preview_motion, restoring,
                     session_store, watch_edits, WATCHED_TYPES)
 from .strips import (follow_renames, performed_current, plays, preview_action_name, preview_segments, preview_sources,
-                     PREVIEW_STRIP, preview_track, user_blend_s)
+                     PREVIEW_STRIP, preview_track, track_index, user_blend_s)
 from .sync_groups import blending_key
 from .synthesis import record_plan
 
@@ -128,7 +128,7 @@ def timeline_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     playing = [s for s in sources if plays(obj, s)]
     strips = tuple(
         (s.name, s.frame_start, s.frame_end, _read_key(s), s in playing, timeline.core_offsets(obj, s, playing),
-         performed_current(obj, s), blending_key(obj, s), user_blend_s(obj, s))
+         performed_current(obj, s), blending_key(obj, s), user_blend_s(obj, s), track_index(obj, s))
         for s in sources)
     return (scene.smart_motion.responsiveness, scene_fps(scene), obj.smart_motion.bone_mapping, strips)
 

@@ -59,7 +59,7 @@ from .fcurves import (action_channelbag, action_digest, add_curves, armature_dig
 from .state import edit_stamp, edited_since, preview_motion, preview_shown, session_store
 from .strips import (find_strip, follow_renames, left_out_strips, performed_current, preview_action_name,
                      preview_actions, preview_segments, PREVIEW_STRIP, preview_track, PREVIEW_TRACK, solo_before,
-                     source_strips, strip_settings, track_place)
+                     source_strips, strip_settings, track_index, track_place, user_blend_s)
 from .sync_groups import blending_key
 from .timeline import core_offsets
 
@@ -230,8 +230,9 @@ def signature_parts(obj: bpy.types.Object, strips: list, responsiveness: float) 
     1. the setup: per strip in order its name and type, its action's name and
        slot, where it sits and what part of the action it plays (frames,
        action range, scale, repeat, reverse, animated time), its core and
-       the frame Perform added it at (:func:`.strips.performed_current`);
-       the armature (bones, rest pose, rotation modes,
+       the frame Perform added it at (:func:`.strips.performed_current`), its
+       Blend Length and its track (:func:`.strips.track_index`: a group is
+       weighed by track); the armature (bones, rest pose, rotation modes,
        :func:`.convert.armature_digest`), its name and Bone Mapping, the
        responsiveness, the scene's fps and unit scale, the extension's code;
     2. the strips' actions: every key and F-curve setting
@@ -258,6 +259,7 @@ def signature_parts(obj: bpy.types.Object, strips: list, responsiveness: float) 
             strip.frame_start, strip.frame_end, strip.action_frame_start, strip.action_frame_end,
             strip.scale, strip.repeat, strip.use_reverse, strip.use_animated_time,
             core_offsets(obj, strip, strips), performed_current(obj, strip), blending_key(obj, strip),
+            user_blend_s(obj, strip), track_index(obj, strip),
         )))
     yield _hashed(setup)
     yield _hashed([action_digest(action) for action in source_actions(strips)])

@@ -203,6 +203,13 @@ def all_strips(obj: bpy.types.Object) -> Iterator[bpy.types.NlaStrip]:
         pending.extend(strip.strips)
 
 
+def track_index(obj: bpy.types.Object, strip: bpy.types.NlaStrip) -> int:
+    """The index of the NLA track holding ``strip`` among ``obj``'s tracks, from the bottom (-1: none).
+    A synchronized group weighs its strips by track (:func:`by_track_from_top`): a strip dragged to
+    another track changes the blend while its name, frames and action stay."""
+    return next((k for k, t in enumerate(obj.animation_data.nla_tracks) if any(s == strip for s in t.strips)), -1)
+
+
 def by_track_from_top(obj: bpy.types.Object, strips: list) -> list:
     """``strips`` the upper track first, as the NLA evaluates (on one track: by start)."""
     order = {t.name: k for k, t in enumerate(obj.animation_data.nla_tracks)}

@@ -541,9 +541,15 @@ def make_a_source_key_bezier(obj):
     strips_by_name(obj)["punch"].action.layers[0].strips[0].channelbags[0].fcurves[9].keyframe_points[20].interpolation = 'BEZIER'
 
 
+def set_a_blend_length_with_live_updates_off(obj):
+    # (with them on, a live update would write the preview anew first)
+    bpy.context.scene.smart_motion.live = False
+    next(item for item in obj.smart_motion.strips if item.name == "bow").blend_length = 1.5
+
+
 @pytest.mark.parametrize("edit", [
     edit_a_source_key_from_python, edit_a_source_key_then_change_the_frame, edit_a_preview_key_then_change_the_frame,
-    mute_a_source_curve, make_a_source_key_bezier, add_noise_to_a_source_curve,
+    mute_a_source_curve, make_a_source_key_bezier, add_noise_to_a_source_curve, set_a_blend_length_with_live_updates_off,
 ], ids=lambda edit: edit.__name__.replace("_", " "))
 def test_a_source_edited_after_synthesize_is_synthesized_again_by_bake(walk_bow_punch, sm, monkeypatch, edit):
     obj = walk_bow_punch
