@@ -282,7 +282,7 @@ def modifiers_digest(action: bpy.types.Action) -> str:
     for slot, channelbag in keyframe_channelbags(action):
         digest.update(slot.identifier.encode())
         digest.update(repr([(fcurve.data_path, fcurve.array_index,
-                             [_settings(m) for m in fcurve.modifiers] if fcurve.modifiers else 0)
+                             [rna_settings(m) for m in fcurve.modifiers] if fcurve.modifiers else 0)
                             for fcurve in channelbag.fcurves]).encode())
     return digest.hexdigest()
 
@@ -305,7 +305,7 @@ def _digest_fcurves(digest, fcurves: list) -> None:
     keys = [keyframe_arrays(fcurve) for fcurve in fcurves]
     digest.update(repr([
         (fcurve.data_path, fcurve.array_index, fcurve.mute, fcurve.extrapolation, len(kind),
-         [_settings(modifier) for modifier in fcurve.modifiers])
+         [rna_settings(modifier) for modifier in fcurve.modifiers])
         for fcurve, (_, kind) in zip(fcurves, keys)
     ]).encode())
     if not keys:
@@ -331,7 +331,7 @@ def _digest_fcurves(digest, fcurves: list) -> None:
             digest.update(values.tobytes())
 
 
-def _settings(struct) -> tuple:
+def rna_settings(struct) -> tuple:
     """Every plain setting of ``struct`` (an F-curve modifier), and of its collections' items, as values."""
     values = []
     for prop in struct.bl_rna.properties:
@@ -339,7 +339,7 @@ def _settings(struct) -> tuple:
             continue
         value = getattr(struct, prop.identifier)
         if prop.type == 'COLLECTION':
-            value = tuple(_settings(item) for item in value)
+            value = tuple(rna_settings(item) for item in value)
         elif isinstance(value, set):
             value = tuple(sorted(value))
         elif not isinstance(value, (str, int, float, bool)):

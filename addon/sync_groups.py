@@ -11,6 +11,7 @@ import bpy
 
 from ..core.timeline import Span, overlap_groups
 from ..core.timeline import group_name as timeline_group_name
+from .fcurves import rna_settings
 from .strips import strip_frame_count, strip_frames, strip_settings
 
 
@@ -113,10 +114,11 @@ def _influence_key(strip: bpy.types.NlaStrip) -> tuple:
     curve = strip.fcurves.find("influence")
     if curve is None:
         return (True, strip.extrapolation, strip.blend_type, True, round(float(strip.influence), 6))
-    keys = tuple((tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation, k.easing)
-                 for k in curve.keyframe_points)
+    keys = tuple((tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation, k.easing, k.back,
+                  k.amplitude, k.period) for k in curve.keyframe_points)
+    # (every modifier setting: Blender evaluates the curve with them, strip_influences too)
     return (True, strip.extrapolation, strip.blend_type, True, keys, curve.extrapolation, curve.mute,
-            len(curve.modifiers))
+            tuple(rna_settings(modifier) for modifier in curve.modifiers))
 
 
 def not_replace_warnings(ordered: list) -> list[str]:

@@ -337,6 +337,12 @@ def test_an_edited_influence_or_option_makes_bake_synthesize_again(walk_late_run
     assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
     curve.keyframe_points[0].co.y = 0.5
     assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
+    # a modifier's setting changes the influence Blender evaluates as much as a key does
+    generator = curve.modifiers.new('GENERATOR')
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
+    generator.coefficients[0] = 0.1
+    assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
     sm.strips.strip_settings(obj, "walk").sync_blend = False
     assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
 
