@@ -788,3 +788,34 @@ def test_the_group_core_shown_is_the_one_the_plan_synchronized(walk_late_run, sm
         assert shown and set(shown) == {f"Group core {first}-{last}"}, (shown, group["core"])
     fields = [(data.name, data.core_start, data.core_end) for data, name in draw_panel().props if name == "core_start"]
     assert all(field[0] == "walk" for field in fields)  # (an edited core keeps its own fields: it is the user's)
+
+
+def test_the_same_strips_on_swapped_tracks_make_bake_synthesize_again(walk_late_run, sm):
+    """A group weighs its strips by track, the upper over the lower (Ménardais et al. 2004 blend them by
+    weight; the NLA's order gives the weights): the same strips, frames, actions and influences on each
+    other's tracks blend otherwise, so the preview made before is not what Bake may keep."""
+    obj = walk_late_run
+    synchronized(obj, sm, "walk", "run")
+    scene = bpy.context.scene
+    scene.smart_motion.live = False  # (else the live update would bring the preview up to date)
+    for name in ("walk", "run"):
+        animated_influence(strips_by_name(obj)[name], {1: 0.5})
+    assert bpy.ops.smart_motion.synthesize() == {'FINISHED'}
+    strips = sm.strips.selected_strips(obj)
+    assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is not None
+
+    placed = {}
+    for track in obj.animation_data.nla_tracks:
+        for strip in list(track.strips):
+            if strip.name in ("walk", "run"):
+                placed[strip.name] = (track, strip.action, strip.frame_start, strip.select)
+                track.strips.remove(strip)
+    (walk_track, *walk), (run_track, *run) = placed["walk"], placed["run"]
+    for name, track, (action, start, select) in (("walk", run_track, walk), ("run", walk_track, run)):
+        strip = track.strips.new(name, int(start), action)
+        strip.select = select
+        animated_influence(strip, {1: 0.5})
+    strips = sm.strips.selected_strips(obj)
+    assert sorted(s.name for s in strips) == ["run", "walk"]
+
+    assert sm.preview.current_preview(obj, strips, scene.smart_motion.responsiveness) is None
