@@ -398,25 +398,32 @@ def _part_weights(text: str | None, names: list[str]) -> dict | None:
     return out
 
 
-def _clip_blends(text: str | None, names: list[str]) -> dict[str, float]:
-    """``--blend guide=0.8`` -> ``{"guide": 0.8}``: the user's blend length into each named clip, seconds."""
-    if text is None:
-        return {}
+def _per_clip(text: str, names: list[str], option: str, usage: str, value_of) -> dict:
+    """``CLIP=VALUE,...`` of ``option`` -> ``{clip: value_of(clip, VALUE)}``, each clip named once."""
     out = {}
     for item in text.split(","):
         name, equals, value = item.strip().partition("=")
         if not equals:
-            raise ValueError(f"--blend expects CLIP=SECONDS separated by commas (for example --blend guide=0.8: "
-                             f"the blends into 'guide' last 0.8 s), got {item.strip()!r}")
-        name = _clip_named(name.strip(), names, "--blend")
+            raise ValueError(f"{option} expects {usage}, got {item.strip()!r}")
+        name = _clip_named(name.strip(), names, option)
         if name in out:
-            raise _repeated("--blend", name, text)
-        seconds = _numbers(value, "--blend", example="guide=0.8")[0]
-        if not 0.0 < seconds:
+            raise _repeated(option, name, text)
+        out[name] = value_of(name, value)
+    return out
+
+
+def _clip_blends(text: str | None, names: list[str]) -> dict[str, float]:
+    """``--blend guide=0.8`` -> ``{"guide": 0.8}``: the user's blend length into each named clip, seconds."""
+    def seconds(name: str, value: str) -> float:
+        length = _numbers(value, "--blend", example="guide=0.8")[0]
+        if not 0.0 < length:
             raise ValueError(f"--blend {name}={value.strip()}: give a length in seconds above 0 "
                              "(leave the clip out for the automatic length)")
-        out[name] = seconds
-    return out
+        return length
+
+    return {} if text is None else _per_clip(
+        text, names, "--blend", "CLIP=SECONDS separated by commas (for example --blend guide=0.8: "
+        "the blends into 'guide' last 0.8 s)", seconds)
 
 
 def check_blend_lengths(blends: dict[str, float], clips: list) -> None:
@@ -432,19 +439,10 @@ def check_blend_lengths(blends: dict[str, float], clips: list) -> None:
 
 def _clip_ends(text: str | None, names: list[str]) -> dict | None:
     """``--ends run=120`` -> ``{"run": 120}``: the last clip frame each named clip plays."""
-    if text is None:
-        return None
-    out = {}
-    for item in text.split(","):
-        name, equals, value = item.strip().partition("=")
-        if not equals:
-            raise ValueError(f"--ends expects CLIP=FRAME separated by commas (for example --ends run=120: the last "
-                             f"frame of its own, from 0, that the clip plays), got {item.strip()!r}")
-        name = _clip_named(name.strip(), names, "--ends")
-        if name in out:
-            raise _repeated("--ends", name, text)
-        out[name] = _checked_frame(_numbers(value, "--ends", int, example="run=120")[0], "--ends: a frame")
-    return out
+    return None if text is None else _per_clip(
+        text, names, "--ends", "CLIP=FRAME separated by commas (for example --ends run=120: the last "
+        "frame of its own, from 0, that the clip plays)",
+        lambda _name, value: _checked_frame(_numbers(value, "--ends", int, example="run=120")[0], "--ends: a frame"))
 
 
 def cmd_blend(args) -> int:
